@@ -1,0 +1,103 @@
+// buildApp(config, deps): the whole HTTP application, ready to inject requests into or to listen.
+// It never listens itself (server.ts does), so tests drive it through app.inject.
+import { randomBytes } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import secureJson from 'secure-json-parse';
+import type { AppContext } from './app-context.ts';
+import type { Config } from './config.ts';
+import { installAccessPolicy } from './kernel/access.ts';
+import { Authenticator } from './kernel/auth.ts';
+import type { Database } from './kernel/db.ts';
+import { installErrorHandling } from './kernel/error-handler.ts';
+import { Jobs } from './kernel/jobs.ts';
+import { RateLimits } from './kernel/limits.ts';
+import { installMetrics, Metrics } from './kernel/metrics.ts';
+import { installOpenApi } from './kernel/openapi.ts';
+import { accountRoutes } from './modules/accounts/routes.ts';
+import { walletRoutes } from './modules/billing/routes.ts';
+import { opsRoutes } from './modules/ops/routes.ts';
+import { partnerRoutes } from './modules/partner/routes.ts';
+
+export const API_PREFIX = '/api/v1/public';
+
+export interface AppDeps {
+  db: Database;
+  /** The job queue; one is made on `db` when not given (it is started by the server, not here). */
+  jobs?: Jobs;
+  /** Redis for rate-limit counters shared between processes; null → in-process counters. */
+  redis?: Redis | null;
+  now?: () => Date;
+  /** Collect process-wide metrics (CPU, memory); off in tests that build many apps. */
+  processMetrics?: boolean;
+}
+
+export type App = FastifyInstance & { ctx: AppContext };
+
+function validators() {
+  const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
+  // Bodies are JSON and must carry the right types; query strings and paths are text and are coerced.
+  const body = addFormats.default(new Ajv({ ...options, coerceTypes: false }));
+  const text = addFormats.default(new Ajv({ ...options, coerceTypes: 'array' }));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    (httpPart === 'body' ? body : text).compile(schema);
+}
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+    },
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    requestIdHeader: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const ctx: AppContext = {
+    config,
+    db: deps.db,
+    jobs: deps.jobs ?? new Jobs(deps.db),
+    auth: new Authenticator(deps.db, config.keyPrefix),
+    rateLimits: new RateLimits(deps.redis ?? null),
+    metrics: new Metrics(deps.processMetrics ?? true),
+    now: deps.now ?? (() => new Date()),
+  };
+  app.decorate('ctx', ctx);
+
+  app.setValidatorCompiler(validators());
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  // An empty body with a JSON content type (curl -H 'Content-Type: application/json' -X POST) means
+  // "no body", not malformed JSON.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(body as string, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+    } catch {
+      done(Object.assign(new Error('invalid JSON'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+    }
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  installErrorHandling(app, config.publicBaseUrl);
+  await installOpenApi(app, config);
+  installMetrics(app, ctx.metrics);
+  installAccessPolicy(app, { config, sql: deps.db, auth: ctx.auth, rateLimits: ctx.rateLimits, now: ctx.now });
+
+  await app.register(opsRoutes(ctx));
+  await app.register(
+    async (api) => {
+      await api.register(accountRoutes(ctx));
+      await api.register(walletRoutes(ctx));
+      await api.register(partnerRoutes(ctx));
+    },
+    { prefix: API_PREFIX },
+  );
+  return app as unknown as App;
+}

@@ -1,0 +1,193 @@
+// The `tidings` command line: serve, migrate, bootstrap-token, and account/key management for a
+// self-hoster who wants a working key without the partner API.
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import type { Database } from './kernel/db.ts';
+import { ApiError } from './kernel/errors.ts';
+import { PLAN_CODES } from './kernel/plans.ts';
+import { listAccounts } from './modules/accounts/repo.ts';
+import { createKey, revokeKey } from './modules/keys/service.ts';
+import { installationPartner, renewBootstrapToken } from './modules/partner/bootstrap.ts';
+import { provisionAccount } from './modules/partner/accounts.ts';
+import { prepareDatabase, startServer } from './server.ts';
+
+function config(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+function pidFile(cfg: Config): string {
+  return `${cfg.dataDir}/server.pid`;
+}
+
+function serverRunning(cfg: Config): number | null {
+  if (!existsSync(pidFile(cfg))) return null;
+  const pid = Number(readFileSync(pidFile(cfg), 'utf8'));
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
+
+/** The embedded database serves one process at a time: refuse to open it beside a running server. */
+function refuseIfServerRunning(cfg: Config): void {
+  const pid = cfg.databaseUrl ? null : serverRunning(cfg);
+  if (pid) {
+    process.stderr.write(
+      `A server (pid ${pid}) has the embedded database in ${cfg.dataDir} open. Stop it first, or use the HTTP API.\n`,
+    );
+    process.exit(1);
+  }
+}
+
+/** Runs a command on the database, migrated first. */
+async function withDatabase<T>(work: (db: Database, cfg: Config) => Promise<T>): Promise<T> {
+  const cfg = config();
+  refuseIfServerRunning(cfg);
+  const { db, jobs } = await prepareDatabase(cfg);
+  try {
+    return await work(db, cfg);
+  } catch (err) {
+    if (err instanceof ApiError) {
+      process.stderr.write(`${err.code}: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  } finally {
+    await jobs.stop(0);
+    await db.close();
+  }
+}
+
+function printBootstrapToken(token: string, cfg: Config): void {
+  process.stdout.write(
+    [
+      '',
+      '  Tidings bootstrap token (shown once):',
+      `    ${token}`,
+      '  Create your partner key with:',
+      `    curl -X POST ${cfg.publicBaseUrl}/api/v1/public/partner/bootstrap -H "Authorization: Bearer ${token}"`,
+      '',
+      '',
+    ].join('\n'),
+  );
+}
+
+const program = new Command('tidings').description('Tidings: self-hostable business messaging API');
+
+program
+  .command('serve')
+  .description('run the API server (and background workers)')
+  .action(async () => {
+    const cfg = config();
+    refuseIfServerRunning(cfg);
+    const server = await startServer(cfg, { announceBootstrapToken: (token) => printBootstrapToken(token, cfg) });
+    if (!cfg.databaseUrl) writeFileSync(pidFile(cfg), String(process.pid));
+    const stop = async (signal: string) => {
+      server.app.log.info({ signal }, 'shutting down');
+      await server.close();
+      if (!cfg.databaseUrl) rmSync(pidFile(cfg), { force: true });
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations and exit')
+  .action(() =>
+    withDatabase(async () => {
+      process.stdout.write('database is up to date\n');
+    }),
+  );
+
+program
+  .command('bootstrap-token')
+  .description('issue a new bootstrap token (only while the installation is not bootstrapped)')
+  .action(() =>
+    withDatabase(async (db, cfg) => {
+      if (cfg.bootstrapToken) {
+        process.stdout.write('BOOTSTRAP_TOKEN is set in the environment: that token is the bootstrap token.\n');
+        return;
+      }
+      printBootstrapToken(await renewBootstrapToken(db), cfg);
+    }),
+  );
+
+const accounts = program.command('accounts').description('manage accounts');
+accounts
+  .command('create')
+  .description("create an account (owned by the installation's partner, if bootstrapped)")
+  .requiredOption('--name <name>', 'account name')
+  .option('--country <code>', 'ISO 3166-1 alpha-2 country code', 'US')
+  .addOption(new Option('--plan <code>', 'plan').choices(PLAN_CODES).default('business'))
+  .option('--addon <addon...>', 'add-ons (api_access)')
+  .option('--external-ref <ref>', 'your own reference')
+  .action((opts) =>
+    withDatabase(async (db) => {
+      const partnerId = await installationPartner(db);
+      const row = await provisionAccount(db, partnerId, {
+        accountName: opts.name,
+        countryCode: opts.country,
+        planCode: opts.plan,
+        addons: opts.addon ?? [],
+        externalRef: opts.externalRef ?? null,
+      });
+      process.stdout.write(`${JSON.stringify({ accountId: row.id, status: row.status, planCode: row.plan_code })}\n`);
+    }),
+  );
+
+accounts
+  .command('list')
+  .description('list accounts')
+  .action(() =>
+    withDatabase(async (db) => {
+      const partnerId = await installationPartner(db);
+      const rows = [
+        ...(partnerId ? await listAccounts(db, partnerId, { limit: 1000, before: null }, {}) : []),
+        ...(await listAccounts(db, null, { limit: 1000, before: null }, {})),
+      ];
+      for (const r of rows) process.stdout.write(`${r.id}\t${r.status}\t${r.plan_code}\t${r.name}\n`);
+    }),
+  );
+
+const keys = program.command('keys').description('manage API keys');
+keys
+  .command('create')
+  .description('create an API key for an account and print it (shown once)')
+  .requiredOption('--account <accountId>', 'the account')
+  .option('--name <name>', 'what the key is for', 'cli')
+  .addOption(new Option('--scope <scope>', 'live or sandbox').choices(['live', 'sandbox']).default('live'))
+  .action((opts) =>
+    withDatabase(async (db, cfg) => {
+      const { row, apiKey } = await db.transaction((tx) =>
+        createKey(tx, { accountId: opts.account }, { name: opts.name, scope: opts.scope }, { keyPrefix: cfg.keyPrefix, now: new Date() }),
+      );
+      process.stdout.write(`${JSON.stringify({ id: row.id, scope: row.scope, apiKey })}\n`);
+    }),
+  );
+
+keys
+  .command('revoke')
+  .description("revoke an account's API key")
+  .argument('<keyId>', 'the key id (key_…)')
+  .requiredOption('--account <accountId>', 'the account the key belongs to')
+  .action((keyId, opts) =>
+    withDatabase(async (db) => {
+      await revokeKey(db, { accountId: opts.account }, keyId, new Date());
+      process.stdout.write(`revoked ${keyId}\n`);
+    }),
+  );
+
+await program.parseAsync();

@@ -1,0 +1,231 @@
+// Configuration is read from the environment once, checked against the table below, and passed in
+// as a frozen object. Nothing else in the code reads process.env.
+//
+// Settings named in the API contract keep their plain names (PORT, DATABASE_URL, ...). Settings this
+// project adds are named TIDINGS_*, and an unknown TIDINGS_* variable stops the start: a typo in a
+// setting must not be silently ignored.
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  bootstrapToken: string | null;
+  keyPrefix: string;
+  publicBaseUrl: string;
+  secretsKey: string | null;
+  webhookAllowedHosts: string[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  bodyLimitBytes: number;
+  partnerRatePerSecond: number;
+  monthlyQuotaOverride: number | null;
+  shutdownTimeoutMs: number;
+  dbPoolSize: number;
+  runWorkers: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+interface Setting<K extends keyof Config> {
+  env: string;
+  key: K;
+  description: string;
+  default: string | null;
+  parse: (raw: string) => Config[K];
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function integer(min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw)) throw new Error(`must be a whole number between ${min} and ${max}`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new Error(`must be between ${min} and ${max}`);
+    return n;
+  };
+}
+
+function url(protocols: string[]) {
+  return (raw: string): string => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new Error('must be a URL');
+    }
+    if (!protocols.includes(parsed.protocol)) throw new Error(`must use ${protocols.join(' or ')}`);
+    return raw;
+  };
+}
+
+function boolean(raw: string): boolean {
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new Error('must be true or false');
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the table mixes settings of every value type
+export const SETTINGS: Setting<any>[] = [
+  { env: 'PORT', key: 'port', description: 'HTTP port', default: '3000', parse: integer(0, 65535) },
+  { env: 'HOST', key: 'host', description: 'interface to listen on', default: '0.0.0.0', parse: (s) => s },
+  {
+    env: 'DATA_DIR',
+    key: 'dataDir',
+    description: 'folder of the embedded database and generated secrets',
+    default: './data',
+    parse: (s) => s,
+  },
+  {
+    env: 'DATABASE_URL',
+    key: 'databaseUrl',
+    description: 'PostgreSQL connection string; unset → embedded database (PGlite) in DATA_DIR',
+    default: null,
+    parse: url(['postgres:', 'postgresql:']),
+  },
+  {
+    env: 'REDIS_URL',
+    key: 'redisUrl',
+    description: 'Redis for rate-limit counters shared by several processes; unset → in-process counters',
+    default: null,
+    parse: url(['redis:', 'rediss:']),
+  },
+  {
+    env: 'BOOTSTRAP_TOKEN',
+    key: 'bootstrapToken',
+    description: 'token for POST /partner/bootstrap; unset → generated at first start and printed once',
+    default: null,
+    parse: (s) => {
+      if (s.length < 24) throw new Error('must be at least 24 characters');
+      return s;
+    },
+  },
+  {
+    env: 'KEY_PREFIX',
+    key: 'keyPrefix',
+    description: 'prefix of every API key',
+    default: 'tdg_',
+    parse: (s) => {
+      if (!/^[a-z][a-z0-9]{1,15}_$/.test(s)) throw new Error('must be 2–16 lowercase letters/digits and end in _');
+      return s;
+    },
+  },
+  {
+    env: 'PUBLIC_BASE_URL',
+    key: 'publicBaseUrl',
+    description: 'address clients reach this service at (links in error bodies and docs)',
+    default: null,
+    parse: (s) => url(['http:', 'https:'])(s).replace(/\/+$/, ''),
+  },
+  {
+    env: 'SECRETS_KEY',
+    key: 'secretsKey',
+    description: 'base64 of 32 bytes; encrypts provider credentials; unset in embedded mode → generated into DATA_DIR',
+    default: null,
+    parse: (s) => {
+      if (Buffer.from(s, 'base64').length !== 32) throw new Error('must be the base64 of exactly 32 bytes');
+      return s;
+    },
+  },
+  {
+    env: 'WEBHOOK_ALLOWED_HOSTS',
+    key: 'webhookAllowedHosts',
+    description: 'comma-separated hosts or CIDRs that webhook egress checks let through (e.g. 127.0.0.1)',
+    default: '',
+    parse: (s) =>
+      s
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
+  },
+  {
+    env: 'LOG_LEVEL',
+    key: 'logLevel',
+    description: `one of ${LOG_LEVELS.join(', ')}`,
+    default: 'info',
+    parse: (s) => {
+      if (!(LOG_LEVELS as readonly string[]).includes(s)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
+      return s as Config['logLevel'];
+    },
+  },
+  {
+    env: 'TIDINGS_BODY_LIMIT',
+    key: 'bodyLimitBytes',
+    description: 'largest request body in bytes (413 above)',
+    default: '1048576',
+    parse: integer(1024, 64 * 1024 * 1024),
+  },
+  {
+    env: 'TIDINGS_PARTNER_RATE_LIMIT',
+    key: 'partnerRatePerSecond',
+    description: 'requests per second allowed to each partner on /partner/* endpoints',
+    default: '50',
+    parse: integer(1, 100000),
+  },
+  {
+    env: 'TIDINGS_MONTHLY_QUOTA_OVERRIDE',
+    key: 'monthlyQuotaOverride',
+    description: "replaces every finite plan's monthly call quota (for staging and tests)",
+    default: null,
+    parse: integer(1, 1_000_000_000),
+  },
+  {
+    env: 'TIDINGS_SHUTDOWN_TIMEOUT_MS',
+    key: 'shutdownTimeoutMs',
+    description: 'how long a graceful shutdown waits for in-flight requests and jobs',
+    default: '10000',
+    parse: integer(0, 600000),
+  },
+  {
+    env: 'TIDINGS_DB_POOL_SIZE',
+    key: 'dbPoolSize',
+    description: 'PostgreSQL connections per process',
+    default: '10',
+    parse: integer(1, 500),
+  },
+  {
+    env: 'TIDINGS_RUN_WORKERS',
+    key: 'runWorkers',
+    description: 'whether this process also runs background jobs (false → API only)',
+    default: 'true',
+    parse: boolean,
+  },
+];
+
+/** Parses the environment. Throws a ConfigError naming every bad setting at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const known = new Set(SETTINGS.map((s) => s.env));
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('TIDINGS_') && !known.has(name)) problems.push(`${name}: unknown setting`);
+  }
+  const values: Record<string, unknown> = {};
+  for (const setting of SETTINGS) {
+    const raw = env[setting.env];
+    const source = raw === undefined || raw === '' ? setting.default : raw;
+    if (source === null) {
+      values[setting.key] = null;
+      continue;
+    }
+    try {
+      values[setting.key] = setting.parse(source);
+    } catch (err) {
+      problems.push(`${setting.env}=${JSON.stringify(redact(setting.env, source))}: ${(err as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  const config = values as unknown as Config;
+  if (!config.publicBaseUrl) config.publicBaseUrl = `http://localhost:${config.port}`;
+  return Object.freeze(config);
+}
+
+/** A config for tests and tools: the defaults with some values replaced. */
+export function makeConfig(overrides: Partial<Config> = {}): Config {
+  return Object.freeze({ ...loadConfig({}), ...overrides });
+}
+
+function redact(name: string, value: string): string {
+  return /TOKEN|KEY|URL/.test(name) && name !== 'KEY_PREFIX' ? '<redacted>' : value;
+}

@@ -1,0 +1,150 @@
+// The access policy every route declares in its config: who may call it, and which plan feature it
+// needs. One onRequest hook applies it, in this order:
+//   API key (401) → partner/account resolution (400/403/404) → account status (403) →
+//   plan API access (402) → per-second limit (429) → monthly quota (429) → route feature (402).
+// A call counts against the month once it passes the rate limiter, whatever its outcome.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
+import type { Sql } from './db.ts';
+import { ApiError, type ErrorCode, notFound } from './errors.ts';
+import { countCall, type RateLimits } from './limits.ts';
+import { type Feature, hasFeature, monthlyQuotaOf, planOf } from './plans.ts';
+
+export type Access = 'public' | 'bootstrap' | 'partner' | 'account';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route; routes without it are public. */
+    access?: Access;
+    /** A plan-gated feature group the account must have (402 otherwise). */
+    feature?: Exclude<Feature, 'api_access'>;
+    /** Error codes of the route's own logic, for its documentation (access errors are added). */
+    errors?: ErrorCode[];
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export interface AccessDeps {
+  config: Config;
+  sql: Sql;
+  auth: Authenticator;
+  rateLimits: RateLimits;
+  now: () => Date;
+}
+
+function singleHeader(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+const FEATURE_PLANS: Record<Feature, string> = {
+  api_access: 'API access needs the Business plan or above, or Pro with the api_access add-on.',
+  automation: 'Automation needs the Pro plan or above.',
+  voice: 'Voice needs the Business plan or above.',
+};
+
+async function applyRateLimit(deps: AccessDeps, reply: FastifyReply, bucket: string, perSecond: number) {
+  const decision = await deps.rateLimits.consume(bucket, perSecond);
+  const resetAt = Math.ceil((deps.now().getTime() + decision.resetInMs) / 1000);
+  reply.header('x-ratelimit-limit', String(decision.limit));
+  reply.header('x-ratelimit-remaining', String(decision.remaining));
+  reply.header('x-ratelimit-reset', String(resetAt));
+  if (!decision.allowed) {
+    const seconds = Math.max(1, Math.ceil(decision.resetInMs / 1000));
+    throw new ApiError('RATE_LIMITED', `Rate limit exceeded. Retry after ${seconds} second(s).`, {
+      headers: { 'retry-after': String(seconds) },
+    });
+  }
+}
+
+async function resolveAccount(deps: AccessDeps, request: FastifyRequest, key: Principal): Promise<AccountSnapshot> {
+  const named = singleHeader(request, 'x-account-id');
+  if (key.keyScope === 'partner') {
+    if (!named) {
+      throw new ApiError('INVALID_REQUEST', 'A partner key must name the account it acts on in X-Account-Id.', {
+        details: [{ field: 'X-Account-Id', issue: 'is required with a partner key' }],
+      });
+    }
+    const account = await deps.auth.account(named);
+    // Another partner's account, or one of no partner, is invisible to this one.
+    if (!account || account.partnerId !== key.partnerId) throw notFound('account');
+    return account;
+  }
+  const own = key.account?.id;
+  if (named && named !== own) {
+    throw new ApiError('FORBIDDEN', 'X-Account-Id names an account this key does not belong to.');
+  }
+  const account = own ? await deps.auth.account(own) : null;
+  if (!account) throw new ApiError('INVALID_API_KEY');
+  return account;
+}
+
+async function authorize(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply, access: Access) {
+  const now = deps.now();
+  const key = await deps.auth.authenticate(singleHeader(request, 'x-api-key'), now);
+  const principal: Principal = {
+    keyId: key.id,
+    keyScope: key.scope,
+    partnerId: key.partnerId,
+    account: key.accountId ? ({ id: key.accountId } as AccountSnapshot) : null,
+    mode: key.scope === 'sandbox' ? 'sandbox' : 'live',
+  };
+
+  if (access === 'partner') {
+    if (key.scope !== 'partner') throw new ApiError('FORBIDDEN', 'Partner endpoints need a partner key.');
+    principal.account = null;
+    request.principal = principal;
+    await applyRateLimit(deps, reply, `partner:${key.partnerId}`, deps.config.partnerRatePerSecond);
+    return;
+  }
+
+  const account = await resolveAccount(deps, request, principal);
+  principal.account = account;
+  request.principal = principal;
+  if (account.status !== 'ACTIVE') {
+    throw new ApiError('ACCOUNT_SUSPENDED', `The account is ${account.status.toLowerCase()}.`);
+  }
+  const plan = planOf(account.planCode);
+  if (!hasFeature(plan, account.addons, 'api_access')) {
+    throw new ApiError('PLAN_UPGRADE_REQUIRED', FEATURE_PLANS.api_access);
+  }
+  await applyRateLimit(deps, reply, `account:${account.id}`, plan.ratePerSecond);
+
+  const quota = await countCall(deps.sql, account.id, monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride), now);
+  if (quota.limit !== null) {
+    reply.header('x-quota-limit', String(quota.limit));
+    reply.header('x-quota-remaining', String(Math.max(0, quota.limit - quota.used)));
+  }
+  if (!quota.allowed) throw new ApiError('QUOTA_EXCEEDED');
+
+  const feature = request.routeOptions.config.feature;
+  if (feature && !hasFeature(plan, account.addons, feature)) {
+    throw new ApiError('PLAN_UPGRADE_REQUIRED', FEATURE_PLANS[feature]);
+  }
+}
+
+export function installAccessPolicy(app: FastifyInstance, deps: AccessDeps): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const access = request.routeOptions.config?.access ?? 'public';
+    if (access === 'public' || access === 'bootstrap') return;
+    await authorize(deps, request, reply, access);
+  });
+}
+
+/** The account an account-scoped route acts on (set by the access policy). */
+export function accountOf(request: FastifyRequest): AccountSnapshot {
+  const account = request.principal?.account;
+  if (!account) throw new Error('route without account access asked for the account');
+  return account;
+}
+
+/** The partner a partner-scoped route acts for. */
+export function partnerOf(request: FastifyRequest): string {
+  const partnerId = request.principal?.partnerId;
+  if (!partnerId) throw new Error('route without partner access asked for the partner');
+  return partnerId;
+}

@@ -1,0 +1,154 @@
+// Who is calling: an API key resolved to its partner or account. Lookups are cached in the process
+// for at most KEY_CACHE_MS, so that a revocation, suspension or plan change made by any process is
+// in force everywhere within one second without a database round trip on every request.
+import type { Sql } from './db.ts';
+import { ApiError } from './errors.ts';
+import { hashSecret, type KeyScope, parseKey } from './keys.ts';
+
+export const KEY_CACHE_MS = 1000;
+
+export interface AccountSnapshot {
+  id: string;
+  partnerId: string | null;
+  status: 'ACTIVE' | 'SUSPENDED' | 'CLOSED';
+  planCode: string;
+  addons: string[];
+}
+
+export interface KeyRecord {
+  id: string;
+  scope: KeyScope;
+  partnerId: string | null;
+  accountId: string | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** The caller of an authenticated request. */
+export interface Principal {
+  keyId: string;
+  keyScope: KeyScope;
+  /** The partner behind a partner key. */
+  partnerId: string | null;
+  /** The account acted on (for account endpoints); a partner key names it with X-Account-Id. */
+  account: AccountSnapshot | null;
+  /** live: real providers and charges; sandbox: simulated and free. Partner keys act live. */
+  mode: 'live' | 'sandbox';
+}
+
+class TtlCache<V> {
+  readonly #entries = new Map<string, { value: V; expiresAt: number }>();
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+
+  constructor(ttlMs: number, maxEntries = 50_000) {
+    this.#ttlMs = ttlMs;
+    this.#maxEntries = maxEntries;
+  }
+
+  async get(key: string, load: () => Promise<V>): Promise<V> {
+    const hit = this.#entries.get(key);
+    if (hit && hit.expiresAt > Date.now()) return hit.value;
+    const value = await load();
+    if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
+    this.#entries.set(key, { value, expiresAt: Date.now() + this.#ttlMs });
+    return value;
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}
+
+export class Authenticator {
+  readonly #sql: Sql;
+  readonly #keyPrefix: string;
+  readonly #keys = new TtlCache<KeyRecord | null>(KEY_CACHE_MS);
+  readonly #accounts = new TtlCache<AccountSnapshot | null>(KEY_CACHE_MS);
+  readonly #lastUseWritten = new Map<string, number>();
+
+  constructor(sql: Sql, keyPrefix: string) {
+    this.#sql = sql;
+    this.#keyPrefix = keyPrefix;
+  }
+
+  /** Resolves X-Api-Key to a live (not revoked, not expired) key, or throws 401. */
+  async authenticate(keyText: string | undefined, now: Date): Promise<KeyRecord> {
+    if (!keyText) throw new ApiError('INVALID_API_KEY', 'Send your API key in the X-Api-Key header.');
+    if (!parseKey(this.#keyPrefix, keyText)) throw new ApiError('INVALID_API_KEY');
+    const hash = hashSecret(keyText);
+    const key = await this.#keys.get(hash, () => this.#loadKey(hash));
+    if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) throw new ApiError('INVALID_API_KEY');
+    this.#noteUse(key, now);
+    return key;
+  }
+
+  async account(accountId: string): Promise<AccountSnapshot | null> {
+    return this.#accounts.get(accountId, () => this.#loadAccount(accountId));
+  }
+
+  /** Drops what this process cached, after it changed a key or an account itself. */
+  forgetAccount(accountId: string): void {
+    this.#accounts.delete(accountId);
+  }
+
+  forgetKeys(): void {
+    this.#keys.clear();
+  }
+
+  async #loadKey(hash: string): Promise<KeyRecord | null> {
+    const { rows } = await this.#sql.query<{
+      id: string;
+      scope: KeyScope;
+      partner_id: string | null;
+      account_id: string | null;
+      expires_at: Date | null;
+      revoked_at: Date | null;
+      last_used_at: Date | null;
+    }>(
+      `SELECT id, scope, partner_id, account_id, expires_at, revoked_at, last_used_at
+         FROM api_keys WHERE key_hash = $1`,
+      [hash],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      id: r.id,
+      scope: r.scope,
+      partnerId: r.partner_id,
+      accountId: r.account_id,
+      expiresAt: r.expires_at,
+      revokedAt: r.revoked_at,
+      lastUsedAt: r.last_used_at,
+    };
+  }
+
+  async #loadAccount(accountId: string): Promise<AccountSnapshot | null> {
+    const { rows } = await this.#sql.query<{
+      id: string;
+      partner_id: string | null;
+      status: AccountSnapshot['status'];
+      plan_code: string;
+      addons: string[];
+    }>('SELECT id, partner_id, status, plan_code, addons FROM accounts WHERE id = $1', [accountId]);
+    const r = rows[0];
+    if (!r) return null;
+    return { id: r.id, partnerId: r.partner_id, status: r.status, planCode: r.plan_code, addons: r.addons };
+  }
+
+  // last_used_at is for humans auditing keys: minute precision is enough, and writing it on every
+  // request would double the database load of a read.
+  #noteUse(key: KeyRecord, now: Date): void {
+    const last = this.#lastUseWritten.get(key.id) ?? key.lastUsedAt?.getTime() ?? 0;
+    if (now.getTime() - last < 60_000) return;
+    this.#lastUseWritten.set(key.id, now.getTime());
+    this.#sql
+      .query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [key.id, now])
+      .catch(() => this.#lastUseWritten.delete(key.id));
+  }
+}

@@ -1,0 +1,117 @@
+// One small SQL executor over both databases: PGlite (embedded, one connection in this process) and
+// PostgreSQL (a pg pool). Repositories write plain parameterised SQL against `Sql`, so the same code
+// runs inside or outside a transaction, and pg-boss can share the caller's transaction (jobs.ts).
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** Anything that runs SQL: the database itself or an open transaction. */
+export interface Sql {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Runs one or several statements without parameters; returns the rows of all of them. */
+  exec(text: string): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+export type Tx = Sql & { readonly inTransaction: true };
+
+export interface Database extends Sql {
+  readonly kind: 'pglite' | 'postgres';
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+// int8 columns hold counts and micro-unit amounts, all far below 2^53: read them as numbers.
+const parseInt8 = (value: string) => Number(value);
+
+export async function openPglite(dataDir: string | null): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir ?? undefined, { parsers: { [INT8_OID]: parseInt8 } });
+  return pgliteDatabase(db);
+}
+
+export function pgliteDatabase(db: PGlite): Database {
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Sql => ({
+    async query<T>(text: string, params?: unknown[]) {
+      const r = await q.query<T>(text, params);
+      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+    },
+    async exec(text: string) {
+      const results = await q.exec(text);
+      return { rows: results.flatMap((r) => r.rows as Record<string, unknown>[]) };
+    },
+  });
+  return {
+    kind: 'pglite',
+    ...wrap(db),
+    transaction: (work) => db.transaction((tx) => work({ ...wrap(tx), inTransaction: true })),
+    close: () => db.close(),
+  };
+}
+
+export async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  await pool.query('SELECT 1');
+  const wrap = (q: pg.Pool | pg.PoolClient): Sql => ({
+    async query<T>(text: string, params?: unknown[]) {
+      const r = await q.query(text, params as unknown[]);
+      return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+    },
+    async exec(text: string) {
+      const result = (await q.query(text)) as pg.QueryResult | pg.QueryResult[];
+      return { rows: (Array.isArray(result) ? result : [result]).flatMap((r) => r.rows) };
+    },
+  });
+  return {
+    kind: 'postgres',
+    ...wrap(pool),
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work({ ...wrap(client), inTransaction: true });
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+export async function openDatabase(config: {
+  databaseUrl: string | null;
+  dataDir: string;
+  dbPoolSize: number;
+}): Promise<Database> {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, config.dbPoolSize);
+  return openPglite(`${config.dataDir}/db`);
+}
+
+/** The SQLSTATE of a database error, if it is one. */
+export function sqlState(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
+}
+
+export const UNIQUE_VIOLATION = '23505';
+export const CHECK_VIOLATION = '23514';

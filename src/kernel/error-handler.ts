@@ -1,0 +1,127 @@
+// The one place that writes an error body: { error: { code, message, docs, details?, requestId } }.
+// Fastify's own errors (bad JSON, wrong content type, body too large, schema validation, unknown
+// route) are translated into the catalogue; anything unexpected becomes a 500 that shows nothing
+// of its cause to the caller and is logged in full.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, type ErrorCode, type FieldIssue } from './errors.ts';
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const VALIDATION_PART: Record<string, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+function fieldOf(issue: AjvIssue): string {
+  const path = issue.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+  const leaf =
+    (issue.params.missingProperty as string | undefined) ?? (issue.params.additionalProperty as string | undefined);
+  if (leaf) return path ? `${path}.${leaf}` : leaf;
+  return path;
+}
+
+function issueOf(issue: AjvIssue): string {
+  if (issue.keyword === 'required') return 'is required';
+  if (issue.keyword === 'additionalProperties') return 'is not a known field';
+  if (issue.keyword === 'enum') return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
+  return issue.message ?? 'is invalid';
+}
+
+export function validationIssues(issues: AjvIssue[], part: string | undefined): FieldIssue[] {
+  const seen = new Set<string>();
+  const out: FieldIssue[] = [];
+  for (const issue of issues) {
+    // A failed union also reports each failed branch; the union's own line says enough.
+    if (issue.keyword === 'anyOf' || issue.keyword === 'oneOf') continue;
+    const field = fieldOf(issue) || VALIDATION_PART[part ?? 'body'] || 'body';
+    const entry = { field, issue: issueOf(issue) };
+    const key = `${entry.field}|${entry.issue}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(entry);
+    }
+  }
+  return out;
+}
+
+const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300']);
+
+export function toApiError(err: FastifyError | Error): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
+  if (e.validation) {
+    const details = validationIssues(e.validation, e.validationContext);
+    const summary = details.map((d) => `${d.field} ${d.issue}`).join('; ');
+    return new ApiError('INVALID_REQUEST', `Invalid request: ${summary}.`, { details });
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('PAYLOAD_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('INVALID_REQUEST', 'The body is not valid JSON.', {
+        details: [{ field: 'body', issue: 'is not valid JSON' }],
+      });
+  }
+  if (e.code && CONNECTION_FAILURES.has(e.code)) {
+    return new ApiError('SERVICE_UNAVAILABLE', undefined, { headers: { 'retry-after': '5' } });
+  }
+  const status = e.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    const code: ErrorCode =
+      status === 404
+        ? 'RESOURCE_NOT_FOUND'
+        : status === 413
+          ? 'PAYLOAD_TOO_LARGE'
+          : status === 415
+            ? 'UNSUPPORTED_MEDIA_TYPE'
+            : 'INVALID_REQUEST';
+    return new ApiError(code, code === 'INVALID_REQUEST' ? e.message : undefined);
+  }
+  return new ApiError('INTERNAL_ERROR');
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError, docsBase: string) {
+  return reply
+    .status(error.status)
+    .headers(error.headers)
+    .type('application/json; charset=utf-8')
+    .send({
+      error: {
+        code: error.code,
+        message: error.message,
+        docs: `${docsBase}/docs/errors#${error.code}`,
+        ...(error.details === undefined ? {} : { details: error.details }),
+        requestId: request.id,
+      },
+    });
+}
+
+export function installErrorHandling(app: FastifyInstance, docsBase: string): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: apiError.code }, apiError.message);
+    return sendError(request, reply, apiError, docsBase);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      request,
+      reply,
+      new ApiError('RESOURCE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`),
+      docsBase,
+    ),
+  );
+}

@@ -1,0 +1,71 @@
+// The closed catalogue of error codes (API.md § Errors). Code throws ApiError with one of these;
+// the error handler (error-handler.ts) is the only place that writes an error body.
+
+export const ERROR_CATALOGUE = {
+  INVALID_REQUEST: { status: 400, message: 'The request is invalid.' },
+  INVALID_API_KEY: { status: 401, message: 'The API key is missing, unknown, revoked or expired.' },
+  INVALID_BOOTSTRAP_TOKEN: { status: 401, message: 'The bootstrap token is missing or wrong.' },
+  PLAN_UPGRADE_REQUIRED: { status: 402, message: "The account's plan does not include this feature." },
+  INSUFFICIENT_BALANCE: { status: 402, message: 'The wallet balance cannot pay for this.' },
+  FORBIDDEN: { status: 403, message: 'This key may not do this.' },
+  ACCOUNT_SUSPENDED: { status: 403, message: 'The account is suspended or closed.' },
+  RESOURCE_NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
+  ALREADY_BOOTSTRAPPED: { status: 409, message: 'This installation has already been bootstrapped.' },
+  IDEMPOTENCY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as JSON with Content-Type: application/json.' },
+  CSW_VIOLATION: {
+    status: 422,
+    message: 'Free-form messages may only be sent within 24 hours of the last inbound message; use a template.',
+  },
+  TEMPLATE_NOT_APPROVED: { status: 422, message: 'The template is not approved.' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request body.',
+  },
+  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded.' },
+  QUOTA_EXCEEDED: { status: 429, message: 'The monthly API call quota is used up.' },
+  INTERNAL_ERROR: { status: 500, message: 'Something went wrong on our side.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable; retry later.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface FieldIssue {
+  field: string;
+  issue: string;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, options: { details?: unknown; headers?: Record<string, string> } = {}) {
+    super(message ?? ERROR_CATALOGUE[code].message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_CATALOGUE[code].status;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function notFound(what = 'resource'): ApiError {
+  return new ApiError('RESOURCE_NOT_FOUND', `No such ${what}.`);
+}
+
+export function invalid(field: string, issue: string): ApiError {
+  return new ApiError('INVALID_REQUEST', `${field}: ${issue}`, { details: [{ field, issue }] });
+}
+
+export function conflict(message: string, details?: unknown): ApiError {
+  return new ApiError('CONFLICT', message, { details });
+}
+
+/** Every status an error body can be sent with, for documenting responses. */
+export function statusesOf(codes: ErrorCode[]): number[] {
+  return [...new Set(codes.map((c) => ERROR_CATALOGUE[c].status))].sort();
+}

@@ -1,0 +1,91 @@
+// Per-second rate limits (rate-limiter-flexible: in-process counters, or Redis when several processes
+// share one budget) and the monthly call quota (counted exactly in the database).
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Sql } from './db.ts';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the current one-second window ends. */
+  resetInMs: number;
+}
+
+type Limiter = RateLimiterMemory | RateLimiterRedis;
+
+export class RateLimits {
+  readonly #redis: Redis | null;
+  readonly #limiters = new Map<number, Limiter>();
+
+  constructor(redis: Redis | null) {
+    this.#redis = redis;
+  }
+
+  // One limiter per budget size: a limiter's size is fixed, and plans have a handful of sizes.
+  #limiter(perSecond: number): Limiter {
+    let limiter = this.#limiters.get(perSecond);
+    if (!limiter) {
+      const options = { points: perSecond, duration: 1, keyPrefix: `tidings:rl:${perSecond}` };
+      limiter = this.#redis
+        ? new RateLimiterRedis({
+            ...options,
+            storeClient: this.#redis,
+            // If Redis is unreachable each process falls back to its own counters rather than
+            // refusing every request.
+            insuranceLimiter: new RateLimiterMemory(options),
+          })
+        : new RateLimiterMemory(options);
+      this.#limiters.set(perSecond, limiter);
+    }
+    return limiter;
+  }
+
+  /** Takes one request from `key`'s budget of `perSecond`; never admits more than the budget. */
+  async consume(key: string, perSecond: number): Promise<RateDecision> {
+    try {
+      const res = await this.#limiter(perSecond).consume(key, 1);
+      return { allowed: true, limit: perSecond, remaining: res.remainingPoints, resetInMs: res.msBeforeNext };
+    } catch (err) {
+      if (err instanceof RateLimiterRes) {
+        return { allowed: false, limit: perSecond, remaining: 0, resetInMs: err.msBeforeNext };
+      }
+      throw err;
+    }
+  }
+}
+
+export interface QuotaDecision {
+  allowed: boolean;
+  limit: number | null;
+  used: number;
+}
+
+/** The calendar month (UTC) a call is counted in. */
+export function usagePeriod(now: Date): string {
+  return now.toISOString().slice(0, 7);
+}
+
+/**
+ * Counts one call against the account's month, unless that would pass `limit`. The check and the
+ * count are one statement, so concurrent calls can never take the count past the limit.
+ */
+export async function countCall(sql: Sql, accountId: string, limit: number | null, now: Date): Promise<QuotaDecision> {
+  const { rows } = await sql.query<{ calls: number }>(
+    `WITH month AS (
+       INSERT INTO api_usage_monthly AS m (account_id, period, calls) VALUES ($1, $2, 1)
+       ON CONFLICT (account_id, period) DO UPDATE SET calls = m.calls + 1
+         WHERE $3::bigint IS NULL OR m.calls < $3::bigint
+       RETURNING calls
+     ), day AS (
+       INSERT INTO api_usage_daily AS d (account_id, day, calls)
+       SELECT $1, $4::date, 1 FROM month
+       ON CONFLICT (account_id, day) DO UPDATE SET calls = d.calls + 1
+       RETURNING 1
+     )
+     SELECT calls FROM month`,
+    [accountId, usagePeriod(now), limit, now.toISOString().slice(0, 10)],
+  );
+  if (rows[0]) return { allowed: true, limit, used: rows[0].calls };
+  return { allowed: false, limit, used: limit ?? 0 };
+}

@@ -1,0 +1,105 @@
+// The OpenAPI 3.1 document is generated from the route schemas (never written by hand) and served at
+// /api/v1/public/openapi.json, with a docs UI at /docs. An onRoute hook completes every route's
+// schema with what its access level implies: security, the X-Account-Id header, and every error
+// response it can produce (its access level's, its input's, and the codes of its own logic that it
+// lists in `config.errors`), so no route can forget to document them.
+import swagger from '@fastify/swagger';
+import scalar from '@scalar/fastify-api-reference';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../config.ts';
+import type { Access } from './access.ts';
+import type { ErrorCode } from './errors.ts';
+import { ErrorBody, errorResponses } from './schemas.ts';
+
+export const OPENAPI_PATH = '/api/v1/public/openapi.json';
+
+const COMMON: ErrorCode[] = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
+const WITH_BODY: ErrorCode[] = ['INVALID_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+const BY_ACCESS: Record<Access, ErrorCode[]> = {
+  public: [],
+  bootstrap: ['INVALID_BOOTSTRAP_TOKEN'],
+  partner: ['INVALID_API_KEY', 'FORBIDDEN', 'RATE_LIMITED'],
+  account: [
+    'INVALID_REQUEST',
+    'INVALID_API_KEY',
+    'PLAN_UPGRADE_REQUIRED',
+    'FORBIDDEN',
+    'ACCOUNT_SUSPENDED',
+    'RESOURCE_NOT_FOUND',
+    'RATE_LIMITED',
+    'QUOTA_EXCEEDED',
+  ],
+};
+
+const SECURITY: Record<Access, Record<string, string[]>[] | undefined> = {
+  public: undefined,
+  bootstrap: [{ BootstrapToken: [] }],
+  partner: [{ PartnerKey: [] }],
+  account: [{ ApiKey: [] }, { PartnerKey: [] }],
+};
+
+function completeRoute(route: RouteOptions): void {
+  const schema = (route.schema ??= {}) as Record<string, unknown>;
+  if (schema.hide) return;
+  const access = route.config?.access ?? 'public';
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const hasBody = methods.some((m) => ['POST', 'PUT', 'PATCH'].includes(m));
+  const hasInput = Boolean(schema.querystring || schema.params);
+  const codes = [
+    ...BY_ACCESS[access],
+    ...(hasBody ? WITH_BODY : []),
+    ...(hasInput ? (['INVALID_REQUEST'] as ErrorCode[]) : []),
+    ...COMMON,
+  ];
+  const own = route.config?.errors ?? [];
+  schema.response = { ...((schema.response as object) ?? {}), ...errorResponses([...own, ...codes]) };
+  if (SECURITY[access]) schema.security = SECURITY[access];
+  if (access === 'account' && !schema.headers) {
+    schema.headers = Type.Object({
+      'x-account-id': Type.Optional(
+        Type.String({ description: 'The account to act on: required with a partner key, optional otherwise.' }),
+      ),
+    });
+  }
+}
+
+export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  app.addSchema(ErrorBody);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tidings API',
+        version: '1.0.0',
+        description:
+          'Self-hostable business messaging: send WhatsApp-style messages, keep contacts, templates and ' +
+          'conversations, receive signed webhooks, pay per message from a wallet, and provision client ' +
+          `sub-accounts as a partner. Error codes: ${config.publicBaseUrl}/docs/errors`,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'tdg_live_… or tdg_test_…' },
+          PartnerKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'tdg_partner_…' },
+          BootstrapToken: { type: 'http', scheme: 'bearer', description: 'The one-time bootstrap token.' },
+        },
+      },
+      tags: [
+        { name: 'account', description: 'The account, its usage and wallet.' },
+        { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
+        { name: 'operations', description: 'Health, readiness and metrics.' },
+      ],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
+    },
+  });
+  app.addHook('onRoute', completeRoute);
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: OPENAPI_PATH, title: 'Tidings API' },
+  });
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,39 @@
+// Cursor pagination (API.md § Conventions): `limit` 1–100 (default 20) and an opaque `cursor`;
+// replies are `{ data, nextCursor }`, newest first. Ids sort by creation time, so the cursor is the
+// last id seen, and rows inserted while a client pages never shift the pages it has yet to read.
+import { Type } from 'typebox';
+import { invalid } from './errors.ts';
+
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size (1–100).' })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The `nextCursor` of the previous page.' })),
+};
+
+export function listOf<T extends Parameters<typeof Type.Array>[0]>(item: T) {
+  return Type.Object({
+    data: Type.Array(item),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page.' }),
+  });
+}
+
+export interface Page {
+  limit: number;
+  /** Only ids strictly below this one (older rows) belong on the page. */
+  before: string | null;
+}
+
+export function readPage(query: { limit?: number; cursor?: string }): Page {
+  const limit = query.limit ?? 20;
+  if (!query.cursor) return { limit, before: null };
+  const decoded = Buffer.from(query.cursor, 'base64url').toString('utf8');
+  if (!/^[a-z]+_[0-9a-z]{26}$/.test(decoded)) throw invalid('cursor', 'is not a cursor this API returned');
+  return { limit, before: decoded };
+}
+
+/** Cuts one extra fetched row off and turns it into the next cursor. */
+export function pageOf<T extends { id: string }>(rows: T[], page: Page): { data: T[]; nextCursor: string | null } {
+  const hasMore = rows.length > page.limit;
+  const data = hasMore ? rows.slice(0, page.limit) : rows;
+  const last = data.at(-1);
+  return { data, nextCursor: hasMore && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null };
+}

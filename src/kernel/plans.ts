@@ -1,0 +1,102 @@
+// The plan table of API.md § Plans. Limits belong to the account: all its keys share one
+// per-second budget and one monthly count.
+
+export type Feature = 'api_access' | 'automation' | 'voice';
+export type Addon = 'api_access';
+
+export interface Plan {
+  code: string;
+  name: string;
+  /** Whether API access comes with the plan, or only with the `api_access` add-on. */
+  apiAccess: 'none' | 'addon' | 'included';
+  monthlyQuota: number | null;
+  ratePerSecond: number;
+  maxKeys: number;
+  features: Exclude<Feature, 'api_access'>[];
+}
+
+export const PLANS: readonly Plan[] = [
+  { code: 'free', name: 'Free', apiAccess: 'none', monthlyQuota: 0, ratePerSecond: 0, maxKeys: 0, features: [] },
+  { code: 'starter', name: 'Starter', apiAccess: 'none', monthlyQuota: 0, ratePerSecond: 0, maxKeys: 0, features: [] },
+  {
+    code: 'pro',
+    name: 'Pro',
+    apiAccess: 'addon',
+    monthlyQuota: 10_000,
+    ratePerSecond: 10,
+    maxKeys: 2,
+    features: ['automation'],
+  },
+  {
+    code: 'business',
+    name: 'Business',
+    apiAccess: 'included',
+    monthlyQuota: 100_000,
+    ratePerSecond: 30,
+    maxKeys: 5,
+    features: ['automation', 'voice'],
+  },
+  {
+    code: 'business_plus',
+    name: 'Business+',
+    apiAccess: 'included',
+    monthlyQuota: 500_000,
+    ratePerSecond: 60,
+    maxKeys: 10,
+    features: ['automation', 'voice'],
+  },
+  {
+    code: 'premium',
+    name: 'Premium',
+    apiAccess: 'included',
+    monthlyQuota: null,
+    ratePerSecond: 100,
+    maxKeys: 15,
+    features: ['automation', 'voice'],
+  },
+  {
+    code: 'premium_plus',
+    name: 'Premium+',
+    apiAccess: 'included',
+    monthlyQuota: null,
+    ratePerSecond: 200,
+    maxKeys: 20,
+    features: ['automation', 'voice'],
+  },
+  {
+    code: 'scale',
+    name: 'Scale',
+    apiAccess: 'included',
+    monthlyQuota: null,
+    ratePerSecond: 500,
+    maxKeys: 50,
+    features: ['automation', 'voice'],
+  },
+];
+
+export const PLAN_CODES = PLANS.map((p) => p.code);
+export const ADDONS: readonly Addon[] = ['api_access'];
+
+export function planOf(code: string): Plan {
+  const plan = PLANS.find((p) => p.code === code);
+  if (!plan) throw new Error(`unknown plan ${code}`);
+  return plan;
+}
+
+export function hasFeature(plan: Plan, addons: readonly string[], feature: Feature): boolean {
+  if (feature === 'api_access') {
+    return plan.apiAccess === 'included' || (plan.apiAccess === 'addon' && addons.includes('api_access'));
+  }
+  return plan.features.includes(feature);
+}
+
+/** The features an account has, as GET /account shows them. */
+export function featuresOf(plan: Plan, addons: readonly string[]): Feature[] {
+  return (['api_access', 'automation', 'voice'] as const).filter((f) => hasFeature(plan, addons, f));
+}
+
+/** The monthly quota in force, after the staging/test override. */
+export function monthlyQuotaOf(plan: Plan, override: number | null): number | null {
+  if (plan.monthlyQuota === null) return null;
+  return override ?? plan.monthlyQuota;
+}

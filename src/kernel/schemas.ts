@@ -1,0 +1,57 @@
+// Schemas shared by every module: the error body, money, timestamps, and the error responses each
+// route documents. Every route gets the errors its access level and body can produce added by the
+// onRoute hook in openapi.ts; a route lists only the errors of its own logic.
+import { type TSchema, Type } from 'typebox';
+import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ enum: Object.keys(ERROR_CATALOGUE), description: 'Stable, machine-readable code.' }),
+      message: Type.String({ description: 'What went wrong, for humans.' }),
+      docs: Type.String({ format: 'uri', description: 'The documentation of this code.' }),
+      details: Type.Optional(
+        Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }, { additionalProperties: true }), {
+          description: 'For validation failures: each failing field.',
+        }),
+      ),
+      requestId: Type.String({ description: 'Quote it when asking for support.' }),
+    }),
+  },
+  { $id: 'ErrorBody', title: 'ErrorBody' },
+);
+
+export const ErrorRef = Type.Unsafe<unknown>({ $ref: 'ErrorBody#' });
+
+export const MoneySchema = Type.Object(
+  {
+    amount: Type.String({ pattern: '^-?\\d+\\.\\d{4,6}$', description: 'Exact decimal, e.g. "0.0250".' }),
+    currency: Type.String({ minLength: 3, maxLength: 3 }),
+  },
+  { description: 'An exact amount of money.' },
+);
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601, UTC.' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export function nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+/** Response schemas for the given error codes, grouped by status, each described by its codes. */
+export function errorResponses(codes: ErrorCode[]): Record<number, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERROR_CATALOGUE[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<number, unknown> = {};
+  for (const [status, list] of byStatus) {
+    out[status] = { ...ErrorRef, description: [...new Set(list)].join(', ') };
+  }
+  return out;
+}
+
+export function isoOrNull(date: Date | null | undefined): string | null {
+  return date ? date.toISOString() : null;
+}

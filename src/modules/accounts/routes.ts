@@ -1,0 +1,53 @@
+// GET /account and GET /account/usage: an account reads its own plan, limits and usage.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { accountOf } from '../../kernel/access.ts';
+import { notFound } from '../../kernel/errors.ts';
+import { usagePeriod } from '../../kernel/limits.ts';
+import type { AppContext } from '../../app-context.ts';
+import { findAccount } from './repo.ts';
+import { AccountSelf, toAccountSelf, UsageQuery, UsageReportSchema } from './schemas.ts';
+import { monthCalls, usageBetween } from './usage.ts';
+
+export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/account',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags: ['account'],
+          operationId: 'getAccount',
+          summary: 'The account: plan, add-ons, features, limits, month usage, status and channel',
+          response: { 200: AccountSelf },
+        },
+      },
+      async (request) => {
+        const { id } = accountOf(request);
+        const row = await findAccount(ctx.db, id);
+        if (!row) throw notFound('account');
+        const now = ctx.now();
+        return toAccountSelf(row, {
+          monthCalls: await monthCalls(ctx.db, id, now),
+          period: usagePeriod(now),
+          quotaOverride: ctx.config.monthlyQuotaOverride,
+          keyScope: request.principal!.keyScope,
+        });
+      },
+    );
+
+    app.get(
+      '/account/usage',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags: ['account'],
+          operationId: 'getAccountUsage',
+          summary: 'API calls per day over a date range',
+          querystring: UsageQuery,
+          response: { 200: UsageReportSchema },
+        },
+      },
+      async (request) => usageBetween(ctx.db, accountOf(request).id, request.query, ctx.now()),
+    );
+  };
+}

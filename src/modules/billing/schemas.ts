@@ -1,0 +1,58 @@
+import { Type } from 'typebox';
+import { money } from '../../kernel/money.ts';
+import { MoneySchema, nullable, Timestamp } from '../../kernel/schemas.ts';
+import type { AccountRow } from '../accounts/repo.ts';
+import type { WalletTransactionRow } from './wallet.ts';
+
+export const TransactionTypeSchema = Type.Union(
+  [Type.Literal('credit'), Type.Literal('debit'), Type.Literal('refund'), Type.Literal('adjustment')],
+  { description: 'credit: money added; debit: a charge; refund: a charge given back; adjustment: a correction.' },
+);
+
+export const WalletSchema = Type.Object(
+  { accountId: Type.String(), balance: MoneySchema, updatedAt: Timestamp },
+  { title: 'Wallet' },
+);
+
+export const WalletTransactionSchema = Type.Object(
+  {
+    id: Type.String(),
+    type: TransactionTypeSchema,
+    amount: Type.Object(MoneySchema.properties, { description: 'Signed: negative for debits.' }),
+    balanceAfter: MoneySchema,
+    reference: nullable(Type.String()),
+    description: nullable(Type.String()),
+    createdAt: Timestamp,
+  },
+  { title: 'WalletTransaction' },
+);
+
+export const CreditBody = Type.Object(
+  {
+    amount: Type.String({ description: 'Decimal string, up to 6 decimals, e.g. "25.00".', examples: ['25.00'] }),
+    currency: Type.Optional(Type.String({ description: "Must be the account's currency (USD)." })),
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Your reference, e.g. an invoice.' })),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+
+export function toWallet(row: AccountRow) {
+  return {
+    accountId: row.id,
+    balance: money(row.wallet_balance_micros, row.currency),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export function toTransaction(row: WalletTransactionRow) {
+  return {
+    id: row.id,
+    type: row.type,
+    amount: money(row.amount_micros, row.currency),
+    balanceAfter: money(row.balance_after_micros, row.currency),
+    reference: row.reference,
+    description: row.description,
+    createdAt: row.created_at.toISOString(),
+  };
+}

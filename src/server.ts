@@ -1,0 +1,78 @@
+// The running service: config → database → migrations → job queue → app → listen, and a graceful
+// shutdown that stops accepting requests, lets in-flight requests and jobs finish, then closes.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { type App, buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { type Database, openDatabase } from './kernel/db.ts';
+import { Jobs } from './kernel/jobs.ts';
+import { migrate } from './kernel/migrate.ts';
+import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
+
+export interface RunningServer {
+  app: App;
+  db: Database;
+  jobs: Jobs;
+  url: string;
+  close: () => Promise<void>;
+}
+
+/** In embedded mode, SECRETS_KEY may be left unset: one is generated once into DATA_DIR. */
+export function resolveSecretsKey(config: Config): Config {
+  if (config.secretsKey || config.databaseUrl) return config;
+  const path = `${config.dataDir}/secrets.key`;
+  mkdirSync(config.dataDir, { recursive: true });
+  if (!existsSync(path)) {
+    writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600 });
+    chmodSync(path, 0o600);
+  }
+  return Object.freeze({ ...config, secretsKey: readFileSync(path, 'utf8').trim() });
+}
+
+export function openRedis(url: string): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  // Connection errors are retried by ioredis; the rate limiter falls back to in-process counters meanwhile.
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** Prepares the database (migrations, job schema and queues). Used by `serve` and `migrate`. */
+export async function prepareDatabase(config: Config): Promise<{ db: Database; jobs: Jobs; applied: string[] }> {
+  const db = await openDatabase(config);
+  const applied = await migrate(db);
+  const jobs = new Jobs(db);
+  await jobs.start();
+  return { db, jobs, applied };
+}
+
+export async function startServer(
+  rawConfig: Config,
+  options: { announceBootstrapToken?: (token: string) => void } = {},
+): Promise<RunningServer> {
+  const config = resolveSecretsKey(rawConfig);
+  const { db, jobs } = await prepareDatabase(config);
+  const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
+  const app = await buildApp(config, { db, jobs, redis });
+  const token = await ensureBootstrapToken(db, config);
+  if (token) options.announceBootstrapToken?.(token);
+  if (config.runWorkers) await jobs.runWorkers();
+  const address = await app.listen({ port: config.port, host: config.host });
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      const deadline = setTimeout(() => {
+        app.log.error('graceful shutdown timed out; exiting');
+        process.exit(1);
+      }, config.shutdownTimeoutMs + 2000);
+      deadline.unref();
+      await app.close();
+      await jobs.stop(config.shutdownTimeoutMs);
+      redis?.disconnect();
+      await db.close();
+      clearTimeout(deadline);
+    })();
+    return closing;
+  };
+  return { app, db, jobs, url: address, close };
+}
