@@ -29,9 +29,15 @@ const INT8_OID = 20;
 // int8 columns hold counts and micro-unit amounts, all far below 2^53: read them as numbers.
 const parseInt8 = (value: string) => Number(value);
 
-export async function openPglite(dataDir: string | null): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir ?? undefined, { parsers: { [INT8_OID]: parseInt8 } });
+export const PGLITE_PARSERS = { [INT8_OID]: parseInt8 };
+
+/** The embedded database: in `dataDir`, in memory (null), or in memory from a data-dir dump. */
+export async function openPglite(source: string | null | { loadDataDir: Blob }): Promise<Database> {
+  if (typeof source === 'string') mkdirSync(source, { recursive: true });
+  const db =
+    source === null || typeof source === 'string'
+      ? await PGlite.create(source ?? undefined, { parsers: PGLITE_PARSERS })
+      : await PGlite.create({ loadDataDir: source.loadDataDir, parsers: PGLITE_PARSERS });
   return pgliteDatabase(db);
 }
 
