@@ -65,6 +65,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     auth: new Authenticator(deps.db, config.keyPrefix),
     rateLimits: new RateLimits(deps.redis ?? null),
     metrics: new Metrics(deps.processMetrics ?? true),
+    routes: [],
     now: deps.now ?? (() => new Date()),
   };
   app.decorate('ctx', ctx);
@@ -76,19 +77,40 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
     try {
-      done(null, secureJson.parse(body as string, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+      done(
+        null,
+        secureJson.parse(body as string, undefined, { protoAction: 'remove', constructorAction: 'remove' }),
+      );
     } catch {
-      done(Object.assign(new Error('invalid JSON'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+      done(
+        Object.assign(new Error('invalid JSON'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }),
+        undefined,
+      );
     }
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // During a graceful close, answers to requests still in flight tell keep-alive clients to
+  // reconnect elsewhere; otherwise their idle connections would hold the close open.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
 
   installErrorHandling(app, config.publicBaseUrl);
-  await installOpenApi(app, config);
+  await installOpenApi(app, config, ctx.routes);
   installMetrics(app, ctx.metrics);
-  installAccessPolicy(app, { config, sql: deps.db, auth: ctx.auth, rateLimits: ctx.rateLimits, now: ctx.now });
+  installAccessPolicy(app, {
+    config,
+    sql: deps.db,
+    auth: ctx.auth,
+    rateLimits: ctx.rateLimits,
+    now: ctx.now,
+  });
 
   await app.register(opsRoutes(ctx));
   await app.register(

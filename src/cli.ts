@@ -8,8 +8,8 @@ import { ApiError } from './kernel/errors.ts';
 import { PLAN_CODES } from './kernel/plans.ts';
 import { listAccounts } from './modules/accounts/repo.ts';
 import { createKey, revokeKey } from './modules/keys/service.ts';
-import { installationPartner, renewBootstrapToken } from './modules/partner/bootstrap.ts';
 import { provisionAccount } from './modules/partner/accounts.ts';
+import { installationPartner, renewBootstrapToken } from './modules/partner/bootstrap.ts';
 import { prepareDatabase, startServer } from './server.ts';
 
 function config(): Config {
@@ -91,7 +91,9 @@ program
   .action(async () => {
     const cfg = config();
     refuseIfServerRunning(cfg);
-    const server = await startServer(cfg, { announceBootstrapToken: (token) => printBootstrapToken(token, cfg) });
+    const server = await startServer(cfg, {
+      announceBootstrapToken: (token) => printBootstrapToken(token, cfg),
+    });
     if (!cfg.databaseUrl) writeFileSync(pidFile(cfg), String(process.pid));
     const stop = async (signal: string) => {
       server.app.log.info({ signal }, 'shutting down');
@@ -118,7 +120,9 @@ program
   .action(() =>
     withDatabase(async (db, cfg) => {
       if (cfg.bootstrapToken) {
-        process.stdout.write('BOOTSTRAP_TOKEN is set in the environment: that token is the bootstrap token.\n');
+        process.stdout.write(
+          'BOOTSTRAP_TOKEN is set in the environment: that token is the bootstrap token.\n',
+        );
         return;
       }
       printBootstrapToken(await renewBootstrapToken(db), cfg);
@@ -144,7 +148,9 @@ accounts
         addons: opts.addon ?? [],
         externalRef: opts.externalRef ?? null,
       });
-      process.stdout.write(`${JSON.stringify({ accountId: row.id, status: row.status, planCode: row.plan_code })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ accountId: row.id, status: row.status, planCode: row.plan_code })}\n`,
+      );
     }),
   );
 
@@ -172,7 +178,12 @@ keys
   .action((opts) =>
     withDatabase(async (db, cfg) => {
       const { row, apiKey } = await db.transaction((tx) =>
-        createKey(tx, { accountId: opts.account }, { name: opts.name, scope: opts.scope }, { keyPrefix: cfg.keyPrefix, now: new Date() }),
+        createKey(
+          tx,
+          { accountId: opts.account },
+          { name: opts.name, scope: opts.scope },
+          { keyPrefix: cfg.keyPrefix, now: new Date() },
+        ),
       );
       process.stdout.write(`${JSON.stringify({ id: row.id, scope: row.scope, apiKey })}\n`);
     }),

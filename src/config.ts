@@ -108,7 +108,8 @@ export const SETTINGS: Setting<any>[] = [
     description: 'prefix of every API key',
     default: 'tdg_',
     parse: (s) => {
-      if (!/^[a-z][a-z0-9]{1,15}_$/.test(s)) throw new Error('must be 2–16 lowercase letters/digits and end in _');
+      if (!/^[a-z][a-z0-9]{1,15}_$/.test(s))
+        throw new Error('must be 2–16 lowercase letters/digits and end in _');
       return s;
     },
   },
@@ -122,7 +123,8 @@ export const SETTINGS: Setting<any>[] = [
   {
     env: 'SECRETS_KEY',
     key: 'secretsKey',
-    description: 'base64 of 32 bytes; encrypts provider credentials; unset in embedded mode → generated into DATA_DIR',
+    description:
+      'base64 of 32 bytes; encrypts provider credentials; unset in embedded mode → generated into DATA_DIR',
     default: null,
     parse: (s) => {
       if (Buffer.from(s, 'base64').length !== 32) throw new Error('must be the base64 of exactly 32 bytes');
@@ -146,7 +148,8 @@ export const SETTINGS: Setting<any>[] = [
     description: `one of ${LOG_LEVELS.join(', ')}`,
     default: 'info',
     parse: (s) => {
-      if (!(LOG_LEVELS as readonly string[]).includes(s)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
+      if (!(LOG_LEVELS as readonly string[]).includes(s))
+        throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
       return s as Config['logLevel'];
     },
   },
@@ -212,7 +215,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     try {
       values[setting.key] = setting.parse(source);
     } catch (err) {
-      problems.push(`${setting.env}=${JSON.stringify(redact(setting.env, source))}: ${(err as Error).message}`);
+      problems.push(
+        `${setting.env}=${JSON.stringify(redact(setting.env, source))}: ${(err as Error).message}`,
+      );
     }
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

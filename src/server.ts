@@ -1,7 +1,8 @@
 // The running service: config → database → migrations → job queue → app → listen, and a graceful
 // shutdown that stops accepting requests, lets in-flight requests and jobs finish, then closes.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { type App, buildApp } from './app.ts';
 import type { Config } from './config.ts';
@@ -38,7 +39,9 @@ export function openRedis(url: string): Redis {
 }
 
 /** Prepares the database (migrations, job schema and queues). Used by `serve` and `migrate`. */
-export async function prepareDatabase(config: Config): Promise<{ db: Database; jobs: Jobs; applied: string[] }> {
+export async function prepareDatabase(
+  config: Config,
+): Promise<{ db: Database; jobs: Jobs; applied: string[] }> {
   const db = await openDatabase(config);
   const applied = await migrate(db);
   const jobs = new Jobs(db);

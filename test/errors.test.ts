@@ -49,7 +49,10 @@ describe('error bodies', () => {
   });
 
   it('malformed JSON → 400 INVALID_REQUEST', async () => {
-    const res = await call(app, 'POST', '/partner/accounts', { key: partner.partnerKey, body: '{"accountName": ' });
+    const res = await call(app, 'POST', '/partner/accounts', {
+      key: partner.partnerKey,
+      body: '{"accountName": ',
+    });
     expect(res.status).toBe(400);
     expectErrorBody(res, 'INVALID_REQUEST');
     expect(res.body.error.details).toEqual([{ field: 'body', issue: 'is not valid JSON' }]);
@@ -94,12 +97,20 @@ describe('error bodies', () => {
   });
 
   it('bad query parameters → 400 naming the parameter', async () => {
-    const res = await call(app, 'GET', '/partner/accounts', { key: partner.partnerKey, query: { limit: '500' } });
+    const res = await call(app, 'GET', '/partner/accounts', {
+      key: partner.partnerKey,
+      query: { limit: '500' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details[0].field).toBe('limit');
-    const cursor = await call(app, 'GET', '/partner/accounts', { key: partner.partnerKey, query: { cursor: 'nonsense' } });
+    const cursor = await call(app, 'GET', '/partner/accounts', {
+      key: partner.partnerKey,
+      query: { cursor: 'nonsense' },
+    });
     expect(cursor.status).toBe(400);
-    expect(cursor.body.error.details).toEqual([{ field: 'cursor', issue: 'is not a cursor this API returned' }]);
+    expect(cursor.body.error.details).toEqual([
+      { field: 'cursor', issue: 'is not a cursor this API returned' },
+    ]);
   });
 
   it('an unexpected failure → 500 INTERNAL_ERROR that shows nothing of its cause', async () => {

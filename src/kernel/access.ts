@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
 import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
-import { countCall, type RateLimits } from './limits.ts';
+import { countCall, monthCalls, type RateLimits, secondsUntilNextPeriod } from './limits.ts';
 import { type Feature, hasFeature, monthlyQuotaOf, planOf } from './plans.ts';
 
 export type Access = 'public' | 'bootstrap' | 'partner' | 'account';
@@ -46,13 +46,25 @@ const FEATURE_PLANS: Record<Feature, string> = {
   voice: 'Voice needs the Business plan or above.',
 };
 
-async function applyRateLimit(deps: AccessDeps, reply: FastifyReply, bucket: string, perSecond: number) {
+function quotaHeaders(reply: FastifyReply, limit: number, used: number) {
+  reply.header('x-quota-limit', String(limit));
+  reply.header('x-quota-remaining', String(Math.max(0, limit - used)));
+}
+
+async function applyRateLimit(
+  deps: AccessDeps,
+  reply: FastifyReply,
+  bucket: string,
+  perSecond: number,
+  beforeRefusal?: () => Promise<void>,
+) {
   const decision = await deps.rateLimits.consume(bucket, perSecond);
   const resetAt = Math.ceil((deps.now().getTime() + decision.resetInMs) / 1000);
   reply.header('x-ratelimit-limit', String(decision.limit));
   reply.header('x-ratelimit-remaining', String(decision.remaining));
   reply.header('x-ratelimit-reset', String(resetAt));
   if (!decision.allowed) {
+    await beforeRefusal?.();
     const seconds = Math.max(1, Math.ceil(decision.resetInMs / 1000));
     throw new ApiError('RATE_LIMITED', `Rate limit exceeded. Retry after ${seconds} second(s).`, {
       headers: { 'retry-after': String(seconds) },
@@ -60,13 +72,21 @@ async function applyRateLimit(deps: AccessDeps, reply: FastifyReply, bucket: str
   }
 }
 
-async function resolveAccount(deps: AccessDeps, request: FastifyRequest, key: Principal): Promise<AccountSnapshot> {
+async function resolveAccount(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  key: Principal,
+): Promise<AccountSnapshot> {
   const named = singleHeader(request, 'x-account-id');
   if (key.keyScope === 'partner') {
     if (!named) {
-      throw new ApiError('INVALID_REQUEST', 'A partner key must name the account it acts on in X-Account-Id.', {
-        details: [{ field: 'X-Account-Id', issue: 'is required with a partner key' }],
-      });
+      throw new ApiError(
+        'INVALID_REQUEST',
+        'A partner key must name the account it acts on in X-Account-Id.',
+        {
+          details: [{ field: 'X-Account-Id', issue: 'is required with a partner key' }],
+        },
+      );
     }
     const account = await deps.auth.account(named);
     // Another partner's account, or one of no partner, is invisible to this one.
@@ -111,14 +131,23 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
   if (!hasFeature(plan, account.addons, 'api_access')) {
     throw new ApiError('PLAN_UPGRADE_REQUIRED', FEATURE_PLANS.api_access);
   }
-  await applyRateLimit(deps, reply, `account:${account.id}`, plan.ratePerSecond);
+  const quotaLimit = monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride);
+  await applyRateLimit(deps, reply, `account:${account.id}`, plan.ratePerSecond, async () => {
+    // A refused call is not counted, but its reply still shows where the month stands (API.md:
+    // every authenticated response carries the quota headers). Best effort: the 429 matters more.
+    if (quotaLimit === null) return;
+    const used = await monthCalls(deps.sql, account.id, now).catch(() => null);
+    if (used !== null) quotaHeaders(reply, quotaLimit, used);
+  });
 
-  const quota = await countCall(deps.sql, account.id, monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride), now);
-  if (quota.limit !== null) {
-    reply.header('x-quota-limit', String(quota.limit));
-    reply.header('x-quota-remaining', String(Math.max(0, quota.limit - quota.used)));
+  const quota = await countCall(deps.sql, account.id, quotaLimit, now);
+  if (quota.limit !== null) quotaHeaders(reply, quota.limit, quota.used);
+  if (!quota.allowed) {
+    // The quota renews when the next calendar month (UTC) begins; every 429 carries Retry-After.
+    throw new ApiError('QUOTA_EXCEEDED', undefined, {
+      headers: { 'retry-after': String(secondsUntilNextPeriod(now)) },
+    });
   }
-  if (!quota.allowed) throw new ApiError('QUOTA_EXCEEDED');
 
   const feature = request.routeOptions.config.feature;
   if (feature && !hasFeature(plan, account.addons, feature)) {

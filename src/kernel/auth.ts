@@ -83,7 +83,8 @@ export class Authenticator {
     if (!parseKey(this.#keyPrefix, keyText)) throw new ApiError('INVALID_API_KEY');
     const hash = hashSecret(keyText);
     const key = await this.#keys.get(hash, () => this.#loadKey(hash));
-    if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) throw new ApiError('INVALID_API_KEY');
+    if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now))
+      throw new ApiError('INVALID_API_KEY');
     this.#noteUse(key, now);
     return key;
   }

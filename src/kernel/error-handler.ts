@@ -26,7 +26,8 @@ function fieldOf(issue: AjvIssue): string {
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
   const leaf =
-    (issue.params.missingProperty as string | undefined) ?? (issue.params.additionalProperty as string | undefined);
+    (issue.params.missingProperty as string | undefined) ??
+    (issue.params.additionalProperty as string | undefined);
   if (leaf) return path ? `${path}.${leaf}` : leaf;
   return path;
 }
@@ -34,7 +35,8 @@ function fieldOf(issue: AjvIssue): string {
 function issueOf(issue: AjvIssue): string {
   if (issue.keyword === 'required') return 'is required';
   if (issue.keyword === 'additionalProperties') return 'is not a known field';
-  if (issue.keyword === 'enum') return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
+  if (issue.keyword === 'enum')
+    return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
   return issue.message ?? 'is invalid';
 }
 

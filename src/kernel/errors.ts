@@ -12,12 +12,19 @@ export const ERROR_CATALOGUE = {
   RESOURCE_NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
   CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
   ALREADY_BOOTSTRAPPED: { status: 409, message: 'This installation has already been bootstrapped.' },
-  IDEMPOTENCY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
+  IDEMPOTENCY_IN_PROGRESS: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still in progress.',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as JSON with Content-Type: application/json.' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'Send the body as JSON with Content-Type: application/json.',
+  },
   CSW_VIOLATION: {
     status: 422,
-    message: 'Free-form messages may only be sent within 24 hours of the last inbound message; use a template.',
+    message:
+      'Free-form messages may only be sent within 24 hours of the last inbound message; use a template.',
   },
   TEMPLATE_NOT_APPROVED: { status: 422, message: 'The template is not approved.' },
   IDEMPOTENCY_KEY_REUSED: {
@@ -43,7 +50,11 @@ export class ApiError extends Error {
   readonly details?: unknown;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message?: string, options: { details?: unknown; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: { details?: unknown; headers?: Record<string, string> } = {},
+  ) {
     super(message ?? ERROR_CATALOGUE[code].message);
     this.name = 'ApiError';
     this.code = code;

@@ -66,11 +66,31 @@ export function usagePeriod(now: Date): string {
   return now.toISOString().slice(0, 7);
 }
 
+/** Whole seconds until the next calendar month (UTC) begins, when a used-up quota renews. */
+export function secondsUntilNextPeriod(now: Date): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
+
+/** The calls counted in the account's current month. */
+export async function monthCalls(sql: Sql, accountId: string, now: Date): Promise<number> {
+  const { rows } = await sql.query<{ calls: number }>(
+    'SELECT calls FROM api_usage_monthly WHERE account_id = $1 AND period = $2',
+    [accountId, usagePeriod(now)],
+  );
+  return rows[0]?.calls ?? 0;
+}
+
 /**
  * Counts one call against the account's month, unless that would pass `limit`. The check and the
  * count are one statement, so concurrent calls can never take the count past the limit.
  */
-export async function countCall(sql: Sql, accountId: string, limit: number | null, now: Date): Promise<QuotaDecision> {
+export async function countCall(
+  sql: Sql,
+  accountId: string,
+  limit: number | null,
+  now: Date,
+): Promise<QuotaDecision> {
   const { rows } = await sql.query<{ calls: number }>(
     `WITH month AS (
        INSERT INTO api_usage_monthly AS m (account_id, period, calls) VALUES ($1, $2, 1)

@@ -1,7 +1,7 @@
 // Prometheus metrics at /metrics. Each app has its own registry, so several apps in one process
 // (tests) never share or clash over counters.
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();

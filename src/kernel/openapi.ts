@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
+import type { RouteInfo } from '../app-context.ts';
 import type { Config } from '../config.ts';
 import type { Access } from './access.ts';
 import type { ErrorCode } from './errors.ts';
@@ -32,18 +33,22 @@ const BY_ACCESS: Record<Access, ErrorCode[]> = {
   ],
 };
 
-const SECURITY: Record<Access, Record<string, string[]>[] | undefined> = {
-  public: undefined,
+const SECURITY: Record<Access, Record<string, string[]>[]> = {
+  public: [],
   bootstrap: [{ BootstrapToken: [] }],
   partner: [{ PartnerKey: [] }],
   account: [{ ApiKey: [] }, { PartnerKey: [] }],
 };
 
-function completeRoute(route: RouteOptions): void {
-  const schema = (route.schema ??= {}) as Record<string, unknown>;
-  if (schema.hide) return;
+function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
+  route.schema ??= {};
+  const schema = route.schema as Record<string, unknown>;
   const access = route.config?.access ?? 'public';
   const methods = Array.isArray(route.method) ? route.method : [route.method];
+  for (const method of methods) {
+    if (method !== 'HEAD') table.push({ method, url: route.url, access, documented: !schema.hide });
+  }
+  if (schema.hide) return;
   const hasBody = methods.some((m) => ['POST', 'PUT', 'PATCH'].includes(m));
   const hasInput = Boolean(schema.querystring || schema.params);
   const codes = [
@@ -54,17 +59,23 @@ function completeRoute(route: RouteOptions): void {
   ];
   const own = route.config?.errors ?? [];
   schema.response = { ...((schema.response as object) ?? {}), ...errorResponses([...own, ...codes]) };
-  if (SECURITY[access]) schema.security = SECURITY[access];
+  schema.security = SECURITY[access];
   if (access === 'account' && !schema.headers) {
     schema.headers = Type.Object({
       'x-account-id': Type.Optional(
-        Type.String({ description: 'The account to act on: required with a partner key, optional otherwise.' }),
+        Type.String({
+          description: 'The account to act on: required with a partner key, optional otherwise.',
+        }),
       ),
     });
   }
 }
 
-export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+export async function installOpenApi(
+  app: FastifyInstance,
+  config: Config,
+  table: RouteInfo[],
+): Promise<void> {
   app.addSchema(ErrorBody);
   await app.register(swagger, {
     openapi: {
@@ -81,7 +92,12 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
       servers: [{ url: config.publicBaseUrl }],
       components: {
         securitySchemes: {
-          ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'tdg_live_… or tdg_test_…' },
+          ApiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Api-Key',
+            description: 'tdg_live_… or tdg_test_…',
+          },
           PartnerKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'tdg_partner_…' },
           BootstrapToken: { type: 'http', scheme: 'bearer', description: 'The one-time bootstrap token.' },
         },
@@ -96,7 +112,7 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
     },
   });
-  app.addHook('onRoute', completeRoute);
+  app.addHook('onRoute', (route) => completeRoute(route, table));
   await app.register(scalar, {
     routePrefix: '/docs',
     configuration: { url: OPENAPI_PATH, title: 'Tidings API' },

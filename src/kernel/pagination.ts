@@ -5,14 +5,20 @@ import { Type } from 'typebox';
 import { invalid } from './errors.ts';
 
 export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size (1–100).' })),
-  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The `nextCursor` of the previous page.' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size (1–100).' }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 200, description: 'The `nextCursor` of the previous page.' }),
+  ),
 };
 
 export function listOf<T extends Parameters<typeof Type.Array>[0]>(item: T) {
   return Type.Object({
     data: Type.Array(item),
-    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page.' }),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` for the next page.',
+    }),
   });
 }
 
@@ -31,7 +37,10 @@ export function readPage(query: { limit?: number; cursor?: string }): Page {
 }
 
 /** Cuts one extra fetched row off and turns it into the next cursor. */
-export function pageOf<T extends { id: string }>(rows: T[], page: Page): { data: T[]; nextCursor: string | null } {
+export function pageOf<T extends { id: string }>(
+  rows: T[],
+  page: Page,
+): { data: T[]; nextCursor: string | null } {
   const hasMore = rows.length > page.limit;
   const data = hasMore ? rows.slice(0, page.limit) : rows;
   const last = data.at(-1);

@@ -16,8 +16,24 @@ export interface Plan {
 }
 
 export const PLANS: readonly Plan[] = [
-  { code: 'free', name: 'Free', apiAccess: 'none', monthlyQuota: 0, ratePerSecond: 0, maxKeys: 0, features: [] },
-  { code: 'starter', name: 'Starter', apiAccess: 'none', monthlyQuota: 0, ratePerSecond: 0, maxKeys: 0, features: [] },
+  {
+    code: 'free',
+    name: 'Free',
+    apiAccess: 'none',
+    monthlyQuota: 0,
+    ratePerSecond: 0,
+    maxKeys: 0,
+    features: [],
+  },
+  {
+    code: 'starter',
+    name: 'Starter',
+    apiAccess: 'none',
+    monthlyQuota: 0,
+    ratePerSecond: 0,
+    maxKeys: 0,
+    features: [],
+  },
   {
     code: 'pro',
     name: 'Pro',

@@ -7,13 +7,19 @@ import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
 export const ErrorBody = Type.Object(
   {
     error: Type.Object({
-      code: Type.String({ enum: Object.keys(ERROR_CATALOGUE), description: 'Stable, machine-readable code.' }),
+      code: Type.String({
+        enum: Object.keys(ERROR_CATALOGUE),
+        description: 'Stable, machine-readable code.',
+      }),
       message: Type.String({ description: 'What went wrong, for humans.' }),
       docs: Type.String({ format: 'uri', description: 'The documentation of this code.' }),
       details: Type.Optional(
-        Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }, { additionalProperties: true }), {
-          description: 'For validation failures: each failing field.',
-        }),
+        Type.Array(
+          Type.Object({ field: Type.String(), issue: Type.String() }, { additionalProperties: true }),
+          {
+            description: 'For validation failures: each failing field.',
+          },
+        ),
       ),
       requestId: Type.String({ description: 'Quote it when asking for support.' }),
     }),

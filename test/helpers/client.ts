@@ -22,6 +22,9 @@ export interface Reply<T = any> {
   raw: LightMyRequestResponse;
 }
 
+// Paths outside the API prefix; any other path is relative to /api/v1/public.
+const ROOT_PATHS = /^\/(api|docs|healthz|readyz|metrics|slow)\b/;
+
 export async function call<T = any>(
   app: App,
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
@@ -34,10 +37,15 @@ export async function call<T = any>(
   if (options.body !== undefined) headers['content-type'] ??= 'application/json';
   const raw = await app.inject({
     method,
-    url: path.startsWith('/api/') || path.startsWith('/docs') || !path.startsWith('/') ? path : `${API_PREFIX}${path}`,
+    url: ROOT_PATHS.test(path) ? path : `${API_PREFIX}${path}`,
     headers,
     query: options.query,
-    payload: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+    payload:
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body),
   });
   let body: unknown = raw.body;
   if ((raw.headers['content-type'] ?? '').toString().includes('json') && raw.body) body = raw.json();
@@ -51,7 +59,9 @@ export interface Partner {
 
 /** Bootstraps the installation (once per database) and returns its partner and first key. */
 export async function bootstrapPartner(app: App): Promise<Partner> {
-  const res = await call(app, 'POST', '/partner/bootstrap', { headers: { authorization: `Bearer ${BOOTSTRAP_TOKEN}` } });
+  const res = await call(app, 'POST', '/partner/bootstrap', {
+    headers: { authorization: `Bearer ${BOOTSTRAP_TOKEN}` },
+  });
   if (res.status !== 201) throw new Error(`bootstrap failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { partnerId: res.body.partnerId, partnerKey: res.body.apiKey };
 }
@@ -83,7 +93,12 @@ export async function provision(app: App, partnerKey: string, overrides: Record<
   return res.body as { accountId: string; status: string; planCode: string };
 }
 
-export async function createAccountKey(app: App, partnerKey: string, accountId: string, body: Record<string, unknown> = {}) {
+export async function createAccountKey(
+  app: App,
+  partnerKey: string,
+  accountId: string,
+  body: Record<string, unknown> = {},
+) {
   const res = await call(app, 'POST', `/partner/accounts/${accountId}/keys`, {
     key: partnerKey,
     body: { name: 'test', scope: 'live', ...body },

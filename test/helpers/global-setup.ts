@@ -3,13 +3,13 @@
 // database that CREATE DATABASE … TEMPLATE copies.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLITE_PARSERS, openPostgres, pgliteDatabase } from '../../src/kernel/db.ts';
+import type { Database } from '../../src/kernel/db.ts';
+import { openPostgres, PGLITE_PARSERS, pgliteDatabase } from '../../src/kernel/db.ts';
 import { Jobs } from '../../src/kernel/jobs.ts';
 import { migrate } from '../../src/kernel/migrate.ts';
-import type { Database } from '../../src/kernel/db.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

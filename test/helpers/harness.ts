@@ -3,8 +3,8 @@
 // app.inject. PostgreSQL when TEST_DATABASE_URL is set, PGlite otherwise.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { inject } from 'vitest';
 import { type App, buildApp } from '../../src/app.ts';
 import { type Config, makeConfig } from '../../src/config.ts';

@@ -35,7 +35,15 @@ export async function insertAccount(sql: Sql, input: NewAccount): Promise<Accoun
   const { rows } = await sql.query<AccountRow>(
     `INSERT INTO accounts (id, partner_id, name, country_code, plan_code, addons, external_ref)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-    [newId('account'), input.partnerId, input.name, input.countryCode, input.planCode, input.addons, input.externalRef],
+    [
+      newId('account'),
+      input.partnerId,
+      input.name,
+      input.countryCode,
+      input.planCode,
+      input.addons,
+      input.externalRef,
+    ],
   );
   return rows[0];
 }

@@ -1,9 +1,9 @@
 // GET /account and GET /account/usage: an account reads its own plan, limits and usage.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { usagePeriod } from '../../kernel/limits.ts';
-import type { AppContext } from '../../app-context.ts';
 import { findAccount } from './repo.ts';
 import { AccountSelf, toAccountSelf, UsageQuery, UsageReportSchema } from './schemas.ts';
 import { monthCalls, usageBetween } from './usage.ts';

@@ -1,9 +1,9 @@
 // How accounts look on the wire: the partner's view of a sub-account, and an account's own view
 // of itself (GET /account).
 import { Type } from 'typebox';
+import { money } from '../../kernel/money.ts';
 import { ADDONS, type Addon, featuresOf, monthlyQuotaOf, PLAN_CODES, planOf } from '../../kernel/plans.ts';
 import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
-import { money } from '../../kernel/money.ts';
 import type { AccountRow } from './repo.ts';
 
 export const AccountStatusSchema = Type.Union(
@@ -70,7 +70,9 @@ export const AccountSelf = Type.Object(
       remaining: nullable(Type.Integer()),
     }),
     channel: Type.Object({ provider: Type.String({ description: 'sandbox | whatsapp_cloud' }) }),
-    keyScope: Type.String({ description: 'The scope of the key that made this call: live, sandbox or partner.' }),
+    keyScope: Type.String({
+      description: 'The scope of the key that made this call: live, sandbox or partner.',
+    }),
     createdAt: Timestamp,
   },
   { title: 'Account' },
@@ -116,8 +118,12 @@ export const UsageReportSchema = Type.Object(
 
 export const UsageQuery = Type.Object(
   {
-    from: Type.Optional(Type.String({ format: 'date', description: 'First day (UTC), default: the 1st of this month.' })),
-    to: Type.Optional(Type.String({ format: 'date', description: 'Last day (UTC), inclusive; default: today.' })),
+    from: Type.Optional(
+      Type.String({ format: 'date', description: 'First day (UTC), default: the 1st of this month.' }),
+    ),
+    to: Type.Optional(
+      Type.String({ format: 'date', description: 'Last day (UTC), inclusive; default: today.' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -2,15 +2,8 @@
 // reports. Counting itself happens in kernel/limits.ts as each call is admitted.
 import type { Sql } from '../../kernel/db.ts';
 import { invalid } from '../../kernel/errors.ts';
-import { usagePeriod } from '../../kernel/limits.ts';
 
-export async function monthCalls(sql: Sql, accountId: string, now: Date): Promise<number> {
-  const { rows } = await sql.query<{ calls: number }>(
-    'SELECT calls FROM api_usage_monthly WHERE account_id = $1 AND period = $2',
-    [accountId, usagePeriod(now)],
-  );
-  return rows[0]?.calls ?? 0;
-}
+export { monthCalls } from '../../kernel/limits.ts';
 
 export interface UsageReport {
   from: string;
@@ -32,7 +25,8 @@ export async function usageBetween(
   const from = range.from ?? `${today.slice(0, 7)}-01`;
   const to = range.to ?? today;
   if (from > to) throw invalid('from', 'must not be after to');
-  if ((Date.parse(to) - Date.parse(from)) / DAY_MS > 366) throw invalid('to', 'must be at most 366 days after from');
+  if ((Date.parse(to) - Date.parse(from)) / DAY_MS > 366)
+    throw invalid('to', 'must be at most 366 days after from');
   const { rows } = await sql.query<{ day: string; calls: number }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, calls FROM api_usage_daily
       WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day`,

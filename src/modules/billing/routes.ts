@@ -6,7 +6,13 @@ import { accountOf } from '../../kernel/access.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/pagination.ts';
 import { findAccount } from '../accounts/repo.ts';
-import { toTransaction, toWallet, TransactionTypeSchema, WalletSchema, WalletTransactionSchema } from './schemas.ts';
+import {
+  TransactionTypeSchema,
+  toTransaction,
+  toWallet,
+  WalletSchema,
+  WalletTransactionSchema,
+} from './schemas.ts';
 import { listTransactions } from './wallet.ts';
 
 export function walletRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -37,13 +43,18 @@ export function walletRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ['account'],
           operationId: 'listWalletTransactions',
           summary: 'Wallet transactions, newest first',
-          querystring: Type.Object({ ...PageQuery, type: Type.Optional(TransactionTypeSchema) }, { additionalProperties: false }),
+          querystring: Type.Object(
+            { ...PageQuery, type: Type.Optional(TransactionTypeSchema) },
+            { additionalProperties: false },
+          ),
           response: { 200: listOf(WalletTransactionSchema) },
         },
       },
       async (request) => {
         const page = readPage(request.query);
-        const rows = await listTransactions(ctx.db, accountOf(request).id, page, { type: request.query.type });
+        const rows = await listTransactions(ctx.db, accountOf(request).id, page, {
+          type: request.query.type,
+        });
         const result = pageOf(rows, page);
         return { data: result.data.map(toTransaction), nextCursor: result.nextCursor };
       },

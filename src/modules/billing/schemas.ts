@@ -6,7 +6,10 @@ import type { WalletTransactionRow } from './wallet.ts';
 
 export const TransactionTypeSchema = Type.Union(
   [Type.Literal('credit'), Type.Literal('debit'), Type.Literal('refund'), Type.Literal('adjustment')],
-  { description: 'credit: money added; debit: a charge; refund: a charge given back; adjustment: a correction.' },
+  {
+    description:
+      'credit: money added; debit: a charge; refund: a charge given back; adjustment: a correction.',
+  },
 );
 
 export const WalletSchema = Type.Object(
@@ -29,9 +32,14 @@ export const WalletTransactionSchema = Type.Object(
 
 export const CreditBody = Type.Object(
   {
-    amount: Type.String({ description: 'Decimal string, up to 6 decimals, e.g. "25.00".', examples: ['25.00'] }),
+    amount: Type.String({
+      description: 'Decimal string, up to 6 decimals, e.g. "25.00".',
+      examples: ['25.00'],
+    }),
     currency: Type.Optional(Type.String({ description: "Must be the account's currency (USD)." })),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Your reference, e.g. an invoice.' })),
+    reference: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Your reference, e.g. an invoice.' }),
+    ),
     description: Type.Optional(Type.String({ maxLength: 500 })),
   },
   { additionalProperties: false },

@@ -31,7 +31,15 @@ export interface WalletChange {
  * Applies a change to the balance and records it. Returns null, changing nothing, when the balance
  * would go negative: the caller decides whether that is a 402 or a bug.
  */
-export async function changeBalance(tx: Tx, accountId: string, change: WalletChange): Promise<WalletTransactionRow | null> {
+export async function changeBalance(
+  tx: Tx,
+  accountId: string,
+  change: WalletChange,
+): Promise<WalletTransactionRow | null> {
+  // Take the account's row lock before making the transaction id: ids are time-ordered, so an id
+  // made while waiting for a concurrent change could sort before that change, and the newest-first
+  // list would show balances out of the order they were applied.
+  await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   const { rows } = await tx.query<WalletTransactionRow>(
     `WITH moved AS (
        UPDATE accounts SET wallet_balance_micros = wallet_balance_micros + $2, updated_at = now()
@@ -42,7 +50,14 @@ export async function changeBalance(tx: Tx, accountId: string, change: WalletCha
        (id, account_id, type, amount_micros, balance_after_micros, currency, reference, description)
      SELECT $3, $1, $4, $2, wallet_balance_micros, currency, $5, $6 FROM moved
      RETURNING *`,
-    [accountId, change.amountMicros, newId('walletTransaction'), change.type, change.reference ?? null, change.description ?? null],
+    [
+      accountId,
+      change.amountMicros,
+      newId('walletTransaction'),
+      change.type,
+      change.reference ?? null,
+      change.description ?? null,
+    ],
   );
   return rows[0] ?? null;
 }

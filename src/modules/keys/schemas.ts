@@ -33,7 +33,9 @@ export const CreatedApiKey = Type.Object(
 
 const keyName = Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for.' });
 const expiresAt = Type.Optional(
-  Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the key stops working.' }),
+  Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the key stops working.',
+  }),
 );
 
 export const CreateAccountKeyBody = Type.Object(

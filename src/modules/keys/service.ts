@@ -30,10 +30,13 @@ export interface NewKey {
   expiresAt?: string | null;
 }
 
-const COLUMNS = 'id, partner_id, account_id, scope, name, last_four, created_at, expires_at, revoked_at, last_used_at';
+const COLUMNS =
+  'id, partner_id, account_id, scope, name, last_four, created_at, expires_at, revoked_at, last_used_at';
 
 function ownerClause(owner: KeyOwner): [string, string] {
-  return 'partnerId' in owner ? ["partner_id = $1 AND scope = 'partner'", owner.partnerId] : ['account_id = $1', owner.accountId];
+  return 'partnerId' in owner
+    ? ["partner_id = $1 AND scope = 'partner'", owner.partnerId]
+    : ['account_id = $1', owner.accountId];
 }
 
 function checkExpiry(expiresAt: string | null | undefined, now: Date): Date | null {

@@ -37,7 +37,9 @@ export function opsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         try {
           await ctx.db.query('SELECT 1');
         } catch {
-          throw new ApiError('SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': '5' } });
+          throw new ApiError('SERVICE_UNAVAILABLE', 'The database is unreachable.', {
+            headers: { 'retry-after': '5' },
+          });
         }
         return { status: 'ready' };
       },

@@ -1,12 +1,20 @@
 // Partner provisioning: a partner creates, reads, changes, suspends, reactivates and closes its
 // client sub-accounts, and credits their wallets. Every function takes the partner id and answers
 // 404 for an account of anyone else.
+
+import { isCountryCode } from '../../kernel/countries.ts';
 import type { Sql, Tx } from '../../kernel/db.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
-import { isCountryCode } from '../../kernel/countries.ts';
 import { parseAmount } from '../../kernel/money.ts';
-import { type AccountChanges, type AccountRow, type AccountStatus, findAccount, insertAccount, updateAccount } from '../accounts/repo.ts';
+import {
+  type AccountChanges,
+  type AccountRow,
+  type AccountStatus,
+  findAccount,
+  insertAccount,
+  updateAccount,
+} from '../accounts/repo.ts';
 import { changeBalance } from '../billing/wallet.ts';
 
 export interface ProvisionInput {
@@ -19,7 +27,8 @@ export interface ProvisionInput {
 
 function checkCountry(code: string): string {
   const upper = code.toUpperCase();
-  if (!isCountryCode(upper)) throw invalid('countryCode', 'must be an ISO 3166-1 alpha-2 country code, like "US"');
+  if (!isCountryCode(upper))
+    throw invalid('countryCode', 'must be an ISO 3166-1 alpha-2 country code, like "US"');
   return upper;
 }
 
@@ -38,7 +47,12 @@ async function withUniqueRef<T>(work: () => Promise<T>, externalRef: string | nu
 
 // A duplicate externalRef inside a transaction would abort it on PostgreSQL; checking first gives
 // the clear 409 in the common case, and the unique index still decides races.
-async function refTaken(sql: Sql, partnerId: string | null, externalRef: string, exceptId?: string): Promise<boolean> {
+async function refTaken(
+  sql: Sql,
+  partnerId: string | null,
+  externalRef: string,
+  exceptId?: string,
+): Promise<boolean> {
   const { rows } = await sql.query(
     `SELECT 1 FROM accounts WHERE coalesce(partner_id, '') = coalesce($1, '') AND external_ref = $2
        AND ($3::text IS NULL OR id <> $3)`,
@@ -47,7 +61,11 @@ async function refTaken(sql: Sql, partnerId: string | null, externalRef: string,
   return rows.length > 0;
 }
 
-export async function provisionAccount(sql: Sql, partnerId: string | null, input: ProvisionInput): Promise<AccountRow> {
+export async function provisionAccount(
+  sql: Sql,
+  partnerId: string | null,
+  input: ProvisionInput,
+): Promise<AccountRow> {
   const countryCode = checkCountry(input.countryCode);
   const externalRef = input.externalRef ?? null;
   if (externalRef && (await refTaken(sql, partnerId, externalRef))) {

@@ -58,7 +58,11 @@ function tokenMatches(given: string, config: Config, row: InstallationRow): bool
 /** Creates the partner and its first key, once. */
 export async function bootstrap(db: Database, config: Config, authorization: string | undefined, now: Date) {
   const given = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
-  if (!given) throw new ApiError('INVALID_BOOTSTRAP_TOKEN', 'Send the bootstrap token as Authorization: Bearer <token>.');
+  if (!given)
+    throw new ApiError(
+      'INVALID_BOOTSTRAP_TOKEN',
+      'Send the bootstrap token as Authorization: Bearer <token>.',
+    );
   return db.transaction(async (tx) => {
     const row = await installation(tx, true);
     if (!tokenMatches(given, config, row)) throw new ApiError('INVALID_BOOTSTRAP_TOKEN');

@@ -9,7 +9,14 @@ import { listAccounts } from '../accounts/repo.ts';
 import { PartnerAccount, toPartnerAccount, UsageQuery, UsageReportSchema } from '../accounts/schemas.ts';
 import { usageBetween } from '../accounts/usage.ts';
 import { CreditBody, toTransaction, WalletTransactionSchema } from '../billing/schemas.ts';
-import { ApiKeyInfo, CreateAccountKeyBody, CreatedApiKey, CreatePartnerKeyBody, toCreatedKey, toKeyInfo } from '../keys/schemas.ts';
+import {
+  ApiKeyInfo,
+  CreateAccountKeyBody,
+  CreatedApiKey,
+  CreatePartnerKeyBody,
+  toCreatedKey,
+  toKeyInfo,
+} from '../keys/schemas.ts';
 import { createKey, listKeys, revokeKey } from '../keys/service.ts';
 import {
   changePartnerAccount,
@@ -69,7 +76,12 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const { row, apiKey } = await ctx.db.transaction((tx) =>
-          createKey(tx, { partnerId: partnerOf(request) }, { ...request.body, scope: 'partner' }, keyOptions()),
+          createKey(
+            tx,
+            { partnerId: partnerOf(request) },
+            { ...request.body, scope: 'partner' },
+            keyOptions(),
+          ),
         );
         reply.status(201);
         return toCreatedKey(row, apiKey);
@@ -118,7 +130,8 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             [partnerId, request.params.keyId, ctx.now()],
           );
           await revokeKey(tx, { partnerId }, request.params.keyId, ctx.now());
-          if (rows[0].n === 0) throw conflict('This is the last active partner key; create another one first.');
+          if (rows[0].n === 0)
+            throw conflict('This is the last active partner key; create another one first.');
         });
         ctx.auth.forgetKeys();
         reply.status(204);
@@ -177,7 +190,8 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: PartnerAccount },
         },
       },
-      async (request) => toPartnerAccount(await getPartnerAccount(ctx.db, partnerOf(request), request.params.accountId)),
+      async (request) =>
+        toPartnerAccount(await getPartnerAccount(ctx.db, partnerOf(request), request.params.accountId)),
     );
 
     app.patch(
@@ -202,7 +216,12 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
     );
 
-    const statusRoute = (path: string, operationId: string, summary: string, to: 'ACTIVE' | 'SUSPENDED' | 'CLOSED') =>
+    const statusRoute = (
+      path: string,
+      operationId: string,
+      summary: string,
+      to: 'ACTIVE' | 'SUSPENDED' | 'CLOSED',
+    ) =>
       ({
         path,
         operationId,
@@ -215,16 +234,33 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       }) as const;
 
     for (const route of [
-      statusRoute('/partner/accounts/:accountId/suspend', 'suspendAccount', 'Suspend a sub-account (its keys get 403)', 'SUSPENDED'),
-      statusRoute('/partner/accounts/:accountId/reactivate', 'reactivateAccount', 'Reactivate a suspended sub-account', 'ACTIVE'),
+      statusRoute(
+        '/partner/accounts/:accountId/suspend',
+        'suspendAccount',
+        'Suspend a sub-account (its keys get 403)',
+        'SUSPENDED',
+      ),
+      statusRoute(
+        '/partner/accounts/:accountId/reactivate',
+        'reactivateAccount',
+        'Reactivate a suspended sub-account',
+        'ACTIVE',
+      ),
     ]) {
       app.post(
         route.path,
         {
           config: { ...partner, errors: ['RESOURCE_NOT_FOUND', 'CONFLICT'] },
-          schema: { tags, operationId: route.operationId, summary: route.summary, params: AccountIdParams, response: { 200: PartnerAccount } },
+          schema: {
+            tags,
+            operationId: route.operationId,
+            summary: route.summary,
+            params: AccountIdParams,
+            response: { 200: PartnerAccount },
+          },
         },
-        async (request) => toPartnerAccount(await route.handler(request.params.accountId, partnerOf(request))),
+        async (request) =>
+          toPartnerAccount(await route.handler(request.params.accountId, partnerOf(request))),
       );
     }
 
@@ -266,7 +302,12 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const { accountId } = request.params;
         const { row, apiKey } = await ctx.db.transaction(async (tx) => {
           await getPartnerAccount(tx, partnerId, accountId);
-          return createKey(tx, { accountId }, { ...request.body, scope: request.body.scope ?? 'live' }, keyOptions());
+          return createKey(
+            tx,
+            { accountId },
+            { ...request.body, scope: request.body.scope ?? 'live' },
+            keyOptions(),
+          );
         });
         reply.status(201);
         return toCreatedKey(row, apiKey);

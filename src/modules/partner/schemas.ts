@@ -2,7 +2,11 @@
 import { Type } from 'typebox';
 import { AccountStatusSchema, AddonsSchema, PlanCodeSchema } from '../accounts/schemas.ts';
 
-const accountName = Type.String({ minLength: 1, maxLength: 200, description: 'Display name of the client account.' });
+const accountName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Display name of the client account.',
+});
 const externalRef = Type.String({
   minLength: 1,
   maxLength: 200,

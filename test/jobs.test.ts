@@ -1,0 +1,85 @@
+// The job queue shares the caller's transaction: a job exists exactly when its change commits.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Jobs } from '../src/kernel/jobs.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/harness.ts';
+
+let tdb: TestDatabase;
+let jobs: Jobs;
+const received: string[] = [];
+
+async function waitFor(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  await tdb.db.exec('CREATE TABLE notes (id text PRIMARY KEY)');
+  jobs = new Jobs(tdb.db);
+  jobs.define<{ note: string }>({
+    name: 'test.note',
+    handle: async ({ note }) => {
+      received.push(note);
+    },
+  });
+  jobs.define<{ ms: number }>({
+    name: 'test.slow',
+    handle: async ({ ms }) => {
+      received.push('slow-started');
+      await new Promise((r) => setTimeout(r, ms));
+      received.push('slow-done');
+    },
+  });
+  await jobs.start();
+  await jobs.runWorkers();
+});
+
+afterAll(async () => {
+  await jobs.stop(2000);
+  await tdb.drop();
+});
+
+describe('enqueue in the caller transaction', () => {
+  it('delivers the job of a committed transaction, with the row it goes with', async () => {
+    await tdb.db.transaction(async (tx) => {
+      await tx.query('INSERT INTO notes (id) VALUES ($1)', ['committed']);
+      await jobs.enqueue(tx, 'test.note', { note: 'committed' });
+    });
+    await waitFor(() => received.includes('committed'));
+    const { rows } = await tdb.db.query('SELECT id FROM notes WHERE id = $1', ['committed']);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('never delivers the job of a rolled-back transaction, nor keeps its row', async () => {
+    await expect(
+      tdb.db.transaction(async (tx) => {
+        await tx.query('INSERT INTO notes (id) VALUES ($1)', ['rolled-back']);
+        await jobs.enqueue(tx, 'test.note', { note: 'rolled-back' });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    // A job enqueued after it is delivered; by then the rolled-back one would have been too.
+    await jobs.enqueue(tdb.db, 'test.note', { note: 'marker' });
+    await waitFor(() => received.includes('marker'));
+    expect(received).not.toContain('rolled-back');
+    const { rows } = await tdb.db.query('SELECT id FROM notes WHERE id = $1', ['rolled-back']);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('refuses a job of an undefined queue', async () => {
+    await expect(jobs.enqueue(tdb.db, 'test.unknown', {})).rejects.toThrow('unknown job');
+  });
+});
+
+// Last in the file: it stops the queue (afterAll's stop is then a no-op).
+describe('graceful stop', () => {
+  it('waits for a job in progress to finish', async () => {
+    await jobs.enqueue(tdb.db, 'test.slow', { ms: 1500 });
+    await waitFor(() => received.includes('slow-started'));
+    await jobs.stop(10_000);
+    expect(received).toContain('slow-done');
+  });
+});
