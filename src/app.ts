@@ -31,6 +31,8 @@ export interface AppDeps {
   /** Redis for rate-limit counters shared between processes; null → in-process counters. */
   redis?: Redis | null;
   now?: () => Date;
+  /** Where JSON log lines go (standard output when not given). */
+  logStream?: { write(line: string): void };
   /** Collect process-wide metrics (CPU, memory); off in tests that build many apps. */
   processMetrics?: boolean;
 }
@@ -51,6 +53,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     logger: {
       level: config.logLevel,
       redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,

@@ -1,21 +1,9 @@
 // The OpenAPI document: generated from the routes, complete, and served with a docs UI.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../src/app.ts';
+import { describe, expect, it } from 'vitest';
 import { call } from './helpers/client.ts';
-import { createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
+import { useTestApp } from './helpers/setup.ts';
 
-let tdb: TestDatabase;
-let app: App;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  app = await createTestApp(tdb.db);
-});
-
-afterAll(async () => {
-  await app.close();
-  await tdb.drop();
-});
+const env = useTestApp({ bootstrap: false });
 
 interface Operation {
   operationId?: string;
@@ -25,7 +13,7 @@ interface Operation {
 }
 
 async function document() {
-  const res = await call(app, 'GET', '/api/v1/public/openapi.json');
+  const res = await call(env.app, 'GET', '/api/v1/public/openapi.json');
   expect(res.status).toBe(200);
   return res.body as { openapi: string; paths: Record<string, Record<string, Operation>>; components: any };
 }
@@ -41,7 +29,7 @@ describe('OpenAPI document', () => {
 
   it('documents every public API route, each with an operationId and its error responses', async () => {
     const doc = await document();
-    const apiRoutes = app.ctx.routes.filter((r) => r.url.startsWith('/api/v1/public/') && r.documented);
+    const apiRoutes = env.app.ctx.routes.filter((r) => r.url.startsWith('/api/v1/public/') && r.documented);
     expect(apiRoutes.length).toBeGreaterThan(15);
     for (const route of apiRoutes) {
       const path = route.url.replace(/:(\w+)/g, '{$1}');
@@ -74,9 +62,9 @@ describe('OpenAPI document', () => {
   });
 
   it('serves a docs UI at /docs', async () => {
-    const res = await call(app, 'GET', '/docs');
+    const res = await call(env.app, 'GET', '/docs');
     expect([200, 301, 302]).toContain(res.status);
-    const page = res.status !== 200 ? await call(app, 'GET', String(res.headers.location)) : res;
+    const page = res.status !== 200 ? await call(env.app, 'GET', String(res.headers.location)) : res;
     expect(page.status).toBe(200);
     expect(String(page.headers['content-type'])).toContain('text/html');
   });

@@ -1,32 +1,21 @@
 // Operations: liveness, readiness, metrics, and a graceful close that lets in-flight requests finish.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../src/app.ts';
+import { describe, expect, it } from 'vitest';
 import { openPglite } from '../src/kernel/db.ts';
 import { call } from './helpers/client.ts';
-import { createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
+import { createTestApp } from './helpers/harness.ts';
+import { useTestApp } from './helpers/setup.ts';
 
-let tdb: TestDatabase;
-let app: App;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  app = await createTestApp(tdb.db);
-});
-
-afterAll(async () => {
-  await app.close();
-  await tdb.drop();
-});
+const env = useTestApp({ bootstrap: false });
 
 describe('probes', () => {
   it('/healthz answers ok', async () => {
-    const res = await call(app, 'GET', '/healthz');
+    const res = await call(env.app, 'GET', '/healthz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok' });
   });
 
   it('/readyz answers ready while the database answers, 503 with Retry-After when it does not', async () => {
-    expect((await call(app, 'GET', '/readyz')).body).toEqual({ status: 'ready' });
+    expect((await call(env.app, 'GET', '/readyz')).body).toEqual({ status: 'ready' });
     const lost = await openPglite(null);
     const broken = await createTestApp(lost);
     await lost.close();
@@ -40,9 +29,9 @@ describe('probes', () => {
 
 describe('metrics', () => {
   it('counts requests and latencies by route pattern and status', async () => {
-    await call(app, 'GET', '/healthz');
-    await call(app, 'GET', '/api/v1/public/partner/accounts/acc_x');
-    const res = await call(app, 'GET', '/metrics');
+    await call(env.app, 'GET', '/healthz');
+    await call(env.app, 'GET', '/api/v1/public/partner/accounts/acc_x');
+    const res = await call(env.app, 'GET', '/metrics');
     expect(res.status).toBe(200);
     expect(String(res.headers['content-type'])).toContain('text/plain');
     expect(res.body).toMatch(
@@ -56,7 +45,7 @@ describe('metrics', () => {
 
 describe('graceful close', () => {
   it('finishes a request in flight, then stops accepting connections', async () => {
-    const slow = await createTestApp(tdb.db, {
+    const slow = await createTestApp(env.tdb.db, {
       beforeReady: (a) => {
         a.get('/slow', async () => {
           await new Promise((r) => setTimeout(r, 800));

@@ -1,30 +1,16 @@
 // Security checks run over EVERY registered route, so a route added later cannot forget them:
 // account routes refuse a missing key (401), a plan without API access (402), a suspended account
 // (403) and a partner key without X-Account-Id (400); partner routes refuse standard keys (403).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../src/app.ts';
-import { bootstrapPartner, call, type Partner, tenant } from './helpers/client.ts';
-import { createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
+import { describe, expect, it } from 'vitest';
+import { call, tenant } from './helpers/client.ts';
+import { useTestApp } from './helpers/setup.ts';
 
-let tdb: TestDatabase;
-let app: App;
-let partner: Partner;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  app = await createTestApp(tdb.db);
-  partner = await bootstrapPartner(app);
-});
-
-afterAll(async () => {
-  await app.close();
-  await tdb.drop();
-});
+const env = useTestApp();
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 function routesOf(access: string) {
-  const routes = app.ctx.routes.filter((r) => r.access === access);
+  const routes = env.app.ctx.routes.filter((r) => r.access === access);
   expect(routes.length).toBeGreaterThan(0);
   // Path parameters get well-formed ids of nothing: the checks below come before any lookup.
   return routes.map((r) => ({
@@ -36,7 +22,7 @@ function routesOf(access: string) {
 describe('every account route', () => {
   it('refuses a missing key with 401 INVALID_API_KEY', async () => {
     for (const r of routesOf('account')) {
-      const res = await call(app, r.method, r.path, {
+      const res = await call(env.app, r.method, r.path, {
         body: r.method === 'GET' || r.method === 'DELETE' ? undefined : {},
       });
       expect(res.status, `${r.method} ${r.path}`).toBe(401);
@@ -45,27 +31,30 @@ describe('every account route', () => {
   });
 
   it('refuses an account whose plan has no API access with 402', async () => {
-    const t = await tenant(app, partner.partnerKey, { planCode: 'business' });
-    const down = await call(app, 'PATCH', `/partner/accounts/${t.accountId}`, {
-      key: partner.partnerKey,
+    const t = await tenant(env.app, env.partner.partnerKey, { planCode: 'business' });
+    const down = await call(env.app, 'PATCH', `/partner/accounts/${t.accountId}`, {
+      key: env.partner.partnerKey,
       body: { planCode: 'starter' },
     });
     expect(down.status).toBe(200);
     for (const r of routesOf('account')) {
-      const res = await call(app, r.method, r.path, { key: t.apiKey });
+      const res = await call(env.app, r.method, r.path, { key: t.apiKey });
       expect(res.status, `${r.method} ${r.path}`).toBe(402);
       expect(res.body.error.code).toBe('PLAN_UPGRADE_REQUIRED');
     }
   });
 
   it('refuses a suspended account with 403 ACCOUNT_SUSPENDED', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     expect(
-      (await call(app, 'POST', `/partner/accounts/${t.accountId}/suspend`, { key: partner.partnerKey }))
-        .status,
+      (
+        await call(env.app, 'POST', `/partner/accounts/${t.accountId}/suspend`, {
+          key: env.partner.partnerKey,
+        })
+      ).status,
     ).toBe(200);
     for (const r of routesOf('account')) {
-      const res = await call(app, r.method, r.path, { key: t.apiKey });
+      const res = await call(env.app, r.method, r.path, { key: t.apiKey });
       expect(res.status, `${r.method} ${r.path}`).toBe(403);
       expect(res.body.error.code).toBe('ACCOUNT_SUSPENDED');
     }
@@ -73,7 +62,7 @@ describe('every account route', () => {
 
   it('refuses a partner key without X-Account-Id with 400', async () => {
     for (const r of routesOf('account')) {
-      const res = await call(app, r.method, r.path, { key: partner.partnerKey });
+      const res = await call(env.app, r.method, r.path, { key: env.partner.partnerKey });
       expect(res.status, `${r.method} ${r.path}`).toBe(400);
       expect(res.body.error.details).toEqual([
         { field: 'X-Account-Id', issue: 'is required with a partner key' },
@@ -84,12 +73,12 @@ describe('every account route', () => {
 
 describe('every partner route', () => {
   it('refuses a standard key with 403 FORBIDDEN and no key with 401', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     for (const r of routesOf('partner')) {
-      const res = await call(app, r.method, r.path, { key: t.apiKey });
+      const res = await call(env.app, r.method, r.path, { key: t.apiKey });
       expect(res.status, `${r.method} ${r.path}`).toBe(403);
       expect(res.body.error.code).toBe('FORBIDDEN');
-      const none = await call(app, r.method, r.path);
+      const none = await call(env.app, r.method, r.path);
       expect(none.status, `${r.method} ${r.path}`).toBe(401);
     }
   });

@@ -78,6 +78,8 @@ export interface TestAppOptions {
   config?: Partial<Config>;
   now?: () => Date;
   redis?: Redis | null;
+  /** Receives the JSON log lines (the config's level applies). */
+  logStream?: { write(line: string): void };
   /** Adds routes (test-only probes) before the app is sealed. */
   beforeReady?: (app: App) => void;
 }
@@ -87,6 +89,7 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}):
     db,
     now: options.now,
     redis: options.redis ?? null,
+    logStream: options.logStream,
     processMetrics: false,
   });
   options.beforeReady?.(app);
