@@ -50,9 +50,12 @@ class TtlCache<V> {
   async get(key: string, load: () => Promise<V>): Promise<V> {
     const hit = this.#entries.get(key);
     if (hit && hit.expiresAt > Date.now()) return hit.value;
+    // The entry's age counts from before the read: a read that saw the state just before a change
+    // committed must not outlive the change by more than the TTL.
+    const readAt = Date.now();
     const value = await load();
     if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
-    this.#entries.set(key, { value, expiresAt: Date.now() + this.#ttlMs });
+    this.#entries.set(key, { value, expiresAt: readAt + this.#ttlMs });
     return value;
   }
 
