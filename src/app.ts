@@ -20,6 +20,7 @@ import { installOpenApi } from './kernel/openapi.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
+import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
 
 export const API_PREFIX = '/api/v1/public';
@@ -121,6 +122,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(accountRoutes(ctx));
       await api.register(walletRoutes(ctx));
       await api.register(partnerRoutes(ctx));
+      await api.register(partnerAccountRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );
