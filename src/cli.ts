@@ -5,7 +5,7 @@ import { Command, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import type { Database } from './kernel/db.ts';
 import { ApiError } from './kernel/errors.ts';
-import { PLAN_CODES } from './kernel/plans.ts';
+import { ADDONS, PLAN_CODES } from './kernel/plans.ts';
 import { listAccounts } from './modules/accounts/repo.ts';
 import { createKey, revokeKey } from './modules/keys/service.ts';
 import { provisionAccount } from './modules/partner/accounts.ts';
@@ -136,7 +136,7 @@ accounts
   .requiredOption('--name <name>', 'account name')
   .option('--country <code>', 'ISO 3166-1 alpha-2 country code', 'US')
   .addOption(new Option('--plan <code>', 'plan').choices(PLAN_CODES).default('business'))
-  .option('--addon <addon...>', 'add-ons (api_access)')
+  .addOption(new Option('--addon <addon...>', 'add-ons').choices([...ADDONS]))
   .option('--external-ref <ref>', 'your own reference')
   .action((opts) =>
     withDatabase(async (db) => {
@@ -160,11 +160,17 @@ accounts
   .action(() =>
     withDatabase(async (db) => {
       const partnerId = await installationPartner(db);
-      const rows = [
-        ...(partnerId ? await listAccounts(db, partnerId, { limit: 1000, before: null }, {}) : []),
-        ...(await listAccounts(db, null, { limit: 1000, before: null }, {})),
-      ];
-      for (const r of rows) process.stdout.write(`${r.id}\t${r.status}\t${r.plan_code}\t${r.name}\n`);
+      for (const owner of partnerId ? [partnerId, null] : [null]) {
+        let before: string | null = null;
+        for (;;) {
+          const rows = await listAccounts(db, owner, { limit: 500, before }, {});
+          for (const r of rows.slice(0, 500)) {
+            process.stdout.write(`${r.id}\t${r.status}\t${r.plan_code}\t${r.name}\n`);
+          }
+          if (rows.length <= 500) break;
+          before = rows[499].id;
+        }
+      }
     }),
   );
 

@@ -32,15 +32,17 @@ function checkCountry(code: string): string {
   return upper;
 }
 
+function refConflict(externalRef: string | null | undefined) {
+  return conflict(`An account with externalRef "${externalRef}" already exists.`, [
+    { field: 'externalRef', issue: 'is already used by another account' },
+  ]);
+}
+
 async function withUniqueRef<T>(work: () => Promise<T>, externalRef: string | null | undefined): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (sqlState(err) === UNIQUE_VIOLATION) {
-      throw conflict(`An account with externalRef "${externalRef}" already exists.`, [
-        { field: 'externalRef', issue: 'is already used by another account' },
-      ]);
-    }
+    if (sqlState(err) === UNIQUE_VIOLATION) throw refConflict(externalRef);
     throw err;
   }
 }
@@ -68,11 +70,7 @@ export async function provisionAccount(
 ): Promise<AccountRow> {
   const countryCode = checkCountry(input.countryCode);
   const externalRef = input.externalRef ?? null;
-  if (externalRef && (await refTaken(sql, partnerId, externalRef))) {
-    throw conflict(`An account with externalRef "${externalRef}" already exists.`, [
-      { field: 'externalRef', issue: 'is already used by another account' },
-    ]);
-  }
+  if (externalRef && (await refTaken(sql, partnerId, externalRef))) throw refConflict(externalRef);
   return withUniqueRef(
     () =>
       insertAccount(sql, {
@@ -103,9 +101,7 @@ export async function changePartnerAccount(
   if (!row) throw notFound('account');
   if (row.status === 'CLOSED') throw conflict('A closed account cannot be changed.');
   if (changes.externalRef && (await refTaken(tx, partnerId, changes.externalRef, accountId))) {
-    throw conflict(`An account with externalRef "${changes.externalRef}" already exists.`, [
-      { field: 'externalRef', issue: 'is already used by another account' },
-    ]);
+    throw refConflict(changes.externalRef);
   }
   const update: AccountChanges = {
     name: changes.accountName,
