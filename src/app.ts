@@ -113,6 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     sql: deps.db,
     auth: ctx.auth,
     rateLimits: ctx.rateLimits,
+    lastCounts: new Map(),
     now: ctx.now,
   });
 

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
 import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
-import { countCall, monthCalls, type RateLimits, secondsUntilNextPeriod } from './limits.ts';
+import { countCall, monthCalls, type RateLimits, secondsUntilNextPeriod, usagePeriod } from './limits.ts';
 import { type Feature, hasFeature, monthlyQuotaOf, planOf } from './plans.ts';
 
 export type Access = 'public' | 'bootstrap' | 'partner' | 'account';
@@ -33,6 +33,8 @@ export interface AccessDeps {
   auth: Authenticator;
   rateLimits: RateLimits;
   now: () => Date;
+  /** The month's call count each account last had in this process (for headers of refused calls). */
+  lastCounts: Map<string, { period: string; used: number }>;
 }
 
 function singleHeader(request: FastifyRequest, name: string): string | undefined {
@@ -134,14 +136,22 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
   const quotaLimit = monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride);
   await applyRateLimit(deps, reply, `account:${account.id}`, plan.ratePerSecond, async () => {
     // A refused call is not counted, but its reply still shows where the month stands (API.md:
-    // every authenticated response carries the quota headers). Best effort: the 429 matters more.
+    // every authenticated response carries the quota headers). The count this process saw last
+    // serves, so a flood of refused calls costs the database nothing; best effort: the 429 matters.
     if (quotaLimit === null) return;
-    const used = await monthCalls(deps.sql, account.id, now).catch(() => null);
+    const period = usagePeriod(now);
+    const seen = deps.lastCounts.get(account.id);
+    const used =
+      seen?.period === period ? seen.used : await monthCalls(deps.sql, account.id, now).catch(() => null);
     if (used !== null) quotaHeaders(reply, quotaLimit, used);
   });
 
   const quota = await countCall(deps.sql, account.id, quotaLimit, now);
-  if (quota.limit !== null) quotaHeaders(reply, quota.limit, quota.used);
+  if (quota.limit !== null) {
+    quotaHeaders(reply, quota.limit, quota.used);
+    if (deps.lastCounts.size > 100_000) deps.lastCounts.clear();
+    deps.lastCounts.set(account.id, { period: usagePeriod(now), used: quota.used });
+  }
   if (!quota.allowed) {
     // The quota renews when the next calendar month (UTC) begins; every 429 carries Retry-After.
     throw new ApiError('QUOTA_EXCEEDED', undefined, {

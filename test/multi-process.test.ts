@@ -1,0 +1,184 @@
+// Two real server processes (`node src/cli.ts serve`) on one PostgreSQL database and one Redis: they
+// share each account's per-second budget, and each shuts down cleanly on SIGTERM. Needs both
+// TEST_DATABASE_URL and TEST_REDIS_URL; skipped otherwise.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.ts';
+import { API_PREFIX } from '../src/app.ts';
+import { bootstrapPartner, call, type Partner, tenant } from './helpers/client.ts';
+import {
+  BOOTSTRAP_TOKEN,
+  createTestApp,
+  createTestDatabase,
+  onPostgres,
+  redisUrl,
+  type TestDatabase,
+} from './helpers/harness.ts';
+
+const enabled = onPostgres && Boolean(redisUrl);
+const ROOT = new URL('..', import.meta.url).pathname;
+
+interface Server {
+  child: ChildProcess;
+  base: string;
+  output: string[];
+}
+
+interface HttpReply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function running(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Waits for the process to end; resolves with how it ended. */
+async function exited(
+  child: ChildProcess,
+  timeoutMs: number,
+): Promise<{ code: number | null; signal: string | null }> {
+  if (running(child)) {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    try {
+      await once(child, 'exit');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return { code: child.exitCode, signal: child.signalCode };
+}
+
+async function startServer(databaseUrl: string): Promise<Server> {
+  const port = await freePort();
+  const child = spawn('node', ['src/cli.ts', 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl!,
+      BOOTSTRAP_TOKEN,
+      LOG_LEVEL: 'warn',
+      TIDINGS_RUN_WORKERS: 'false',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout?.on('data', (chunk) => output.push(String(chunk)));
+  child.stderr?.on('data', (chunk) => output.push(String(chunk)));
+  const server = { child, base: `http://127.0.0.1:${port}`, output };
+  const deadline = Date.now() + 45_000;
+  while (Date.now() < deadline) {
+    if (!running(child)) throw new Error(`server exited with ${child.exitCode}: ${output.join('')}`);
+    try {
+      const res = await fetch(`${server.base}/healthz`);
+      if (res.status === 200) return server;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not answer /healthz in time: ${output.join('')}`);
+}
+
+async function get(server: Server, path: string, apiKey?: string): Promise<HttpReply> {
+  const url = path === '/healthz' || path === '/readyz' ? path : `${API_PREFIX}${path}`;
+  const res = await fetch(`${server.base}${url}`, { headers: apiKey ? { 'x-api-key': apiKey } : {} });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+describe.skipIf(!enabled)('two server processes sharing one database and one Redis', () => {
+  let tdb: TestDatabase;
+  let app: App;
+  let partner: Partner;
+  const servers: Server[] = [];
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    app = await createTestApp(tdb.db);
+    partner = await bootstrapPartner(app);
+    servers.push(...(await Promise.all([startServer(tdb.url!), startServer(tdb.url!)])));
+    // Warm both processes (code paths, database and Redis connections) with an account of its own,
+    // so that the measured burst fits well inside its one-second window.
+    const warm = await tenant(app, partner.partnerKey, { planCode: 'scale' });
+    await Promise.all(
+      servers.flatMap((s) => Array.from({ length: 10 }, () => get(s, '/account', warm.apiKey))),
+    );
+  });
+
+  afterAll(async () => {
+    for (const s of servers) if (running(s.child)) s.child.kill('SIGTERM');
+    await Promise.all(servers.map((s) => exited(s.child, 15_000)));
+    await app?.close();
+    await tdb?.drop();
+  });
+
+  it('both processes serve the same installation', async () => {
+    const t = await tenant(app, partner.partnerKey, { planCode: 'business' });
+    for (const s of servers) {
+      expect((await get(s, '/readyz')).status).toBe(200);
+      const res = await get(s, '/account', t.apiKey);
+      expect(res.status).toBe(200);
+      expect(res.body.accountId).toBe(t.accountId);
+      expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    }
+    // Both counted their call in the one database.
+    const usage = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
+      key: partner.partnerKey,
+    });
+    expect(usage.body.totalCalls).toBe(2);
+  });
+
+  it('admit exactly the plan limit between them: 10 of 30 concurrent requests', async () => {
+    const t = await tenant(app, partner.partnerKey, { planCode: 'pro', addons: ['api_access'] });
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => get(servers[i % 2], '/account', t.apiKey)),
+    );
+    const admitted = replies.filter((r) => r.status === 200);
+    const refused = replies.filter((r) => r.status === 429);
+    expect(admitted).toHaveLength(10);
+    expect(refused).toHaveLength(20);
+    for (const r of refused) {
+      expect(r.body.error.code).toBe('RATE_LIMITED');
+      expect(r.body.error.message).toMatch(/^Rate limit exceeded\. Retry after \d+ second\(s\)\.$/);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(r.headers.get('x-ratelimit-limit')).toBe('10');
+      expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
+    }
+    // Separate budgets would have admitted 10 in each process; only admitted calls were counted.
+    const usage = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
+      key: partner.partnerKey,
+    });
+    expect(usage.body.totalCalls).toBe(10);
+  });
+
+  it('a process shuts down gracefully on SIGTERM (exit code 0) while the other keeps serving', async () => {
+    const [, second] = servers;
+    const t = await tenant(app, partner.partnerKey, { planCode: 'business' });
+    expect((await get(second, '/account', t.apiKey)).status).toBe(200);
+    second.child.kill('SIGTERM');
+    const ended = await exited(second.child, 15_000);
+    expect(ended, second.output.join('')).toEqual({ code: 0, signal: null });
+    await expect(fetch(`${second.base}/healthz`)).rejects.toThrow();
+    expect((await get(servers[0], '/account', t.apiKey)).status).toBe(200);
+  });
+});
