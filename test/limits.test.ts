@@ -19,6 +19,7 @@ import {
   redisUrl,
   type TestDatabase,
 } from './helpers/harness.ts';
+import { expectError } from './helpers/setup.ts';
 
 let tdb: TestDatabase;
 let app: App;
@@ -58,21 +59,9 @@ function statuses(replies: Reply[]): Record<number, number> {
   return counts;
 }
 
-function expectErrorBody(res: Reply, code: string) {
-  expect(res.body).toEqual({
-    error: {
-      code,
-      message: expect.any(String),
-      docs: `http://tidings.test/docs/errors#${code}`,
-      requestId: res.headers['x-request-id'],
-    },
-  });
-}
-
 /** A 429 RATE_LIMITED as documented: body, message naming the wait, whole-seconds Retry-After. */
 function expectRateLimited(res: Reply, limit: number) {
-  expect(res.status).toBe(429);
-  expectErrorBody(res, 'RATE_LIMITED');
+  expectError(res, 429, 'RATE_LIMITED');
   const retryAfter = String(res.headers['retry-after']);
   expect(retryAfter).toMatch(/^\d+$/);
   expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
@@ -287,8 +276,7 @@ describe('monthly quota', () => {
   });
 
   function expectQuotaExceeded(res: Reply) {
-    expect(res.status).toBe(429);
-    expectErrorBody(res, 'QUOTA_EXCEEDED');
+    expectError(res, 429, 'QUOTA_EXCEEDED');
     expect(res.headers['x-quota-limit']).toBe('5');
     expect(res.headers['x-quota-remaining']).toBe('0');
     // Retry-After: whole seconds until the next calendar month (UTC) begins.

@@ -3,46 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import {
-  bootstrapPartner,
-  call,
-  createAccountKey,
-  otherPartner,
-  type Partner,
-  provision,
-  type Reply,
-  tenant,
-} from './helpers/client.ts';
+import { call, createAccountKey, otherPartner, provision, type Reply, tenant } from './helpers/client.ts';
 import { BOOTSTRAP_TOKEN, createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
+import { expectError, useTestApp } from './helpers/setup.ts';
 
-let tdb: TestDatabase;
-let app: App;
-let partner: Partner;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  app = await createTestApp(tdb.db);
-  partner = await bootstrapPartner(app);
-});
-
-afterAll(async () => {
-  await app.close();
-  await tdb.drop();
-});
-
-/** Asserts the status and the documented error body with this code. */
-function expectError(res: Reply, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body).toEqual({
-    error: {
-      code,
-      message: expect.any(String),
-      docs: `http://tidings.test/docs/errors#${code}`,
-      requestId: res.headers['x-request-id'],
-      ...(res.body?.error?.details ? { details: res.body.error.details } : {}),
-    },
-  });
-}
+const env = useTestApp();
 
 function fieldsOf(res: Reply): string[] {
   return (res.body.error.details ?? []).map((d: { field: string }) => d.field);
@@ -61,7 +26,7 @@ const KEY_INFO_FIELDS = [
 ];
 
 async function accountsWithRef(key: string, externalRef: string) {
-  const res = await call(app, 'GET', '/partner/accounts', { key, query: { externalRef } });
+  const res = await call(env.app, 'GET', '/partner/accounts', { key, query: { externalRef } });
   expect(res.status).toBe(200);
   return res.body.data as { accountId: string }[];
 }
@@ -141,8 +106,8 @@ describe('bootstrap', () => {
 describe('provisioning', () => {
   it('takes the seed body and answers 201 with an ACTIVE acc_ account', async () => {
     const externalRef = ref('crm');
-    const res = await call(app, 'POST', '/partner/accounts', {
-      key: partner.partnerKey,
+    const res = await call(env.app, 'POST', '/partner/accounts', {
+      key: env.partner.partnerKey,
       body: { accountName: 'Acme Dental', countryCode: 'US', planCode: 'business', externalRef },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -159,8 +124,8 @@ describe('provisioning', () => {
       updatedAt: expect.any(String),
       closedAt: null,
     });
-    const got = await call(app, 'GET', `/partner/accounts/${res.body.accountId}`, {
-      key: partner.partnerKey,
+    const got = await call(env.app, 'GET', `/partner/accounts/${res.body.accountId}`, {
+      key: env.partner.partnerKey,
     });
     expect(got.status).toBe(200);
     expect(got.body).toEqual(res.body);
@@ -169,25 +134,27 @@ describe('provisioning', () => {
   it('rejects countries that are not ISO 3166-1 codes, naming countryCode, and creates nothing', async () => {
     for (const countryCode of ['XX', 'ZZ', 'USA', '1A', '']) {
       const externalRef = ref('bad-country');
-      const res = await call(app, 'POST', '/partner/accounts', {
-        key: partner.partnerKey,
+      const res = await call(env.app, 'POST', '/partner/accounts', {
+        key: env.partner.partnerKey,
         body: { accountName: 'Nowhere', countryCode, planCode: 'pro', externalRef },
       });
       expectError(res, 400, 'INVALID_REQUEST');
       expect(fieldsOf(res)).toEqual(['countryCode']);
-      expect(await accountsWithRef(partner.partnerKey, externalRef)).toEqual([]);
+      expect(await accountsWithRef(env.partner.partnerKey, externalRef)).toEqual([]);
     }
   });
 
   it('normalises a lowercase country code to upper case', async () => {
-    const account = await provision(app, partner.partnerKey, { countryCode: 'us' });
-    const got = await call(app, 'GET', `/partner/accounts/${account.accountId}`, { key: partner.partnerKey });
+    const account = await provision(env.app, env.partner.partnerKey, { countryCode: 'us' });
+    const got = await call(env.app, 'GET', `/partner/accounts/${account.accountId}`, {
+      key: env.partner.partnerKey,
+    });
     expect(got.body.countryCode).toBe('US');
   });
 
   it('rejects an unknown plan, naming planCode', async () => {
-    const res = await call(app, 'POST', '/partner/accounts', {
-      key: partner.partnerKey,
+    const res = await call(env.app, 'POST', '/partner/accounts', {
+      key: env.partner.partnerKey,
       body: { accountName: 'Gold', countryCode: 'US', planCode: 'gold', externalRef: ref('gold') },
     });
     expectError(res, 400, 'INVALID_REQUEST');
@@ -195,7 +162,7 @@ describe('provisioning', () => {
   });
 
   it('lists every missing required field', async () => {
-    const res = await call(app, 'POST', '/partner/accounts', { key: partner.partnerKey, body: {} });
+    const res = await call(env.app, 'POST', '/partner/accounts', { key: env.partner.partnerKey, body: {} });
     expectError(res, 400, 'INVALID_REQUEST');
     expect(res.body.error.details).toEqual(
       expect.arrayContaining([
@@ -204,30 +171,30 @@ describe('provisioning', () => {
         { field: 'planCode', issue: 'is required' },
       ]),
     );
-    const noBody = await call(app, 'POST', '/partner/accounts', { key: partner.partnerKey });
+    const noBody = await call(env.app, 'POST', '/partner/accounts', { key: env.partner.partnerKey });
     expectError(noBody, 400, 'INVALID_REQUEST');
   });
 
   it('rejects a duplicate externalRef with 409 CONFLICT and creates nothing', async () => {
     const externalRef = ref('dup');
-    const first = await provision(app, partner.partnerKey, { externalRef });
-    const again = await call(app, 'POST', '/partner/accounts', {
-      key: partner.partnerKey,
+    const first = await provision(env.app, env.partner.partnerKey, { externalRef });
+    const again = await call(env.app, 'POST', '/partner/accounts', {
+      key: env.partner.partnerKey,
       body: { accountName: 'Twin', countryCode: 'GB', planCode: 'pro', externalRef },
     });
     expectError(again, 409, 'CONFLICT');
     expect(fieldsOf(again)).toEqual(['externalRef']);
-    const listed = await accountsWithRef(partner.partnerKey, externalRef);
+    const listed = await accountsWithRef(env.partner.partnerKey, externalRef);
     expect(listed.map((a) => a.accountId)).toEqual([first.accountId]);
   });
 
   it('allows the same externalRef for a different partner', async () => {
     const externalRef = ref('shared');
-    const other = await otherPartner(tdb.db);
-    const mine = await provision(app, partner.partnerKey, { externalRef });
-    const theirs = await provision(app, other.partnerKey, { externalRef });
+    const other = await otherPartner(env.tdb.db);
+    const mine = await provision(env.app, env.partner.partnerKey, { externalRef });
+    const theirs = await provision(env.app, other.partnerKey, { externalRef });
     expect(theirs.accountId).not.toBe(mine.accountId);
-    expect((await accountsWithRef(partner.partnerKey, externalRef)).map((a) => a.accountId)).toEqual([
+    expect((await accountsWithRef(env.partner.partnerKey, externalRef)).map((a) => a.accountId)).toEqual([
       mine.accountId,
     ]);
     expect((await accountsWithRef(other.partnerKey, externalRef)).map((a) => a.accountId)).toEqual([
@@ -239,9 +206,9 @@ describe('provisioning', () => {
 describe('listing accounts', () => {
   it('pages newest first without repeating or skipping while accounts are added between pages', async () => {
     // A partner of its own, so the list holds exactly what this test made.
-    const p = await otherPartner(tdb.db);
+    const p = await otherPartner(env.tdb.db);
     const made: string[] = [];
-    for (let i = 0; i < 6; i++) made.push((await provision(app, p.partnerKey)).accountId);
+    for (let i = 0; i < 6; i++) made.push((await provision(env.app, p.partnerKey)).accountId);
     const expected = [...made].reverse();
 
     const seen: string[] = [];
@@ -250,13 +217,13 @@ describe('listing accounts', () => {
     let pages = 0;
     do {
       const query: Record<string, string> = { limit: '2', ...(cursor ? { cursor } : {}) };
-      const res = await call(app, 'GET', '/partner/accounts', { key: p.partnerKey, query });
+      const res = await call(env.app, 'GET', '/partner/accounts', { key: p.partnerKey, query });
       expect(res.status).toBe(200);
       seen.push(...res.body.data.map((a: { accountId: string }) => a.accountId));
       cursor = res.body.nextCursor ?? undefined;
       pages++;
       // Someone provisions while we page.
-      added.push((await provision(app, p.partnerKey)).accountId);
+      added.push((await provision(env.app, p.partnerKey)).accountId);
     } while (cursor && pages < 10);
 
     expect(pages).toBe(3); // 6 rows at 2 a page, and no empty trailing page
@@ -264,25 +231,28 @@ describe('listing accounts', () => {
     for (const id of added) expect(seen).not.toContain(id);
 
     // A fresh first page starts with what was added meanwhile.
-    const fresh = await call(app, 'GET', '/partner/accounts', { key: p.partnerKey, query: { limit: '3' } });
+    const fresh = await call(env.app, 'GET', '/partner/accounts', {
+      key: p.partnerKey,
+      query: { limit: '3' },
+    });
     expect(fresh.body.data.map((a: { accountId: string }) => a.accountId)).toEqual([...added].reverse());
   });
 
   it('filters by status and externalRef', async () => {
-    const p = await otherPartner(tdb.db);
-    const active = await provision(app, p.partnerKey, { externalRef: 'filter-a' });
-    const suspended = await provision(app, p.partnerKey, { externalRef: 'filter-b' });
-    const closed = await provision(app, p.partnerKey, { externalRef: 'filter-c' });
+    const p = await otherPartner(env.tdb.db);
+    const active = await provision(env.app, p.partnerKey, { externalRef: 'filter-a' });
+    const suspended = await provision(env.app, p.partnerKey, { externalRef: 'filter-b' });
+    const closed = await provision(env.app, p.partnerKey, { externalRef: 'filter-c' });
     expect(
-      (await call(app, 'POST', `/partner/accounts/${suspended.accountId}/suspend`, { key: p.partnerKey }))
+      (await call(env.app, 'POST', `/partner/accounts/${suspended.accountId}/suspend`, { key: p.partnerKey }))
         .status,
     ).toBe(200);
     expect(
-      (await call(app, 'DELETE', `/partner/accounts/${closed.accountId}`, { key: p.partnerKey })).status,
+      (await call(env.app, 'DELETE', `/partner/accounts/${closed.accountId}`, { key: p.partnerKey })).status,
     ).toBe(204);
 
     const ids = async (query: Record<string, string>) => {
-      const res = await call(app, 'GET', '/partner/accounts', { key: p.partnerKey, query });
+      const res = await call(env.app, 'GET', '/partner/accounts', { key: p.partnerKey, query });
       expect(res.status).toBe(200);
       return res.body.data.map((a: { accountId: string }) => a.accountId);
     };
@@ -294,7 +264,7 @@ describe('listing accounts', () => {
     expect(await ids({ externalRef: 'no-such-ref' })).toEqual([]);
     expect(await ids({})).toHaveLength(3);
 
-    const bad = await call(app, 'GET', '/partner/accounts', {
+    const bad = await call(env.app, 'GET', '/partner/accounts', {
       key: p.partnerKey,
       query: { status: 'DELETED' },
     });
@@ -305,17 +275,17 @@ describe('listing accounts', () => {
 
 describe('reading and changing an account', () => {
   it('GET of an unknown account → 404 RESOURCE_NOT_FOUND', async () => {
-    const res = await call(app, 'GET', '/partner/accounts/acc_01jh0000000000000000000000', {
-      key: partner.partnerKey,
+    const res = await call(env.app, 'GET', '/partner/accounts/acc_01jh0000000000000000000000', {
+      key: env.partner.partnerKey,
     });
     expectError(res, 404, 'RESOURCE_NOT_FOUND');
   });
 
   it('PATCH changes name, plan, add-ons and externalRef, and the account itself sees the change', async () => {
-    const t = await tenant(app, partner.partnerKey, { planCode: 'business' });
+    const t = await tenant(env.app, env.partner.partnerKey, { planCode: 'business' });
     const externalRef = ref('renamed');
-    const res = await call(app, 'PATCH', `/partner/accounts/${t.accountId}`, {
-      key: partner.partnerKey,
+    const res = await call(env.app, 'PATCH', `/partner/accounts/${t.accountId}`, {
+      key: env.partner.partnerKey,
       body: { accountName: 'Renamed', planCode: 'pro', addons: ['api_access'], externalRef },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -328,11 +298,11 @@ describe('reading and changing an account', () => {
       status: 'ACTIVE',
     });
     expect(
-      await call(app, 'GET', `/partner/accounts/${t.accountId}`, { key: partner.partnerKey }),
+      await call(env.app, 'GET', `/partner/accounts/${t.accountId}`, { key: env.partner.partnerKey }),
     ).toMatchObject({
       body: res.body,
     });
-    const self = await call(app, 'GET', '/account', { key: t.apiKey });
+    const self = await call(env.app, 'GET', '/account', { key: t.apiKey });
     expect(self.status).toBe(200);
     expect(self.body).toMatchObject({
       accountName: 'Renamed',
@@ -341,8 +311,8 @@ describe('reading and changing an account', () => {
     });
 
     // A partial PATCH leaves the other fields alone; externalRef can be cleared with null.
-    const partial = await call(app, 'PATCH', `/partner/accounts/${t.accountId}`, {
-      key: partner.partnerKey,
+    const partial = await call(env.app, 'PATCH', `/partner/accounts/${t.accountId}`, {
+      key: env.partner.partnerKey,
       body: { externalRef: null },
     });
     expect(partial.status).toBe(200);
@@ -350,11 +320,11 @@ describe('reading and changing an account', () => {
   });
 
   it('PATCH refuses an empty body, bad values and another account’s externalRef', async () => {
-    const a = await provision(app, partner.partnerKey);
+    const a = await provision(env.app, env.partner.partnerKey);
     const taken = ref('taken');
-    await provision(app, partner.partnerKey, { externalRef: taken });
+    await provision(env.app, env.partner.partnerKey, { externalRef: taken });
     const patch = (body: unknown) =>
-      call(app, 'PATCH', `/partner/accounts/${a.accountId}`, { key: partner.partnerKey, body });
+      call(env.app, 'PATCH', `/partner/accounts/${a.accountId}`, { key: env.partner.partnerKey, body });
 
     expectError(await patch({}), 400, 'INVALID_REQUEST');
     const badPlan = await patch({ planCode: 'gold' });
@@ -366,77 +336,85 @@ describe('reading and changing an account', () => {
     expectError(dup, 409, 'CONFLICT');
     expect(fieldsOf(dup)).toEqual(['externalRef']);
 
-    const got = await call(app, 'GET', `/partner/accounts/${a.accountId}`, { key: partner.partnerKey });
+    const got = await call(env.app, 'GET', `/partner/accounts/${a.accountId}`, {
+      key: env.partner.partnerKey,
+    });
     expect(got.body).toMatchObject({ planCode: 'scale', accountName: 'Test account', status: 'ACTIVE' });
   });
 });
 
 describe('account status', () => {
   it('suspend: the account’s keys get 403 ACCOUNT_SUSPENDED; reactivate lets them in again', async () => {
-    const t = await tenant(app, partner.partnerKey);
-    const sandbox = await createAccountKey(app, partner.partnerKey, t.accountId, { scope: 'sandbox' });
-    expect((await call(app, 'GET', '/account', { key: t.apiKey })).status).toBe(200);
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const sandbox = await createAccountKey(env.app, env.partner.partnerKey, t.accountId, {
+      scope: 'sandbox',
+    });
+    expect((await call(env.app, 'GET', '/account', { key: t.apiKey })).status).toBe(200);
 
-    const suspended = await call(app, 'POST', `/partner/accounts/${t.accountId}/suspend`, {
-      key: partner.partnerKey,
+    const suspended = await call(env.app, 'POST', `/partner/accounts/${t.accountId}/suspend`, {
+      key: env.partner.partnerKey,
     });
     expect(suspended.status).toBe(200);
     expect(suspended.body).toMatchObject({ accountId: t.accountId, status: 'SUSPENDED', closedAt: null });
-    // This app made the change, so it enforces it at once, for every key of the account.
-    expectError(await call(app, 'GET', '/account', { key: t.apiKey }), 403, 'ACCOUNT_SUSPENDED');
-    expectError(await call(app, 'GET', '/account', { key: sandbox.apiKey }), 403, 'ACCOUNT_SUSPENDED');
+    // This env.app made the change, so it enforces it at once, for every key of the account.
+    expectError(await call(env.app, 'GET', '/account', { key: t.apiKey }), 403, 'ACCOUNT_SUSPENDED');
+    expectError(await call(env.app, 'GET', '/account', { key: sandbox.apiKey }), 403, 'ACCOUNT_SUSPENDED');
     expectError(
-      await call(app, 'GET', '/account', { key: partner.partnerKey, accountId: t.accountId }),
+      await call(env.app, 'GET', '/account', { key: env.partner.partnerKey, accountId: t.accountId }),
       403,
       'ACCOUNT_SUSPENDED',
     );
     // Suspending again changes nothing.
-    const again = await call(app, 'POST', `/partner/accounts/${t.accountId}/suspend`, {
-      key: partner.partnerKey,
+    const again = await call(env.app, 'POST', `/partner/accounts/${t.accountId}/suspend`, {
+      key: env.partner.partnerKey,
     });
     expect(again.status).toBe(200);
     expect(again.body.status).toBe('SUSPENDED');
 
-    const reactivated = await call(app, 'POST', `/partner/accounts/${t.accountId}/reactivate`, {
-      key: partner.partnerKey,
+    const reactivated = await call(env.app, 'POST', `/partner/accounts/${t.accountId}/reactivate`, {
+      key: env.partner.partnerKey,
     });
     expect(reactivated.status).toBe(200);
     expect(reactivated.body.status).toBe('ACTIVE');
-    const self = await call(app, 'GET', '/account', { key: t.apiKey });
+    const self = await call(env.app, 'GET', '/account', { key: t.apiKey });
     expect(self.status).toBe(200);
     expect(self.body.status).toBe('ACTIVE');
   });
 
   it('DELETE closes for good: 204, CLOSED with closedAt, keys get 403, no way back', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     const path = `/partner/accounts/${t.accountId}`;
-    const closed = await call(app, 'DELETE', path, { key: partner.partnerKey });
+    const closed = await call(env.app, 'DELETE', path, { key: env.partner.partnerKey });
     expect(closed.status).toBe(204);
     expect(closed.raw.body).toBe('');
 
-    const got = await call(app, 'GET', path, { key: partner.partnerKey });
+    const got = await call(env.app, 'GET', path, { key: env.partner.partnerKey });
     expect(got.status).toBe(200);
     expect(got.body.status).toBe('CLOSED');
     expect(Date.parse(got.body.closedAt)).not.toBeNaN();
-    expectError(await call(app, 'GET', '/account', { key: t.apiKey }), 403, 'ACCOUNT_SUSPENDED');
+    expectError(await call(env.app, 'GET', '/account', { key: t.apiKey }), 403, 'ACCOUNT_SUSPENDED');
 
-    const key = partner.partnerKey;
-    expectError(await call(app, 'POST', `${path}/reactivate`, { key }), 409, 'CONFLICT');
-    expectError(await call(app, 'POST', `${path}/suspend`, { key }), 409, 'CONFLICT');
-    expectError(await call(app, 'PATCH', path, { key, body: { accountName: 'Back' } }), 409, 'CONFLICT');
-    expectError(await call(app, 'POST', `${path}/keys`, { key, body: { name: 'late' } }), 409, 'CONFLICT');
-    expect((await call(app, 'GET', path, { key })).body).toMatchObject({
+    const key = env.partner.partnerKey;
+    expectError(await call(env.app, 'POST', `${path}/reactivate`, { key }), 409, 'CONFLICT');
+    expectError(await call(env.app, 'POST', `${path}/suspend`, { key }), 409, 'CONFLICT');
+    expectError(await call(env.app, 'PATCH', path, { key, body: { accountName: 'Back' } }), 409, 'CONFLICT');
+    expectError(
+      await call(env.app, 'POST', `${path}/keys`, { key, body: { name: 'late' } }),
+      409,
+      'CONFLICT',
+    );
+    expect((await call(env.app, 'GET', path, { key })).body).toMatchObject({
       status: 'CLOSED',
       accountName: 'Test account',
     });
-    expectError(await call(app, 'GET', '/account', { key: t.apiKey }), 403, 'ACCOUNT_SUSPENDED');
+    expectError(await call(env.app, 'GET', '/account', { key: t.apiKey }), 403, 'ACCOUNT_SUSPENDED');
   });
 });
 
 describe('partner keys', () => {
   it('creates a key shown once, lists keys by last four, and a revoked key gets 401', async () => {
-    const created = await call(app, 'POST', '/partner/keys', {
-      key: partner.partnerKey,
+    const created = await call(env.app, 'POST', '/partner/keys', {
+      key: env.partner.partnerKey,
       body: { name: 'ci' },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -449,10 +427,10 @@ describe('partner keys', () => {
       expiresAt: null,
     });
     const newKey: string = created.body.apiKey;
-    expect(newKey).not.toBe(partner.partnerKey);
+    expect(newKey).not.toBe(env.partner.partnerKey);
 
     // The new key works on its own.
-    const listed = await call(app, 'GET', '/partner/keys', { key: newKey });
+    const listed = await call(env.app, 'GET', '/partner/keys', { key: newKey });
     expect(listed.status).toBe(200);
     const entry = listed.body.data.find((k: { id: string }) => k.id === created.body.id);
     expect(entry).toMatchObject({
@@ -463,61 +441,72 @@ describe('partner keys', () => {
     });
     for (const k of listed.body.data) expect(Object.keys(k).sort()).toEqual(KEY_INFO_FIELDS);
     expect(listed.raw.body).not.toContain(newKey);
-    expect(listed.raw.body).not.toContain(partner.partnerKey);
+    expect(listed.raw.body).not.toContain(env.partner.partnerKey);
 
-    const revoked = await call(app, 'DELETE', `/partner/keys/${created.body.id}`, {
-      key: partner.partnerKey,
+    const revoked = await call(env.app, 'DELETE', `/partner/keys/${created.body.id}`, {
+      key: env.partner.partnerKey,
     });
     expect(revoked.status).toBe(204);
-    expectError(await call(app, 'GET', '/partner/keys', { key: newKey }), 401, 'INVALID_API_KEY');
-    const after = await call(app, 'GET', '/partner/keys', { key: partner.partnerKey });
+    expectError(await call(env.app, 'GET', '/partner/keys', { key: newKey }), 401, 'INVALID_API_KEY');
+    const after = await call(env.app, 'GET', '/partner/keys', { key: env.partner.partnerKey });
     const gone = after.body.data.find((k: { id: string }) => k.id === created.body.id);
     expect(Date.parse(gone.revokedAt)).not.toBeNaN();
 
     expectError(
-      await call(app, 'DELETE', '/partner/keys/key_01jh0000000000000000000000', { key: partner.partnerKey }),
+      await call(env.app, 'DELETE', '/partner/keys/key_01jh0000000000000000000000', {
+        key: env.partner.partnerKey,
+      }),
       404,
       'RESOURCE_NOT_FOUND',
     );
   });
 
   it('refuses to revoke the last active partner key (409), and a key may revoke itself when another exists', async () => {
-    const p = await otherPartner(tdb.db);
-    const own = await call(app, 'GET', '/partner/keys', { key: p.partnerKey });
+    const p = await otherPartner(env.tdb.db);
+    const own = await call(env.app, 'GET', '/partner/keys', { key: p.partnerKey });
     expect(own.body.data).toHaveLength(1);
     const onlyId = own.body.data[0].id;
 
-    expectError(await call(app, 'DELETE', `/partner/keys/${onlyId}`, { key: p.partnerKey }), 409, 'CONFLICT');
-    expect((await call(app, 'GET', '/partner/keys', { key: p.partnerKey })).status).toBe(200);
-
-    const second = await call(app, 'POST', '/partner/keys', { key: p.partnerKey, body: { name: 'second' } });
-    expect(second.status).toBe(201);
-    expect((await call(app, 'DELETE', `/partner/keys/${onlyId}`, { key: p.partnerKey })).status).toBe(204);
-    expectError(await call(app, 'GET', '/partner/keys', { key: p.partnerKey }), 401, 'INVALID_API_KEY');
-    // Now the second key is the last one.
     expectError(
-      await call(app, 'DELETE', `/partner/keys/${second.body.id}`, { key: second.body.apiKey }),
+      await call(env.app, 'DELETE', `/partner/keys/${onlyId}`, { key: p.partnerKey }),
       409,
       'CONFLICT',
     );
-    expect((await call(app, 'GET', '/partner/keys', { key: second.body.apiKey })).status).toBe(200);
+    expect((await call(env.app, 'GET', '/partner/keys', { key: p.partnerKey })).status).toBe(200);
+
+    const second = await call(env.app, 'POST', '/partner/keys', {
+      key: p.partnerKey,
+      body: { name: 'second' },
+    });
+    expect(second.status).toBe(201);
+    expect((await call(env.app, 'DELETE', `/partner/keys/${onlyId}`, { key: p.partnerKey })).status).toBe(
+      204,
+    );
+    expectError(await call(env.app, 'GET', '/partner/keys', { key: p.partnerKey }), 401, 'INVALID_API_KEY');
+    // Now the second key is the last one.
+    expectError(
+      await call(env.app, 'DELETE', `/partner/keys/${second.body.id}`, { key: second.body.apiKey }),
+      409,
+      'CONFLICT',
+    );
+    expect((await call(env.app, 'GET', '/partner/keys', { key: second.body.apiKey })).status).toBe(200);
   });
 });
 
 describe('sub-account keys', () => {
   it('creates live and sandbox keys, lists them by last four, and revokes one', async () => {
-    const account = await provision(app, partner.partnerKey);
+    const account = await provision(env.app, env.partner.partnerKey);
     const keysPath = `/partner/accounts/${account.accountId}/keys`;
-    const live = await call(app, 'POST', keysPath, {
-      key: partner.partnerKey,
+    const live = await call(env.app, 'POST', keysPath, {
+      key: env.partner.partnerKey,
       body: { name: 'server', scope: 'live' },
     });
-    const sandbox = await call(app, 'POST', keysPath, {
-      key: partner.partnerKey,
+    const sandbox = await call(env.app, 'POST', keysPath, {
+      key: env.partner.partnerKey,
       body: { name: 'dev', scope: 'sandbox' },
     });
-    const byDefault = await call(app, 'POST', keysPath, {
-      key: partner.partnerKey,
+    const byDefault = await call(env.app, 'POST', keysPath, {
+      key: env.partner.partnerKey,
       body: { name: 'default' },
     });
     expect(live.status).toBe(201);
@@ -539,12 +528,12 @@ describe('sub-account keys', () => {
       [live.body.apiKey, 'live'],
       [sandbox.body.apiKey, 'sandbox'],
     ]) {
-      const self = await call(app, 'GET', '/account', { key });
+      const self = await call(env.app, 'GET', '/account', { key });
       expect(self.status).toBe(200);
       expect(self.body).toMatchObject({ accountId: account.accountId, keyScope: scope });
     }
 
-    const listed = await call(app, 'GET', keysPath, { key: partner.partnerKey });
+    const listed = await call(env.app, 'GET', keysPath, { key: env.partner.partnerKey });
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((k: { id: string }) => k.id).sort()).toEqual(
       [live.body.id, sandbox.body.id, byDefault.body.id].sort(),
@@ -557,37 +546,38 @@ describe('sub-account keys', () => {
       expect(listed.raw.body).not.toContain(created.body.apiKey);
 
     expect(
-      (await call(app, 'DELETE', `${keysPath}/${sandbox.body.id}`, { key: partner.partnerKey })).status,
+      (await call(env.app, 'DELETE', `${keysPath}/${sandbox.body.id}`, { key: env.partner.partnerKey }))
+        .status,
     ).toBe(204);
-    expectError(await call(app, 'GET', '/account', { key: sandbox.body.apiKey }), 401, 'INVALID_API_KEY');
-    expect((await call(app, 'GET', '/account', { key: live.body.apiKey })).status).toBe(200);
-    const after = await call(app, 'GET', keysPath, { key: partner.partnerKey });
+    expectError(await call(env.app, 'GET', '/account', { key: sandbox.body.apiKey }), 401, 'INVALID_API_KEY');
+    expect((await call(env.app, 'GET', '/account', { key: live.body.apiKey })).status).toBe(200);
+    const after = await call(env.app, 'GET', keysPath, { key: env.partner.partnerKey });
     expect(after.body.data.find((k: { id: string }) => k.id === sandbox.body.id).revokedAt).not.toBeNull();
   });
 
   it('refuses a partner scope, and a key id of another account through this account’s path', async () => {
-    const a = await tenant(app, partner.partnerKey);
-    const b = await provision(app, partner.partnerKey);
-    const asPartner = await call(app, 'POST', `/partner/accounts/${b.accountId}/keys`, {
-      key: partner.partnerKey,
+    const a = await tenant(env.app, env.partner.partnerKey);
+    const b = await provision(env.app, env.partner.partnerKey);
+    const asPartner = await call(env.app, 'POST', `/partner/accounts/${b.accountId}/keys`, {
+      key: env.partner.partnerKey,
       body: { name: 'sneaky', scope: 'partner' },
     });
     expectError(asPartner, 400, 'INVALID_REQUEST');
     expect(fieldsOf(asPartner)).toContain('scope');
 
-    const wrongPath = await call(app, 'DELETE', `/partner/accounts/${b.accountId}/keys/${a.keyId}`, {
-      key: partner.partnerKey,
+    const wrongPath = await call(env.app, 'DELETE', `/partner/accounts/${b.accountId}/keys/${a.keyId}`, {
+      key: env.partner.partnerKey,
     });
     expectError(wrongPath, 404, 'RESOURCE_NOT_FOUND');
-    expect((await call(app, 'GET', '/account', { key: a.apiKey })).status).toBe(200);
+    expect((await call(env.app, 'GET', '/account', { key: a.apiKey })).status).toBe(200);
   });
 });
 
 describe('wallet credits', () => {
   it('credits "25.50": 201 with the transaction, and the account sees a balance of "25.5000"', async () => {
-    const t = await tenant(app, partner.partnerKey);
-    const res = await call(app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, {
-      key: partner.partnerKey,
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const res = await call(env.app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, {
+      key: env.partner.partnerKey,
       body: { amount: '25.50', reference: 'inv-1' },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -600,24 +590,27 @@ describe('wallet credits', () => {
       description: null,
       createdAt: expect.any(String),
     });
-    const wallet = await call(app, 'GET', '/account/wallet', { key: t.apiKey });
+    const wallet = await call(env.app, 'GET', '/account/wallet', { key: t.apiKey });
     expect(wallet.status).toBe(200);
     expect(wallet.body.balance).toEqual({ amount: '25.5000', currency: 'USD' });
 
-    const second = await call(app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, {
-      key: partner.partnerKey,
+    const second = await call(env.app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, {
+      key: env.partner.partnerKey,
       body: { amount: '0.0001', currency: 'USD' },
     });
     expect(second.status).toBe(201);
     expect(second.body.balanceAfter.amount).toBe('25.5001');
-    const txns = await call(app, 'GET', '/account/wallet/transactions', { key: t.apiKey });
+    const txns = await call(env.app, 'GET', '/account/wallet/transactions', { key: t.apiKey });
     expect(txns.body.data.map((x: { id: string }) => x.id)).toEqual([second.body.id, res.body.id]);
   });
 
   it('rejects bad amounts and a foreign currency with 400, changing nothing', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     const credit = (body: unknown) =>
-      call(app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, { key: partner.partnerKey, body });
+      call(env.app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, {
+        key: env.partner.partnerKey,
+        body,
+      });
     for (const amount of ['0', '0.000000', '-1', 'abc', '1.1234567', '1e3', '', ' 5']) {
       const res = await credit({ amount });
       expectError(res, 400, 'INVALID_REQUEST');
@@ -631,40 +624,49 @@ describe('wallet credits', () => {
     expectError(currency, 400, 'INVALID_REQUEST');
     expect(fieldsOf(currency)).toEqual(['currency']);
 
-    const wallet = await call(app, 'GET', '/account/wallet', { key: t.apiKey });
+    const wallet = await call(env.app, 'GET', '/account/wallet', { key: t.apiKey });
     expect(wallet.body.balance.amount).toBe('0.0000');
-    expect((await call(app, 'GET', '/account/wallet/transactions', { key: t.apiKey })).body.data).toEqual([]);
+    expect((await call(env.app, 'GET', '/account/wallet/transactions', { key: t.apiKey })).body.data).toEqual(
+      [],
+    );
   });
 
   it('refuses to credit a closed account with 409', async () => {
-    const account = await provision(app, partner.partnerKey);
+    const account = await provision(env.app, env.partner.partnerKey);
     expect(
-      (await call(app, 'DELETE', `/partner/accounts/${account.accountId}`, { key: partner.partnerKey }))
-        .status,
+      (
+        await call(env.app, 'DELETE', `/partner/accounts/${account.accountId}`, {
+          key: env.partner.partnerKey,
+        })
+      ).status,
     ).toBe(204);
-    const res = await call(app, 'POST', `/partner/accounts/${account.accountId}/wallet/credits`, {
-      key: partner.partnerKey,
+    const res = await call(env.app, 'POST', `/partner/accounts/${account.accountId}/wallet/credits`, {
+      key: env.partner.partnerKey,
       body: { amount: '5.00' },
     });
     expectError(res, 409, 'CONFLICT');
-    const got = await call(app, 'GET', `/partner/accounts/${account.accountId}`, { key: partner.partnerKey });
+    const got = await call(env.app, 'GET', `/partner/accounts/${account.accountId}`, {
+      key: env.partner.partnerKey,
+    });
     expect(got.body.walletBalance.amount).toBe('0.0000');
   });
 });
 
 describe('usage', () => {
   it('reports the sub-account’s calls per day', async () => {
-    const t = await tenant(app, partner.partnerKey);
-    const empty = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
-      key: partner.partnerKey,
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const empty = await call(env.app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
+      key: env.partner.partnerKey,
     });
     expect(empty.status).toBe(200);
     expect(empty.body).toMatchObject({ totalCalls: 0, days: [] });
 
     for (let i = 0; i < 3; i++)
-      expect((await call(app, 'GET', '/account', { key: t.apiKey })).status).toBe(200);
+      expect((await call(env.app, 'GET', '/account', { key: t.apiKey })).status).toBe(200);
     const today = new Date().toISOString().slice(0, 10);
-    const res = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, { key: partner.partnerKey });
+    const res = await call(env.app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
+      key: env.partner.partnerKey,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       from: `${today.slice(0, 7)}-01`,
@@ -673,8 +675,8 @@ describe('usage', () => {
       days: [{ date: today, calls: 3 }],
     });
 
-    const reversed = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
-      key: partner.partnerKey,
+    const reversed = await call(env.app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
+      key: env.partner.partnerKey,
       query: { from: '2026-02-01', to: '2026-01-01' },
     });
     expectError(reversed, 400, 'INVALID_REQUEST');
@@ -683,22 +685,22 @@ describe('usage', () => {
 
 describe('isolation between partners', () => {
   it('every /partner/accounts/{id} route answers 404 for another partner’s account, changing nothing', async () => {
-    const other = await otherPartner(tdb.db);
-    const victim = await tenant(app, partner.partnerKey, { accountName: 'Victim' });
+    const other = await otherPartner(env.tdb.db);
+    const victim = await tenant(env.app, env.partner.partnerKey, { accountName: 'Victim' });
     const base = `/partner/accounts/${victim.accountId}`;
     const key = other.partnerKey;
 
     const attempts: [string, () => Promise<Reply>][] = [
-      ['get', () => call(app, 'GET', base, { key })],
-      ['patch', () => call(app, 'PATCH', base, { key, body: { accountName: 'Hijacked' } })],
-      ['delete', () => call(app, 'DELETE', base, { key })],
-      ['suspend', () => call(app, 'POST', `${base}/suspend`, { key })],
-      ['reactivate', () => call(app, 'POST', `${base}/reactivate`, { key })],
-      ['create key', () => call(app, 'POST', `${base}/keys`, { key, body: { name: 'stolen' } })],
-      ['list keys', () => call(app, 'GET', `${base}/keys`, { key })],
-      ['revoke key', () => call(app, 'DELETE', `${base}/keys/${victim.keyId}`, { key })],
-      ['credit', () => call(app, 'POST', `${base}/wallet/credits`, { key, body: { amount: '1.00' } })],
-      ['usage', () => call(app, 'GET', `${base}/usage`, { key })],
+      ['get', () => call(env.app, 'GET', base, { key })],
+      ['patch', () => call(env.app, 'PATCH', base, { key, body: { accountName: 'Hijacked' } })],
+      ['delete', () => call(env.app, 'DELETE', base, { key })],
+      ['suspend', () => call(env.app, 'POST', `${base}/suspend`, { key })],
+      ['reactivate', () => call(env.app, 'POST', `${base}/reactivate`, { key })],
+      ['create key', () => call(env.app, 'POST', `${base}/keys`, { key, body: { name: 'stolen' } })],
+      ['list keys', () => call(env.app, 'GET', `${base}/keys`, { key })],
+      ['revoke key', () => call(env.app, 'DELETE', `${base}/keys/${victim.keyId}`, { key })],
+      ['credit', () => call(env.app, 'POST', `${base}/wallet/credits`, { key, body: { amount: '1.00' } })],
+      ['usage', () => call(env.app, 'GET', `${base}/usage`, { key })],
     ];
     for (const [name, attempt] of attempts) {
       const res = await attempt();
@@ -707,41 +709,49 @@ describe('isolation between partners', () => {
     }
 
     // The victim is exactly as it was: same name, still active, no money, only its own key, which works.
-    const got = await call(app, 'GET', base, { key: partner.partnerKey });
+    const got = await call(env.app, 'GET', base, { key: env.partner.partnerKey });
     expect(got.body).toMatchObject({
       accountName: 'Victim',
       status: 'ACTIVE',
       walletBalance: { amount: '0.0000' },
     });
-    const keys = await call(app, 'GET', `${base}/keys`, { key: partner.partnerKey });
+    const keys = await call(env.app, 'GET', `${base}/keys`, { key: env.partner.partnerKey });
     expect(keys.body.data.map((k: { id: string }) => k.id)).toEqual([victim.keyId]);
-    expect((await call(app, 'GET', '/account', { key: victim.apiKey })).status).toBe(200);
+    expect((await call(env.app, 'GET', '/account', { key: victim.apiKey })).status).toBe(200);
 
     // Nor does it show in the other partner's list.
-    const list = await call(app, 'GET', '/partner/accounts', { key, query: { limit: '100' } });
+    const list = await call(env.app, 'GET', '/partner/accounts', { key, query: { limit: '100' } });
     expect(list.body.data.map((a: { accountId: string }) => a.accountId)).not.toContain(victim.accountId);
   });
 
   it('a partner key naming another partner’s account in X-Account-Id gets 404', async () => {
-    const other = await otherPartner(tdb.db);
-    const theirs = await provision(app, other.partnerKey);
-    const res = await call(app, 'GET', '/account', { key: partner.partnerKey, accountId: theirs.accountId });
+    const other = await otherPartner(env.tdb.db);
+    const theirs = await provision(env.app, other.partnerKey);
+    const res = await call(env.app, 'GET', '/account', {
+      key: env.partner.partnerKey,
+      accountId: theirs.accountId,
+    });
     expectError(res, 404, 'RESOURCE_NOT_FOUND');
     // The owner may.
-    const own = await call(app, 'GET', '/account', { key: other.partnerKey, accountId: theirs.accountId });
+    const own = await call(env.app, 'GET', '/account', {
+      key: other.partnerKey,
+      accountId: theirs.accountId,
+    });
     expect(own.status).toBe(200);
     expect(own.body.accountId).toBe(theirs.accountId);
   });
 
   it('a partner cannot revoke another partner’s partner key', async () => {
-    const other = await otherPartner(tdb.db);
-    const extra = await call(app, 'POST', '/partner/keys', {
+    const other = await otherPartner(env.tdb.db);
+    const extra = await call(env.app, 'POST', '/partner/keys', {
       key: other.partnerKey,
       body: { name: 'extra' },
     });
     expect(extra.status).toBe(201);
-    const res = await call(app, 'DELETE', `/partner/keys/${extra.body.id}`, { key: partner.partnerKey });
+    const res = await call(env.app, 'DELETE', `/partner/keys/${extra.body.id}`, {
+      key: env.partner.partnerKey,
+    });
     expectError(res, 404, 'RESOURCE_NOT_FOUND');
-    expect((await call(app, 'GET', '/partner/keys', { key: extra.body.apiKey })).status).toBe(200);
+    expect((await call(env.app, 'GET', '/partner/keys', { key: extra.body.apiKey })).status).toBe(200);
   });
 });

@@ -1,28 +1,14 @@
 // The wallet (exact money, an append-only ledger that the database guards) and API usage reports.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../src/app.ts';
+import { describe, expect, it } from 'vitest';
 import { changeBalance } from '../src/modules/billing/wallet.ts';
-import { bootstrapPartner, call, otherPartner, type Partner, type Reply, tenant } from './helpers/client.ts';
-import { createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
+import { call, otherPartner, type Reply, tenant } from './helpers/client.ts';
+import { useTestApp } from './helpers/setup.ts';
 
-let tdb: TestDatabase;
-let app: App;
-let partner: Partner;
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  app = await createTestApp(tdb.db);
-  partner = await bootstrapPartner(app);
-});
-
-afterAll(async () => {
-  await app.close();
-  await tdb.drop();
-});
+const env = useTestApp();
 
 function credit(accountId: string, amount: string, extra: Record<string, unknown> = {}): Promise<Reply> {
-  return call(app, 'POST', `/partner/accounts/${accountId}/wallet/credits`, {
-    key: partner.partnerKey,
+  return call(env.app, 'POST', `/partner/accounts/${accountId}/wallet/credits`, {
+    key: env.partner.partnerKey,
     body: { amount, ...extra },
   });
 }
@@ -34,14 +20,14 @@ async function creditOk(accountId: string, amount: string, extra: Record<string,
 }
 
 async function balanceOf(apiKey: string): Promise<string> {
-  const res = await call(app, 'GET', '/account/wallet', { key: apiKey });
+  const res = await call(env.app, 'GET', '/account/wallet', { key: apiKey });
   expect(res.status).toBe(200);
   expect(res.body.balance.currency).toBe('USD');
   return res.body.balance.amount;
 }
 
 async function transactions(apiKey: string, query: Record<string, string> = {}): Promise<Reply> {
-  const res = await call(app, 'GET', '/account/wallet/transactions', { key: apiKey, query });
+  const res = await call(env.app, 'GET', '/account/wallet/transactions', { key: apiKey, query });
   return res;
 }
 
@@ -54,8 +40,8 @@ function micros(amount: string): bigint {
 
 describe('wallet balance', () => {
   it('a new account starts empty', async () => {
-    const t = await tenant(app, partner.partnerKey);
-    const res = await call(app, 'GET', '/account/wallet', { key: t.apiKey });
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const res = await call(env.app, 'GET', '/account/wallet', { key: t.apiKey });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       accountId: t.accountId,
@@ -68,7 +54,7 @@ describe('wallet balance', () => {
   });
 
   it('keeps the smallest unit exactly', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     const txn = await creditOk(t.accountId, '0.000001');
     expect(txn.amount).toEqual({ amount: '0.000001', currency: 'USD' });
     expect(txn.balanceAfter).toEqual({ amount: '0.000001', currency: 'USD' });
@@ -76,7 +62,7 @@ describe('wallet balance', () => {
   });
 
   it('shows at least four decimals', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     const txn = await creditOk(t.accountId, '25.5');
     expect(txn.amount.amount).toBe('25.5000');
     expect(await balanceOf(t.apiKey)).toBe('25.5000');
@@ -85,11 +71,11 @@ describe('wallet balance', () => {
   });
 
   it('sums many small credits with no float drift', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     for (let i = 0; i < 10; i++) await creditOk(t.accountId, '0.1');
     expect(await balanceOf(t.apiKey)).toBe('1.0000');
 
-    const u = await tenant(app, partner.partnerKey);
+    const u = await tenant(env.app, env.partner.partnerKey);
     await creditOk(u.accountId, '0.1');
     const second = await creditOk(u.accountId, '0.2');
     expect(second.balanceAfter.amount).toBe('0.3000');
@@ -97,7 +83,7 @@ describe('wallet balance', () => {
   });
 
   it('keeps large amounts exact', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     for (let i = 0; i < 3; i++) await creditOk(t.accountId, '999999.999999');
     expect(await balanceOf(t.apiKey)).toBe('2999999.999997');
   });
@@ -111,7 +97,7 @@ describe('wallet balance', () => {
     ['1,50', 'amount'],
     ['1000000.000001', 'amount'],
   ])('refuses the amount %j', async (amount, field) => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     const res = await credit(t.accountId, amount);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_REQUEST');
@@ -120,9 +106,9 @@ describe('wallet balance', () => {
   });
 
   it('refuses a number, another currency, and a closed account', async () => {
-    const t = await tenant(app, partner.partnerKey);
-    const number = await call(app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, {
-      key: partner.partnerKey,
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const number = await call(env.app, 'POST', `/partner/accounts/${t.accountId}/wallet/credits`, {
+      key: env.partner.partnerKey,
       body: { amount: 10 },
     });
     expect(number.status).toBe(400);
@@ -132,10 +118,13 @@ describe('wallet balance', () => {
     expect((await credit(t.accountId, '10', { currency: 'usd' })).status).toBe(201);
     expect(await balanceOf(t.apiKey)).toBe('10.0000');
 
-    const closed = await tenant(app, partner.partnerKey);
+    const closed = await tenant(env.app, env.partner.partnerKey);
     expect(
-      (await call(app, 'DELETE', `/partner/accounts/${closed.accountId}`, { key: partner.partnerKey }))
-        .status,
+      (
+        await call(env.app, 'DELETE', `/partner/accounts/${closed.accountId}`, {
+          key: env.partner.partnerKey,
+        })
+      ).status,
     ).toBe(204);
     const late = await credit(closed.accountId, '1');
     expect(late.status).toBe(409);
@@ -145,7 +134,7 @@ describe('wallet balance', () => {
 
 describe('wallet transactions', () => {
   it('lists newest first, each with the balance it left', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     await creditOk(t.accountId, '1', { reference: 'inv-1', description: 'first' });
     await creditOk(t.accountId, '2.25', { reference: 'inv-2' });
     await creditOk(t.accountId, '3');
@@ -173,10 +162,10 @@ describe('wallet transactions', () => {
   });
 
   it('filters by type', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     await creditOk(t.accountId, '5');
     // A debit as the messaging code will write it (there is no HTTP endpoint that debits yet).
-    const debit = await tdb.db.transaction((tx) =>
+    const debit = await env.tdb.db.transaction((tx) =>
       changeBalance(tx, t.accountId, { type: 'debit', amountMicros: -1_250_000, reference: 'msg-1' }),
     );
     expect(debit).not.toBeNull();
@@ -200,7 +189,7 @@ describe('wallet transactions', () => {
   });
 
   it('pages with a cursor: every transaction once, in order', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     for (const amount of ['1', '2', '3', '4', '5']) await creditOk(t.accountId, amount);
     const seen: string[] = [];
     const pages: number[] = [];
@@ -245,7 +234,7 @@ describe('wallet transactions', () => {
   });
 
   it('20 concurrent credits all land, one after another', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     const amounts = Array.from({ length: 20 }, (_, i) => `${i + 1}.${String(i + 1).padStart(6, '0')}`);
     const replies = await Promise.all(amounts.map((a) => credit(t.accountId, a)));
     expect(replies.map((r) => r.status)).toEqual(amounts.map(() => 201));
@@ -270,19 +259,19 @@ describe('wallet transactions', () => {
 
 describe('the database guards the ledger', () => {
   it('a balance can never be negative, whatever the code does', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     await creditOk(t.accountId, '1');
     await expect(
-      tdb.db.query('UPDATE accounts SET wallet_balance_micros = -1 WHERE id = $1', [t.accountId]),
+      env.tdb.db.query('UPDATE accounts SET wallet_balance_micros = -1 WHERE id = $1', [t.accountId]),
     ).rejects.toMatchObject({ code: '23514' });
     await expect(
-      tdb.db.query(
+      env.tdb.db.query(
         'UPDATE accounts SET wallet_balance_micros = wallet_balance_micros - 1000001 WHERE id = $1',
         [t.accountId],
       ),
     ).rejects.toMatchObject({ code: '23514' });
     await expect(
-      tdb.db.query(
+      env.tdb.db.query(
         `INSERT INTO wallet_transactions (id, account_id, type, amount_micros, balance_after_micros, currency)
          VALUES ('txn_forged', $1, 'debit', -2000000, -1000000, 'USD')`,
         [t.accountId],
@@ -292,29 +281,31 @@ describe('the database guards the ledger', () => {
   });
 
   it('wallet transactions are append-only', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     const txn = await creditOk(t.accountId, '7');
     await expect(
-      tdb.db.query('UPDATE wallet_transactions SET amount_micros = 1 WHERE id = $1', [txn.id]),
+      env.tdb.db.query('UPDATE wallet_transactions SET amount_micros = 1 WHERE id = $1', [txn.id]),
     ).rejects.toMatchObject({ code: '23001', message: expect.stringContaining('append-only') });
     await expect(
-      tdb.db.query('DELETE FROM wallet_transactions WHERE id = $1', [txn.id]),
+      env.tdb.db.query('DELETE FROM wallet_transactions WHERE id = $1', [txn.id]),
     ).rejects.toMatchObject({
       code: '23001',
     });
     await expect(
-      tdb.db.query('DELETE FROM wallet_transactions WHERE account_id = $1', [t.accountId]),
+      env.tdb.db.query('DELETE FROM wallet_transactions WHERE account_id = $1', [t.accountId]),
     ).rejects.toThrow(/append-only/);
     const list = await transactions(t.apiKey);
     expect(list.body.data.map((x: any) => x.amount.amount)).toEqual(['7.0000']);
   });
 
   it('concurrent debits cannot overdraw', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     await creditOk(t.accountId, '1');
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
-        tdb.db.transaction((tx) => changeBalance(tx, t.accountId, { type: 'debit', amountMicros: -100_000 })),
+        env.tdb.db.transaction((tx) =>
+          changeBalance(tx, t.accountId, { type: 'debit', amountMicros: -100_000 }),
+        ),
       ),
     );
     expect(results.filter((r) => r !== null)).toHaveLength(10);
@@ -330,22 +321,22 @@ describe('the database guards the ledger', () => {
 
 describe('wallet isolation', () => {
   it("another tenant's key sees only its own, empty wallet", async () => {
-    const owner = await tenant(app, partner.partnerKey);
+    const owner = await tenant(env.app, env.partner.partnerKey);
     await creditOk(owner.accountId, '12.34');
-    const stranger = await tenant(app, partner.partnerKey);
+    const stranger = await tenant(env.app, env.partner.partnerKey);
 
-    const wallet = await call(app, 'GET', '/account/wallet', { key: stranger.apiKey });
+    const wallet = await call(env.app, 'GET', '/account/wallet', { key: stranger.apiKey });
     expect(wallet.body.accountId).toBe(stranger.accountId);
     expect(wallet.body.balance.amount).toBe('0.0000');
     expect((await transactions(stranger.apiKey)).body).toEqual({ data: [], nextCursor: null });
 
-    const named = await call(app, 'GET', '/account/wallet', {
+    const named = await call(env.app, 'GET', '/account/wallet', {
       key: stranger.apiKey,
       accountId: owner.accountId,
     });
     expect(named.status).toBe(403);
     expect(named.body.error.code).toBe('FORBIDDEN');
-    const namedList = await call(app, 'GET', '/account/wallet/transactions', {
+    const namedList = await call(env.app, 'GET', '/account/wallet/transactions', {
       key: stranger.apiKey,
       accountId: owner.accountId,
     });
@@ -354,22 +345,22 @@ describe('wallet isolation', () => {
   });
 
   it("another partner can neither credit nor read the account's wallet", async () => {
-    const owner = await tenant(app, partner.partnerKey);
-    const other = await otherPartner(tdb.db);
-    const res = await call(app, 'POST', `/partner/accounts/${owner.accountId}/wallet/credits`, {
+    const owner = await tenant(env.app, env.partner.partnerKey);
+    const other = await otherPartner(env.tdb.db);
+    const res = await call(env.app, 'POST', `/partner/accounts/${owner.accountId}/wallet/credits`, {
       key: other.partnerKey,
       body: { amount: '100' },
     });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('RESOURCE_NOT_FOUND');
-    const read = await call(app, 'GET', '/account/wallet', {
+    const read = await call(env.app, 'GET', '/account/wallet', {
       key: other.partnerKey,
       accountId: owner.accountId,
     });
     expect(read.status).toBe(404);
     // The owning partner acting on the account reads it.
-    const own = await call(app, 'GET', '/account/wallet', {
-      key: partner.partnerKey,
+    const own = await call(env.app, 'GET', '/account/wallet', {
+      key: env.partner.partnerKey,
       accountId: owner.accountId,
     });
     expect(own.status).toBe(200);
@@ -379,10 +370,10 @@ describe('wallet isolation', () => {
 
 describe('GET /account/usage', () => {
   it('counts calls per day, each call counting itself', async () => {
-    const t = await tenant(app, partner.partnerKey);
+    const t = await tenant(env.app, env.partner.partnerKey);
     for (let i = 0; i < 3; i++)
-      expect((await call(app, 'GET', '/account', { key: t.apiKey })).status).toBe(200);
-    const res = await call(app, 'GET', '/account/usage', { key: t.apiKey });
+      expect((await call(env.app, 'GET', '/account', { key: t.apiKey })).status).toBe(200);
+    const res = await call(env.app, 'GET', '/account/usage', { key: t.apiKey });
     expect(res.status).toBe(200);
     const today = res.body.to;
     expect(today).toBe(new Date().toISOString().slice(0, 10));
@@ -393,31 +384,31 @@ describe('GET /account/usage', () => {
       days: [{ date: today, calls: 4 }],
     });
 
-    const oneDay = await call(app, 'GET', '/account/usage', {
+    const oneDay = await call(env.app, 'GET', '/account/usage', {
       key: t.apiKey,
       query: { from: today, to: today },
     });
     expect(oneDay.body).toEqual({ from: today, to: today, totalCalls: 5, days: [{ date: today, calls: 5 }] });
-    const before = await call(app, 'GET', '/account/usage', {
+    const before = await call(env.app, 'GET', '/account/usage', {
       key: t.apiKey,
       query: { from: '2020-01-01', to: '2020-12-31' },
     });
     expect(before.body).toEqual({ from: '2020-01-01', to: '2020-12-31', totalCalls: 0, days: [] });
 
     // The partner reads the same counts without adding to them; other accounts' calls are not in them.
-    const other = await tenant(app, partner.partnerKey);
-    await call(app, 'GET', '/account', { key: other.apiKey });
-    const asPartner = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
-      key: partner.partnerKey,
+    const other = await tenant(env.app, env.partner.partnerKey);
+    await call(env.app, 'GET', '/account', { key: other.apiKey });
+    const asPartner = await call(env.app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
+      key: env.partner.partnerKey,
     });
     expect(asPartner.body.totalCalls).toBe(6);
-    const self = await call(app, 'GET', '/account', { key: t.apiKey });
+    const self = await call(env.app, 'GET', '/account', { key: t.apiKey });
     expect(self.body.usage.calls).toBe(7);
   });
 
   it('validates from and to', async () => {
-    const t = await tenant(app, partner.partnerKey);
-    const reversed = await call(app, 'GET', '/account/usage', {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const reversed = await call(env.app, 'GET', '/account/usage', {
       key: t.apiKey,
       query: { from: '2026-03-10', to: '2026-03-09' },
     });
@@ -432,19 +423,19 @@ describe('GET /account/usage', () => {
       { to: '2026-02-30' },
     ];
     for (const query of malformed) {
-      const bad = await call(app, 'GET', '/account/usage', { key: t.apiKey, query });
+      const bad = await call(env.app, 'GET', '/account/usage', { key: t.apiKey, query });
       expect(bad.status, JSON.stringify(query)).toBe(400);
       expect(bad.body.error.details[0].field).toBe(Object.keys(query)[0]);
     }
 
-    const long = await call(app, 'GET', '/account/usage', {
+    const long = await call(env.app, 'GET', '/account/usage', {
       key: t.apiKey,
       query: { from: '2024-01-01', to: '2025-06-01' },
     });
     expect(long.status).toBe(400);
     expect(long.body.error.details[0].field).toBe('to');
 
-    const unknown = await call(app, 'GET', '/account/usage', {
+    const unknown = await call(env.app, 'GET', '/account/usage', {
       key: t.apiKey,
       query: { since: '2026-01-01' },
     });
