@@ -36,13 +36,17 @@ export function readPage(query: { limit?: number; cursor?: string }): Page {
   return { limit, before: decoded };
 }
 
-/** Cuts one extra fetched row off and turns it into the next cursor. */
-export function pageOf<T extends { id: string }>(
+/** Cuts the one extra fetched row off, turns it into the next cursor, and shows each row. */
+export function pageOf<T extends { id: string }, V>(
   rows: T[],
   page: Page,
-): { data: T[]; nextCursor: string | null } {
+  show: (row: T) => V,
+): { data: V[]; nextCursor: string | null } {
   const hasMore = rows.length > page.limit;
   const data = hasMore ? rows.slice(0, page.limit) : rows;
   const last = data.at(-1);
-  return { data, nextCursor: hasMore && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null };
+  return {
+    data: data.map(show),
+    nextCursor: hasMore && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null,
+  };
 }

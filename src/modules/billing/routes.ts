@@ -55,8 +55,7 @@ export function walletRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const rows = await listTransactions(ctx.db, accountOf(request).id, page, {
           type: request.query.type,
         });
-        const result = pageOf(rows, page);
-        return { data: result.data.map(toTransaction), nextCursor: result.nextCursor };
+        return pageOf(rows, page, toTransaction);
       },
     );
   };

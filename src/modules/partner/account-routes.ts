@@ -91,8 +91,7 @@ export function partnerAccountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox
       async (request) => {
         const page = readPage(request.query);
         const rows = await listAccounts(ctx.db, partnerOf(request), page, request.query);
-        const result = pageOf(rows, page);
-        return { data: result.data.map(toPartnerAccount), nextCursor: result.nextCursor };
+        return pageOf(rows, page, toPartnerAccount);
       },
     );
 
@@ -218,8 +217,7 @@ export function partnerAccountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox
         const { accountId } = request.params;
         await getPartnerAccount(ctx.db, partnerOf(request), accountId);
         const page = readPage(request.query);
-        const result = pageOf(await listKeys(ctx.db, { accountId }, page), page);
-        return { data: result.data.map(toKeyInfo), nextCursor: result.nextCursor };
+        return pageOf(await listKeys(ctx.db, { accountId }, page), page, toKeyInfo);
       },
     );
 

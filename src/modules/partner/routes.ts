@@ -76,8 +76,7 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const page = readPage(request.query);
-        const result = pageOf(await listKeys(ctx.db, { partnerId: partnerOf(request) }, page), page);
-        return { data: result.data.map(toKeyInfo), nextCursor: result.nextCursor };
+        return pageOf(await listKeys(ctx.db, { partnerId: partnerOf(request) }, page), page, toKeyInfo);
       },
     );
 
