@@ -5,7 +5,7 @@
 // A call counts against the month once it passes the rate limiter, whatever its outcome.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
+import type { AccountSnapshot, Authenticator, KeyRecord, Principal } from './auth.ts';
 import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
 import { countCall, monthCalls, type RateLimits, secondsUntilNextPeriod, usagePeriod } from './limits.ts';
@@ -77,10 +77,10 @@ async function applyRateLimit(
 async function resolveAccount(
   deps: AccessDeps,
   request: FastifyRequest,
-  key: Principal,
+  key: KeyRecord,
 ): Promise<AccountSnapshot> {
   const named = singleHeader(request, 'x-account-id');
-  if (key.keyScope === 'partner') {
+  if (key.scope === 'partner') {
     if (!named) {
       throw new ApiError(
         'INVALID_REQUEST',
@@ -95,7 +95,7 @@ async function resolveAccount(
     if (!account || account.partnerId !== key.partnerId) throw notFound('account');
     return account;
   }
-  const own = key.account?.id;
+  const own = key.accountId;
   if (named && named !== own) {
     throw new ApiError('FORBIDDEN', 'X-Account-Id names an account this key does not belong to.');
   }
@@ -111,21 +111,19 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
     keyId: key.id,
     keyScope: key.scope,
     partnerId: key.partnerId,
-    account: key.accountId ? ({ id: key.accountId } as AccountSnapshot) : null,
+    account: null,
     mode: key.scope === 'sandbox' ? 'sandbox' : 'live',
   };
 
   if (access === 'partner') {
     if (key.scope !== 'partner') throw new ApiError('FORBIDDEN', 'Partner endpoints need a partner key.');
-    principal.account = null;
     request.principal = principal;
     await applyRateLimit(deps, reply, `partner:${key.partnerId}`, deps.config.partnerRatePerSecond);
     return;
   }
 
-  const account = await resolveAccount(deps, request, principal);
-  principal.account = account;
-  request.principal = principal;
+  const account = await resolveAccount(deps, request, key);
+  request.principal = { ...principal, account };
   if (account.status !== 'ACTIVE') {
     throw new ApiError('ACCOUNT_SUSPENDED', `The account is ${account.status.toLowerCase()}.`);
   }

@@ -120,4 +120,3 @@ export function sqlState(err: unknown): string | undefined {
 }
 
 export const UNIQUE_VIOLATION = '23505';
-export const CHECK_VIOLATION = '23514';

@@ -75,8 +75,3 @@ export function invalid(field: string, issue: string): ApiError {
 export function conflict(message: string, details?: unknown): ApiError {
   return new ApiError('CONFLICT', message, { details });
 }
-
-/** Every status an error body can be sent with, for documenting responses. */
-export function statusesOf(codes: ErrorCode[]): number[] {
-  return [...new Set(codes.map((c) => ERROR_CATALOGUE[c].status))].sort();
-}

@@ -14,8 +14,3 @@ export type IdKind = keyof typeof ID_PREFIXES;
 export function newId(kind: IdKind): string {
   return typeid(ID_PREFIXES[kind]).toString();
 }
-
-/** A cheap shape check, so malformed ids are answered 404 without a query. */
-export function looksLikeId(kind: IdKind, value: string): boolean {
-  return new RegExp(`^${ID_PREFIXES[kind]}_[0-7][0-9a-hjkmnp-tv-z]{25}$`).test(value);
-}

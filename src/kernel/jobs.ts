@@ -25,13 +25,11 @@ function bossDb(sql: Sql): PgBoss.Db {
 }
 
 export class Jobs {
-  readonly #db: Database;
   readonly #boss: PgBoss;
   readonly #definitions = new Map<string, JobDefinition>();
   #started = false;
 
   constructor(db: Database, options: { pollingIntervalSeconds?: number } = {}) {
-    this.#db = db;
     this.#boss = new PgBoss({
       db: bossDb(db),
       schema: 'pgboss',
@@ -95,9 +93,5 @@ export class Jobs {
     if (!this.#started) return;
     this.#started = false;
     await this.#boss.stop({ graceful: true, wait: true, timeout: Math.max(timeoutMs, 1000), close: false });
-  }
-
-  get database(): Database {
-    return this.#db;
   }
 }

@@ -57,7 +57,3 @@ export function errorResponses(codes: ErrorCode[]): Record<number, unknown> {
   }
   return out;
 }
-
-export function isoOrNull(date: Date | null | undefined): string | null {
-  return date ? date.toISOString() : null;
-}

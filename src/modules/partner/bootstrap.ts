@@ -20,10 +20,6 @@ async function installation(sql: Sql, forUpdate = false): Promise<InstallationRo
   return rows[0];
 }
 
-export async function isBootstrapped(sql: Sql): Promise<boolean> {
-  return (await installation(sql)).bootstrapped_at !== null;
-}
-
 /**
  * At start: when no token is configured and none was generated yet, generates one and returns it
  * (the caller prints it). Returns null when there is nothing to print.
