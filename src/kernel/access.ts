@@ -145,6 +145,7 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
   });
 
   const quota = await countCall(deps.sql, account.id, quotaLimit, now);
+  if (quota.allowed) request.principal.monthCalls = quota.used;
   if (quota.limit !== null) {
     quotaHeaders(reply, quota.limit, quota.used);
     if (deps.lastCounts.size > 100_000) deps.lastCounts.clear();

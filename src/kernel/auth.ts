@@ -35,6 +35,8 @@ export interface Principal {
   account: AccountSnapshot | null;
   /** live: real providers and charges; sandbox: simulated and free. Partner keys act live. */
   mode: 'live' | 'sandbox';
+  /** The account's calls this month, this one included (counted as the call was admitted). */
+  monthCalls?: number;
 }
 
 class TtlCache<V> {

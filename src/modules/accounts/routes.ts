@@ -27,7 +27,8 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         if (!row) throw notFound('account');
         const now = ctx.now();
         return toAccountSelf(row, {
-          monthCalls: await monthCalls(ctx.db, id, now),
+          // The access policy counted this call and kept the month's total: no second read.
+          monthCalls: request.principal?.monthCalls ?? (await monthCalls(ctx.db, id, now)),
           period: usagePeriod(now),
           quotaOverride: ctx.config.monthlyQuotaOverride,
           keyScope: request.principal!.keyScope,
