@@ -3,9 +3,13 @@ import type { Config } from './config.ts';
 import type { Access } from './kernel/access.ts';
 import type { Authenticator } from './kernel/auth.ts';
 import type { Database } from './kernel/db.ts';
+import type { Egress } from './kernel/egress.ts';
+import type { EventOutbox } from './kernel/events.ts';
 import type { Jobs } from './kernel/jobs.ts';
 import type { RateLimits } from './kernel/limits.ts';
 import type { Metrics } from './kernel/metrics.ts';
+import type { SecretBox } from './kernel/secrets.ts';
+import type { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 
 export interface AppContext {
   config: Config;
@@ -14,6 +18,14 @@ export interface AppContext {
   auth: Authenticator;
   rateLimits: RateLimits;
   metrics: Metrics;
+  /** Emits events (with their webhook deliveries) inside the caller's transaction. */
+  events: EventOutbox;
+  /** Outbound HTTP that refuses private and reserved addresses. */
+  egress: Egress;
+  /** Seals and opens secrets kept at rest. */
+  secrets: SecretBox;
+  /** Delivers webhooks; started only in processes that run workers. */
+  dispatcher: WebhookDispatcher;
   /** Every route with its declared access, as registered (for docs and route-wide tests). */
   routes: RouteInfo[];
   /** The clock; tests replace it to move time. */

@@ -12,16 +12,21 @@ import type { Config } from './config.ts';
 import { installAccessPolicy } from './kernel/access.ts';
 import { Authenticator } from './kernel/auth.ts';
 import type { Database } from './kernel/db.ts';
+import { Egress, type Resolver } from './kernel/egress.ts';
 import { installErrorHandling } from './kernel/error-handler.ts';
+import { EventOutbox } from './kernel/events.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { RateLimits } from './kernel/limits.ts';
 import { installMetrics, Metrics } from './kernel/metrics.ts';
 import { installOpenApi } from './kernel/openapi.ts';
+import { SecretBox } from './kernel/secrets.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
+import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
+import { ACCOUNT_WEBHOOKS, PARTNER_WEBHOOKS, webhookRoutes } from './modules/webhooks/routes.ts';
 
 export const API_PREFIX = '/api/v1/public';
 
@@ -36,6 +41,8 @@ export interface AppDeps {
   logStream?: { write(line: string): void };
   /** Collect process-wide metrics (CPU, memory); off in tests that build many apps. */
   processMetrics?: boolean;
+  /** Resolves webhook hosts (the system resolver unless a test gives another). */
+  resolver?: Resolver;
 }
 
 export type App = FastifyInstance & { ctx: AppContext };
@@ -62,16 +69,45 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const now = deps.now ?? (() => new Date());
+  const metrics = new Metrics(deps.processMetrics ?? true);
+  const egress = new Egress(config.webhookAllowedHosts, {
+    resolver: deps.resolver,
+    timeoutMs: config.webhookTimeoutMs,
+  });
+  const secrets = new SecretBox(config.secretsKey);
   const ctx: AppContext = {
     config,
     db: deps.db,
     jobs: deps.jobs ?? new Jobs(deps.db),
     auth: new Authenticator(deps.db, config.keyPrefix),
     rateLimits: new RateLimits(deps.redis ?? null),
-    metrics: new Metrics(deps.processMetrics ?? true),
+    metrics,
+    events: new EventOutbox(now),
+    egress,
+    secrets,
+    dispatcher: new WebhookDispatcher({
+      db: deps.db,
+      egress,
+      secrets,
+      metrics,
+      now,
+      log: app.log.child({ component: 'webhooks' }),
+      settings: {
+        concurrency: config.webhookConcurrency,
+        endpointConcurrency: config.webhookEndpointConcurrency,
+        timeoutMs: config.webhookTimeoutMs,
+        pollIntervalMs: config.webhookPollMs,
+      },
+    }),
     routes: [],
-    now: deps.now ?? (() => new Date()),
+    now,
   };
+  // Attempts in flight finish (or time out) and are recorded before the database closes.
+  app.addHook('onClose', async () => {
+    await ctx.dispatcher.stop();
+    await egress.close();
+  });
   app.decorate('ctx', ctx);
 
   app.setValidatorCompiler(validators());
@@ -124,6 +160,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(walletRoutes(ctx));
       await api.register(partnerRoutes(ctx));
       await api.register(partnerAccountRoutes(ctx));
+      await api.register(webhookRoutes(ctx, ACCOUNT_WEBHOOKS));
+      await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
     },
     { prefix: API_PREFIX },
   );

@@ -23,6 +23,10 @@ export interface Config {
   shutdownTimeoutMs: number;
   dbPoolSize: number;
   runWorkers: boolean;
+  webhookTimeoutMs: number;
+  webhookConcurrency: number;
+  webhookEndpointConcurrency: number;
+  webhookPollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -194,6 +198,34 @@ export const SETTINGS: Setting<any>[] = [
     description: 'whether this process also runs background jobs (false → API only)',
     default: 'true',
     parse: boolean,
+  },
+  {
+    env: 'TIDINGS_WEBHOOK_TIMEOUT_MS',
+    key: 'webhookTimeoutMs',
+    description: 'how long a webhook receiver has to answer before the attempt fails',
+    default: '10000',
+    parse: integer(100, 60000),
+  },
+  {
+    env: 'TIDINGS_WEBHOOK_CONCURRENCY',
+    key: 'webhookConcurrency',
+    description: 'webhook attempts in flight at once in each process',
+    default: '64',
+    parse: integer(1, 10000),
+  },
+  {
+    env: 'TIDINGS_WEBHOOK_ENDPOINT_CONCURRENCY',
+    key: 'webhookEndpointConcurrency',
+    description: 'webhook attempts in flight at once to one endpoint, in each process',
+    default: '8',
+    parse: integer(1, 1000),
+  },
+  {
+    env: 'TIDINGS_WEBHOOK_POLL_MS',
+    key: 'webhookPollMs',
+    description: 'how often the webhook dispatcher looks for due retries between notifications',
+    default: '1000',
+    parse: integer(10, 60000),
   },
 ];
 

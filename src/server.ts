@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { type App, buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
 import { type Database, openDatabase } from './kernel/db.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { migrate } from './kernel/migrate.ts';
@@ -19,9 +19,17 @@ export interface RunningServer {
   close: () => Promise<void>;
 }
 
-/** In embedded mode, SECRETS_KEY may be left unset: one is generated once into DATA_DIR. */
+/**
+ * In embedded mode, SECRETS_KEY may be left unset: one is generated once into DATA_DIR. With
+ * PostgreSQL every process must seal and open secrets with the same key, so it must be given.
+ */
 export function resolveSecretsKey(config: Config): Config {
-  if (config.secretsKey || config.databaseUrl) return config;
+  if (config.secretsKey) return config;
+  if (config.databaseUrl) {
+    throw new ConfigError(
+      'Invalid configuration:\n  SECRETS_KEY: required with DATABASE_URL (every process must share it); make one with: openssl rand -base64 32',
+    );
+  }
   const path = `${config.dataDir}/secrets.key`;
   mkdirSync(config.dataDir, { recursive: true });
   if (!existsSync(path)) {
@@ -59,7 +67,10 @@ export async function startServer(
   const app = await buildApp(config, { db, jobs, redis });
   const token = await ensureBootstrapToken(db, config);
   if (token) options.announceBootstrapToken?.(token);
-  if (config.runWorkers) await jobs.runWorkers();
+  if (config.runWorkers) {
+    await jobs.runWorkers();
+    await app.ctx.dispatcher.start();
+  }
   const address = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | null = null;
   const close = () => {

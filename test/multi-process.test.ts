@@ -14,6 +14,7 @@ import {
   createTestDatabase,
   onPostgres,
   redisUrl,
+  TEST_SECRETS_KEY,
   type TestDatabase,
 } from './helpers/harness.ts';
 
@@ -73,6 +74,7 @@ async function startServer(databaseUrl: string): Promise<Server> {
       PORT: String(port),
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
+      SECRETS_KEY: TEST_SECRETS_KEY,
       REDIS_URL: redisUrl!,
       BOOTSTRAP_TOKEN,
       LOG_LEVEL: 'warn',

@@ -46,6 +46,7 @@ describe('wallet balance', () => {
     expect(res.body).toEqual({
       accountId: t.accountId,
       balance: { amount: '0.0000', currency: 'USD' },
+      lowBalanceThreshold: null,
       updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
     });
     const list = await transactions(t.apiKey);
@@ -166,7 +167,11 @@ describe('wallet transactions', () => {
     await creditOk(t.accountId, '5');
     // A debit as the messaging code will write it (there is no HTTP endpoint that debits yet).
     const debit = await env.tdb.db.transaction((tx) =>
-      changeBalance(tx, t.accountId, { type: 'debit', amountMicros: -1_250_000, reference: 'msg-1' }),
+      changeBalance(tx, env.app.ctx.events, t.accountId, {
+        type: 'debit',
+        amountMicros: -1_250_000,
+        reference: 'msg-1',
+      }),
     );
     expect(debit).not.toBeNull();
     await creditOk(t.accountId, '1');
@@ -304,7 +309,7 @@ describe('the database guards the ledger', () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
         env.tdb.db.transaction((tx) =>
-          changeBalance(tx, t.accountId, { type: 'debit', amountMicros: -100_000 }),
+          changeBalance(tx, env.app.ctx.events, t.accountId, { type: 'debit', amountMicros: -100_000 }),
         ),
       ),
     );

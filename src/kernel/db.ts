@@ -22,6 +22,12 @@ export type Tx = Sql & { readonly inTransaction: true };
 export interface Database extends Sql {
   readonly kind: 'pglite' | 'postgres';
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` for each NOTIFY on `channel` (sent at commit, never for a rolled-back
+   * transaction). On PostgreSQL a dedicated connection listens and reconnects after a loss;
+   * notifications sent while it was down are missed, so listeners must also poll.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -56,6 +62,7 @@ export function pgliteDatabase(db: PGlite): Database {
     kind: 'pglite',
     ...wrap(db),
     transaction: (work) => db.transaction((tx) => work({ ...wrap(tx), inTransaction: true })),
+    listen: (channel, onNotify) => db.listen(channel, () => onNotify()),
     close: () => db.close(),
   };
 }
@@ -99,7 +106,42 @@ export async function openPostgres(url: string, poolSize: number): Promise<Datab
         client.release();
       }
     },
+    listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
     close: () => pool.end(),
+  };
+}
+
+async function listenPostgres(
+  url: string,
+  channel: string,
+  onNotify: () => void,
+): Promise<() => Promise<void>> {
+  let client: pg.Client | null = null;
+  let stopped = false;
+  // The caller's polling covers the gap while the listening connection is being re-made.
+  const reconnectLater = () => {
+    if (!stopped) setTimeout(() => void connect().catch(reconnectLater), 1000).unref();
+  };
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('notification', () => onNotify());
+    c.on('error', () => {});
+    c.on('end', () => {
+      if (client !== c) return;
+      client = null;
+      reconnectLater();
+    });
+    await c.connect();
+    await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    if (stopped) await c.end();
+    else client = c;
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    const c = client;
+    client = null;
+    await c?.end().catch(() => {});
   };
 }
 

@@ -7,6 +7,9 @@ export const ID_PREFIXES = {
   apiKey: 'key',
   partner: 'ptn',
   walletTransaction: 'txn',
+  event: 'evt',
+  webhook: 'whk',
+  delivery: 'dlv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -19,6 +19,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookAttempts = new Counter({
+    name: 'tidings_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by what the delivery became: succeeded, retrying or failed',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookLatency = new Histogram({
+    name: 'tidings_webhook_attempt_duration_seconds',
+    help: 'Time from sending a webhook to its answer (or failure), by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
   constructor(withProcessMetrics = true) {
     if (withProcessMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'tidings_' });
   }

@@ -12,6 +12,7 @@ import { type Database, openPglite, openPostgres } from '../../src/kernel/db.ts'
 import { databaseUrl } from './global-setup.ts';
 
 export const BOOTSTRAP_TOKEN = 'test-bootstrap-token-0123456789abcdef';
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 export const redisUrl = process.env.TEST_REDIS_URL ?? null;
 
@@ -70,6 +71,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     // Tests call partner endpoints in quick bursts; the partner limit has its own test.
     partnerRatePerSecond: 100_000,
     publicBaseUrl: 'http://tidings.test',
+    secretsKey: TEST_SECRETS_KEY,
     ...overrides,
   });
 }

@@ -17,6 +17,7 @@ export interface AccountRow {
   status: AccountStatus;
   wallet_balance_micros: number;
   currency: string;
+  low_balance_threshold_micros: number | null;
   created_at: Date;
   updated_at: Date;
   closed_at: Date | null;

@@ -3,17 +3,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access.ts';
-import { notFound } from '../../kernel/errors.ts';
+import { invalid, notFound } from '../../kernel/errors.ts';
+import { parseAmount } from '../../kernel/money.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/pagination.ts';
 import { findAccount } from '../accounts/repo.ts';
 import {
   TransactionTypeSchema,
   toTransaction,
   toWallet,
+  UpdateWalletBody,
   WalletSchema,
   WalletTransactionSchema,
 } from './schemas.ts';
-import { listTransactions } from './wallet.ts';
+import { listTransactions, setLowBalanceThreshold } from './wallet.ts';
 
 export function walletRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -32,6 +34,36 @@ export function walletRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const row = await findAccount(ctx.db, accountOf(request).id);
         if (!row) throw notFound('account');
         return toWallet(row);
+      },
+    );
+
+    app.patch(
+      '/account/wallet',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags: ['account'],
+          operationId: 'updateWallet',
+          summary: 'Set the low-balance threshold',
+          body: UpdateWalletBody,
+          response: { 200: WalletSchema },
+        },
+      },
+      async (request) => {
+        const accountId = accountOf(request).id;
+        const current = await findAccount(ctx.db, accountId);
+        if (!current) throw notFound('account');
+        const threshold = request.body.lowBalanceThreshold;
+        if (threshold?.currency && threshold.currency.toUpperCase() !== current.currency) {
+          throw invalid(
+            'lowBalanceThreshold.currency',
+            `must be the account's currency, ${current.currency}`,
+          );
+        }
+        const micros =
+          threshold === null ? null : parseAmount('lowBalanceThreshold.amount', threshold.amount);
+        await setLowBalanceThreshold(ctx.db, accountId, micros);
+        return toWallet({ ...current, low_balance_threshold_micros: micros });
       },
     );
 

@@ -13,8 +13,34 @@ export const TransactionTypeSchema = Type.Union(
 );
 
 export const WalletSchema = Type.Object(
-  { accountId: Type.String(), balance: MoneySchema, updatedAt: Timestamp },
+  {
+    accountId: Type.String(),
+    balance: MoneySchema,
+    lowBalanceThreshold: Type.Union([MoneySchema, Type.Null()], {
+      description: 'A charge taking the balance below this emits wallet.low_balance; null: never.',
+    }),
+    updatedAt: Timestamp,
+  },
   { title: 'Wallet' },
+);
+
+export const UpdateWalletBody = Type.Object(
+  {
+    lowBalanceThreshold: Type.Union(
+      [
+        Type.Object(
+          {
+            amount: Type.String({ description: 'Decimal string, e.g. "10.00".', examples: ['10.00'] }),
+            currency: Type.Optional(Type.String({ description: "Must be the account's currency." })),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'null stops wallet.low_balance events.' },
+    ),
+  },
+  { additionalProperties: false },
 );
 
 export const WalletTransactionSchema = Type.Object(
@@ -49,6 +75,10 @@ export function toWallet(row: AccountRow) {
   return {
     accountId: row.id,
     balance: money(row.wallet_balance_micros, row.currency),
+    lowBalanceThreshold:
+      row.low_balance_threshold_micros === null
+        ? null
+        : money(row.low_balance_threshold_micros, row.currency),
     updatedAt: row.updated_at.toISOString(),
   };
 }

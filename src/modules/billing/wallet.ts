@@ -2,8 +2,11 @@
 // constraint), and an append-only list of transactions, each recording the balance it left.
 // Every change of balance and its transaction row are written in one statement.
 import type { Sql, Tx } from '../../kernel/db.ts';
+import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
+import { money } from '../../kernel/money.ts';
 import type { Page } from '../../kernel/pagination.ts';
+import { toTransaction } from './schemas.ts';
 
 export type TransactionType = 'credit' | 'debit' | 'refund' | 'adjustment';
 
@@ -28,11 +31,14 @@ export interface WalletChange {
 }
 
 /**
- * Applies a change to the balance and records it. Returns null, changing nothing, when the balance
- * would go negative: the caller decides whether that is a 402 or a bug.
+ * Applies a change to the balance and records it, emitting `wallet.credited` for a credit and
+ * `wallet.low_balance` when a charge takes the balance below the account's threshold. Returns null,
+ * changing nothing, when the balance would go negative: the caller decides whether that is a 402 or
+ * a bug.
  */
 export async function changeBalance(
   tx: Tx,
+  events: EventOutbox,
   accountId: string,
   change: WalletChange,
 ): Promise<WalletTransactionRow | null> {
@@ -40,16 +46,18 @@ export async function changeBalance(
   // made while waiting for a concurrent change could sort before that change, and the newest-first
   // list would show balances out of the order they were applied.
   await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
-  const { rows } = await tx.query<WalletTransactionRow>(
+  const { rows } = await tx.query<WalletTransactionRow & { threshold_micros: number | null }>(
     `WITH moved AS (
        UPDATE accounts SET wallet_balance_micros = wallet_balance_micros + $2, updated_at = now()
         WHERE id = $1 AND wallet_balance_micros + $2 >= 0
-       RETURNING wallet_balance_micros, currency
+       RETURNING wallet_balance_micros, currency, low_balance_threshold_micros
+     ), recorded AS (
+       INSERT INTO wallet_transactions
+         (id, account_id, type, amount_micros, balance_after_micros, currency, reference, description)
+       SELECT $3, $1, $4, $2, wallet_balance_micros, currency, $5, $6 FROM moved
+       RETURNING *
      )
-     INSERT INTO wallet_transactions
-       (id, account_id, type, amount_micros, balance_after_micros, currency, reference, description)
-     SELECT $3, $1, $4, $2, wallet_balance_micros, currency, $5, $6 FROM moved
-     RETURNING *`,
+     SELECT recorded.*, moved.low_balance_threshold_micros AS threshold_micros FROM recorded, moved`,
     [
       accountId,
       change.amountMicros,
@@ -59,7 +67,43 @@ export async function changeBalance(
       change.description ?? null,
     ],
   );
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  const { threshold_micros: threshold, ...txn } = row;
+  if (txn.type === 'credit') {
+    await events.emit(tx, { type: 'wallet.credited', accountId, data: toTransaction(txn) });
+  }
+  const before = txn.balance_after_micros - txn.amount_micros;
+  if (
+    threshold !== null &&
+    txn.amount_micros < 0 &&
+    before >= threshold &&
+    txn.balance_after_micros < threshold
+  ) {
+    await events.emit(tx, {
+      type: 'wallet.low_balance',
+      accountId,
+      data: {
+        accountId,
+        balance: money(txn.balance_after_micros, txn.currency),
+        lowBalanceThreshold: money(threshold, txn.currency),
+        transactionId: txn.id,
+      },
+    });
+  }
+  return txn;
+}
+
+/** Sets (or with null, clears) the balance below which a charge emits `wallet.low_balance`. */
+export async function setLowBalanceThreshold(
+  sql: Sql,
+  accountId: string,
+  micros: number | null,
+): Promise<void> {
+  await sql.query('UPDATE accounts SET low_balance_threshold_micros = $2, updated_at = now() WHERE id = $1', [
+    accountId,
+    micros,
+  ]);
 }
 
 export async function listTransactions(

@@ -51,7 +51,9 @@ export function partnerAccountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox
     accountId: string,
     to: 'ACTIVE' | 'SUSPENDED' | 'CLOSED',
   ) => {
-    const result = await ctx.db.transaction((tx) => setAccountStatus(tx, partnerId, accountId, to));
+    const result = await ctx.db.transaction((tx) =>
+      setAccountStatus(tx, ctx.events, partnerId, accountId, to),
+    );
     ctx.auth.forgetAccount(accountId);
     return result.row;
   };
@@ -258,7 +260,7 @@ export function partnerAccountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox
       },
       async (request, reply) => {
         const txn = await ctx.db.transaction((tx) =>
-          creditWallet(tx, partnerOf(request), request.params.accountId, request.body),
+          creditWallet(tx, ctx.events, partnerOf(request), request.params.accountId, request.body),
         );
         reply.status(201);
         return toTransaction(txn);

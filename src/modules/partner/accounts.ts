@@ -6,6 +6,7 @@ import { isCountryCode } from '../../kernel/countries.ts';
 import type { Sql, Tx } from '../../kernel/db.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
+import type { EventOutbox } from '../../kernel/events.ts';
 import { parseAmount } from '../../kernel/money.ts';
 import {
   type AccountChanges,
@@ -15,6 +16,7 @@ import {
   insertAccount,
   updateAccount,
 } from '../accounts/repo.ts';
+import { toPartnerAccount } from '../accounts/schemas.ts';
 import { changeBalance } from '../billing/wallet.ts';
 
 export interface ProvisionInput {
@@ -124,6 +126,7 @@ const ALLOWED_MOVES: Record<AccountStatus, AccountStatus[]> = {
  */
 export async function setAccountStatus(
   tx: Tx,
+  events: EventOutbox,
   partnerId: string,
   accountId: string,
   to: AccountStatus,
@@ -135,11 +138,17 @@ export async function setAccountStatus(
     throw conflict(`The account is ${row.status}; it cannot become ${to}.`);
   }
   const updated = await updateAccount(tx, accountId, { status: to });
+  await events.emit(tx, {
+    type: 'account.status_changed',
+    accountId,
+    data: { ...toPartnerAccount(updated), previousStatus: row.status },
+  });
   return { row: updated, previousStatus: row.status, changed: true };
 }
 
 export async function creditWallet(
   tx: Tx,
+  events: EventOutbox,
   partnerId: string,
   accountId: string,
   input: { amount: string; currency?: string; reference?: string; description?: string },
@@ -151,7 +160,7 @@ export async function creditWallet(
     throw invalid('currency', `must be the account's currency, ${row.currency}`);
   }
   const amountMicros = parseAmount('amount', input.amount);
-  const txn = await changeBalance(tx, accountId, {
+  const txn = await changeBalance(tx, events, accountId, {
     type: 'credit',
     amountMicros,
     reference: input.reference,

@@ -1,0 +1,208 @@
+// Webhook subscriptions of an owner (an account, or a partner for all its accounts): create, change,
+// delete, rotate the signing secret, send a test event, list deliveries and retry one.
+import type { Database, Sql, Tx } from '../../kernel/db.ts';
+import type { Egress } from '../../kernel/egress.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
+import { DELIVERY_CHANNEL, type EventOutbox, filterProblem } from '../../kernel/events.ts';
+import { newId } from '../../kernel/ids.ts';
+import type { SecretBox } from '../../kernel/secrets.ts';
+import {
+  countEndpoints,
+  type DeliveryRow,
+  deleteEndpoint,
+  type EndpointChanges,
+  type EndpointRow,
+  failPendingDeliveries,
+  findDelivery,
+  findEndpoint,
+  insertEndpoint,
+  type Owner,
+  requeueDelivery,
+  updateEndpoint,
+} from './repo.ts';
+import { generateSecret, secretProblem } from './signing.ts';
+
+/** Subscriptions one owner may have (Stripe allows 16; the seed leaves it open). */
+export const MAX_ENDPOINTS_PER_OWNER = 20;
+
+/** How long the secret replaced by a rotation keeps signing. */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
+
+export interface WebhookServices {
+  db: Database;
+  egress: Egress;
+  secrets: SecretBox;
+  events: EventOutbox;
+  now: () => Date;
+}
+
+export interface EndpointInput {
+  url: string;
+  events?: string[];
+  description?: string | null;
+  enabled?: boolean;
+  secret?: string;
+}
+
+async function checkUrl(egress: Egress, url: string): Promise<void> {
+  const problem = await egress.check(url);
+  if (problem) throw invalid('url', problem);
+}
+
+function checkFilters(filters: string[]): string[] {
+  filters.forEach((filter, i) => {
+    const problem = filterProblem(filter);
+    if (problem) throw invalid(`events[${i}]`, `${problem}; use an event type, "family.*" or "*"`);
+  });
+  return [...new Set(filters)];
+}
+
+function checkSecret(secret: string): string {
+  const problem = secretProblem(secret);
+  if (problem) throw invalid('secret', problem);
+  return secret;
+}
+
+async function endpointOf(sql: Sql, owner: Owner, id: string, forUpdate = false): Promise<EndpointRow> {
+  const row = await findEndpoint(sql, owner, id, { forUpdate });
+  if (!row) throw notFound('webhook');
+  return row;
+}
+
+export async function createEndpoint(
+  s: WebhookServices,
+  owner: Owner,
+  input: EndpointInput,
+): Promise<{ row: EndpointRow; secret: string }> {
+  const filters = checkFilters(input.events ?? ['*']);
+  const secret = input.secret === undefined ? generateSecret() : checkSecret(input.secret);
+  await checkUrl(s.egress, input.url);
+  const row = await s.db.transaction(async (tx) => {
+    // Serialises concurrent creations of one owner so the count below holds.
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`webhooks:${owner.id}`]);
+    if ((await countEndpoints(tx, owner)) >= MAX_ENDPOINTS_PER_OWNER) {
+      throw conflict(`At most ${MAX_ENDPOINTS_PER_OWNER} webhooks are allowed; delete one first.`);
+    }
+    return insertEndpoint(
+      tx,
+      owner,
+      {
+        id: newId('webhook'),
+        url: input.url,
+        description: input.description ?? null,
+        event_filters: filters,
+        enabled: input.enabled ?? true,
+        secret_sealed: s.secrets.seal(secret),
+      },
+      s.now(),
+    );
+  });
+  return { row, secret };
+}
+
+export async function getEndpoint(s: WebhookServices, owner: Owner, id: string): Promise<EndpointRow> {
+  return endpointOf(s.db, owner, id);
+}
+
+export async function changeEndpoint(
+  s: WebhookServices,
+  owner: Owner,
+  id: string,
+  input: Partial<Omit<EndpointInput, 'secret'>>,
+): Promise<EndpointRow> {
+  const changes: EndpointChanges = {};
+  if (input.events !== undefined) changes.event_filters = checkFilters(input.events);
+  if (input.description !== undefined) changes.description = input.description;
+  if (input.url !== undefined) {
+    await checkUrl(s.egress, input.url);
+    changes.url = input.url;
+  }
+  return s.db.transaction(async (tx) => {
+    const row = await endpointOf(tx, owner, id, true);
+    const now = s.now();
+    if (input.enabled === true && !row.enabled) {
+      // A fresh start: the failure streak that may have disabled it is forgotten.
+      Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
+    } else if (input.enabled === false && row.enabled) {
+      Object.assign(changes, { enabled: false, disabled_reason: 'disabled by you' });
+      await failPendingDeliveries(tx, [id], 'the webhook was disabled before this delivery was made', now);
+    }
+    return updateEndpoint(tx, id, changes, now);
+  });
+}
+
+export async function removeEndpoint(s: WebhookServices, owner: Owner, id: string): Promise<void> {
+  if (!(await deleteEndpoint(s.db, owner, id))) throw notFound('webhook');
+}
+
+export async function rotateSecret(
+  s: WebhookServices,
+  owner: Owner,
+  id: string,
+  input: { secret?: string },
+): Promise<{ row: EndpointRow; secret: string }> {
+  const secret = input.secret === undefined ? generateSecret() : checkSecret(input.secret);
+  return s.db.transaction(async (tx) => {
+    const row = await endpointOf(tx, owner, id, true);
+    const now = s.now();
+    const updated = await updateEndpoint(
+      tx,
+      id,
+      {
+        secret_sealed: s.secrets.seal(secret),
+        previous_secret_sealed: row.secret_sealed,
+        previous_secret_expires_at: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS),
+      },
+      now,
+    );
+    return { row: updated, secret };
+  });
+}
+
+/** Queues a `webhook.test` event to this one webhook. */
+export async function sendTestEvent(s: WebhookServices, owner: Owner, id: string): Promise<DeliveryRow> {
+  return s.db.transaction(async (tx) => {
+    const row = await endpointOf(tx, owner, id);
+    if (!row.enabled) throw conflict('The webhook is disabled; enable it before sending a test event.');
+    const event = await s.events.emit(
+      tx,
+      {
+        type: 'webhook.test',
+        accountId: row.account_id,
+        data: { webhookId: row.id, url: row.url, message: 'A test event from Tidings.' },
+      },
+      { only: { endpointId: row.id, partnerId: row.partner_id ?? undefined } },
+    );
+    const delivery = await findDelivery(tx, row.id, event.deliveryIds[0]!);
+    if (!delivery) throw new ApiError('INTERNAL_ERROR');
+    return delivery;
+  });
+}
+
+export async function deliveryOf(
+  sql: Sql,
+  owner: Owner,
+  endpointId: string,
+  deliveryId: string,
+): Promise<{ endpoint: EndpointRow; delivery: DeliveryRow }> {
+  const endpoint = await endpointOf(sql, owner, endpointId);
+  const delivery = await findDelivery(sql, endpointId, deliveryId, { forUpdate: (sql as Tx).inTransaction });
+  if (!delivery) throw notFound('delivery');
+  return { endpoint, delivery };
+}
+
+/** Makes a delivery due now: another attempt, whatever its state (a replay when it succeeded). */
+export async function retryDelivery(
+  s: WebhookServices,
+  owner: Owner,
+  endpointId: string,
+  deliveryId: string,
+): Promise<DeliveryRow> {
+  return s.db.transaction(async (tx) => {
+    const { endpoint, delivery } = await deliveryOf(tx, owner, endpointId, deliveryId);
+    if (!endpoint.enabled) throw conflict('The webhook is disabled; enable it before retrying deliveries.');
+    await requeueDelivery(tx, delivery, s.now());
+    await tx.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
+    return (await findDelivery(tx, endpointId, deliveryId))!;
+  });
+}
