@@ -1,31 +1,22 @@
 // Two real server processes (`node src/cli.ts serve`) on one PostgreSQL database and one Redis: they
 // share each account's per-second budget, and each shuts down cleanly on SIGTERM. Needs both
 // TEST_DATABASE_URL and TEST_REDIS_URL; skipped otherwise.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
 import { API_PREFIX } from '../src/app.ts';
 import { bootstrapPartner, call, type Partner, tenant } from './helpers/client.ts';
 import {
-  BOOTSTRAP_TOKEN,
   createTestApp,
   createTestDatabase,
   onPostgres,
   redisUrl,
-  TEST_SECRETS_KEY,
   type TestDatabase,
 } from './helpers/harness.ts';
+import { exited, running, type ServerProcess, startServerProcess } from './helpers/processes.ts';
 
 const enabled = onPostgres && Boolean(redisUrl);
-const ROOT = new URL('..', import.meta.url).pathname;
 
-interface Server {
-  child: ChildProcess;
-  base: string;
-  output: string[];
-}
+type Server = ServerProcess;
 
 interface HttpReply {
   status: number;
@@ -33,72 +24,12 @@ interface HttpReply {
   headers: Headers;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
+function startServer(databaseUrl: string): Promise<Server> {
+  return startServerProcess({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl!,
+    TIDINGS_RUN_WORKERS: 'false',
   });
-}
-
-function running(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-/** Waits for the process to end; resolves with how it ended. */
-async function exited(
-  child: ChildProcess,
-  timeoutMs: number,
-): Promise<{ code: number | null; signal: string | null }> {
-  if (running(child)) {
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    try {
-      await once(child, 'exit');
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-  return { code: child.exitCode, signal: child.signalCode };
-}
-
-async function startServer(databaseUrl: string): Promise<Server> {
-  const port = await freePort();
-  const child = spawn('node', ['src/cli.ts', 'serve'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      REDIS_URL: redisUrl!,
-      BOOTSTRAP_TOKEN,
-      LOG_LEVEL: 'warn',
-      TIDINGS_RUN_WORKERS: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  child.stdout?.on('data', (chunk) => output.push(String(chunk)));
-  child.stderr?.on('data', (chunk) => output.push(String(chunk)));
-  const server = { child, base: `http://127.0.0.1:${port}`, output };
-  const deadline = Date.now() + 45_000;
-  while (Date.now() < deadline) {
-    if (!running(child)) throw new Error(`server exited with ${child.exitCode}: ${output.join('')}`);
-    try {
-      const res = await fetch(`${server.base}/healthz`);
-      if (res.status === 200) return server;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server did not answer /healthz in time: ${output.join('')}`);
 }
 
 async function get(server: Server, path: string, apiKey?: string): Promise<HttpReply> {

@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { type App, buildApp } from '../../src/app.ts';
 import { type Config, makeConfig } from '../../src/config.ts';
 import { type Database, openPglite, openPostgres } from '../../src/kernel/db.ts';
+import type { Resolver } from '../../src/kernel/egress.ts';
 import { databaseUrl } from './global-setup.ts';
 
 export const BOOTSTRAP_TOKEN = 'test-bootstrap-token-0123456789abcdef';
@@ -84,6 +85,8 @@ export interface TestAppOptions {
   logStream?: { write(line: string): void };
   /** Adds routes (test-only probes) before the app is sealed. */
   beforeReady?: (app: App) => void;
+  /** Resolves webhook host names (instead of the system resolver). */
+  resolver?: Resolver;
 }
 
 export async function createTestApp(db: Database, options: TestAppOptions = {}): Promise<App> {
@@ -93,6 +96,7 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}):
     redis: options.redis ?? null,
     logStream: options.logStream,
     processMetrics: false,
+    resolver: options.resolver,
   });
   options.beforeReady?.(app);
   await app.ready();

@@ -11,7 +11,6 @@ export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   /** The parsed body. */
-  // biome-ignore lint/suspicious/noExplicitAny: event bodies are checked field by field in tests
   json: any;
   at: number;
 }

@@ -1,0 +1,137 @@
+// Crash safety of the outbox: events committed just before the server is killed (SIGKILL, no
+// shutdown of any kind) are all delivered, exactly as committed, by the next process to start.
+// Runs the real server as a child process: on PostgreSQL when TEST_DATABASE_URL is set, else on
+// the embedded database in a temporary DATA_DIR.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_PREFIX } from '../src/app.ts';
+import { BOOTSTRAP_TOKEN, createTestDatabase, onPostgres, type TestDatabase } from './helpers/harness.ts';
+import { exited, running, type ServerProcess, startServerProcess } from './helpers/processes.ts';
+import { Receiver, verifySignature } from './helpers/receiver.ts';
+
+const CREDITS = 40;
+
+async function api(server: ServerProcess, method: string, path: string, key: string | null, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (key?.startsWith('Bearer ')) headers.authorization = key;
+  else if (key) headers['x-api-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${server.base}${API_PREFIX}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+describe('events committed right before a crash', () => {
+  let tdb: TestDatabase | null = null;
+  let dataDir: string | null = null;
+  let receiver: Receiver;
+  const servers: ServerProcess[] = [];
+  let settings: Record<string, string>;
+
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    if (onPostgres) tdb = await createTestDatabase();
+    else dataDir = mkdtempSync(join(tmpdir(), 'tidings-crash-'));
+    settings = {
+      ...(tdb ? { DATABASE_URL: tdb.url! } : { DATA_DIR: dataDir! }),
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      // A short timeout makes the lease of an attempt cut off by the crash run out sooner.
+      TIDINGS_WEBHOOK_TIMEOUT_MS: '1000',
+      TIDINGS_WEBHOOK_POLL_MS: '100',
+    };
+  });
+
+  afterAll(async () => {
+    for (const s of servers) if (running(s.child)) s.child.kill('SIGKILL');
+    await Promise.all(servers.map((s) => exited(s.child, 10_000)));
+    await receiver?.close();
+    await tdb?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('are all delivered after a restart, none missing, each as committed', async () => {
+    const first = await startServerProcess(settings);
+    servers.push(first);
+    const boot = await api(first, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, { name: 'p' });
+    expect(boot.status).toBe(201);
+    const partnerKey = boot.body.apiKey as string;
+    const account = await api(first, 'POST', '/partner/accounts', partnerKey, {
+      accountName: 'Crash test',
+      countryCode: 'US',
+      planCode: 'scale',
+      externalRef: 'crash-1',
+    });
+    const accountId = account.body.accountId as string;
+    const key = await api(first, 'POST', `/partner/accounts/${accountId}/keys`, partnerKey, {
+      name: 'k',
+      scope: 'live',
+    });
+    const webhook = await api(first, 'POST', '/webhooks', key.body.apiKey, {
+      url: receiver.url(),
+      events: ['wallet.credited'],
+    });
+    expect(webhook.status).toBe(201);
+
+    // Until the crash the receiver never answers: whatever the first process sends is never
+    // confirmed, and every delivery must still be pending when it dies.
+    receiver.respond = () => ({ status: 200, delayMs: 60_000 });
+    const credits = await Promise.all(
+      Array.from({ length: CREDITS }, (_, i) =>
+        api(first, 'POST', `/partner/accounts/${accountId}/wallet/credits`, partnerKey, {
+          amount: `${i + 1}.00`,
+          reference: `credit-${i}`,
+        }),
+      ),
+    );
+    first.child.kill('SIGKILL');
+    expect((await exited(first.child, 10_000)).signal).toBe('SIGKILL');
+    expect(credits.map((c) => c.status)).toEqual(Array(CREDITS).fill(201));
+    const sentBeforeCrash = receiver.received.length;
+    expect(sentBeforeCrash).toBeLessThan(CREDITS);
+
+    receiver.respond = () => ({ status: 200 });
+    const second = await startServerProcess(settings);
+    servers.push(second);
+    const eventIds = new Set<string>();
+    const deadline = Date.now() + 40_000;
+    while (eventIds.size < CREDITS && Date.now() < deadline) {
+      for (const r of receiver.received.slice(sentBeforeCrash)) eventIds.add(String(r.headers['webhook-id']));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(eventIds.size).toBe(CREDITS);
+
+    // Every committed credit arrived once per process attempt, signed, with the data committed.
+    const byReference = new Map<string, Record<string, unknown>>();
+    for (const r of receiver.received.slice(sentBeforeCrash)) {
+      const event = verifySignature(webhook.body.secret, r) as { type: string; accountId: string; data: any };
+      expect(event.type).toBe('wallet.credited');
+      expect(event.accountId).toBe(accountId);
+      byReference.set(event.data.reference, event.data);
+    }
+    expect(byReference.size).toBe(CREDITS);
+    for (const credit of credits) expect(byReference.get(credit.body.reference)).toEqual(credit.body);
+
+    // The restarted process records them all as delivered.
+    let succeeded = 0;
+    while (Date.now() < deadline) {
+      const list = await api(
+        second,
+        'GET',
+        `/webhooks/${webhook.body.id}/deliveries?status=succeeded&limit=100`,
+        key.body.apiKey,
+      );
+      succeeded = list.body.data.length;
+      if (succeeded === CREDITS) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(succeeded).toBe(CREDITS);
+    second.child.kill('SIGTERM');
+    expect(await exited(second.child, 15_000)).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});
