@@ -11,7 +11,55 @@ import type { RouteInfo } from '../app-context.ts';
 import type { Config } from '../config.ts';
 import type { Access } from './access.ts';
 import type { ErrorCode } from './errors.ts';
+import { EVENT_TYPES } from './events.ts';
 import { ErrorBody, errorResponses } from './schemas.ts';
+
+/** What each webhook delivery looks like, for the document's OpenAPI 3.1 `webhooks` section. */
+const EVENT_DELIVERY = {
+  post: {
+    operationId: 'receiveEvent',
+    summary: 'An event, as POSTed to your webhook URL',
+    security: [],
+    description:
+      'Verify it with the `standardwebhooks` package and the secret shown when the webhook was created. Delivered at least once; `webhook-id` is the event id, the same on every retry. Answer 2xx within 10 s; 410 disables the webhook.',
+    parameters: [
+      { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },
+      {
+        name: 'webhook-timestamp',
+        in: 'header',
+        required: true,
+        schema: { type: 'string' },
+        description: 'Seconds since the epoch when this attempt was signed.',
+      },
+      {
+        name: 'webhook-signature',
+        in: 'header',
+        required: true,
+        schema: { type: 'string' },
+        description: 'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`.',
+      },
+    ],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['id', 'type', 'createdAt', 'accountId', 'data'],
+            properties: {
+              id: { type: 'string', example: 'evt_01jv…' },
+              type: { type: 'string', enum: [...EVENT_TYPES] },
+              createdAt: { type: 'string', format: 'date-time' },
+              accountId: { type: ['string', 'null'] },
+              data: { type: 'object', description: 'The resource as the API shows it.' },
+            },
+          },
+        },
+      },
+    },
+    responses: { '200': { description: 'Any 2xx answer acknowledges the delivery.' } },
+  },
+};
 
 export const OPENAPI_PATH = '/api/v1/public/openapi.json';
 
@@ -105,8 +153,15 @@ export async function installOpenApi(
       tags: [
         { name: 'account', description: 'The account, its usage and wallet.' },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
+        {
+          name: 'webhooks',
+          description:
+            'Signed event deliveries to your URLs (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature). The body of each delivery is described under `webhooks` in this document.',
+        },
         { name: 'operations', description: 'Health, readiness and metrics.' },
       ],
+      // The plugin's types predate OpenAPI 3.1 `webhooks`; the document itself carries them.
+      webhooks: { event: EVENT_DELIVERY } as never,
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
