@@ -262,7 +262,7 @@ export class WebhookDispatcher {
           this.#outcomes.unshift(...batch);
           this.#log.warn({ err }, 'could not record webhook attempts');
           if (++failures >= 5 && !this.#running) break;
-          await new Promise((resolve) => setTimeout(resolve, 500 * failures));
+          await new Promise((resolve) => setTimeout(resolve, 500 * failures).unref());
         }
       }
     })();
