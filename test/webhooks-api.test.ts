@@ -41,7 +41,12 @@ function fieldsOf(res: Reply): string[] {
   return (res.body.error?.details ?? []).map((d: { field: string }) => d.field);
 }
 
-async function createOk(key: string, body: Record<string, unknown> = {}, base = '/webhooks', accountId?: string) {
+async function createOk(
+  key: string,
+  body: Record<string, unknown> = {},
+  base = '/webhooks',
+  accountId?: string,
+) {
   const res = await call(env.app, 'POST', base, { key, accountId, body: { url: hookUrl(), ...body } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
@@ -131,6 +136,7 @@ describe('creating a webhook', () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const body = await createOk(t.apiKey, { enabled: false });
     expect(body.enabled).toBe(false);
+    expect(body.disabledReason).toBe('disabled by you');
     const test = await call(env.app, 'POST', `/webhooks/${body.id}/test`, { key: t.apiKey });
     expectError(test, 409, 'CONFLICT');
   });
@@ -203,7 +209,7 @@ describe('validation', () => {
   });
 
   it.each([
-    ['a missing url', {}, 'url'],
+    ['a missing url', { url: undefined }, 'url'],
     ['an empty url', { url: '' }, 'url'],
     ['a url that is not a URL', { url: 'not a url' }, 'url'],
     ['a relative url', { url: '/hooks/tidings' }, 'url'],
@@ -237,7 +243,8 @@ describe('validation', () => {
   it('refuses a PATCH with an empty body, an unknown field, or the secret', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const created = await createOk(t.apiKey);
-    const patch = (body: unknown) => call(env.app, 'PATCH', `/webhooks/${created.id}`, { key: t.apiKey, body });
+    const patch = (body: unknown) =>
+      call(env.app, 'PATCH', `/webhooks/${created.id}`, { key: t.apiKey, body });
 
     const empty = await patch({});
     expectError(empty, 400, 'INVALID_REQUEST');
@@ -311,7 +318,13 @@ describe('listing', () => {
 
   it('refuses a bad limit, a forged cursor and an unknown query parameter', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
-    for (const query of [{ limit: '0' }, { limit: '101' }, { cursor: 'bm90LWEtY3Vyc29y' }, { colour: 'red' }]) {
+    const queries: Record<string, string>[] = [
+      { limit: '0' },
+      { limit: '101' },
+      { cursor: 'bm90LWEtY3Vyc29y' },
+      { colour: 'red' },
+    ];
+    for (const query of queries) {
       expectError(await call(env.app, 'GET', '/webhooks', { key: t.apiKey, query }), 400, 'INVALID_REQUEST');
     }
   });
@@ -345,13 +358,20 @@ describe('changing a webhook', () => {
       body: { description: null },
     });
     expect(cleared.status).toBe(200);
-    expect(cleared.body).toMatchObject({ description: null, url, events: ['contact.*', 'wallet.low_balance'] });
+    expect(cleared.body).toMatchObject({
+      description: null,
+      url,
+      events: ['contact.*', 'wallet.low_balance'],
+    });
   });
 
   it('enabled:false stops it with a reason; enabled:true clears the reason', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const created = await createOk(t.apiKey);
-    const off = await call(env.app, 'PATCH', `/webhooks/${created.id}`, { key: t.apiKey, body: { enabled: false } });
+    const off = await call(env.app, 'PATCH', `/webhooks/${created.id}`, {
+      key: t.apiKey,
+      body: { enabled: false },
+    });
     expect(off.status).toBe(200);
     expect(off.body.enabled).toBe(false);
     expect(off.body.disabledReason).toEqual(expect.any(String));
@@ -361,7 +381,10 @@ describe('changing a webhook', () => {
       disabledReason: off.body.disabledReason,
     });
 
-    const on = await call(env.app, 'PATCH', `/webhooks/${created.id}`, { key: t.apiKey, body: { enabled: true } });
+    const on = await call(env.app, 'PATCH', `/webhooks/${created.id}`, {
+      key: t.apiKey,
+      body: { enabled: true },
+    });
     expect(on.status).toBe(200);
     expect(on.body).toMatchObject({ enabled: true, disabledReason: null });
     expect((await call(env.app, 'GET', `/webhooks/${created.id}`, { key: t.apiKey })).body).toMatchObject({
@@ -378,9 +401,15 @@ describe('changing a webhook', () => {
     expect(test.body).toMatchObject({ webhookId: created.id, eventType: 'webhook.test', status: 'pending' });
 
     await call(env.app, 'PATCH', `/webhooks/${created.id}`, { key: t.apiKey, body: { enabled: false } });
-    expectError(await call(env.app, 'POST', `/webhooks/${created.id}/test`, { key: t.apiKey }), 409, 'CONFLICT');
     expectError(
-      await call(env.app, 'POST', `/webhooks/${created.id}/deliveries/${test.body.id}/retry`, { key: t.apiKey }),
+      await call(env.app, 'POST', `/webhooks/${created.id}/test`, { key: t.apiKey }),
+      409,
+      'CONFLICT',
+    );
+    expectError(
+      await call(env.app, 'POST', `/webhooks/${created.id}/deliveries/${test.body.id}/retry`, {
+        key: t.apiKey,
+      }),
       409,
       'CONFLICT',
     );
@@ -404,13 +433,21 @@ describe('deleting a webhook', () => {
     const del = await call(env.app, 'DELETE', `/webhooks/${gone.id}`, { key: t.apiKey });
     expect(del.status).toBe(204);
     expect(del.raw.body).toBe('');
-    expectError(await call(env.app, 'GET', `/webhooks/${gone.id}`, { key: t.apiKey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(
+      await call(env.app, 'GET', `/webhooks/${gone.id}`, { key: t.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
     expectError(
       await call(env.app, 'GET', `/webhooks/${gone.id}/deliveries`, { key: t.apiKey }),
       404,
       'RESOURCE_NOT_FOUND',
     );
-    expectError(await call(env.app, 'DELETE', `/webhooks/${gone.id}`, { key: t.apiKey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(
+      await call(env.app, 'DELETE', `/webhooks/${gone.id}`, { key: t.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
     expectError(
       await call(env.app, 'PATCH', `/webhooks/${gone.id}`, { key: t.apiKey, body: { enabled: false } }),
       404,
@@ -424,8 +461,16 @@ describe('deleting a webhook', () => {
     const created = await createOk(t.apiKey);
     const test = await call(env.app, 'POST', `/webhooks/${created.id}/test`, { key: t.apiKey });
     const unknown = 'whk_01h2xcejqtf2nbrexx3vqjhp41';
-    expectError(await call(env.app, 'GET', `/webhooks/${unknown}`, { key: t.apiKey }), 404, 'RESOURCE_NOT_FOUND');
-    expectError(await call(env.app, 'GET', '/webhooks/nonsense', { key: t.apiKey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(
+      await call(env.app, 'GET', `/webhooks/${unknown}`, { key: t.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expectError(
+      await call(env.app, 'GET', '/webhooks/nonsense', { key: t.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
     expectError(
       await call(env.app, 'POST', `/webhooks/${unknown}/deliveries/${test.body.id}/retry`, { key: t.apiKey }),
       404,
@@ -470,7 +515,10 @@ describe('rotating the secret', () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const created = await createOk(t.apiKey);
     const before = Date.now();
-    const res = await call(env.app, 'POST', `/webhooks/${created.id}/rotate-secret`, { key: t.apiKey, body: {} });
+    const res = await call(env.app, 'POST', `/webhooks/${created.id}/rotate-secret`, {
+      key: t.apiKey,
+      body: {},
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({
       id: created.id,
@@ -572,6 +620,15 @@ describe('isolation', () => {
       expectError(res, 404, 'RESOURCE_NOT_FOUND');
     }
     expect(await listAll(other.apiKey)).toEqual([]);
+    // Nor through a webhook of its own: the delivery belongs to the webhook it was made for.
+    const own = await createOk(other.apiKey);
+    expectError(
+      await call(env.app, 'POST', `/webhooks/${own.id}/deliveries/${deliveryId}/retry`, {
+        key: other.apiKey,
+      }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
     await expectUntouched();
   });
 
@@ -585,15 +642,28 @@ describe('isolation', () => {
     await expectUntouched();
   });
 
-  it("another partner's key with X-Account-Id of the account is refused with 403", async () => {
+  it("another partner's key with X-Account-Id of the account gets 404 (the account is invisible)", async () => {
     for (const [method, path, body] of everyOperation(hook.id)) {
-      const res = await call(env.app, method, path, { key: stranger.partnerKey, accountId: owner.accountId, body });
-      expectError(res, 403, 'FORBIDDEN');
+      const res = await call(env.app, method, path, {
+        key: stranger.partnerKey,
+        accountId: owner.accountId,
+        body,
+      });
+      expectError(res, 404, 'RESOURCE_NOT_FOUND');
     }
     expectError(
       await call(env.app, 'GET', '/webhooks', { key: stranger.partnerKey, accountId: owner.accountId }),
-      403,
-      'FORBIDDEN',
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expectError(
+      await call(env.app, 'POST', '/webhooks', {
+        key: stranger.partnerKey,
+        accountId: owner.accountId,
+        body: { url: hookUrl() },
+      }),
+      404,
+      'RESOURCE_NOT_FOUND',
     );
     await expectUntouched();
   });
@@ -606,7 +676,11 @@ describe('isolation', () => {
       403,
       'FORBIDDEN',
     );
-    expectError(await call(env.app, 'GET', `/partner/webhooks/${hook.id}`, { key: owner.apiKey }), 403, 'FORBIDDEN');
+    expectError(
+      await call(env.app, 'GET', `/partner/webhooks/${hook.id}`, { key: owner.apiKey }),
+      403,
+      'FORBIDDEN',
+    );
     expectError(
       await call(env.app, 'DELETE', `/partner/webhooks/${hook.id}`, { key: owner.apiKey }),
       403,
@@ -617,8 +691,13 @@ describe('isolation', () => {
 
   it("a partner key cannot see or touch another partner's partner webhook", async () => {
     const mine = await createOk(env.partner.partnerKey, { description: 'partner hook' }, '/partner/webhooks');
-    expect(mine).toMatchObject({ id: expect.stringMatching(/^whk_/), secret: expect.stringMatching(/^whsec_/) });
-    expect((await listAll(env.partner.partnerKey, {}, '/partner/webhooks')).map((w) => w.id)).toContain(mine.id);
+    expect(mine).toMatchObject({
+      id: expect.stringMatching(/^whk_/),
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    expect((await listAll(env.partner.partnerKey, {}, '/partner/webhooks')).map((w) => w.id)).toContain(
+      mine.id,
+    );
 
     for (const [method, path, body] of everyOperation(mine.id, '/partner/webhooks')) {
       const res = await call(env.app, method, path, { key: stranger.partnerKey, body });
@@ -627,7 +706,11 @@ describe('isolation', () => {
     expect(await listAll(stranger.partnerKey, {}, '/partner/webhooks')).toEqual([]);
     const still = await call(env.app, 'GET', `/partner/webhooks/${mine.id}`, { key: env.partner.partnerKey });
     expect(still.status).toBe(200);
-    expect(still.body).toMatchObject({ description: 'partner hook', enabled: true, previousSecretExpiresAt: null });
+    expect(still.body).toMatchObject({
+      description: 'partner hook',
+      enabled: true,
+      previousSecretExpiresAt: null,
+    });
   });
 
   it("account and partner webhooks are separate: neither path shows the other's", async () => {
@@ -643,7 +726,9 @@ describe('isolation', () => {
       'RESOURCE_NOT_FOUND',
     );
     expect((await listAll(owner.apiKey)).map((w) => w.id)).not.toContain(partnerHook.id);
-    expect((await listAll(env.partner.partnerKey, {}, '/partner/webhooks')).map((w) => w.id)).not.toContain(hook.id);
+    expect((await listAll(env.partner.partnerKey, {}, '/partner/webhooks')).map((w) => w.id)).not.toContain(
+      hook.id,
+    );
   });
 
   it("a partner key with X-Account-Id manages that sub-account's /webhooks", async () => {
@@ -658,11 +743,16 @@ describe('isolation', () => {
     const seen = await call(env.app, 'GET', `/webhooks/${created.id}`, { key: owner.apiKey });
     expect(seen.status).toBe(200);
     expect(seen.body.description).toBe('by partner');
-    expect((await call(env.app, 'GET', '/webhooks', { ...as, query: { limit: '100' } })).body.data.map(
-      (w: { id: string }) => w.id,
-    )).toEqual([created.id, hook.id]);
+    expect(
+      (await call(env.app, 'GET', '/webhooks', { ...as, query: { limit: '100' } })).body.data.map(
+        (w: { id: string }) => w.id,
+      ),
+    ).toEqual([created.id, hook.id]);
 
-    const patched = await call(env.app, 'PATCH', `/webhooks/${created.id}`, { ...as, body: { events: ['contact.*'] } });
+    const patched = await call(env.app, 'PATCH', `/webhooks/${created.id}`, {
+      ...as,
+      body: { events: ['contact.*'] },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.events).toEqual(['contact.*']);
     const rotated = await call(env.app, 'POST', `/webhooks/${created.id}/rotate-secret`, { ...as, body: {} });
@@ -706,7 +796,10 @@ describe('PATCH /account/wallet', () => {
 
     const exact = await setThreshold(t.apiKey, { amount: '0.000001', currency: 'usd' });
     expect(exact.status).toBe(200);
-    expect((await wallet(t.apiKey)).body.lowBalanceThreshold).toEqual({ amount: '0.000001', currency: 'USD' });
+    expect((await wallet(t.apiKey)).body.lowBalanceThreshold).toEqual({
+      amount: '0.000001',
+      currency: 'USD',
+    });
 
     const cleared = await setThreshold(t.apiKey, null);
     expect(cleared.status).toBe(200);

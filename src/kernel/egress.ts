@@ -82,7 +82,13 @@ export class Egress {
     const ip = normalise(ipaddr.parse(address));
     if (this.#allowedAddress(ip)) return null;
     const range = ip.range();
-    return range === 'unicast' ? null : `${address} is a ${range} address`;
+    if (range !== 'unicast') return `${address} is a ${range} address`;
+    // The deprecated IPv4-compatible form (::a.b.c.d) is "unicast" to ipaddr.js; some stacks
+    // route it to the IPv4 address it embeds.
+    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) {
+      return `${address} is an IPv4-compatible address`;
+    }
+    return null;
   }
 
   /** Checks a URL before it is saved; answers why it is refused, or null when it is fine. */

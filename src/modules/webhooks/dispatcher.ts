@@ -45,6 +45,9 @@ export class WebhookDispatcher {
   #wakeUp: (() => void) | null = null;
 
   readonly #inFlight = new Map<string, Promise<void>>();
+  // Claimed here and not yet written back (in flight, or its result waiting to be written): never
+  // claimed again by this process, even if its lease looks run out (a clock jump, a slow write).
+  readonly #unsettled = new Set<string>();
   readonly #perEndpoint = new Map<string, number>();
   readonly #perOwner = new Map<string, number>();
   #outcomes: Outcome[] = [];
@@ -151,6 +154,7 @@ export class WebhookDispatcher {
            SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
             WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= $1
               AND (d.locked_until IS NULL OR d.locked_until <= $1)
+              AND NOT (d.id = ANY($7::text[]))
             ORDER BY d.next_attempt_at
             LIMIT $2
             FOR UPDATE SKIP LOCKED
@@ -173,6 +177,7 @@ export class WebhookDispatcher {
         this.#busy(this.#perOwner, ownerLimit),
         free,
         new Date(now.getTime() + this.#leaseMs),
+        [...this.#unsettled],
       ],
     );
     for (const claimed of rows) this.#start(claimed);
@@ -185,10 +190,15 @@ export class WebhookDispatcher {
       if (n > 0) counts.set(key, n);
       else counts.delete(key);
     };
+    this.#unsettled.add(claimed.id);
     bump(this.#perEndpoint, claimed.endpoint_id, 1);
     bump(this.#perOwner, claimed.owner, 1);
     const attempt = this.#attempt(claimed)
-      .catch((err) => this.#log.error({ err, deliveryId: claimed.id }, 'webhook attempt crashed'))
+      .catch((err) => {
+        // No result to write: the lease runs out and the delivery is attempted again.
+        this.#unsettled.delete(claimed.id);
+        this.#log.error({ err, deliveryId: claimed.id }, 'webhook attempt crashed');
+      })
       .finally(() => {
         this.#inFlight.delete(claimed.id);
         bump(this.#perEndpoint, claimed.endpoint_id, -1);
@@ -254,6 +264,7 @@ export class WebhookDispatcher {
         const batch = this.#outcomes.splice(0, BATCH_WRITE_LIMIT);
         try {
           const disabled = await writeOutcomes(this.#db, batch, this.#now());
+          for (const o of batch) this.#unsettled.delete(o.deliveryId);
           if (disabled.length > 0) this.#log.info({ webhookIds: disabled }, 'webhooks disabled');
           failures = 0;
         } catch (err) {

@@ -59,14 +59,27 @@ const ownerColumn = (owner: Owner) => (owner.kind === 'account' ? 'account_id' :
 export async function insertEndpoint(
   sql: Sql,
   owner: Owner,
-  row: Pick<EndpointRow, 'id' | 'url' | 'description' | 'event_filters' | 'enabled' | 'secret_sealed'>,
+  row: Pick<
+    EndpointRow,
+    'id' | 'url' | 'description' | 'event_filters' | 'enabled' | 'disabled_reason' | 'secret_sealed'
+  >,
   now: Date,
 ): Promise<EndpointRow> {
   const { rows } = await sql.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints
-       (id, ${ownerColumn(owner)}, url, description, event_filters, enabled, secret_sealed, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
-    [row.id, owner.id, row.url, row.description, row.event_filters, row.enabled, row.secret_sealed, now],
+    `INSERT INTO webhook_endpoints (id, ${ownerColumn(owner)}, url, description, event_filters, enabled,
+       disabled_reason, secret_sealed, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
+    [
+      row.id,
+      owner.id,
+      row.url,
+      row.description,
+      row.event_filters,
+      row.enabled,
+      row.disabled_reason,
+      row.secret_sealed,
+      now,
+    ],
   );
   return rows[0]!;
 }

@@ -163,6 +163,10 @@ export function webhookRoutes(ctx: AppContext, scope: Scope): FastifyPluginAsync
       `${base}/:id/rotate-secret`,
       {
         config: found,
+        // No body at all (a bare POST) means no secret given: one is generated.
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
         schema: {
           tags,
           operationId: `rotate${op}WebhookSecret`,

@@ -25,6 +25,8 @@ import { generateSecret, secretProblem } from './signing.ts';
 /** Subscriptions one owner may have (Stripe allows 16; the seed leaves it open). */
 export const MAX_ENDPOINTS_PER_OWNER = 20;
 
+const DISABLED_BY_OWNER = 'disabled by you';
+
 /** How long the secret replaced by a rotation keeps signing. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
 
@@ -92,6 +94,7 @@ export async function createEndpoint(
         description: input.description ?? null,
         event_filters: filters,
         enabled: input.enabled ?? true,
+        disabled_reason: input.enabled === false ? DISABLED_BY_OWNER : null,
         secret_sealed: s.secrets.seal(secret),
       },
       s.now(),
@@ -124,7 +127,7 @@ export async function changeEndpoint(
       // A fresh start: the failure streak that may have disabled it is forgotten.
       Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
     } else if (input.enabled === false && row.enabled) {
-      Object.assign(changes, { enabled: false, disabled_reason: 'disabled by you' });
+      Object.assign(changes, { enabled: false, disabled_reason: DISABLED_BY_OWNER });
       await failPendingDeliveries(tx, [id], 'the webhook was disabled before this delivery was made', now);
     }
     return updateEndpoint(tx, id, changes, now);
