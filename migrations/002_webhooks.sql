@@ -59,6 +59,8 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id DESC);
+-- For pruning old events (the foreign key check) and finding an event's deliveries.
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
 
 CREATE TABLE webhook_attempts (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -98,6 +98,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         endpointConcurrency: config.webhookEndpointConcurrency,
         timeoutMs: config.webhookTimeoutMs,
         pollIntervalMs: config.webhookPollMs,
+        retentionDays: config.eventRetentionDays,
       },
     }),
     routes: [],

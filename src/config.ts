@@ -27,6 +27,7 @@ export interface Config {
   webhookConcurrency: number;
   webhookEndpointConcurrency: number;
   webhookPollMs: number;
+  eventRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -226,6 +227,13 @@ export const SETTINGS: Setting<any>[] = [
     description: 'how often the webhook dispatcher looks for due retries between notifications',
     default: '1000',
     parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_EVENT_RETENTION_DAYS',
+    key: 'eventRetentionDays',
+    description: 'events and finished webhook deliveries older than this are deleted',
+    default: '30',
+    parse: integer(1, 3650),
   },
 ];
 

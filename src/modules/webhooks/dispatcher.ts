@@ -14,6 +14,7 @@ import { DELIVERY_CHANNEL } from '../../kernel/events.ts';
 import type { Metrics } from '../../kernel/metrics.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
 import { type ClaimedDelivery, judge, type Outcome, writeOutcomes } from './outcomes.ts';
+import { pruneOlderThan } from './retention.ts';
 import { signatureHeaders } from './signing.ts';
 
 export interface DispatcherSettings {
@@ -24,10 +25,42 @@ export interface DispatcherSettings {
   timeoutMs: number;
   /** How often to look for due deliveries when nothing wakes the dispatcher. */
   pollIntervalMs: number;
+  /** Events and finished deliveries older than this many days are deleted (hourly). */
+  retentionDays: number;
 }
 
 const USER_AGENT = 'Tidings-Webhooks/1.0';
 const BATCH_WRITE_LIMIT = 500;
+const PRUNE_EVERY_MS = 3600_000;
+
+/**
+ * Claims due deliveries: at most $2 per endpoint, round-robin across endpoints, leaving out busy
+ * endpoints ($3), busy owners ($4) and deliveries this process has not settled ($7); leases them
+ * until $6. $1 is now, $5 the most to claim.
+ */
+export const CLAIM_SQL = `
+  WITH due AS (
+    SELECT c.id FROM webhook_endpoints e
+    CROSS JOIN LATERAL (
+      SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= $1
+         AND (d.locked_until IS NULL OR d.locked_until <= $1)
+         AND NOT (d.id = ANY($7::text[]))
+       ORDER BY d.next_attempt_at
+       LIMIT $2
+       FOR UPDATE SKIP LOCKED
+    ) c
+    WHERE e.enabled AND NOT (e.id = ANY($3::text[]))
+      AND NOT (coalesce(e.account_id, e.partner_id) = ANY($4::text[]))
+    ORDER BY row_number() OVER (PARTITION BY e.id ORDER BY c.next_attempt_at), random()
+    LIMIT $5
+  )
+  UPDATE webhook_deliveries d SET locked_until = $6
+    FROM due, events ev, webhook_endpoints e
+   WHERE d.id = due.id AND ev.id = d.event_id AND e.id = d.endpoint_id
+  RETURNING d.id, d.endpoint_id, coalesce(e.account_id, e.partner_id) AS owner, d.event_id,
+            d.attempt_count, d.attempts_allowed, e.url, e.secret_sealed, e.previous_secret_sealed,
+            e.previous_secret_expires_at, ev.payload`;
 
 export class WebhookDispatcher {
   readonly #db: Database;
@@ -41,6 +74,7 @@ export class WebhookDispatcher {
   #running = false;
   #loopDone: Promise<void> = Promise.resolve();
   #unlisten: (() => Promise<void>) | null = null;
+  #pruneTimer: NodeJS.Timeout | null = null;
   #wakeRequested = false;
   #wakeUp: (() => void) | null = null;
 
@@ -82,6 +116,20 @@ export class WebhookDispatcher {
     this.#running = true;
     this.#unlisten = await this.#db.listen(DELIVERY_CHANNEL, () => this.wake());
     this.#loopDone = this.#loop();
+    this.#pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref();
+  }
+
+  /** Deletes events and finished deliveries past the retention period; answers how many. */
+  async prune(): Promise<{ deliveries: number; events: number }> {
+    const cutoff = new Date(this.#now().getTime() - this.#settings.retentionDays * 24 * 3600 * 1000);
+    try {
+      const pruned = await pruneOlderThan(this.#db, cutoff);
+      if (pruned.deliveries + pruned.events > 0) this.#log.info(pruned, 'pruned old events and deliveries');
+      return pruned;
+    } catch (err) {
+      this.#log.warn({ err }, 'could not prune old events');
+      return { deliveries: 0, events: 0 };
+    }
   }
 
   /** Looks for due deliveries now (a NOTIFY, a freed slot, or a test that moved the clock). */
@@ -96,6 +144,7 @@ export class WebhookDispatcher {
   async stop(timeoutMs = this.#settings.timeoutMs + 1000): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    if (this.#pruneTimer) clearInterval(this.#pruneTimer);
     this.wake();
     await this.#unlisten?.();
     await this.#loopDone;
@@ -147,39 +196,15 @@ export class WebhookDispatcher {
     const now = this.#now();
     const { endpointConcurrency, concurrency } = this.#settings;
     const ownerLimit = Math.max(endpointConcurrency, Math.floor(concurrency / 2));
-    const { rows } = await this.#db.query<ClaimedDelivery>(
-      `WITH due AS (
-         SELECT c.id FROM webhook_endpoints e
-         CROSS JOIN LATERAL (
-           SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-            WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= $1
-              AND (d.locked_until IS NULL OR d.locked_until <= $1)
-              AND NOT (d.id = ANY($7::text[]))
-            ORDER BY d.next_attempt_at
-            LIMIT $2
-            FOR UPDATE SKIP LOCKED
-         ) c
-         WHERE e.enabled AND NOT (e.id = ANY($3::text[]))
-           AND NOT (coalesce(e.account_id, e.partner_id) = ANY($4::text[]))
-         ORDER BY row_number() OVER (PARTITION BY e.id ORDER BY c.next_attempt_at), random()
-         LIMIT $5
-       )
-       UPDATE webhook_deliveries d SET locked_until = $6
-         FROM due, events ev, webhook_endpoints e
-        WHERE d.id = due.id AND ev.id = d.event_id AND e.id = d.endpoint_id
-       RETURNING d.id, d.endpoint_id, coalesce(e.account_id, e.partner_id) AS owner, d.event_id,
-                 d.attempt_count, d.attempts_allowed, e.url, e.secret_sealed, e.previous_secret_sealed,
-                 e.previous_secret_expires_at, ev.payload`,
-      [
-        now,
-        endpointConcurrency,
-        this.#busy(this.#perEndpoint, endpointConcurrency),
-        this.#busy(this.#perOwner, ownerLimit),
-        free,
-        new Date(now.getTime() + this.#leaseMs),
-        [...this.#unsettled],
-      ],
-    );
+    const { rows } = await this.#db.query<ClaimedDelivery>(CLAIM_SQL, [
+      now,
+      endpointConcurrency,
+      this.#busy(this.#perEndpoint, endpointConcurrency),
+      this.#busy(this.#perOwner, ownerLimit),
+      free,
+      new Date(now.getTime() + this.#leaseMs),
+      [...this.#unsettled],
+    ]);
     for (const claimed of rows) this.#start(claimed);
     return rows.length;
   }
