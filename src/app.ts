@@ -52,8 +52,21 @@ function validators() {
   // Bodies are JSON and must carry the right types; query strings and paths are text and are coerced.
   const body = addFormats.default(new Ajv({ ...options, coerceTypes: false }));
   const text = addFormats.default(new Ajv({ ...options, coerceTypes: 'array' }));
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    (httpPart === 'body' ? body : text).compile(schema);
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
+    if (httpPart !== 'body') return text.compile(schema);
+    const validate = body.compile(schema);
+    if (!validate({})) return validate;
+    // A body that {} satisfies (every field optional) may be left out entirely, as in a bare
+    // `POST …/rotate-secret`: the handler then sees {} with its defaults, not undefined.
+    const optional = (data: unknown) => {
+      const value = data ?? {};
+      const valid = validate(value);
+      optional.errors = validate.errors;
+      return valid ? { value } : false;
+    };
+    optional.errors = validate.errors;
+    return optional;
+  };
 }
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {

@@ -163,10 +163,6 @@ export function webhookRoutes(ctx: AppContext, scope: Scope): FastifyPluginAsync
       `${base}/:id/rotate-secret`,
       {
         config: found,
-        // No body at all (a bare POST) means no secret given: one is generated.
-        preValidation: async (request) => {
-          request.body ??= {};
-        },
         schema: {
           tags,
           operationId: `rotate${op}WebhookSecret`,
@@ -177,12 +173,7 @@ export function webhookRoutes(ctx: AppContext, scope: Scope): FastifyPluginAsync
         },
       },
       async (request, reply) => {
-        const { row, secret } = await rotateSecret(
-          s,
-          scope.owner(request),
-          request.params.id,
-          request.body ?? {},
-        );
+        const { row, secret } = await rotateSecret(s, scope.owner(request), request.params.id, request.body);
         reply.status(201);
         return { ...toWebhook(row, ctx.now()), secret };
       },
