@@ -91,6 +91,16 @@ export class Egress {
     return null;
   }
 
+  /** Why a host with these addresses may not be reached (any one refused refuses it), or null. */
+  #refusal(host: string, addresses: string[]): string | null {
+    if (this.#hosts.has(host)) return null;
+    for (const address of addresses) {
+      const problem = this.addressProblem(address);
+      if (problem) return `${host} resolves to ${problem}`;
+    }
+    return null;
+  }
+
   /** Checks a URL before it is saved; answers why it is refused, or null when it is fine. */
   async check(raw: string): Promise<string | null> {
     let url: URL;
@@ -110,10 +120,8 @@ export class Egress {
       addresses = [];
     }
     if (addresses.length === 0) return `host ${host} does not resolve`;
-    for (const address of addresses) {
-      const problem = this.addressProblem(address);
-      if (problem) return `is refused: ${host} resolves to ${problem}`;
-    }
+    const refused = this.#refusal(host, addresses);
+    if (refused) return `is refused: ${refused}`;
     const allAllowed = addresses.every((a) => this.#allowedAddress(normalise(ipaddr.parse(a))));
     if (url.protocol === 'http:' && !allAllowed) return 'must use https';
     return null;
@@ -125,12 +133,8 @@ export class Egress {
     const host = bare(hostname);
     this.#resolve(host).then(
       (addresses) => {
-        if (!this.#hosts.has(host)) {
-          for (const address of addresses) {
-            const problem = this.addressProblem(address);
-            if (problem) return callback(new EgressRefused(`refused: ${host} resolves to ${problem}`), '', 4);
-          }
-        }
+        const refused = this.#refusal(host, addresses);
+        if (refused) return callback(new EgressRefused(`refused: ${refused}`), '', 4);
         if (addresses.length === 0) return callback(new Error(`host ${host} does not resolve`), '', 4);
         const found = addresses.map((address) => ({
           address,

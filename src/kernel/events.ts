@@ -2,6 +2,8 @@
 // the caller's transaction: a change and the events it causes commit together, a rolled-back change
 // emits nothing, and a committed event survives any crash (the webhook dispatcher finds its
 // deliveries in the table). A NOTIFY, sent by PostgreSQL only at commit, wakes the dispatchers.
+
+import { AUTOMATIC_ATTEMPTS } from '../modules/webhooks/schedule.ts';
 import type { Tx } from './db.ts';
 import { newId } from './ids.ts';
 
@@ -36,9 +38,6 @@ export const EVENT_FAMILIES = [...new Set(EVENT_TYPES.map((t) => t.split('.')[0]
 
 /** The channel dispatchers LISTEN on. */
 export const DELIVERY_CHANNEL = 'tidings_webhook_deliveries';
-
-/** Attempts an automatic delivery gets: the first and one per retry of the schedule. */
-export const AUTOMATIC_ATTEMPTS = 8;
 
 /** Why a subscription filter is not valid, or null: an exact type, `family.*` or `*`. */
 export function filterProblem(filter: string): string | null {

@@ -110,7 +110,7 @@ export async function writeOutcomes(db: Database, outcomes: Outcome[], now: Date
     const disabled = new Map<string, string>();
     for (const o of failing) if (o.disableReason) disabled.set(o.endpointId, o.disableReason);
     if (failing.length > 0) {
-      const { rows } = await tx.query<{ id: string }>(
+      const { rows } = await tx.query<{ id: string; too_long: boolean }>(
         `WITH f AS (SELECT * FROM unnest($1::text[], $2::text[]) AS f (id, since))
          UPDATE webhook_endpoints e SET failing_since = coalesce(e.failing_since, f.since::timestamptz)
            FROM f WHERE e.id = f.id AND e.enabled
@@ -121,7 +121,7 @@ export async function writeOutcomes(db: Database, outcomes: Outcome[], now: Date
           new Date(now.getTime() - DISABLE_AFTER_FAILING_MS).toISOString(),
         ],
       );
-      for (const row of rows as { id: string; too_long: boolean }[]) {
+      for (const row of rows) {
         if (row.too_long && !disabled.has(row.id)) disabled.set(row.id, 'every attempt failed for 5 days');
       }
     }

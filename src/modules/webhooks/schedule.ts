@@ -4,6 +4,9 @@
 
 export const RETRY_DELAYS_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600];
 
+/** Attempts an automatic delivery gets: the first and one per retry of the schedule. */
+export const AUTOMATIC_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+
 export const JITTER = 0.1;
 
 /** Retry-After beyond this is treated as this: a receiver cannot park a delivery for months. */

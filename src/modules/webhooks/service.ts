@@ -1,6 +1,6 @@
 // Webhook subscriptions of an owner (an account, or a partner for all its accounts): create, change,
 // delete, rotate the signing secret, send a test event, list deliveries and retry one.
-import type { Database, Sql, Tx } from '../../kernel/db.ts';
+import type { Database, Sql } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { DELIVERY_CHANNEL, type EventOutbox, filterProblem } from '../../kernel/events.ts';
@@ -182,18 +182,6 @@ export async function sendTestEvent(s: WebhookServices, owner: Owner, id: string
   });
 }
 
-export async function deliveryOf(
-  sql: Sql,
-  owner: Owner,
-  endpointId: string,
-  deliveryId: string,
-): Promise<{ endpoint: EndpointRow; delivery: DeliveryRow }> {
-  const endpoint = await endpointOf(sql, owner, endpointId);
-  const delivery = await findDelivery(sql, endpointId, deliveryId, { forUpdate: (sql as Tx).inTransaction });
-  if (!delivery) throw notFound('delivery');
-  return { endpoint, delivery };
-}
-
 /** Makes a delivery due now: another attempt, whatever its state (a replay when it succeeded). */
 export async function retryDelivery(
   s: WebhookServices,
@@ -202,7 +190,9 @@ export async function retryDelivery(
   deliveryId: string,
 ): Promise<DeliveryRow> {
   return s.db.transaction(async (tx) => {
-    const { endpoint, delivery } = await deliveryOf(tx, owner, endpointId, deliveryId);
+    const endpoint = await endpointOf(tx, owner, endpointId);
+    const delivery = await findDelivery(tx, endpointId, deliveryId, { forUpdate: true });
+    if (!delivery) throw notFound('delivery');
     if (!endpoint.enabled) throw conflict('The webhook is disabled; enable it before retrying deliveries.');
     await requeueDelivery(tx, delivery, s.now());
     await tx.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
