@@ -85,6 +85,18 @@ function expectAdmitted(replies: Reply[], admitted: number, limit = admitted) {
   for (const r of replies.filter((x) => x.status === 429)) expectRateLimited(r, limit);
 }
 
+/** For a burst alternating between two accounts: each account's half admitted exactly `admitted`. */
+function expectEachHalfAdmitted(replies: Reply[], admitted: number) {
+  expectAdmitted(
+    replies.filter((_, i) => i % 2 === 0),
+    admitted,
+  );
+  expectAdmitted(
+    replies.filter((_, i) => i % 2 === 1),
+    admitted,
+  );
+}
+
 /** Calls counted this month, read through the partner (which counts nothing itself). */
 async function countedCalls(accountId: string): Promise<number> {
   const res = await call(app, 'GET', `/partner/accounts/${accountId}/usage`, { key: partner.partnerKey });
@@ -118,14 +130,7 @@ describe('per-second limit', () => {
     const a = await tenant(app, partner.partnerKey, PRO_API);
     const b = await tenant(app, partner.partnerKey, PRO_API);
     const replies = await burst(40, (i) => ({ key: i % 2 === 0 ? a.apiKey : b.apiKey }));
-    expectAdmitted(
-      replies.filter((_, i) => i % 2 === 0),
-      10,
-    );
-    expectAdmitted(
-      replies.filter((_, i) => i % 2 === 1),
-      10,
-    );
+    expectEachHalfAdmitted(replies, 10);
   });
 
   it('admits requests again once the window has passed', async () => {
@@ -433,14 +438,7 @@ describe.skipIf(!redisUrl)('per-second limit shared through Redis', () => {
       (i) => (i % 2 === 1 ? { key: b.apiKey } : { key: i % 4 === 0 ? a.apiKey : second.apiKey }),
       () => shared,
     );
-    expectAdmitted(
-      replies.filter((_, i) => i % 2 === 0),
-      10,
-    );
-    expectAdmitted(
-      replies.filter((_, i) => i % 2 === 1),
-      10,
-    );
+    expectEachHalfAdmitted(replies, 10);
   });
 
   it('two apps on one database, each with its own Redis connection, share one budget', async () => {
