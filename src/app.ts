@@ -92,7 +92,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const ctx: AppContext = {
     config,
     db: deps.db,
-    jobs: deps.jobs ?? new Jobs(deps.db),
+    jobs: deps.jobs ?? new Jobs(deps.db, { superviseSeconds: config.jobSuperviseSeconds }),
     auth: new Authenticator(deps.db, config.keyPrefix),
     rateLimits: new RateLimits(deps.redis ?? null),
     metrics,

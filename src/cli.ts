@@ -55,6 +55,7 @@ async function withDatabase<T>(work: (db: Database, cfg: Config) => Promise<T>):
   const cfg = config();
   refuseIfServerRunning(cfg);
   const { db, jobs } = await prepareDatabase(cfg);
+  await jobs.start();
   try {
     return await work(db, cfg);
   } catch (err) {

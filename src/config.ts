@@ -28,6 +28,9 @@ export interface Config {
   webhookEndpointConcurrency: number;
   webhookPollMs: number;
   eventRetentionDays: number;
+  jobSuperviseSeconds: number;
+  bulkChunkSize: number;
+  bulkJobExpireSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -234,6 +237,27 @@ export const SETTINGS: Setting<any>[] = [
     description: 'events and finished webhook deliveries older than this are deleted',
     default: '30',
     parse: integer(1, 3650),
+  },
+  {
+    env: 'TIDINGS_JOB_SUPERVISE_SECONDS',
+    key: 'jobSuperviseSeconds',
+    description: 'how often each process looks for background jobs whose worker died, to retry them',
+    default: '30',
+    parse: integer(1, 3600),
+  },
+  {
+    env: 'TIDINGS_BULK_CHUNK_SIZE',
+    key: 'bulkChunkSize',
+    description: 'bulk job items applied per transaction (a crash loses at most one chunk of progress)',
+    default: '500',
+    parse: integer(1, 1000),
+  },
+  {
+    env: 'TIDINGS_BULK_JOB_EXPIRE_SECONDS',
+    key: 'bulkJobExpireSeconds',
+    description: 'a bulk job run unfinished after this long is presumed dead and resumed elsewhere',
+    default: '120',
+    parse: integer(1, 86400),
   },
 ];
 

@@ -46,14 +46,16 @@ export function openRedis(url: string): Redis {
   return redis;
 }
 
-/** Prepares the database (migrations, job schema and queues). Used by `serve` and `migrate`. */
+/**
+ * Opens and migrates the database and makes its job queue, not yet started: the app defines its
+ * jobs first, then start() creates their queues. Used by `serve` and by the CLI.
+ */
 export async function prepareDatabase(
   config: Config,
 ): Promise<{ db: Database; jobs: Jobs; applied: string[] }> {
   const db = await openDatabase(config);
   const applied = await migrate(db);
-  const jobs = new Jobs(db);
-  await jobs.start();
+  const jobs = new Jobs(db, { superviseSeconds: config.jobSuperviseSeconds });
   return { db, jobs, applied };
 }
 
@@ -65,6 +67,7 @@ export async function startServer(
   const { db, jobs } = await prepareDatabase(config);
   const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
   const app = await buildApp(config, { db, jobs, redis });
+  await jobs.start();
   const token = await ensureBootstrapToken(db, config);
   if (token) options.announceBootstrapToken?.(token);
   if (config.runWorkers) {

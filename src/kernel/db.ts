@@ -3,6 +3,8 @@
 // runs inside or outside a transaction, and pg-boss can share the caller's transaction (jobs.ts).
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
 
 export interface QueryResult<T> {
@@ -37,13 +39,16 @@ const parseInt8 = (value: string) => Number(value);
 
 export const PGLITE_PARSERS = { [INT8_OID]: parseInt8 };
 
+/** Every PGlite instance gets these: the contrib modules the migrations create extensions of. */
+export const PGLITE_OPTIONS = { parsers: PGLITE_PARSERS, extensions: { pg_trgm, btree_gin } };
+
 /** The embedded database: in `dataDir`, in memory (null), or in memory from a data-dir dump. */
 export async function openPglite(source: string | null | { loadDataDir: Blob }): Promise<Database> {
   if (typeof source === 'string') mkdirSync(source, { recursive: true });
   const db =
     source === null || typeof source === 'string'
-      ? await PGlite.create(source ?? undefined, { parsers: PGLITE_PARSERS })
-      : await PGlite.create({ loadDataDir: source.loadDataDir, parsers: PGLITE_PARSERS });
+      ? await PGlite.create(source ?? undefined, PGLITE_OPTIONS)
+      : await PGlite.create({ loadDataDir: source.loadDataDir, ...PGLITE_OPTIONS });
   return pgliteDatabase(db);
 }
 

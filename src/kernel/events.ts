@@ -66,6 +66,12 @@ export interface EmittedEvent {
   deliveryIds: string[];
 }
 
+/** Whether a subscription's filters take this event type. */
+function subscribes(filters: string[], type: string): boolean {
+  const family = `${type.split('.')[0]}.*`;
+  return filters.some((f) => f === '*' || f === type || f === family);
+}
+
 export class EventOutbox {
   readonly #now: () => Date;
 
@@ -83,55 +89,101 @@ export class EventOutbox {
     event: EventInput,
     options: { only?: { endpointId: string; partnerId?: string } } = {},
   ): Promise<EmittedEvent> {
-    const id = newId('event');
+    if (options.only) {
+      const { endpointId, partnerId = null } = options.only;
+      const [emitted] = await this.#write(tx, [event], partnerId, [{ id: endpointId, filters: ['*'] }]);
+      return emitted!;
+    }
+    const [emitted] = await this.emitMany(tx, event.accountId, [event]);
+    return emitted!;
+  }
+
+  /**
+   * Emits several events of one account at once: one lookup of the subscriptions and one
+   * statement for all the events and their deliveries (a bulk job's chunk emits hundreds).
+   */
+  async emitMany(tx: Tx, accountId: string | null, events: EventInput[]): Promise<EmittedEvent[]> {
+    if (events.length === 0) return [];
+    const { rows } = await tx.query<{
+      partner_id: string | null;
+      id: string | null;
+      filters: string[] | null;
+    }>(
+      `WITH owner AS (SELECT partner_id FROM accounts WHERE id = $1)
+       SELECT (SELECT partner_id FROM owner) AS partner_id, e.id, e.event_filters AS filters
+         FROM (SELECT 1) AS one
+         LEFT JOIN webhook_endpoints e
+           ON e.enabled AND (e.account_id = $1 OR e.partner_id = (SELECT partner_id FROM owner))
+        ORDER BY e.id`,
+      [accountId],
+    );
+    const endpoints = rows.flatMap((r) => (r.id && r.filters ? [{ id: r.id, filters: r.filters }] : []));
+    return this.#write(tx, events, rows[0]?.partner_id ?? null, endpoints);
+  }
+
+  async #write(
+    tx: Tx,
+    events: EventInput[],
+    partnerId: string | null,
+    endpoints: { id: string; filters: string[] }[],
+  ): Promise<EmittedEvent[]> {
     const createdAt = this.#now();
-    const family = `${event.type.split('.')[0]}.*`;
-    const { rows } = options.only
-      ? { rows: [{ partner_id: options.only.partnerId ?? null, endpoint_ids: [options.only.endpointId] }] }
-      : await tx.query<{ partner_id: string | null; endpoint_ids: string[] }>(
-          `WITH owner AS (SELECT partner_id FROM accounts WHERE id = $1)
-           SELECT (SELECT partner_id FROM owner) AS partner_id,
-                  coalesce(array_agg(e.id ORDER BY e.id), '{}') AS endpoint_ids
-             FROM webhook_endpoints e
-            WHERE e.enabled
-              AND (e.account_id = $1 OR e.partner_id = (SELECT partner_id FROM owner))
-              AND e.event_filters && ARRAY['*', $2, $3]::text[]`,
-          [event.accountId, event.type, family],
-        );
-    const partnerId = rows[0]?.partner_id ?? null;
-    const endpointIds = rows[0]?.endpoint_ids ?? [];
-    const envelope = {
-      id,
-      type: event.type,
-      createdAt: createdAt.toISOString(),
-      accountId: event.accountId,
-      data: event.data,
+    const emitted: EmittedEvent[] = [];
+    const deliveries = {
+      ids: [] as string[],
+      endpointIds: [] as string[],
+      eventIds: [] as string[],
+      types: [] as string[],
     };
-    const deliveryIds = endpointIds.map(() => newId('delivery'));
+    for (const event of events) {
+      const id = newId('event');
+      const deliveryIds: string[] = [];
+      for (const endpoint of endpoints) {
+        if (!subscribes(endpoint.filters, event.type)) continue;
+        const deliveryId = newId('delivery');
+        deliveryIds.push(deliveryId);
+        deliveries.ids.push(deliveryId);
+        deliveries.endpointIds.push(endpoint.id);
+        deliveries.eventIds.push(id);
+        deliveries.types.push(event.type);
+      }
+      emitted.push({
+        id,
+        type: event.type,
+        createdAt: createdAt.toISOString(),
+        accountId: event.accountId,
+        data: event.data,
+        deliveryIds,
+      });
+    }
     await tx.query(
-      `WITH event AS (
+      `WITH new_events AS (
          INSERT INTO events (id, account_id, partner_id, type, payload, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6)
+         SELECT e.id, e.account_id, $3, e.type, e.payload, $1
+           FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS e (id, account_id, type, payload)
        ), deliveries AS (
          INSERT INTO webhook_deliveries
            (id, endpoint_id, event_id, event_type, attempts_allowed, next_attempt_at, created_at, updated_at)
-         SELECT d.id, d.endpoint_id, $1, $4, $9, $6, $6, $6
-           FROM unnest($7::text[], $8::text[]) AS d (id, endpoint_id)
+         SELECT d.id, d.endpoint_id, d.event_id, d.type, $2, $1, $1, $1
+           FROM unnest($8::text[], $9::text[], $10::text[], $11::text[]) AS d (id, endpoint_id, event_id, type)
          RETURNING 1
        )
        SELECT pg_notify('${DELIVERY_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM deliveries)`,
       [
-        id,
-        event.accountId,
-        partnerId,
-        event.type,
-        JSON.stringify(envelope),
         createdAt,
-        deliveryIds,
-        endpointIds,
         AUTOMATIC_ATTEMPTS,
+        partnerId,
+        emitted.map((e) => e.id),
+        emitted.map((e) => e.accountId),
+        emitted.map((e) => e.type),
+        // The envelope is serialised once: every retry sends the same signed bytes.
+        emitted.map(({ deliveryIds: _, ...envelope }) => JSON.stringify(envelope)),
+        deliveries.ids,
+        deliveries.endpointIds,
+        deliveries.eventIds,
+        deliveries.types,
       ],
     );
-    return { ...envelope, deliveryIds };
+    return emitted;
   }
 }

@@ -10,6 +10,9 @@ export const ID_PREFIXES = {
   event: 'evt',
   webhook: 'whk',
   delivery: 'dlv',
+  contact: 'ctc',
+  teamMember: 'usr',
+  bulkJob: 'job',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

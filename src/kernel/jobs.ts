@@ -4,17 +4,41 @@
 // Queues are created at boot, before the app serves: pg-boss looks a queue up through its main
 // connection the first time it is used, and on PGlite (one connection) that lookup would wait
 // forever on a transaction that is holding the connection.
+//
+// Wake-ups: enqueue() also sends a NOTIFY in the same transaction; PostgreSQL delivers it at commit
+// to every process, whose workers then fetch at once instead of at their next poll.
+//
+// A worker that dies leaves its job `active`; pg-boss fails it once `expireInSeconds` have passed
+// (checked every `superviseSeconds`) and retries it. Handlers must therefore be idempotent, and
+// safe when a slow first run and its retry overlap.
 import PgBoss from 'pg-boss';
 import type { Database, Sql } from './db.ts';
+
+export const JOB_CHANNEL = 'tidings_jobs';
+
+export interface JobMeta {
+  id: string;
+  /** Retries so far (0 on the first run) and the most there will be. */
+  retryCount: number;
+  retryLimit: number;
+}
 
 export interface JobDefinition<T extends object = object> {
   name: string;
   /** Handles one job; throwing makes pg-boss retry it with backoff. Delivery is at least once. */
-  handle: (data: T, meta: { id: string; retryCount: number }) => Promise<void>;
+  handle: (data: T, meta: JobMeta) => Promise<void>;
   retryLimit?: number;
   retryDelaySeconds?: number;
+  /** A run still unfinished after this long is presumed dead, failed and retried. */
+  expireInSeconds?: number;
   /** Jobs of this queue fetched and run at once by each process. */
   batchSize?: number;
+}
+
+export interface JobsOptions {
+  pollingIntervalSeconds?: number;
+  /** How often expired runs are looked for. */
+  superviseSeconds?: number;
 }
 
 function bossDb(sql: Sql): PgBoss.Db {
@@ -25,17 +49,24 @@ function bossDb(sql: Sql): PgBoss.Db {
 }
 
 export class Jobs {
+  readonly #db: Database;
   readonly #boss: PgBoss;
   readonly #definitions = new Map<string, JobDefinition>();
+  readonly #workerIds: string[] = [];
+  #unlisten: (() => Promise<void>) | null = null;
   #started = false;
 
-  constructor(db: Database, options: { pollingIntervalSeconds?: number } = {}) {
+  constructor(db: Database, options: JobsOptions = {}) {
+    this.#db = db;
+    const supervise = options.superviseSeconds ?? 30;
     this.#boss = new PgBoss({
       db: bossDb(db),
       schema: 'pgboss',
       // Each test and each process stops its own; cron scheduling is not used yet.
       schedule: false,
-      ...options,
+      superviseIntervalSeconds: supervise,
+      monitorIntervalSeconds: supervise,
+      ...(options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {}),
     });
     this.#boss.on('error', () => {});
   }
@@ -45,15 +76,18 @@ export class Jobs {
     this.#definitions.set(definition.name, definition as unknown as JobDefinition);
   }
 
-  /** Installs pg-boss's schema and creates every defined queue. Safe to run in several processes. */
+  /** Installs pg-boss's schema and creates (or updates) every defined queue. Safe in several processes. */
   async start(): Promise<void> {
     await this.#boss.start();
     for (const d of this.#definitions.values()) {
-      await this.#boss.createQueue(d.name, {
+      const options = {
         retryLimit: d.retryLimit ?? 5,
         retryDelay: d.retryDelaySeconds ?? 2,
         retryBackoff: true,
-      });
+        expireInSeconds: d.expireInSeconds ?? 15 * 60,
+      };
+      if (await this.#boss.getQueue(d.name)) await this.#boss.updateQueue(d.name, options);
+      else await this.#boss.createQueue(d.name, options);
     }
     this.#started = true;
   }
@@ -61,16 +95,20 @@ export class Jobs {
   /** Starts the workers of every defined queue in this process. */
   async runWorkers(): Promise<void> {
     for (const d of this.#definitions.values()) {
-      await this.#boss.work(
+      const id = await this.#boss.work(
         d.name,
-        { batchSize: d.batchSize ?? 1, pollingIntervalSeconds: 0.5 },
-        async (jobs: PgBoss.Job<object>[]) => {
+        { batchSize: d.batchSize ?? 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
+        async (jobs: PgBoss.JobWithMetadata<object>[]) => {
           for (const job of jobs) {
-            await d.handle(job.data, { id: job.id, retryCount: 0 });
+            await d.handle(job.data, { id: job.id, retryCount: job.retryCount, retryLimit: job.retryLimit });
           }
         },
       );
+      this.#workerIds.push(id);
     }
+    this.#unlisten = await this.#db.listen(JOB_CHANNEL, () => {
+      for (const id of this.#workerIds) this.#boss.notifyWorker(id);
+    });
   }
 
   /** Adds a job inside the caller's transaction (or, given the database, on its own). */
@@ -81,17 +119,21 @@ export class Jobs {
     options: { startAfterSeconds?: number; singletonKey?: string } = {},
   ): Promise<string | null> {
     if (!this.#definitions.has(name)) throw new Error(`unknown job ${name}`);
-    return this.#boss.send(name, data, {
+    const id = await this.#boss.send(name, data, {
       db: bossDb(sql),
       ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
       ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
     });
+    if (!options.startAfterSeconds) await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
+    return id;
   }
 
   /** Stops fetching and waits up to timeoutMs for jobs in progress to finish. */
   async stop(timeoutMs: number): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
+    await this.#unlisten?.();
+    this.#unlisten = null;
     await this.#boss.stop({ graceful: true, wait: true, timeout: Math.max(timeoutMs, 1000), close: false });
   }
 }

@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import type { Database } from '../../src/kernel/db.ts';
-import { openPostgres, PGLITE_PARSERS, pgliteDatabase } from '../../src/kernel/db.ts';
+import { openPostgres, PGLITE_OPTIONS, pgliteDatabase } from '../../src/kernel/db.ts';
 import { Jobs } from '../../src/kernel/jobs.ts';
 import { migrate } from '../../src/kernel/migrate.ts';
 
@@ -33,7 +33,7 @@ export function databaseUrl(base: string, database: string): string {
 
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(`${tmpdir()}/tidings-test-`);
-  const raw = await PGlite.create({ parsers: PGLITE_PARSERS });
+  const raw = await PGlite.create(PGLITE_OPTIONS);
   const lite = pgliteDatabase(raw);
   await prepare(lite);
   const dump = await raw.dumpDataDir('gzip');
