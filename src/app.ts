@@ -15,6 +15,7 @@ import type { Database } from './kernel/db.ts';
 import { Egress, type Resolver } from './kernel/egress.ts';
 import { installErrorHandling } from './kernel/error-handler.ts';
 import { EventOutbox } from './kernel/events.ts';
+import { installIdempotency } from './kernel/idempotency.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { RateLimits } from './kernel/limits.ts';
 import { installMetrics, Metrics } from './kernel/metrics.ts';
@@ -22,9 +23,13 @@ import { installOpenApi } from './kernel/openapi.ts';
 import { SecretBox } from './kernel/secrets.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
+import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
+import { bulkRoutes } from './modules/bulk/routes.ts';
+import { contactRoutes } from './modules/contacts/routes.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
+import { teamRoutes } from './modules/team/routes.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { ACCOUNT_WEBHOOKS, PARTNER_WEBHOOKS, webhookRoutes } from './modules/webhooks/routes.ts';
 
@@ -123,6 +128,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     await egress.close();
   });
   app.decorate('ctx', ctx);
+  ctx.jobs.define(
+    bulkContactsJob({
+      db: deps.db,
+      events: ctx.events,
+      now,
+      log: app.log.child({ component: 'bulk' }),
+      chunkSize: config.bulkChunkSize,
+      expireInSeconds: config.bulkJobExpireSeconds,
+    }),
+  );
 
   app.setValidatorCompiler(validators());
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -166,6 +181,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     lastCounts: new Map(),
     now: ctx.now,
   });
+  installIdempotency(app, { db: deps.db, now: ctx.now });
 
   await app.register(opsRoutes(ctx));
   await app.register(
@@ -174,8 +190,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(walletRoutes(ctx));
       await api.register(partnerRoutes(ctx));
       await api.register(partnerAccountRoutes(ctx));
+      await api.register(contactRoutes(ctx));
+      await api.register(bulkRoutes(ctx));
       await api.register(webhookRoutes(ctx, ACCOUNT_WEBHOOKS));
       await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
+      await api.register(teamRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

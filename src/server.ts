@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { type App, buildApp } from './app.ts';
 import { type Config, ConfigError } from './config.ts';
 import { type Database, openDatabase } from './kernel/db.ts';
+import { pruneIdempotencyKeys } from './kernel/idempotency.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { migrate } from './kernel/migrate.ts';
 import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
@@ -70,9 +71,15 @@ export async function startServer(
   await jobs.start();
   const token = await ensureBootstrapToken(db, config);
   if (token) options.announceBootstrapToken?.(token);
+  let pruneTimer: NodeJS.Timeout | null = null;
   if (config.runWorkers) {
     await jobs.runWorkers();
     await app.ctx.dispatcher.start();
+    pruneTimer = setInterval(() => {
+      pruneIdempotencyKeys(db, new Date()).catch((err) =>
+        app.log.warn({ err }, 'could not prune idempotency keys'),
+      );
+    }, 3600_000).unref();
   }
   const address = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | null = null;
@@ -83,6 +90,7 @@ export async function startServer(
         process.exit(1);
       }, config.shutdownTimeoutMs + 2000);
       deadline.unref();
+      if (pruneTimer) clearInterval(pruneTimer);
       await app.close();
       await jobs.stop(config.shutdownTimeoutMs);
       redis?.disconnect();

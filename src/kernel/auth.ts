@@ -13,6 +13,8 @@ export interface AccountSnapshot {
   status: 'ACTIVE' | 'SUSPENDED' | 'CLOSED';
   planCode: string;
   addons: string[];
+  /** ISO 3166-1 alpha-2: phone numbers written without a country code are read as this country's. */
+  countryCode: string;
 }
 
 export interface KeyRecord {
@@ -141,10 +143,20 @@ export class Authenticator {
       status: AccountSnapshot['status'];
       plan_code: string;
       addons: string[];
-    }>('SELECT id, partner_id, status, plan_code, addons FROM accounts WHERE id = $1', [accountId]);
+      country_code: string;
+    }>('SELECT id, partner_id, status, plan_code, addons, country_code FROM accounts WHERE id = $1', [
+      accountId,
+    ]);
     const r = rows[0];
     if (!r) return null;
-    return { id: r.id, partnerId: r.partner_id, status: r.status, planCode: r.plan_code, addons: r.addons };
+    return {
+      id: r.id,
+      partnerId: r.partner_id,
+      status: r.status,
+      planCode: r.plan_code,
+      addons: r.addons,
+      countryCode: r.country_code,
+    };
   }
 
   // last_used_at is for humans auditing keys: minute precision is enough, and writing it on every

@@ -54,7 +54,8 @@ export function validationIssues(issues: AjvIssue[], part: string | undefined): 
       out.push(entry);
     }
   }
-  return out;
+  // A nullable field that failed its real type also failed the `null` branch; that says nothing.
+  return out.filter((d) => d.issue !== 'must be null' || out.filter((o) => o.field === d.field).length === 1);
 }
 
 const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300']);

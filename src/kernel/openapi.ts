@@ -99,7 +99,9 @@ function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
   if (schema.hide) return;
   const hasBody = methods.some((m) => ['POST', 'PUT', 'PATCH'].includes(m));
   const hasInput = Boolean(schema.querystring || schema.params);
+  const idempotent = methods.includes('POST') && (access === 'account' || access === 'partner');
   const codes = [
+    ...(idempotent ? (['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED'] as ErrorCode[]) : []),
     ...BY_ACCESS[access],
     ...(hasBody ? WITH_BODY : []),
     ...(hasInput ? (['INVALID_REQUEST'] as ErrorCode[]) : []),
@@ -108,16 +110,26 @@ function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
   const own = route.config?.errors ?? [];
   schema.response = { ...((schema.response as object) ?? {}), ...errorResponses([...own, ...codes]) };
   schema.security = SECURITY[access];
-  if (access === 'account' && !schema.headers) {
+  if (!schema.headers && (access === 'account' || idempotent)) {
     schema.headers = Type.Object({
-      'x-account-id': Type.Optional(
-        Type.String({
-          description: 'The account to act on: required with a partner key, optional otherwise.',
-        }),
-      ),
+      ...(access === 'account' ? { 'x-account-id': ACCOUNT_HEADER } : {}),
+      ...(idempotent ? { 'idempotency-key': IDEMPOTENCY_HEADER } : {}),
     });
   }
 }
+
+const ACCOUNT_HEADER = Type.Optional(
+  Type.String({ description: 'The account to act on: required with a partner key, optional otherwise.' }),
+);
+
+const IDEMPOTENCY_HEADER = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description:
+      'Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect.',
+  }),
+);
 
 export async function installOpenApi(
   app: FastifyInstance,
@@ -152,11 +164,21 @@ export async function installOpenApi(
       },
       tags: [
         { name: 'account', description: 'The account, its usage and wallet.' },
+        { name: 'team', description: 'Team members: the people conversations are assigned to.' },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',
           description:
             'Signed event deliveries to your URLs (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature). The body of each delivery is described under `webhooks` in this document.',
+        },
+        {
+          name: 'contacts',
+          description: 'The people an account messages: phone, name, email, tags and attributes.',
+        },
+        {
+          name: 'bulk',
+          description:
+            'Asynchronous batches: accepted at once (202), processed in the background, polled by job id.',
         },
         { name: 'operations', description: 'Health, readiness and metrics.' },
       ],

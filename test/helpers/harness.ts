@@ -87,6 +87,8 @@ export interface TestAppOptions {
   beforeReady?: (app: App) => void;
   /** Resolves webhook host names (instead of the system resolver). */
   resolver?: Resolver;
+  /** Runs the background job workers in this app (the queue itself is always started). */
+  workers?: boolean;
 }
 
 export async function createTestApp(db: Database, options: TestAppOptions = {}): Promise<App> {
@@ -99,7 +101,12 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}):
     resolver: options.resolver,
   });
   options.beforeReady?.(app);
+  // Jobs in flight finish before the database goes; queues exist before the first request, as in
+  // the server (a cold queue would deadlock an enqueue inside a PGlite transaction).
+  app.addHook('onClose', () => app.ctx.jobs.stop(2000));
   await app.ready();
+  await app.ctx.jobs.start();
+  if (options.workers) await app.ctx.jobs.runWorkers();
   return app;
 }
 

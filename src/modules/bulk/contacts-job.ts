@@ -1,0 +1,133 @@
+// The bulk contact import, run by a job worker. Items are applied in order, a chunk per
+// transaction: the chunk's contacts, their events, their outcomes and the job's `processed` cursor
+// commit together. A worker that dies loses only its open chunk, and whichever worker resumes the
+// job (pg-boss retries it) starts at the cursor: no item is applied twice or skipped. Two runs that
+// overlap (a slow run outliving its expiry) take turns on the job's row lock.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database, Tx } from '../../kernel/db.ts';
+import type { ApiError } from '../../kernel/errors.ts';
+import type { EventInput, EventOutbox } from '../../kernel/events.ts';
+import type { JobDefinition } from '../../kernel/jobs.ts';
+import { applyContactRows, checkRow } from '../contacts/bulk-apply.ts';
+import type { NormalizedFields } from '../contacts/fields.ts';
+import { toContact } from '../contacts/schemas.ts';
+import { type BulkJobRow, type ItemResult, itemsOf, type JobError, lockJob, recordChunk } from './repo.ts';
+import { toJobSummary } from './schemas.ts';
+
+export const BULK_CONTACTS_JOB = 'bulk.contacts';
+
+export interface BulkWorkerDeps {
+  db: Database;
+  events: EventOutbox;
+  now: () => Date;
+  log: FastifyBaseLogger;
+  chunkSize: number;
+  expireInSeconds: number;
+}
+
+function jobErrorOf(err: ApiError): JobError {
+  const details = Array.isArray(err.details) ? (err.details as JobError['details']) : undefined;
+  return { code: err.code, message: err.message, ...(details ? { details } : {}) };
+}
+
+async function emitCompleted(deps: BulkWorkerDeps, tx: Tx, job: BulkJobRow): Promise<void> {
+  await deps.events.emit(tx, {
+    type: 'bulk_job.completed',
+    accountId: job.account_id,
+    data: { kind: job.kind, ...toJobSummary(job) },
+  });
+}
+
+/** Applies the next chunk; answers whether the job has ended. */
+async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: unknown[]): Promise<boolean> {
+  const job = await lockJob(tx, jobId);
+  if (!job || job.status === 'completed' || job.status === 'failed') return true;
+  const now = deps.now();
+  if (job.account_status !== 'ACTIVE') {
+    const ended = await recordChunk(tx, jobId, [], now, {
+      status: 'failed',
+      error: {
+        code: 'ACCOUNT_SUSPENDED',
+        message: `The account is ${job.account_status.toLowerCase()}; the remaining ${job.total - job.processed} items were not processed.`,
+      },
+    });
+    await emitCompleted(deps, tx, ended);
+    return true;
+  }
+
+  // The chunk ends early before a phone that repeats one of its own rows: the repeat is applied
+  // in the next chunk, after the first, exactly as if the rows were sent one at a time.
+  const results: ItemResult[] = [];
+  const valid: { index: number; fields: NormalizedFields & { phone: string } }[] = [];
+  const phones = new Set<string>();
+  let next = job.processed;
+  for (; next < items.length && next - job.processed < deps.chunkSize; next++) {
+    const checked = checkRow(items[next], job.country_code);
+    if ('error' in checked) {
+      results.push({ index: next, outcome: 'failed', resourceId: null, error: jobErrorOf(checked.error) });
+      continue;
+    }
+    if (phones.has(checked.fields.phone)) break;
+    phones.add(checked.fields.phone);
+    valid.push({ index: next, fields: checked.fields });
+  }
+
+  const applied = await applyContactRows(tx, job.account_id, valid, job.options.mode ?? 'upsert', now);
+  const events: EventInput[] = [];
+  for (const a of applied) {
+    results.push({
+      index: a.index,
+      outcome: a.outcome,
+      resourceId: a.contact?.id ?? null,
+      error: a.error ? jobErrorOf(a.error) : null,
+    });
+    if (a.contact) {
+      const type = a.outcome === 'created' ? 'contact.created' : 'contact.updated';
+      events.push({ type, accountId: job.account_id, data: toContact(a.contact) });
+    }
+  }
+  await deps.events.emitMany(tx, job.account_id, events);
+  results.sort((a, b) => a.index - b.index);
+  const end = next >= items.length ? { status: 'completed' as const, error: null } : null;
+  const row = await recordChunk(tx, jobId, results, now, end);
+  if (end) await emitCompleted(deps, tx, row);
+  return end !== null;
+}
+
+async function failJob(deps: BulkWorkerDeps, jobId: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const job = await lockJob(tx, jobId);
+    if (!job || job.status === 'completed' || job.status === 'failed') return;
+    const ended = await recordChunk(tx, jobId, [], deps.now(), {
+      status: 'failed',
+      error: {
+        code: 'INTERNAL_ERROR',
+        message: 'The job failed repeatedly and was stopped; items not processed were not imported.',
+      },
+    });
+    await emitCompleted(deps, tx, ended);
+  });
+}
+
+export function bulkContactsJob(deps: BulkWorkerDeps): JobDefinition<{ jobId: string }> {
+  return {
+    name: BULK_CONTACTS_JOB,
+    retryLimit: 5,
+    retryDelaySeconds: 5,
+    expireInSeconds: deps.expireInSeconds,
+    handle: async ({ jobId }, meta) => {
+      try {
+        const items = await itemsOf(deps.db, jobId);
+        if (!items) return;
+        while (!(await deps.db.transaction((tx) => processChunk(deps, tx, jobId, items)))) {
+          // next chunk
+        }
+      } catch (err) {
+        deps.log.error({ err, jobId, retryCount: meta.retryCount }, 'bulk contact job failed');
+        // On its last try the job ends as failed, with what it did so far kept.
+        if (meta.retryCount >= meta.retryLimit) await failJob(deps, jobId);
+        throw err;
+      }
+    },
+  };
+}

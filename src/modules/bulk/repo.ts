@@ -1,0 +1,162 @@
+// Bulk job rows and their per-item results, scoped by account.
+import type { Sql } from '../../kernel/db.ts';
+
+export type BulkJobStatus = 'queued' | 'processing' | 'completed' | 'failed';
+
+export interface JobError {
+  code: string;
+  message: string;
+  details?: { field: string; issue: string }[];
+}
+
+export interface BulkJobRow {
+  id: string;
+  account_id: string;
+  kind: 'contacts' | 'messages';
+  options: { mode?: 'upsert' | 'create' };
+  status: BulkJobStatus;
+  total: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  error: JobError | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+export interface BulkResultRow {
+  item_index: number;
+  outcome: string;
+  resource_id: string | null;
+  error: JobError | null;
+}
+
+const JOB_COLUMNS =
+  'id, account_id, kind, options, status, total, processed, succeeded, failed, error, created_at, started_at, completed_at';
+
+export async function insertJob(
+  sql: Sql,
+  job: {
+    id: string;
+    accountId: string;
+    kind: 'contacts' | 'messages';
+    options: object;
+    items: unknown[];
+    now: Date;
+  },
+): Promise<BulkJobRow> {
+  const { rows } = await sql.query<BulkJobRow>(
+    `INSERT INTO bulk_jobs (id, account_id, kind, options, total, items, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+     RETURNING ${JOB_COLUMNS}`,
+    [
+      job.id,
+      job.accountId,
+      job.kind,
+      JSON.stringify(job.options),
+      job.items.length,
+      JSON.stringify(job.items),
+      job.now,
+    ],
+  );
+  return rows[0]!;
+}
+
+export async function findJob(
+  sql: Sql,
+  accountId: string,
+  kind: string,
+  id: string,
+): Promise<BulkJobRow | null> {
+  const { rows } = await sql.query<BulkJobRow>(
+    `SELECT ${JOB_COLUMNS} FROM bulk_jobs WHERE account_id = $1 AND kind = $2 AND id = $3`,
+    [accountId, kind, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function resultsOf(sql: Sql, jobId: string): Promise<BulkResultRow[]> {
+  const { rows } = await sql.query<BulkResultRow>(
+    'SELECT item_index, outcome, resource_id, error FROM bulk_job_results WHERE job_id = $1 ORDER BY item_index',
+    [jobId],
+  );
+  return rows;
+}
+
+/** The job and its account's state, locked: one chunk at a time, whichever worker runs it. */
+export async function lockJob(
+  sql: Sql,
+  id: string,
+): Promise<(BulkJobRow & { account_status: string; country_code: string }) | null> {
+  const { rows } = await sql.query<BulkJobRow & { account_status: string; country_code: string }>(
+    `SELECT ${JOB_COLUMNS.split(', ')
+      .map((c) => `j.${c}`)
+      .join(', ')}, a.status AS account_status, a.country_code
+       FROM bulk_jobs j JOIN accounts a ON a.id = j.account_id
+      WHERE j.id = $1 FOR UPDATE OF j`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function itemsOf(sql: Sql, id: string): Promise<unknown[] | null> {
+  const { rows } = await sql.query<{ items: unknown[] | null }>('SELECT items FROM bulk_jobs WHERE id = $1', [
+    id,
+  ]);
+  return rows[0]?.items ?? null;
+}
+
+export interface ItemResult {
+  index: number;
+  outcome: string;
+  resourceId: string | null;
+  error: JobError | null;
+}
+
+/**
+ * Records a chunk's outcomes and moves the cursor past it, in the chunk's transaction. With `end`,
+ * the job ends (completed or failed) and its items are let go.
+ */
+export async function recordChunk(
+  sql: Sql,
+  id: string,
+  results: ItemResult[],
+  now: Date,
+  end: { status: 'completed' | 'failed'; error: JobError | null } | null,
+): Promise<BulkJobRow> {
+  const succeeded = results.filter((r) => r.outcome !== 'failed').length;
+  const { rows } = await sql.query<BulkJobRow>(
+    `WITH results AS (
+       INSERT INTO bulk_job_results (job_id, item_index, outcome, resource_id, error)
+       SELECT $1, r.item_index, r.outcome, r.resource_id, r.error
+         FROM jsonb_to_recordset($2::jsonb) AS r (item_index integer, outcome text, resource_id text, error jsonb)
+     )
+     UPDATE bulk_jobs
+        SET processed = processed + $3, succeeded = succeeded + $4, failed = failed + $5,
+            status = coalesce($7, CASE WHEN status = 'queued' THEN 'processing' ELSE status END),
+            started_at = coalesce(started_at, $6), updated_at = $6,
+            completed_at = CASE WHEN $7::text IS NULL THEN NULL ELSE $6 END,
+            error = $8, items = CASE WHEN $7::text IS NULL THEN items ELSE NULL END
+      WHERE id = $1
+      RETURNING ${JOB_COLUMNS}`,
+    [
+      id,
+      JSON.stringify(
+        results.map((r) => ({
+          item_index: r.index,
+          outcome: r.outcome,
+          resource_id: r.resourceId,
+          error: r.error,
+        })),
+      ),
+      results.length,
+      succeeded,
+      results.length - succeeded,
+      now,
+      end?.status ?? null,
+      end?.error ? JSON.stringify(end.error) : null,
+    ],
+  );
+  return rows[0]!;
+}

@@ -1,0 +1,101 @@
+import { Type } from 'typebox';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import type { BulkJobRow, BulkResultRow } from './repo.ts';
+
+/** Items per POST /bulk/contacts (the seed's limit). */
+export const MAX_BULK_CONTACTS = 1000;
+
+export const BulkContactsBody = Type.Object(
+  {
+    contacts: Type.Array(
+      Type.Unknown({
+        description:
+          'A contact, as the body of POST /contacts (`ContactInput`). Each is checked on its own when the job runs: one that fails gets its own error in `results`, and the others go in.',
+      }),
+      { minItems: 1, maxItems: MAX_BULK_CONTACTS },
+    ),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('upsert'), Type.Literal('create')], {
+        default: 'upsert',
+        description:
+          'upsert: a phone the account already has updates that contact with the fields given; create: it fails that row with CONFLICT.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const BulkJobParams = Type.Object({ jobId: Type.String({ maxLength: 100 }) });
+
+const JobError = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  details: Type.Optional(
+    Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }, { additionalProperties: true })),
+  ),
+});
+
+const BulkContactResult = Type.Object({
+  index: Type.Integer({ description: 'Position of the item in `contacts`, from 0.' }),
+  outcome: Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('failed')]),
+  contactId: nullable(Type.String()),
+  error: nullable(JobError),
+});
+
+const jobProperties = {
+  jobId: Type.String({ examples: ['job_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
+  status: Type.Union(
+    [Type.Literal('queued'), Type.Literal('processing'), Type.Literal('completed'), Type.Literal('failed')],
+    {
+      description:
+        'queued → processing → completed (every item has its outcome, some may have failed) or failed (the job itself could not finish; see `error`).',
+    },
+  ),
+  mode: Type.Union([Type.Literal('upsert'), Type.Literal('create')]),
+  total: Type.Integer(),
+  processed: Type.Integer(),
+  succeeded: Type.Integer(),
+  failed: Type.Integer(),
+  error: nullable(JobError),
+  createdAt: Timestamp,
+  startedAt: NullableTimestamp,
+  completedAt: NullableTimestamp,
+};
+
+export const BulkContactJobSummary = Type.Object(jobProperties, { title: 'BulkContactJobSummary' });
+
+export const BulkContactJob = Type.Object(
+  {
+    ...jobProperties,
+    results: Type.Array(BulkContactResult, { description: 'One per processed item, in item order.' }),
+  },
+  { title: 'BulkContactJob' },
+);
+
+export function toJobSummary(row: BulkJobRow) {
+  return {
+    jobId: row.id,
+    status: row.status,
+    mode: row.options.mode ?? 'upsert',
+    total: row.total,
+    processed: row.processed,
+    succeeded: row.succeeded,
+    failed: row.failed,
+    error: row.error,
+    createdAt: row.created_at.toISOString(),
+    startedAt: row.started_at?.toISOString() ?? null,
+    completedAt: row.completed_at?.toISOString() ?? null,
+  };
+}
+
+export function toContactJob(row: BulkJobRow, results: BulkResultRow[]) {
+  return {
+    ...toJobSummary(row),
+    results: results.map((r) => ({
+      index: r.item_index,
+      outcome: r.outcome as 'created' | 'updated' | 'failed',
+      contactId: r.resource_id,
+      error: r.error,
+    })),
+  };
+}

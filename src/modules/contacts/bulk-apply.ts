@@ -1,0 +1,135 @@
+// Contacts written many at a time, for bulk import: each row is checked exactly as POST /contacts
+// checks a body, and a chunk of rows is applied with a handful of statements, whatever its size.
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Tx } from '../../kernel/db.ts';
+import { validationIssues } from '../../kernel/error-handler.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import { newId } from '../../kernel/ids.ts';
+import { type AttributeValue, invalidFields, type NormalizedFields, normalizeFields } from './fields.ts';
+import { CONTACT_COLUMNS, type ContactRow, type ContactValues } from './repo.ts';
+import { CreateContactBody } from './schemas.ts';
+import { phoneConflict, valuesOf } from './service.ts';
+
+const validateInput = addFormats
+  .default(new Ajv({ allErrors: true, strict: false, coerceTypes: false }))
+  .compile(CreateContactBody);
+
+export type CheckedRow = { fields: NormalizedFields & { phone: string } } | { error: ApiError };
+
+/** Checks one bulk row as POST /contacts would check its body. */
+export function checkRow(item: unknown, country: string): CheckedRow {
+  if (!validateInput(item)) {
+    return { error: invalidFields(validationIssues(validateInput.errors ?? [], 'body')) };
+  }
+  try {
+    const fields = normalizeFields(item as Parameters<typeof normalizeFields>[0], country);
+    return { fields: { ...fields, phone: fields.phone! } };
+  } catch (err) {
+    if (err instanceof ApiError) return { error: err };
+    throw err;
+  }
+}
+
+export interface AppliedRow {
+  index: number;
+  outcome: 'created' | 'updated' | 'failed';
+  contact: ContactRow | null;
+  error: ApiError | null;
+}
+
+/** A bulk row applied to a contact that exists: the fields given replace, attributes merge. */
+function merged(row: ContactRow, fields: NormalizedFields & { phone: string }): ContactValues {
+  return {
+    phone: row.phone,
+    name: fields.name === undefined ? row.name : fields.name,
+    email: fields.email === undefined ? row.email : fields.email,
+    tags: fields.tags ?? row.tags,
+    attributes: { ...row.attributes, ...(fields.attributes as Record<string, AttributeValue> | undefined) },
+    optedIn: fields.optedIn ?? row.opted_in,
+  };
+}
+
+const RECORD = `id text, phone text, name text, email text, tags text[], attributes jsonb, opted_in boolean`;
+
+function recordsOf(rows: { id: string; values: ContactValues }[]): string {
+  return JSON.stringify(
+    rows.map(({ id, values: v }) => ({
+      id,
+      phone: v.phone,
+      name: v.name,
+      email: v.email,
+      tags: v.tags,
+      attributes: v.attributes,
+      opted_in: v.optedIn,
+    })),
+  );
+}
+
+/**
+ * Applies rows whose phones are all different. `create` fails a row whose phone the account
+ * already has; `upsert` updates that contact instead.
+ */
+export async function applyContactRows(
+  tx: Tx,
+  accountId: string,
+  rows: { index: number; fields: NormalizedFields & { phone: string } }[],
+  mode: 'upsert' | 'create',
+  now: Date,
+): Promise<AppliedRow[]> {
+  const { rows: found } = await tx.query<ContactRow>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND phone = ANY($2::text[]) FOR UPDATE`,
+    [accountId, rows.map((r) => r.fields.phone)],
+  );
+  const existing = new Map(found.map((c) => [c.phone, c]));
+  const outcomes = new Map<number, AppliedRow>();
+  const inserts: { index: number; id: string; values: ContactValues }[] = [];
+  const updates: { index: number; id: string; values: ContactValues }[] = [];
+  for (const { index, fields } of rows) {
+    const current = existing.get(fields.phone);
+    if (!current) inserts.push({ index, id: newId('contact'), values: valuesOf(fields) });
+    else if (mode === 'upsert') updates.push({ index, id: current.id, values: merged(current, fields) });
+    else outcomes.set(index, { index, outcome: 'failed', contact: null, error: phoneConflict(current.id) });
+  }
+
+  if (inserts.length > 0) {
+    const { rows: inserted } = await tx.query<ContactRow>(
+      `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at)
+       SELECT r.id, $1, r.phone, r.name, r.email, coalesce(r.tags, '{}'), coalesce(r.attributes, '{}'), r.opted_in, $3, $3
+         FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
+       ON CONFLICT (account_id, phone) DO NOTHING
+       RETURNING ${CONTACT_COLUMNS}`,
+      [accountId, recordsOf(inserts), now],
+    );
+    const byId = new Map(inserted.map((c) => [c.id, c]));
+    for (const { index, id } of inserts) {
+      const contact = byId.get(id);
+      // Not inserted: another request created this phone after the lookup above.
+      outcomes.set(
+        index,
+        contact
+          ? { index, outcome: 'created', contact, error: null }
+          : { index, outcome: 'failed', contact: null, error: phoneConflict('unknown') },
+      );
+    }
+  }
+
+  if (updates.length > 0) {
+    const { rows: updated } = await tx.query<ContactRow>(
+      `UPDATE contacts c
+          SET name = r.name, email = r.email, tags = r.tags, attributes = r.attributes,
+              opted_in = r.opted_in, updated_at = $3
+         FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
+        WHERE c.account_id = $1 AND c.id = r.id
+       RETURNING ${CONTACT_COLUMNS.split(', ')
+         .map((col) => `c.${col}`)
+         .join(', ')}`,
+      [accountId, recordsOf(updates), now],
+    );
+    const byId = new Map(updated.map((c) => [c.id, c]));
+    for (const { index, id } of updates) {
+      outcomes.set(index, { index, outcome: 'updated', contact: byId.get(id) ?? null, error: null });
+    }
+  }
+  return rows.map((r) => outcomes.get(r.index)!);
+}

@@ -1,0 +1,167 @@
+// Contact rows. Every query is scoped by account_id: another account's id finds nothing.
+import type { Sql } from '../../kernel/db.ts';
+import { idAt } from '../../kernel/ids.ts';
+import type { Page } from '../../kernel/pagination.ts';
+import type { AttributeValue } from './fields.ts';
+
+export interface ContactRow {
+  id: string;
+  account_id: string;
+  phone: string;
+  name: string | null;
+  email: string | null;
+  tags: string[];
+  attributes: Record<string, AttributeValue>;
+  opted_in: boolean;
+  created_at: Date;
+  updated_at: Date;
+  last_inbound_at: Date | null;
+}
+
+/** The stored fields a write sets. */
+export interface ContactValues {
+  phone: string;
+  name: string | null;
+  email: string | null;
+  tags: string[];
+  attributes: Record<string, AttributeValue>;
+  optedIn: boolean;
+}
+
+export const CONTACT_COLUMNS =
+  'id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at, last_inbound_at';
+
+/** Inserts a contact, or answers the id of the account's contact that already has this phone. */
+export async function insertContact(
+  sql: Sql,
+  row: { id: string; accountId: string; now: Date } & ContactValues,
+): Promise<{ row: ContactRow } | { existingId: string }> {
+  const { rows } = await sql.query<ContactRow>(
+    `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+     ON CONFLICT (account_id, phone) DO NOTHING
+     RETURNING ${CONTACT_COLUMNS}`,
+    [
+      row.id,
+      row.accountId,
+      row.phone,
+      row.name,
+      row.email,
+      row.tags,
+      JSON.stringify(row.attributes),
+      row.optedIn,
+      row.now,
+    ],
+  );
+  if (rows[0]) return { row: rows[0] };
+  const existing = await contactIdByPhone(sql, row.accountId, row.phone);
+  // Deleted between the two statements: rare enough to report as the conflict it nearly was.
+  return { existingId: existing ?? 'unknown' };
+}
+
+export async function contactIdByPhone(sql: Sql, accountId: string, phone: string): Promise<string | null> {
+  const { rows } = await sql.query<{ id: string }>(
+    'SELECT id FROM contacts WHERE account_id = $1 AND phone = $2',
+    [accountId, phone],
+  );
+  return rows[0]?.id ?? null;
+}
+
+export async function findContact(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ContactRow | null> {
+  const { rows } = await sql.query<ContactRow>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [accountId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function writeContact(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  values: ContactValues,
+  now: Date,
+): Promise<ContactRow> {
+  const { rows } = await sql.query<ContactRow>(
+    `UPDATE contacts
+        SET phone = $3, name = $4, email = $5, tags = $6, attributes = $7, opted_in = $8, updated_at = $9
+      WHERE account_id = $1 AND id = $2
+      RETURNING ${CONTACT_COLUMNS}`,
+    [
+      accountId,
+      id,
+      values.phone,
+      values.name,
+      values.email,
+      values.tags,
+      JSON.stringify(values.attributes),
+      values.optedIn,
+      now,
+    ],
+  );
+  if (!rows[0]) throw new Error(`contact ${id} vanished while locked`);
+  return rows[0];
+}
+
+export async function deleteContact(sql: Sql, accountId: string, id: string): Promise<ContactRow | null> {
+  const { rows } = await sql.query<ContactRow>(
+    `DELETE FROM contacts WHERE account_id = $1 AND id = $2 RETURNING ${CONTACT_COLUMNS}`,
+    [accountId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export interface ContactFilters {
+  /** A LIKE pattern over search_text, already lower-cased and escaped. */
+  searchPattern?: string;
+  tags?: string[];
+  phone?: string;
+  optedIn?: boolean;
+  createdAfter?: Date;
+  updatedAfter?: Date;
+  /** Per attribute, the JSON values it may equal (a query's text may mean a string, number or boolean). */
+  attributes?: { name: string; values: AttributeValue[] }[];
+}
+
+export async function listContacts(
+  sql: Sql,
+  accountId: string,
+  page: Page,
+  filters: ContactFilters,
+): Promise<ContactRow[]> {
+  const params: unknown[] = [accountId];
+  const where = ['account_id = $1'];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (page.before) where.push(`id < ${param(page.before)}`);
+  if (filters.searchPattern) where.push(`search_text LIKE ${param(filters.searchPattern)}`);
+  if (filters.tags?.length) where.push(`tags @> ${param(filters.tags)}::text[]`);
+  if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
+  if (filters.optedIn !== undefined) where.push(`opted_in = ${param(filters.optedIn)}`);
+  if (filters.createdAfter) {
+    // The id bound lets the (account_id, id) index narrow the range; created_at makes it exact.
+    where.push(`id >= ${param(idAt('contact', filters.createdAfter))}`);
+    where.push(`created_at > ${param(filters.createdAfter)}`);
+  }
+  if (filters.updatedAfter) where.push(`updated_at > ${param(filters.updatedAfter)}`);
+  for (const attribute of filters.attributes ?? []) {
+    // `@>` with one {name: value} object per reading of the value: the jsonb_path_ops index serves it.
+    const alternatives = attribute.values.map(
+      (value) => `attributes @> ${param(JSON.stringify({ [attribute.name]: value }))}::jsonb`,
+    );
+    where.push(`(${alternatives.join(' OR ')})`);
+  }
+  const { rows } = await sql.query<ContactRow>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${where.join(' AND ')}
+      ORDER BY id DESC LIMIT ${page.limit + 1}`,
+    params,
+  );
+  return rows;
+}

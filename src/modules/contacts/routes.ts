@@ -1,0 +1,183 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf } from '../../kernel/access.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { type ContactListParams, contactFilters } from './filters.ts';
+import { listContacts } from './repo.ts';
+import {
+  ContactIdParams,
+  ContactListQuery,
+  ContactSchema,
+  ContactTagParams,
+  CreateContactBody,
+  ReplaceContactBody,
+  TagsBody,
+  toContact,
+  UpdateContactBody,
+} from './schemas.ts';
+import {
+  addTags,
+  type ContactServices,
+  createContact,
+  getContact,
+  removeContact,
+  removeTag,
+  replaceContact,
+  updateContact,
+} from './service.ts';
+
+export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const s: ContactServices = ctx;
+  const tags = ['contacts'];
+  const found = { access: 'account' as const, errors: ['RESOURCE_NOT_FOUND' as const] };
+  const foundOrConflict = {
+    access: 'account' as const,
+    errors: ['RESOURCE_NOT_FOUND' as const, 'CONFLICT' as const],
+  };
+
+  return async (app) => {
+    app.post(
+      '/contacts',
+      {
+        config: { access: 'account', errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'createContact',
+          summary: 'Create a contact (409 with the existing contact id if the phone is taken)',
+          body: CreateContactBody,
+          response: { 201: ContactSchema },
+        },
+      },
+      async (request, reply) => {
+        const row = await createContact(s, accountOf(request), request.body);
+        reply.status(201);
+        return toContact(row);
+      },
+    );
+
+    app.get(
+      '/contacts',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'listContacts',
+          summary: 'List and search contacts, newest first',
+          description:
+            'Filters combine (all must hold). `attributes[name]=value` matches an attribute equal to the value, read as a string, number or boolean.',
+          querystring: ContactListQuery,
+          response: { 200: listOf(ContactSchema) },
+        },
+      },
+      async (request) => {
+        const account = accountOf(request);
+        const page = readPage(request.query);
+        const filters = contactFilters(request.query as ContactListParams, account.countryCode);
+        return pageOf(await listContacts(ctx.db, account.id, page, filters), page, toContact);
+      },
+    );
+
+    app.get(
+      '/contacts/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'getContact',
+          summary: 'Get a contact',
+          params: ContactIdParams,
+          response: { 200: ContactSchema },
+        },
+      },
+      async (request) => toContact(await getContact(s, accountOf(request).id, request.params.id)),
+    );
+
+    app.patch(
+      '/contacts/:id',
+      {
+        config: foundOrConflict,
+        schema: {
+          tags,
+          operationId: 'updateContact',
+          summary: 'Change some fields of a contact',
+          params: ContactIdParams,
+          body: UpdateContactBody,
+          response: { 200: ContactSchema },
+        },
+      },
+      async (request) =>
+        toContact(await updateContact(s, accountOf(request), request.params.id, request.body)),
+    );
+
+    app.put(
+      '/contacts/:id',
+      {
+        config: foundOrConflict,
+        schema: {
+          tags,
+          operationId: 'replaceContact',
+          summary: 'Replace a contact whole',
+          params: ContactIdParams,
+          body: ReplaceContactBody,
+          response: { 200: ContactSchema },
+        },
+      },
+      async (request) =>
+        toContact(await replaceContact(s, accountOf(request), request.params.id, request.body)),
+    );
+
+    app.delete(
+      '/contacts/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'deleteContact',
+          summary: 'Delete a contact',
+          params: ContactIdParams,
+          response: { 204: Type.Null({ description: 'Deleted.' }) },
+        },
+      },
+      async (request, reply) => {
+        await removeContact(s, accountOf(request).id, request.params.id);
+        reply.status(204);
+      },
+    );
+
+    app.post(
+      '/contacts/:id/tags',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'tagContact',
+          summary: 'Add tags to a contact (tags it already carries are ignored)',
+          params: ContactIdParams,
+          body: TagsBody,
+          response: { 200: ContactSchema },
+        },
+      },
+      async (request) =>
+        toContact(await addTags(s, accountOf(request).id, request.params.id, request.body.tags)),
+    );
+
+    app.delete(
+      '/contacts/:id/tags/:tag',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'untagContact',
+          summary: 'Remove a tag from a contact (204 also when it did not carry it)',
+          params: ContactTagParams,
+          response: { 204: Type.Null({ description: 'The contact does not carry the tag.' }) },
+        },
+      },
+      async (request, reply) => {
+        await removeTag(s, accountOf(request).id, request.params.id, request.params.tag);
+        reply.status(204);
+      },
+    );
+  };
+}

@@ -1,0 +1,144 @@
+import { Type } from 'typebox';
+import { PageQuery } from '../../kernel/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { MAX_ATTRIBUTE_VALUE_LENGTH, MAX_ATTRIBUTES, MAX_TAG_LENGTH, MAX_TAGS } from './fields.ts';
+import type { ContactRow } from './repo.ts';
+
+const Phone = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  description:
+    "E.164 (`+14155550123`); a number without a country code is read as the account's country's. Stored normalised to E.164; one contact per phone per account.",
+  examples: ['+14155550123'],
+});
+const Name = nullable(Type.String({ maxLength: 200 }));
+const Email = nullable(Type.String({ maxLength: 254, format: 'email', description: 'Stored lower-cased.' }));
+const Tags = Type.Array(Type.String({ maxLength: MAX_TAG_LENGTH * 2 }), {
+  maxItems: MAX_TAGS,
+  description: `At most ${MAX_TAGS} tags of 1–${MAX_TAG_LENGTH} letters, digits, spaces or - _ : . ; stored trimmed and lower-cased, without repeats.`,
+  examples: [['vip', 'lead:2026']],
+});
+const AttributeValue = Type.Union([
+  Type.String({ maxLength: MAX_ATTRIBUTE_VALUE_LENGTH }),
+  Type.Number(),
+  Type.Boolean(),
+]);
+const attributesOf = <T extends Parameters<typeof Type.Record>[1]>(value: T, description: string) =>
+  Type.Record(Type.String(), value, { maxProperties: MAX_ATTRIBUTES, description });
+const Attributes = attributesOf(
+  AttributeValue,
+  `Your own fields: at most ${MAX_ATTRIBUTES}, named like identifiers (letters, digits, _; ≤ 40), each a string, number or boolean.`,
+);
+const OptedIn = Type.Boolean({ description: 'Whether the contact agreed to receive messages.' });
+
+const contactInput = {
+  phone: Phone,
+  name: Type.Optional(Name),
+  email: Type.Optional(Email),
+  tags: Type.Optional(Tags),
+  attributes: Type.Optional(Attributes),
+  optedIn: Type.Optional(OptedIn),
+};
+
+export const CreateContactBody = Type.Object(contactInput, {
+  additionalProperties: false,
+  title: 'ContactInput',
+});
+
+export const ReplaceContactBody = Type.Object(contactInput, {
+  additionalProperties: false,
+  description:
+    'The whole contact: fields left out are reset (no name, email, tags or attributes; not opted in).',
+});
+
+export const UpdateContactBody = Type.Object(
+  {
+    phone: Type.Optional(Phone),
+    name: Type.Optional(Name),
+    email: Type.Optional(Email),
+    tags: Type.Optional(Tags),
+    attributes: Type.Optional(
+      attributesOf(
+        Type.Union([AttributeValue, Type.Null()]),
+        'Merged into the stored attributes: a name given a value sets it, a name given null removes it.',
+      ),
+    ),
+    optedIn: Type.Optional(OptedIn),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const TagsBody = Type.Object(
+  { tags: Type.Array(Type.String({ maxLength: MAX_TAG_LENGTH * 2 }), { minItems: 1, maxItems: MAX_TAGS }) },
+  { additionalProperties: false },
+);
+
+export const ContactIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+export const ContactTagParams = Type.Object({
+  id: Type.String({ maxLength: 100 }),
+  tag: Type.String({ maxLength: MAX_TAG_LENGTH * 3 }),
+});
+
+export const ContactListQuery = Type.Object(
+  {
+    ...PageQuery,
+    q: Type.Optional(
+      Type.String({
+        minLength: 3,
+        maxLength: 100,
+        description:
+          'Finds contacts whose name, phone or email contains this text (case-insensitive; at least 3 characters). Spaces, dashes and brackets in a phone-like query are ignored.',
+      }),
+    ),
+    tag: Type.Optional(
+      Type.Array(Type.String({ maxLength: MAX_TAG_LENGTH * 2 }), {
+        maxItems: 10,
+        description: 'Only contacts carrying every tag given (`tag=vip&tag=lead`, or `tag=vip,lead`).',
+      }),
+    ),
+    phone: Type.Optional(
+      Type.String({ maxLength: 40, description: 'Exactly this number (normalised first).' }),
+    ),
+    optedIn: Type.Optional(Type.Boolean()),
+    createdAfter: Type.Optional(Type.String({ format: 'date-time' })),
+    updatedAfter: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  {
+    additionalProperties: false,
+    // attributes[plan]=gold: attribute equality (the value matches a string, number or boolean).
+    patternProperties: { '^attributes\\[[A-Za-z_][A-Za-z0-9_]{0,39}\\]$': Type.String({ maxLength: 500 }) },
+  },
+);
+
+export const ContactSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['ctc_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
+    phone: Type.String(),
+    name: nullable(Type.String()),
+    email: nullable(Type.String()),
+    tags: Type.Array(Type.String()),
+    attributes: Type.Record(Type.String(), AttributeValue),
+    optedIn: Type.Boolean(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    lastInboundAt: Type.Union([NullableTimestamp], {
+      description: 'When the contact last wrote in (opens the 24-hour customer service window).',
+    }),
+  },
+  { title: 'Contact' },
+);
+
+export function toContact(row: ContactRow) {
+  return {
+    id: row.id,
+    phone: row.phone,
+    name: row.name,
+    email: row.email,
+    tags: row.tags,
+    attributes: row.attributes,
+    optedIn: row.opted_in,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    lastInboundAt: row.last_inbound_at?.toISOString() ?? null,
+  };
+}

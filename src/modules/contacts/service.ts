@@ -1,0 +1,219 @@
+// Contacts of an account: create, change, replace, delete, tag and untag. Each change and its
+// event (contact.created|updated|deleted|tagged|untagged) commit in one transaction.
+import type { AccountSnapshot } from '../../kernel/auth.ts';
+import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/db.ts';
+import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
+import type { EventOutbox, EventType } from '../../kernel/events.ts';
+import { newId } from '../../kernel/ids.ts';
+import {
+  type AttributeValue,
+  type ContactFields,
+  invalidFields,
+  MAX_ATTRIBUTES,
+  MAX_TAGS,
+  type NormalizedFields,
+  normalizeFields,
+  normalizeTag,
+  normalizeTags,
+} from './fields.ts';
+import {
+  type ContactRow,
+  type ContactValues,
+  contactIdByPhone,
+  deleteContact,
+  findContact,
+  insertContact,
+  writeContact,
+} from './repo.ts';
+import { toContact } from './schemas.ts';
+
+export interface ContactServices {
+  db: Database;
+  events: EventOutbox;
+  now: () => Date;
+}
+
+type Account = Pick<AccountSnapshot, 'id' | 'countryCode'>;
+
+export function phoneConflict(contactId: string): ApiError {
+  return conflict('Another contact of this account has this phone number.', [
+    { field: 'phone', issue: 'belongs to another contact', contactId },
+  ]);
+}
+
+/** Fields as stored when creating (or fully replacing): what is not given takes its default. */
+export function valuesOf(fields: NormalizedFields & { phone: string }): ContactValues {
+  return {
+    phone: fields.phone,
+    name: fields.name ?? null,
+    email: fields.email ?? null,
+    tags: fields.tags ?? [],
+    attributes: (fields.attributes ?? {}) as Record<string, AttributeValue>,
+    optedIn: fields.optedIn ?? false,
+  };
+}
+
+async function emit(s: ContactServices, tx: Tx, type: EventType, row: ContactRow, extra: object = {}) {
+  await s.events.emit(tx, { type, accountId: row.account_id, data: { ...toContact(row), ...extra } });
+}
+
+async function contactOf(tx: Tx, accountId: string, id: string): Promise<ContactRow> {
+  const row = await findContact(tx, accountId, id, { forUpdate: true });
+  if (!row) throw notFound('contact');
+  return row;
+}
+
+/**
+ * Runs a change that may give the contact a phone another contact has. The unique index is the
+ * judge (two requests racing cannot both win); the other contact's id is looked up after the
+ * failed transaction is gone.
+ */
+async function withPhoneCheck<T>(
+  s: ContactServices,
+  accountId: string,
+  phone: string | undefined,
+  work: () => Promise<T>,
+) {
+  try {
+    return await work();
+  } catch (err) {
+    if (sqlState(err) !== UNIQUE_VIOLATION || !phone) throw err;
+    throw phoneConflict((await contactIdByPhone(s.db, accountId, phone)) ?? 'unknown');
+  }
+}
+
+export async function createContact(
+  s: ContactServices,
+  account: Account,
+  input: ContactFields & { phone: string },
+) {
+  const fields = normalizeFields(input, account.countryCode);
+  const values = valuesOf({ ...fields, phone: fields.phone! });
+  return s.db.transaction(async (tx) => {
+    const inserted = await insertContact(tx, {
+      id: newId('contact'),
+      accountId: account.id,
+      now: s.now(),
+      ...values,
+    });
+    if ('existingId' in inserted) throw phoneConflict(inserted.existingId);
+    await emit(s, tx, 'contact.created', inserted.row);
+    return inserted.row;
+  });
+}
+
+export async function getContact(s: ContactServices, accountId: string, id: string): Promise<ContactRow> {
+  const row = await findContact(s.db, accountId, id);
+  if (!row) throw notFound('contact');
+  return row;
+}
+
+/** PATCH: the fields given replace the stored ones; attributes merge, a null value removes one. */
+export async function updateContact(s: ContactServices, account: Account, id: string, input: ContactFields) {
+  const fields = normalizeFields(input, account.countryCode, true);
+  return withPhoneCheck(s, account.id, fields.phone, () =>
+    s.db.transaction(async (tx) => {
+      const row = await contactOf(tx, account.id, id);
+      const attributes: Record<string, AttributeValue> = { ...row.attributes };
+      for (const [name, value] of Object.entries(fields.attributes ?? {})) {
+        if (value === null) delete attributes[name];
+        else attributes[name] = value;
+      }
+      if (Object.keys(attributes).length > MAX_ATTRIBUTES) {
+        throw invalidFields([
+          { field: 'attributes', issue: `a contact holds at most ${MAX_ATTRIBUTES} attributes` },
+        ]);
+      }
+      const values: ContactValues = {
+        phone: fields.phone ?? row.phone,
+        name: fields.name === undefined ? row.name : fields.name,
+        email: fields.email === undefined ? row.email : fields.email,
+        tags: fields.tags ?? row.tags,
+        attributes,
+        optedIn: fields.optedIn ?? row.opted_in,
+      };
+      const updated = await writeContact(tx, account.id, id, values, s.now());
+      await emit(s, tx, 'contact.updated', updated);
+      return updated;
+    }),
+  );
+}
+
+/** PUT: the whole contact; fields left out go back to their defaults. */
+export async function replaceContact(
+  s: ContactServices,
+  account: Account,
+  id: string,
+  input: ContactFields & { phone: string },
+) {
+  const fields = normalizeFields(input, account.countryCode);
+  const values = valuesOf({ ...fields, phone: fields.phone! });
+  return withPhoneCheck(s, account.id, values.phone, () =>
+    s.db.transaction(async (tx) => {
+      await contactOf(tx, account.id, id);
+      const updated = await writeContact(tx, account.id, id, values, s.now());
+      await emit(s, tx, 'contact.updated', updated);
+      return updated;
+    }),
+  );
+}
+
+export async function removeContact(s: ContactServices, accountId: string, id: string): Promise<void> {
+  await s.db.transaction(async (tx) => {
+    const row = await deleteContact(tx, accountId, id);
+    if (!row) throw notFound('contact');
+    await emit(s, tx, 'contact.deleted', row, { deleted: true });
+  });
+}
+
+/** Adds tags; those it already has are ignored, and a call that adds none changes nothing. */
+export async function addTags(s: ContactServices, accountId: string, id: string, raw: string[]) {
+  const issues: { field: string; issue: string }[] = [];
+  const tags = normalizeTags(raw, 'tags', issues);
+  if (issues.length > 0) throw invalidFields(issues);
+  return s.db.transaction(async (tx) => {
+    const row = await contactOf(tx, accountId, id);
+    const added = tags.filter((t) => !row.tags.includes(t));
+    if (added.length === 0) return row;
+    if (row.tags.length + added.length > MAX_TAGS) {
+      throw invalidFields([{ field: 'tags', issue: `a contact carries at most ${MAX_TAGS} tags` }]);
+    }
+    const updated = await writeContact(
+      tx,
+      accountId,
+      id,
+      { ...valuesOfRow(row), tags: [...row.tags, ...added] },
+      s.now(),
+    );
+    await emit(s, tx, 'contact.tagged', updated, { tagsAdded: added });
+    return updated;
+  });
+}
+
+/** Removes a tag; removing one the contact does not carry changes nothing. */
+export async function removeTag(
+  s: ContactServices,
+  accountId: string,
+  id: string,
+  raw: string,
+): Promise<void> {
+  const tag = normalizeTag(raw);
+  await s.db.transaction(async (tx) => {
+    const row = await contactOf(tx, accountId, id);
+    if (tag === null || !row.tags.includes(tag)) return;
+    const values = { ...valuesOfRow(row), tags: row.tags.filter((t) => t !== tag) };
+    const updated = await writeContact(tx, accountId, id, values, s.now());
+    await emit(s, tx, 'contact.untagged', updated, { tagsRemoved: [tag] });
+  });
+}
+
+function valuesOfRow(row: ContactRow): ContactValues {
+  return {
+    phone: row.phone,
+    name: row.name,
+    email: row.email,
+    tags: row.tags,
+    attributes: row.attributes,
+    optedIn: row.opted_in,
+  };
+}

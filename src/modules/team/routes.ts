@@ -1,0 +1,87 @@
+// /team/members: the people of an account that conversations can be assigned to.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf } from '../../kernel/access.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { listMembers } from './repo.ts';
+import { CreateMemberBody, MemberIdParams, MemberListQuery, MemberSchema, toMember } from './schemas.ts';
+import { addMember, getMember, removeMember } from './service.ts';
+
+export function teamRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['team'];
+  const found = { access: 'account' as const, errors: ['RESOURCE_NOT_FOUND' as const] };
+
+  return async (app) => {
+    app.post(
+      '/team/members',
+      {
+        config: { access: 'account', errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'createTeamMember',
+          summary: 'Add a team member; an email already in the team is refused',
+          body: CreateMemberBody,
+          response: { 201: MemberSchema },
+        },
+      },
+      async (request, reply) => {
+        const row = await addMember(ctx.db, accountOf(request).id, request.body, ctx.now());
+        reply.status(201);
+        return toMember(row);
+      },
+    );
+
+    app.get(
+      '/team/members',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'listTeamMembers',
+          summary: 'List team members, newest first',
+          querystring: MemberListQuery,
+          response: { 200: listOf(MemberSchema) },
+        },
+      },
+      async (request) => {
+        const page = readPage(request.query);
+        const rows = await listMembers(ctx.db, accountOf(request).id, page, request.query);
+        return pageOf(rows, page, toMember);
+      },
+    );
+
+    app.get(
+      '/team/members/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'getTeamMember',
+          summary: 'Get a team member',
+          params: MemberIdParams,
+          response: { 200: MemberSchema },
+        },
+      },
+      async (request) => toMember(await getMember(ctx.db, accountOf(request).id, request.params.id)),
+    );
+
+    app.delete(
+      '/team/members/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'deleteTeamMember',
+          summary: 'Remove a team member',
+          params: MemberIdParams,
+          response: { 204: Type.Null({ description: 'Removed.' }) },
+        },
+      },
+      async (request, reply) => {
+        await removeMember(ctx.db, accountOf(request).id, request.params.id);
+        reply.status(204);
+      },
+    );
+  };
+}

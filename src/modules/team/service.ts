@@ -1,0 +1,70 @@
+// The team of an account: the people its conversations can be assigned to, one per email.
+import { type Database, sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
+import { type ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
+import { newId } from '../../kernel/ids.ts';
+import {
+  countMembers,
+  deleteMember,
+  findMember,
+  findMemberByEmail,
+  insertMember,
+  type MemberRow,
+  type Role,
+} from './repo.ts';
+
+/** Members one account may have. */
+export const MAX_MEMBERS_PER_ACCOUNT = 1000;
+
+export interface MemberInput {
+  name: string;
+  email: string;
+  role: Role;
+}
+
+function alreadyMember(memberId: string | undefined): ApiError {
+  return conflict('A team member with this email already exists.', [
+    { field: 'email', issue: 'is already a team member', memberId },
+  ]);
+}
+
+export async function addMember(
+  db: Database,
+  accountId: string,
+  input: MemberInput,
+  now: Date,
+): Promise<MemberRow> {
+  const name = input.name.trim();
+  if (!name) throw invalid('name', 'must not be blank');
+  // Emails compare without case: Ann@Example.com and ann@example.com are one person.
+  const email = input.email.trim().toLowerCase();
+  try {
+    return await db.transaction(async (tx) => {
+      // Serialises concurrent additions to one account so the count below holds.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`team:${accountId}`]);
+      const existing = await findMemberByEmail(tx, accountId, email);
+      if (existing) throw alreadyMember(existing.id);
+      if ((await countMembers(tx, accountId)) >= MAX_MEMBERS_PER_ACCOUNT) {
+        throw conflict(`At most ${MAX_MEMBERS_PER_ACCOUNT} team members are allowed; remove one first.`);
+      }
+      return insertMember(
+        tx,
+        { id: newId('teamMember'), account_id: accountId, name, email, role: input.role },
+        now,
+      );
+    });
+  } catch (err) {
+    // A writer that does not take the lock above got there first.
+    if (sqlState(err) !== UNIQUE_VIOLATION) throw err;
+    throw alreadyMember((await findMemberByEmail(db, accountId, email))?.id);
+  }
+}
+
+export async function getMember(db: Database, accountId: string, id: string): Promise<MemberRow> {
+  const row = await findMember(db, accountId, id);
+  if (!row) throw notFound('team member');
+  return row;
+}
+
+export async function removeMember(db: Database, accountId: string, id: string): Promise<void> {
+  if (!(await deleteMember(db, accountId, id))) throw notFound('team member');
+}
