@@ -1,7 +1,8 @@
-// The `tidings` command line: serve, migrate, bootstrap-token, and account/key management for a
-// self-hoster who wants a working key without the partner API.
+// The `tidings` command line: serve, migrate, bootstrap-token, account/key management for a
+// self-hoster who wants a working key without the partner API, and contacts import over the HTTP API.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { contactsImportCommand } from './cli/contacts-import.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import type { Database } from './kernel/db.ts';
 import { ApiError } from './kernel/errors.ts';
@@ -207,5 +208,8 @@ keys
       process.stdout.write(`revoked ${keyId}\n`);
     }),
   );
+
+const contacts = program.command('contacts').description('manage contacts through the HTTP API');
+contacts.addCommand(contactsImportCommand(config));
 
 await program.parseAsync();

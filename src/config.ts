@@ -31,6 +31,7 @@ export interface Config {
   jobSuperviseSeconds: number;
   bulkChunkSize: number;
   bulkJobExpireSeconds: number;
+  apiKey: string | null;
 }
 
 export class ConfigError extends Error {
@@ -258,6 +259,14 @@ export const SETTINGS: Setting<any>[] = [
     description: 'a bulk job run unfinished after this long is presumed dead and resumed elsewhere',
     default: '120',
     parse: integer(1, 86400),
+  },
+  {
+    env: 'TIDINGS_API_KEY',
+    key: 'apiKey',
+    description:
+      'API key that CLI commands calling the HTTP API use (e.g. contacts import); unset → --api-key',
+    default: null,
+    parse: (s) => s,
   },
 ];
 

@@ -120,7 +120,9 @@ export function bulkContactsJob(deps: BulkWorkerDeps): JobDefinition<{ jobId: st
         const items = await itemsOf(deps.db, jobId);
         if (!items) return;
         while (!(await deps.db.transaction((tx) => processChunk(deps, tx, jobId, items)))) {
-          // next chunk
+          // Let the event loop run between chunks: on PGlite a query never waits for I/O, so the
+          // whole job would otherwise run without the process serving a single request.
+          await new Promise((resolve) => setImmediate(resolve));
         }
       } catch (err) {
         deps.log.error({ err, jobId, retryCount: meta.retryCount }, 'bulk contact job failed');

@@ -76,10 +76,15 @@ export async function findJob(
   return rows[0] ?? null;
 }
 
-export async function resultsOf(sql: Sql, jobId: string): Promise<BulkResultRow[]> {
+/**
+ * The outcomes of the first `processed` items: the count the job row was read with. A chunk that
+ * commits between the two reads adds results past it, which would not match the job's counts.
+ */
+export async function resultsOf(sql: Sql, jobId: string, processed: number): Promise<BulkResultRow[]> {
   const { rows } = await sql.query<BulkResultRow>(
-    'SELECT item_index, outcome, resource_id, error FROM bulk_job_results WHERE job_id = $1 ORDER BY item_index',
-    [jobId],
+    `SELECT item_index, outcome, resource_id, error FROM bulk_job_results
+      WHERE job_id = $1 AND item_index < $2 ORDER BY item_index`,
+    [jobId, processed],
   );
   return rows;
 }

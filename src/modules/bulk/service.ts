@@ -39,5 +39,5 @@ export async function getContactsJob(
 ): Promise<{ job: BulkJobRow; results: BulkResultRow[] }> {
   const job = await findJob(s.db, accountId, 'contacts', jobId);
   if (!job) throw notFound('bulk contact job');
-  return { job, results: await resultsOf(s.db, job.id) };
+  return { job, results: await resultsOf(s.db, job.id, job.processed) };
 }

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { nullable, Timestamp } from '../../kernel/schemas.ts';
 import { MAX_ATTRIBUTE_VALUE_LENGTH, MAX_ATTRIBUTES, MAX_TAG_LENGTH, MAX_TAGS } from './fields.ts';
 import type { ContactRow } from './repo.ts';
 
@@ -121,7 +121,7 @@ export const ContactSchema = Type.Object(
     optedIn: Type.Boolean(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
-    lastInboundAt: Type.Union([NullableTimestamp], {
+    lastInboundAt: Type.Union([Timestamp, Type.Null()], {
       description: 'When the contact last wrote in (opens the 24-hour customer service window).',
     }),
   },

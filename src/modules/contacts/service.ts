@@ -90,10 +90,13 @@ export async function createContact(
   const fields = normalizeFields(input, account.countryCode);
   const values = valuesOf({ ...fields, phone: fields.phone! });
   return s.db.transaction(async (tx) => {
+    // The time first, then the id: the id's own time is then never earlier than created_at, which
+    // the createdAfter filter's `id >= idAt(createdAfter)` bound relies on (repo.ts listContacts).
+    const now = s.now();
     const inserted = await insertContact(tx, {
       id: newId('contact'),
       accountId: account.id,
-      now: s.now(),
+      now,
       ...values,
     });
     if ('existingId' in inserted) throw phoneConflict(inserted.existingId);

@@ -1,0 +1,203 @@
+// Benchmark: bulk contact import and contact search on PostgreSQL, each beside the same work done
+// as one plain SQL statement through `pg` in the same run. The server runs in its own process.
+//   npm run bench:contacts      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)
+// Phases:
+//   1. bulk: BENCH_BULK_RUNS jobs of 1,000 new contacts, each timed from the POST until the job row
+//      reads `completed`; baseline: one INSERT … ON CONFLICT DO UPDATE of 1,000 new rows.
+//   2. search: BENCH_SEARCH_CONTACTS contacts (100,000) in one account, then BENCH_SEARCHES
+//      sequential GET /contacts?q=… with selective and common terms; baseline: the same SELECT.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const BULK_RUNS = Number(process.env.BENCH_BULK_RUNS ?? 10);
+const SEARCH_CONTACTS = Number(process.env.BENCH_SEARCH_CONTACTS ?? 100_000);
+const SEARCHES = Number(process.env.BENCH_SEARCHES ?? 1000);
+const ROOT = new URL('../..', import.meta.url).pathname;
+const TOKEN = randomBytes(24).toString('hex');
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const summary = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+};
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  await client.query(sql);
+  await client.end();
+}
+
+async function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
+  const proc = spawn('node', ['src/cli.ts', 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BOOTSTRAP_TOKEN: TOKEN,
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return proc;
+    } catch {
+      // not up yet
+    }
+    await sleep(100);
+  }
+  throw new Error('server did not start');
+}
+
+// --- setup: a fresh database, a server, a partner and two accounts ---
+const dbName = `tidings_bench_${randomBytes(4).toString('hex')}`;
+await admin(`CREATE DATABASE ${dbName}`);
+const url = new URL(ADMIN_URL);
+url.pathname = `/${dbName}`;
+const port = 40_000 + Math.floor(Math.random() * 10_000);
+const server = await startServer(url.toString(), port);
+const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+
+async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/public${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, any>;
+}
+
+const { apiKey: partnerKey } = await api('POST', '/partner/bootstrap', { authorization: `Bearer ${TOKEN}` });
+async function account(name: string): Promise<{ id: string; key: string }> {
+  const created = await api(
+    'POST',
+    '/partner/accounts',
+    { 'x-api-key': partnerKey },
+    { accountName: name, countryCode: 'US', planCode: 'scale' },
+  );
+  const key = await api('POST', `/partner/accounts/${created.accountId}/keys`, { 'x-api-key': partnerKey }, {
+    name: 'bench',
+    scope: 'live',
+  });
+  return { id: created.accountId, key: key.apiKey };
+}
+const importer = await account('bulk bench');
+const searcher = await account('search bench');
+
+let phoneCounter = 0;
+function newContacts(n: number) {
+  return Array.from({ length: n }, () => {
+    const i = phoneCounter++;
+    return {
+      phone: `+1415${String(2_000_000 + i).padStart(7, '0')}`,
+      name: `Bench ${i} ${randomBytes(3).toString('hex')}`,
+      email: `bench${i}@example.com`,
+      tags: ['bench', i % 2 ? 'odd' : 'even'],
+      attributes: { batch: Math.floor(i / 1000), source: 'bench' },
+    };
+  });
+}
+
+// --- 1. bulk import vs one INSERT … ON CONFLICT ---
+const bulk: number[] = [];
+const plain: number[] = [];
+for (let run = 0; run < BULK_RUNS; run++) {
+  const started = performance.now();
+  const job = await api('POST', '/bulk/contacts', { 'x-api-key': importer.key }, { contacts: newContacts(1000) });
+  for (;;) {
+    const { rows } = await pool.query('SELECT status, succeeded FROM bulk_jobs WHERE id = $1', [job.jobId]);
+    if (rows[0].status === 'completed') {
+      if (rows[0].succeeded !== 1000) throw new Error(`job ${job.jobId}: ${rows[0].succeeded} succeeded`);
+      break;
+    }
+    if (rows[0].status === 'failed') throw new Error(`job ${job.jobId} failed`);
+    await sleep(2);
+  }
+  bulk.push(performance.now() - started);
+
+  // The same work for the same kind of rows, as one statement: the floor the job is measured against.
+  const rows = newContacts(1000);
+  const t = performance.now();
+  await pool.query(
+    `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at)
+     SELECT 'ctc_plain' || r.phone, $1, r.phone, r.name, r.email, r.tags, r.attributes, false, now(), now()
+       FROM jsonb_to_recordset($2::jsonb) AS r (phone text, name text, email text, tags text[], attributes jsonb)
+     ON CONFLICT (account_id, phone) DO UPDATE
+        SET name = EXCLUDED.name, email = EXCLUDED.email, tags = EXCLUDED.tags,
+            attributes = EXCLUDED.attributes, updated_at = EXCLUDED.updated_at`,
+    [importer.id, JSON.stringify(rows)],
+  );
+  plain.push(performance.now() - t);
+}
+const b = summary(bulk);
+const p = summary(plain);
+
+// --- 2. search over SEARCH_CONTACTS contacts ---
+await pool.query(
+  `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, created_at, updated_at)
+   SELECT 'ctc_' || lpad(to_hex(g), 26, '0'), $1, '+1628' || lpad(g::text, 7, '0'),
+          (ARRAY['John','Mary','Ana','Li','Omar','Sofia','Ken','Zoe'])[1 + g % 8] || ' ' || substr(md5(g::text), 1, 10),
+          'user' || g || '@' || (ARRAY['example.com','mail.test','corp.example'])[1 + g % 3],
+          ARRAY['t' || (g % 20)], jsonb_build_object('n', g % 100), now(), now()
+     FROM generate_series(1, $2::int) g`,
+  [searcher.id, SEARCH_CONTACTS],
+);
+await pool.query('ANALYZE contacts');
+const terms: string[] = [];
+for (let i = 0; i < SEARCHES; i++) {
+  const g = 1 + Math.floor(Math.random() * SEARCH_CONTACTS);
+  const pick = i % 5;
+  // Mostly selective terms (a fragment of a name hash, an email, a phone), some common ones.
+  if (pick === 0) terms.push(['john', 'mary', 'sofia', 'example.com'][i % 4]!);
+  else if (pick === 1) terms.push(`user${g}@`);
+  else if (pick === 2) terms.push(`628${String(g).padStart(7, '0').slice(0, 5)}`);
+  else {
+    const { rows } = await pool.query(`SELECT substr(md5($1::text), 2, 6) AS s`, [g]);
+    terms.push(rows[0].s);
+  }
+}
+const viaApi: number[] = [];
+const viaSql: number[] = [];
+for (const q of terms) {
+  const t = performance.now();
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/public/contacts?q=${encodeURIComponent(q)}`, {
+    headers: { 'x-api-key': searcher.key },
+  });
+  if (!res.ok) throw new Error(`search ${q}: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+  viaApi.push(performance.now() - t);
+
+  const s = performance.now();
+  await pool.query(
+    `SELECT * FROM contacts WHERE account_id = $1 AND search_text LIKE $2 ORDER BY id DESC LIMIT 21`,
+    [searcher.id, `%${q.toLowerCase()}%`],
+  );
+  viaSql.push(performance.now() - s);
+}
+const a = summary(viaApi);
+const q = summary(viaSql);
+
+console.log(`\nBulk import of 1,000 contacts (${BULK_RUNS} runs, PostgreSQL)`);
+console.log(`  bulk job, POST → completed:     p50 ${ms(b.p50)}  mean ${ms(b.mean)}  max ${ms(Math.max(...bulk))}`);
+console.log(`  one INSERT … ON CONFLICT (pg):  p50 ${ms(p.p50)}  mean ${ms(p.mean)}`);
+console.log(`  ratio (p50): ${(b.p50 / p.p50).toFixed(2)}×   (target ≤ 3×)`);
+console.log(`\nGET /contacts?q= over ${SEARCH_CONTACTS.toLocaleString('en')} contacts (${SEARCHES} searches)`);
+console.log(`  API (HTTP, auth, limits):  p50 ${ms(a.p50)}  p99 ${ms(a.p99)}   (target p99 < 20 ms)`);
+console.log(`  plain SELECT (pg):         p50 ${ms(q.p50)}  p99 ${ms(q.p99)}`);
+console.log(`  ratio: p50 ${(a.p50 / q.p50).toFixed(2)}×, p99 ${(a.p99 / q.p99).toFixed(2)}×`);
+
+server.kill('SIGTERM');
+await new Promise((resolve) => server.once('exit', resolve));
+await pool.end();
+await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
