@@ -33,6 +33,18 @@ beforeAll(async () => {
       received.push('slow-done');
     },
   });
+  jobs.define<{ note: string }>({
+    name: 'test.doomed',
+    retryLimit: 1,
+    retryDelaySeconds: 1,
+    handle: async ({ note }) => {
+      received.push(`attempt:${note}`);
+      throw new Error('always fails');
+    },
+    onGiveUp: async ({ note }) => {
+      received.push(`gave-up:${note}`);
+    },
+  });
   await jobs.start();
   await jobs.runWorkers();
 });
@@ -67,6 +79,14 @@ describe('enqueue in the caller transaction', () => {
     expect(received).not.toContain('rolled-back');
     const { rows } = await tdb.db.query('SELECT id FROM notes WHERE id = $1', ['rolled-back']);
     expect(rows).toHaveLength(0);
+  });
+
+  it('gives a job up once its retries are used, and calls onGiveUp once', async () => {
+    await jobs.enqueue(tdb.db, 'test.doomed', { note: 'd1' });
+    await waitFor(() => received.includes('gave-up:d1'), 20_000);
+    expect(received.filter((r) => r === 'attempt:d1')).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(received.filter((r) => r === 'gave-up:d1')).toHaveLength(1);
   });
 
   it('refuses a job of an undefined queue', async () => {

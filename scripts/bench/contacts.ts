@@ -22,7 +22,11 @@ const percentile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+  return {
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+  };
 };
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
@@ -75,7 +79,7 @@ async function api(method: string, path: string, headers: Record<string, string>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as Record<string, any>;
+  return (await res.json()) as Record<string, string>;
 }
 
 const { apiKey: partnerKey } = await api('POST', '/partner/bootstrap', { authorization: `Bearer ${TOKEN}` });
@@ -86,10 +90,15 @@ async function account(name: string): Promise<{ id: string; key: string }> {
     { 'x-api-key': partnerKey },
     { accountName: name, countryCode: 'US', planCode: 'scale' },
   );
-  const key = await api('POST', `/partner/accounts/${created.accountId}/keys`, { 'x-api-key': partnerKey }, {
-    name: 'bench',
-    scope: 'live',
-  });
+  const key = await api(
+    'POST',
+    `/partner/accounts/${created.accountId}/keys`,
+    { 'x-api-key': partnerKey },
+    {
+      name: 'bench',
+      scope: 'live',
+    },
+  );
   return { id: created.accountId, key: key.apiKey };
 }
 const importer = await account('bulk bench');
@@ -114,7 +123,12 @@ const bulk: number[] = [];
 const plain: number[] = [];
 for (let run = 0; run < BULK_RUNS; run++) {
   const started = performance.now();
-  const job = await api('POST', '/bulk/contacts', { 'x-api-key': importer.key }, { contacts: newContacts(1000) });
+  const job = await api(
+    'POST',
+    '/bulk/contacts',
+    { 'x-api-key': importer.key },
+    { contacts: newContacts(1000) },
+  );
   for (;;) {
     const { rows } = await pool.query('SELECT status, succeeded FROM bulk_jobs WHERE id = $1', [job.jobId]);
     if (rows[0].status === 'completed') {
@@ -189,10 +203,14 @@ const a = summary(viaApi);
 const q = summary(viaSql);
 
 console.log(`\nBulk import of 1,000 contacts (${BULK_RUNS} runs, PostgreSQL)`);
-console.log(`  bulk job, POST → completed:     p50 ${ms(b.p50)}  mean ${ms(b.mean)}  max ${ms(Math.max(...bulk))}`);
+console.log(
+  `  bulk job, POST → completed:     p50 ${ms(b.p50)}  mean ${ms(b.mean)}  max ${ms(Math.max(...bulk))}`,
+);
 console.log(`  one INSERT … ON CONFLICT (pg):  p50 ${ms(p.p50)}  mean ${ms(p.mean)}`);
 console.log(`  ratio (p50): ${(b.p50 / p.p50).toFixed(2)}×   (target ≤ 3×)`);
-console.log(`\nGET /contacts?q= over ${SEARCH_CONTACTS.toLocaleString('en')} contacts (${SEARCHES} searches)`);
+console.log(
+  `\nGET /contacts?q= over ${SEARCH_CONTACTS.toLocaleString('en')} contacts (${SEARCHES} searches)`,
+);
 console.log(`  API (HTTP, auth, limits):  p50 ${ms(a.p50)}  p99 ${ms(a.p99)}   (target p99 < 20 ms)`);
 console.log(`  plain SELECT (pg):         p50 ${ms(q.p50)}  p99 ${ms(q.p99)}`);
 console.log(`  ratio: p50 ${(a.p50 / q.p50).toFixed(2)}×, p99 ${(a.p99 / q.p99).toFixed(2)}×`);

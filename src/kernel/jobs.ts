@@ -33,7 +33,16 @@ export interface JobDefinition<T extends object = object> {
   expireInSeconds?: number;
   /** Jobs of this queue fetched and run at once by each process. */
   batchSize?: number;
+  /**
+   * Runs once for a job that failed for good: its retries used up, whether its handler threw or
+   * its worker died on the last try (pg-boss moves it to a dead-letter queue either way).
+   */
+  onGiveUp?: (data: T) => Promise<void>;
 }
+
+const givenUpQueue = (name: string) => `${name}.given-up`;
+/** A job id that exists nowhere: completing it touches nothing but warms pg-boss's queue cache. */
+const NO_JOB = '00000000-0000-0000-0000-000000000000';
 
 export interface JobsOptions {
   pollingIntervalSeconds?: number;
@@ -80,16 +89,25 @@ export class Jobs {
   async start(): Promise<void> {
     await this.#boss.start();
     for (const d of this.#definitions.values()) {
-      const options = {
+      if (d.onGiveUp)
+        await this.#ensureQueue(givenUpQueue(d.name), { retryLimit: 5, retryDelay: 5, retryBackoff: true });
+      await this.#ensureQueue(d.name, {
         retryLimit: d.retryLimit ?? 5,
         retryDelay: d.retryDelaySeconds ?? 2,
         retryBackoff: true,
         expireInSeconds: d.expireInSeconds ?? 15 * 60,
-      };
-      if (await this.#boss.getQueue(d.name)) await this.#boss.updateQueue(d.name, options);
-      else await this.#boss.createQueue(d.name, options);
+        ...(d.onGiveUp ? { deadLetter: givenUpQueue(d.name) } : {}),
+      });
     }
     this.#started = true;
+  }
+
+  async #ensureQueue(name: string, options: PgBoss.QueueOptions & { deadLetter?: string }): Promise<void> {
+    if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, options);
+    else await this.#boss.createQueue(name, options);
+    // pg-boss caches the queues that existed when it started; a queue created since is looked up
+    // on first use through the main connection, which inside a PGlite transaction never returns.
+    await this.#boss.complete(name, NO_JOB);
   }
 
   /** Starts the workers of every defined queue in this process. */
@@ -105,6 +123,17 @@ export class Jobs {
         },
       );
       this.#workerIds.push(id);
+      const onGiveUp = d.onGiveUp;
+      if (onGiveUp) {
+        const deadId = await this.#boss.work(
+          givenUpQueue(d.name),
+          { batchSize: 1, pollingIntervalSeconds: 2 },
+          async (jobs: PgBoss.Job<object>[]) => {
+            for (const job of jobs) await onGiveUp(job.data);
+          },
+        );
+        this.#workerIds.push(deadId);
+      }
     }
     this.#unlisten = await this.#db.listen(JOB_CHANNEL, () => {
       for (const id of this.#workerIds) this.#boss.notifyWorker(id);

@@ -125,11 +125,14 @@ export function bulkContactsJob(deps: BulkWorkerDeps): JobDefinition<{ jobId: st
           await new Promise((resolve) => setImmediate(resolve));
         }
       } catch (err) {
-        deps.log.error({ err, jobId, retryCount: meta.retryCount }, 'bulk contact job failed');
-        // On its last try the job ends as failed, with what it did so far kept.
-        if (meta.retryCount >= meta.retryLimit) await failJob(deps, jobId);
+        deps.log.error(
+          { err, jobId, retryCount: meta.retryCount },
+          'bulk contact job failed; it will be retried',
+        );
         throw err;
       }
     },
+    // Retries used up (or workers kept dying): the job ends failed, with what it did so far kept.
+    onGiveUp: ({ jobId }) => failJob(deps, jobId),
   };
 }
