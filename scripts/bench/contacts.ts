@@ -136,6 +136,8 @@ for (let run = 0; run < BULK_RUNS; run++) {
       break;
     }
     if (rows[0].status === 'failed') throw new Error(`job ${job.jobId} failed`);
+    if (performance.now() - started > 60_000)
+      throw new Error(`job ${job.jobId} still ${rows[0].status} after 60 s`);
     await sleep(2);
   }
   bulk.push(performance.now() - started);
@@ -200,6 +202,16 @@ for (const q of terms) {
   viaSql.push(performance.now() - s);
 }
 const a = summary(viaApi);
+const CLASSES = ['common name or domain', 'exact email', 'phone prefix', 'name hash', 'name hash'];
+for (const [c, label] of [...new Set(CLASSES)].entries()) {
+  const picked = viaApi.filter((_, i) => CLASSES[i % 5] === label);
+  const plainPicked = viaSql.filter((_, i) => CLASSES[i % 5] === label);
+  const s1 = summary(picked);
+  const s2 = summary(plainPicked);
+  console.log(
+    `  ${c}. ${label.padEnd(22)} API p50 ${ms(s1.p50)} p99 ${ms(s1.p99)} | SQL p50 ${ms(s2.p50)} p99 ${ms(s2.p99)}`,
+  );
+}
 const q = summary(viaSql);
 
 console.log(`\nBulk import of 1,000 contacts (${BULK_RUNS} runs, PostgreSQL)`);

@@ -129,12 +129,7 @@ export class EventOutbox {
   ): Promise<EmittedEvent[]> {
     const createdAt = this.#now();
     const emitted: EmittedEvent[] = [];
-    const deliveries = {
-      ids: [] as string[],
-      endpointIds: [] as string[],
-      eventIds: [] as string[],
-      types: [] as string[],
-    };
+    const deliveries: { id: string; endpoint_id: string; event_id: string; type: string }[] = [];
     for (const event of events) {
       const id = newId('event');
       const deliveryIds: string[] = [];
@@ -142,10 +137,7 @@ export class EventOutbox {
         if (!subscribes(endpoint.filters, event.type)) continue;
         const deliveryId = newId('delivery');
         deliveryIds.push(deliveryId);
-        deliveries.ids.push(deliveryId);
-        deliveries.endpointIds.push(endpoint.id);
-        deliveries.eventIds.push(id);
-        deliveries.types.push(event.type);
+        deliveries.push({ id: deliveryId, endpoint_id: endpoint.id, event_id: id, type: event.type });
       }
       emitted.push({
         id,
@@ -156,16 +148,18 @@ export class EventOutbox {
         deliveryIds,
       });
     }
+    // One JSON parameter per table: serialising hundreds of rows as JSON is several times cheaper
+    // than as PostgreSQL array literals.
     await tx.query(
       `WITH new_events AS (
          INSERT INTO events (id, account_id, partner_id, type, payload, created_at)
          SELECT e.id, e.account_id, $3, e.type, e.payload, $1
-           FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS e (id, account_id, type, payload)
+           FROM jsonb_to_recordset($4::jsonb) AS e (id text, account_id text, type text, payload text)
        ), deliveries AS (
          INSERT INTO webhook_deliveries
            (id, endpoint_id, event_id, event_type, attempts_allowed, next_attempt_at, created_at, updated_at)
          SELECT d.id, d.endpoint_id, d.event_id, d.type, $2, $1, $1, $1
-           FROM unnest($8::text[], $9::text[], $10::text[], $11::text[]) AS d (id, endpoint_id, event_id, type)
+           FROM jsonb_to_recordset($5::jsonb) AS d (id text, endpoint_id text, event_id text, type text)
          RETURNING 1
        )
        SELECT pg_notify('${DELIVERY_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM deliveries)`,
@@ -173,15 +167,16 @@ export class EventOutbox {
         createdAt,
         AUTOMATIC_ATTEMPTS,
         partnerId,
-        emitted.map((e) => e.id),
-        emitted.map((e) => e.accountId),
-        emitted.map((e) => e.type),
-        // The envelope is serialised once: every retry sends the same signed bytes.
-        emitted.map(({ deliveryIds: _, ...envelope }) => JSON.stringify(envelope)),
-        deliveries.ids,
-        deliveries.endpointIds,
-        deliveries.eventIds,
-        deliveries.types,
+        JSON.stringify(
+          emitted.map(({ deliveryIds: _, ...envelope }) => ({
+            id: envelope.id,
+            account_id: envelope.accountId,
+            type: envelope.type,
+            // The envelope is serialised once: every retry sends the same signed bytes.
+            payload: JSON.stringify(envelope),
+          })),
+        ),
+        JSON.stringify(deliveries),
       ],
     );
     return emitted;

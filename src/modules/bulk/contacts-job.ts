@@ -61,7 +61,7 @@ async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: 
   const valid: { index: number; fields: NormalizedFields & { phone: string } }[] = [];
   const phones = new Set<string>();
   let next = job.processed;
-  for (; next < items.length && next - job.processed < deps.chunkSize; next++) {
+  for (; next < job.total && next - job.processed < deps.chunkSize; next++) {
     const checked = checkRow(items[next], job.country_code);
     if ('error' in checked) {
       results.push({ index: next, outcome: 'failed', resourceId: null, error: jobErrorOf(checked.error) });
@@ -88,7 +88,7 @@ async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: 
   }
   await deps.events.emitMany(tx, job.account_id, events);
   results.sort((a, b) => a.index - b.index);
-  const end = next >= items.length ? { status: 'completed' as const, error: null } : null;
+  const end = next >= job.total ? { status: 'completed' as const, error: null } : null;
   const row = await recordChunk(tx, jobId, results, now, end);
   if (end) await emitCompleted(deps, tx, row);
   return end !== null;

@@ -106,10 +106,11 @@ export async function lockJob(
 }
 
 export async function itemsOf(sql: Sql, id: string): Promise<unknown[] | null> {
-  const { rows } = await sql.query<{ items: unknown[] | null }>('SELECT items FROM bulk_jobs WHERE id = $1', [
+  const { rows } = await sql.query<{ items: string | null }>('SELECT items FROM bulk_jobs WHERE id = $1', [
     id,
   ]);
-  return rows[0]?.items ?? null;
+  const items = rows[0]?.items;
+  return items ? (JSON.parse(items) as unknown[]) : null;
 }
 
 export interface ItemResult {

@@ -128,6 +128,14 @@ export interface ContactFilters {
   attributes?: { name: string; values: AttributeValue[] }[];
 }
 
+/**
+ * How many of the newest rows a search looks through first. A common term finds its page there at
+ * once; a rarer one then goes through the trigram index instead.
+ */
+export const SEARCH_RECENT_ROWS = 2000;
+/** The longest walk a search takes before it turns to the trigram index. */
+const SEARCH_MAX_WALK = 50_000;
+
 export async function listContacts(
   sql: Sql,
   accountId: string,
@@ -135,19 +143,20 @@ export async function listContacts(
   filters: ContactFilters,
 ): Promise<ContactRow[]> {
   const params: unknown[] = [accountId];
-  const where = ['account_id = $1'];
+  const scope = ['account_id = $1'];
+  const where: string[] = [];
   const param = (value: unknown) => {
     params.push(value);
     return `$${params.length}`;
   };
-  if (page.before) where.push(`id < ${param(page.before)}`);
+  if (page.before) scope.push(`id < ${param(page.before)}`);
   if (filters.searchPattern) where.push(`search_text LIKE ${param(filters.searchPattern)}`);
   if (filters.tags?.length) where.push(`tags @> ${param(filters.tags)}::text[]`);
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
   if (filters.optedIn !== undefined) where.push(`opted_in = ${param(filters.optedIn)}`);
   if (filters.createdAfter) {
     // The id bound lets the (account_id, id) index narrow the range; created_at makes it exact.
-    where.push(`id >= ${param(idAt('contact', filters.createdAfter))}`);
+    scope.push(`id >= ${param(idAt('contact', filters.createdAfter))}`);
     where.push(`created_at > ${param(filters.createdAfter)}`);
   }
   if (filters.updatedAfter) where.push(`updated_at > ${param(filters.updatedAfter)}`);
@@ -158,9 +167,37 @@ export async function listContacts(
     );
     where.push(`(${alternatives.join(' OR ')})`);
   }
+  const limit = page.limit + 1;
+  const conditions = [...scope, ...where].join(' AND ');
+  if (!filters.searchPattern) {
+    const { rows } = await sql.query<ContactRow>(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${conditions} ORDER BY id DESC LIMIT ${limit}`,
+      params,
+    );
+    return rows;
+  }
+  // A search with ORDER BY id LIMIT n tempts the planner to walk the account's rows newest first
+  // until n match: instant for a common term, a walk through the whole account for a term whose
+  // matches are all old (the estimate cannot see where they lie). So the walk is bounded: first the
+  // newest rows; if some matched, far enough for the density seen there to fill the page; if the
+  // page is still not full, all matches through the trigram index (the MATERIALIZED CTE has no
+  // LIMIT to tempt the planner), then sorted. Every path gives the same, exact page.
+  let window = SEARCH_RECENT_ROWS;
+  for (let pass = 0; pass < 2; pass++) {
+    const { rows } = await sql.query<ContactRow>(
+      `SELECT ${CONTACT_COLUMNS}
+         FROM (SELECT * FROM contacts WHERE ${scope.join(' AND ')} ORDER BY id DESC LIMIT ${window}) AS newest
+        WHERE ${where.join(' AND ')}
+        ORDER BY id DESC LIMIT ${limit}`,
+      params,
+    );
+    if (rows.length === limit) return rows;
+    if (rows.length === 0) break;
+    window = Math.min(SEARCH_MAX_WALK, Math.ceil(((limit * window) / rows.length) * 2));
+  }
   const { rows } = await sql.query<ContactRow>(
-    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${where.join(' AND ')}
-      ORDER BY id DESC LIMIT ${page.limit + 1}`,
+    `WITH matches AS MATERIALIZED (SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${conditions})
+     SELECT * FROM matches ORDER BY id DESC LIMIT ${limit}`,
     params,
   );
   return rows;
