@@ -38,6 +38,36 @@ async function emitCompleted(deps: BulkWorkerDeps, tx: Tx, job: BulkJobRow): Pro
   });
 }
 
+/** Rows checked and written per statement inside a chunk. */
+const BATCH = 250;
+
+/** Writes rows of distinct phones and emits their events; answers their outcomes. */
+async function writeBatch(
+  deps: BulkWorkerDeps,
+  tx: Tx,
+  accountId: string,
+  mode: 'upsert' | 'create',
+  rows: { index: number; fields: NormalizedFields & { phone: string } }[],
+  now: Date,
+): Promise<ItemResult[]> {
+  const applied = await applyContactRows(tx, accountId, rows, mode, now);
+  const events: EventInput[] = [];
+  const results: ItemResult[] = applied.map((a) => {
+    if (a.contact) {
+      const type = a.outcome === 'created' ? 'contact.created' : 'contact.updated';
+      events.push({ type, accountId, data: toContact(a.contact) });
+    }
+    return {
+      index: a.index,
+      outcome: a.outcome,
+      resourceId: a.contact?.id ?? null,
+      error: a.error ? jobErrorOf(a.error) : null,
+    };
+  });
+  await deps.events.emitMany(tx, accountId, events);
+  return results;
+}
+
 /** Applies the next chunk; answers whether the job has ended. */
 async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: unknown[]): Promise<boolean> {
   const job = await lockJob(tx, jobId);
@@ -57,11 +87,24 @@ async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: 
 
   // The chunk ends early before a phone that repeats one of its own rows: the repeat is applied
   // in the next chunk, after the first, exactly as if the rows were sent one at a time.
+  //
+  // Checking a row (mostly parsing its phone) is CPU work in this process; writing is work in the
+  // database. They overlap: every BATCH checked rows are sent off to be written (the connection
+  // runs statements in order) while the next rows are checked, with a pause every few rows that
+  // lets the replies of the statements in flight through. The phones of a chunk are all different,
+  // so the order in which its batches land does not matter.
   const results: ItemResult[] = [];
-  const valid: { index: number; fields: NormalizedFields & { phone: string } }[] = [];
+  const writes: Promise<ItemResult[]>[] = [];
   const phones = new Set<string>();
+  let batch: { index: number; fields: NormalizedFields & { phone: string } }[] = [];
+  const send = () => {
+    if (batch.length > 0)
+      writes.push(writeBatch(deps, tx, job.account_id, job.options.mode ?? 'upsert', batch, now));
+    batch = [];
+  };
   let next = job.processed;
   for (; next < job.total && next - job.processed < deps.chunkSize; next++) {
+    if ((next - job.processed) % 25 === 24) await new Promise((resolve) => setImmediate(resolve));
     const checked = checkRow(items[next], job.country_code);
     if ('error' in checked) {
       results.push({ index: next, outcome: 'failed', resourceId: null, error: jobErrorOf(checked.error) });
@@ -69,24 +112,11 @@ async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: 
     }
     if (phones.has(checked.fields.phone)) break;
     phones.add(checked.fields.phone);
-    valid.push({ index: next, fields: checked.fields });
+    batch.push({ index: next, fields: checked.fields });
+    if (batch.length === BATCH) send();
   }
-
-  const applied = await applyContactRows(tx, job.account_id, valid, job.options.mode ?? 'upsert', now);
-  const events: EventInput[] = [];
-  for (const a of applied) {
-    results.push({
-      index: a.index,
-      outcome: a.outcome,
-      resourceId: a.contact?.id ?? null,
-      error: a.error ? jobErrorOf(a.error) : null,
-    });
-    if (a.contact) {
-      const type = a.outcome === 'created' ? 'contact.created' : 'contact.updated';
-      events.push({ type, accountId: job.account_id, data: toContact(a.contact) });
-    }
-  }
-  await deps.events.emitMany(tx, job.account_id, events);
+  send();
+  for (const written of await Promise.all(writes)) results.push(...written);
   results.sort((a, b) => a.index - b.index);
   const end = next >= job.total ? { status: 'completed' as const, error: null } : null;
   const row = await recordChunk(tx, jobId, results, now, end);

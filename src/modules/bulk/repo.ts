@@ -25,10 +25,11 @@ export interface BulkJobRow {
   completed_at: Date | null;
 }
 
-export interface BulkResultRow {
-  item_index: number;
+/** One item's outcome, as stored in its chunk's row. */
+export interface ItemResult {
+  index: number;
   outcome: string;
-  resource_id: string | null;
+  resourceId: string | null;
   error: JobError | null;
 }
 
@@ -80,13 +81,12 @@ export async function findJob(
  * The outcomes of the first `processed` items: the count the job row was read with. A chunk that
  * commits between the two reads adds results past it, which would not match the job's counts.
  */
-export async function resultsOf(sql: Sql, jobId: string, processed: number): Promise<BulkResultRow[]> {
-  const { rows } = await sql.query<BulkResultRow>(
-    `SELECT item_index, outcome, resource_id, error FROM bulk_job_results
-      WHERE job_id = $1 AND item_index < $2 ORDER BY item_index`,
+export async function resultsOf(sql: Sql, jobId: string, processed: number): Promise<ItemResult[]> {
+  const { rows } = await sql.query<{ results: ItemResult[] }>(
+    'SELECT results FROM bulk_job_chunks WHERE job_id = $1 AND first_index < $2 ORDER BY first_index',
     [jobId, processed],
   );
-  return rows;
+  return rows.flatMap((r) => r.results).filter((r) => r.index < processed);
 }
 
 /** The job and its account's state, locked: one chunk at a time, whichever worker runs it. */
@@ -113,13 +113,6 @@ export async function itemsOf(sql: Sql, id: string): Promise<unknown[] | null> {
   return items ? (JSON.parse(items) as unknown[]) : null;
 }
 
-export interface ItemResult {
-  index: number;
-  outcome: string;
-  resourceId: string | null;
-  error: JobError | null;
-}
-
 /**
  * Records a chunk's outcomes and moves the cursor past it, in the chunk's transaction. With `end`,
  * the job ends (completed or failed) and its items are let go.
@@ -133,10 +126,9 @@ export async function recordChunk(
 ): Promise<BulkJobRow> {
   const succeeded = results.filter((r) => r.outcome !== 'failed').length;
   const { rows } = await sql.query<BulkJobRow>(
-    `WITH results AS (
-       INSERT INTO bulk_job_results (job_id, item_index, outcome, resource_id, error)
-       SELECT $1, r.item_index, r.outcome, r.resource_id, r.error
-         FROM jsonb_to_recordset($2::jsonb) AS r (item_index integer, outcome text, resource_id text, error jsonb)
+    `WITH chunk AS (
+       INSERT INTO bulk_job_chunks (job_id, first_index, results)
+       SELECT $1, processed, $2::jsonb FROM bulk_jobs WHERE id = $1 AND $3 > 0
      )
      UPDATE bulk_jobs
         SET processed = processed + $3, succeeded = succeeded + $4, failed = failed + $5,
@@ -148,14 +140,7 @@ export async function recordChunk(
       RETURNING ${JOB_COLUMNS}`,
     [
       id,
-      JSON.stringify(
-        results.map((r) => ({
-          item_index: r.index,
-          outcome: r.outcome,
-          resource_id: r.resourceId,
-          error: r.error,
-        })),
-      ),
+      JSON.stringify(results),
       results.length,
       succeeded,
       results.length - succeeded,

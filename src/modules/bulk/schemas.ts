@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
-import type { BulkJobRow, BulkResultRow } from './repo.ts';
+import type { BulkJobRow, ItemResult } from './repo.ts';
 
 /** Items per POST /bulk/contacts (the seed's limit). */
 export const MAX_BULK_CONTACTS = 1000;
@@ -88,13 +88,13 @@ export function toJobSummary(row: BulkJobRow) {
   };
 }
 
-export function toContactJob(row: BulkJobRow, results: BulkResultRow[]) {
+export function toContactJob(row: BulkJobRow, results: ItemResult[]) {
   return {
     ...toJobSummary(row),
     results: results.map((r) => ({
-      index: r.item_index,
+      index: r.index,
       outcome: r.outcome as 'created' | 'updated' | 'failed',
-      contactId: r.resource_id,
+      contactId: r.resourceId,
       error: r.error,
     })),
   };

@@ -5,7 +5,7 @@ import { notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { Jobs } from '../../kernel/jobs.ts';
 import { BULK_CONTACTS_JOB } from './contacts-job.ts';
-import { type BulkJobRow, type BulkResultRow, findJob, insertJob, resultsOf } from './repo.ts';
+import { type BulkJobRow, findJob, type ItemResult, insertJob, resultsOf } from './repo.ts';
 
 export interface BulkServices {
   db: Database;
@@ -36,7 +36,7 @@ export async function getContactsJob(
   s: BulkServices,
   accountId: string,
   jobId: string,
-): Promise<{ job: BulkJobRow; results: BulkResultRow[] }> {
+): Promise<{ job: BulkJobRow; results: ItemResult[] }> {
   const job = await findJob(s.db, accountId, 'contacts', jobId);
   if (!job) throw notFound('bulk contact job');
   return { job, results: await resultsOf(s.db, job.id, job.processed) };
