@@ -69,6 +69,10 @@ function recordsOf(rows: { id: string; values: ContactValues }[]): string {
 /**
  * Applies rows whose phones are all different. `create` fails a row whose phone the account
  * already has; `upsert` updates that contact instead.
+ *
+ * Inserting comes first, as one statement that skips the phones already taken: an import of new
+ * contacts (the usual case) is then that one statement. Only the rows it skipped are looked up,
+ * locked, and updated or failed.
  */
 export async function applyContactRows(
   tx: Tx,
@@ -77,23 +81,7 @@ export async function applyContactRows(
   mode: 'upsert' | 'create',
   now: Date,
 ): Promise<AppliedRow[]> {
-  const { rows: found } = await tx.query<ContactRow>(
-    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND phone = ANY($2::text[]) FOR UPDATE`,
-    [accountId, rows.map((r) => r.fields.phone)],
-  );
-  const existing = new Map(found.map((c) => [c.phone, c]));
-  const outcomes = new Map<number, AppliedRow>();
-  const inserts: { index: number; id: string; values: ContactValues }[] = [];
-  const updates: { index: number; id: string; values: ContactValues }[] = [];
-  for (const { index, fields } of rows) {
-    const current = existing.get(fields.phone);
-    if (!current) inserts.push({ index, id: newId('contact'), values: valuesOf(fields) });
-    else if (mode === 'upsert') updates.push({ index, id: current.id, values: merged(current, fields) });
-    else outcomes.set(index, { index, outcome: 'failed', contact: null, error: phoneConflict(current.id) });
-  }
-
-  // The rows written are known here (ids, values, the time); only the ids come back, which spares
-  // parsing a thousand returned rows per chunk.
+  // The rows written are known here (ids, values, the time); only ids come back from the writes.
   const rowOf = (id: string, values: ContactValues, before?: ContactRow): ContactRow => ({
     id,
     account_id: accountId,
@@ -108,40 +96,65 @@ export async function applyContactRows(
     last_inbound_at: before?.last_inbound_at ?? null,
   });
 
-  if (inserts.length > 0) {
-    const { rows: inserted } = await tx.query<{ id: string }>(
-      `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at)
-       SELECT r.id, $1, r.phone, r.name, r.email, coalesce(r.tags, '{}'), coalesce(r.attributes, '{}'), r.opted_in, $3, $3
-         FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
-       ON CONFLICT (account_id, phone) DO NOTHING
-       RETURNING id`,
-      [accountId, recordsOf(inserts), now],
-    );
-    const written = new Set(inserted.map((c) => c.id));
-    for (const { index, id, values } of inserts) {
-      // Not inserted: another request created this phone after the lookup above.
-      outcomes.set(
-        index,
-        written.has(id)
-          ? { index, outcome: 'created', contact: rowOf(id, values), error: null }
-          : { index, outcome: 'failed', contact: null, error: phoneConflict('unknown') },
-      );
-    }
+  const attempts = rows.map(({ index, fields }) => ({
+    index,
+    fields,
+    id: newId('contact'),
+    values: valuesOf(fields),
+  }));
+  const { rows: inserted } = await tx.query<{ id: string }>(
+    `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at)
+     SELECT r.id, $1, r.phone, r.name, r.email, coalesce(r.tags, '{}'), coalesce(r.attributes, '{}'), r.opted_in, $3, $3
+       FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
+     ON CONFLICT (account_id, phone) DO NOTHING
+     RETURNING id`,
+    [accountId, recordsOf(attempts), now],
+  );
+  const written = new Set(inserted.map((c) => c.id));
+  const outcomes = new Map<number, AppliedRow>();
+  const taken: typeof attempts = [];
+  for (const attempt of attempts) {
+    if (written.has(attempt.id)) {
+      outcomes.set(attempt.index, {
+        index: attempt.index,
+        outcome: 'created',
+        contact: rowOf(attempt.id, attempt.values),
+        error: null,
+      });
+    } else taken.push(attempt);
   }
 
-  if (updates.length > 0) {
-    // The contacts are locked (FOR UPDATE above): every one of them is updated.
-    await tx.query(
-      `UPDATE contacts c
-          SET name = r.name, email = r.email, tags = r.tags, attributes = r.attributes,
-              opted_in = r.opted_in, updated_at = $3
-         FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
-        WHERE c.account_id = $1 AND c.id = r.id`,
-      [accountId, recordsOf(updates), now],
+  if (taken.length > 0) {
+    const { rows: found } = await tx.query<ContactRow>(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND phone = ANY($2::text[]) FOR UPDATE`,
+      [accountId, taken.map((t) => t.fields.phone)],
     );
-    for (const { index, id, values } of updates) {
-      const before = existing.get(values.phone);
-      outcomes.set(index, { index, outcome: 'updated', contact: rowOf(id, values, before), error: null });
+    const existing = new Map(found.map((c) => [c.phone, c]));
+    const updates: { index: number; id: string; values: ContactValues; before: ContactRow }[] = [];
+    for (const { index, fields } of taken) {
+      const current = existing.get(fields.phone);
+      // Gone again since the insert skipped it (deleted meanwhile): report the conflict seen.
+      if (!current || mode === 'create') {
+        outcomes.set(index, {
+          index,
+          outcome: 'failed',
+          contact: null,
+          error: phoneConflict(current?.id ?? 'unknown'),
+        });
+      } else updates.push({ index, id: current.id, values: merged(current, fields), before: current });
+    }
+    if (updates.length > 0) {
+      await tx.query(
+        `UPDATE contacts c
+            SET name = r.name, email = r.email, tags = r.tags, attributes = r.attributes,
+                opted_in = r.opted_in, updated_at = $3
+           FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
+          WHERE c.account_id = $1 AND c.id = r.id`,
+        [accountId, recordsOf(updates), now],
+      );
+      for (const { index, id, values, before } of updates) {
+        outcomes.set(index, { index, outcome: 'updated', contact: rowOf(id, values, before), error: null });
+      }
     }
   }
   return rows.map((r) => outcomes.get(r.index)!);

@@ -132,9 +132,9 @@ export interface ContactFilters {
  * How many of the newest rows a search looks through first. A common term finds its page there at
  * once; a rarer one then goes through the trigram index instead.
  */
-export const SEARCH_RECENT_ROWS = 2000;
-/** The longest walk a search takes before it turns to the trigram index. */
-const SEARCH_MAX_WALK = 50_000;
+export const SEARCH_RECENT_ROWS = 1000;
+/** The longest second walk a search takes; a rarer term goes to the trigram index at once. */
+const SEARCH_MAX_WALK = 10_000;
 
 export async function listContacts(
   sql: Sql,
@@ -179,11 +179,12 @@ export async function listContacts(
   // A search with ORDER BY id LIMIT n tempts the planner to walk the account's rows newest first
   // until n match: instant for a common term, a walk through the whole account for a term whose
   // matches are all old (the estimate cannot see where they lie). So the walk is bounded: first the
-  // newest rows; if some matched, far enough for the density seen there to fill the page; if the
-  // page is still not full, all matches through the trigram index (the MATERIALIZED CTE has no
-  // LIMIT to tempt the planner), then sorted. Every path gives the same, exact page.
+  // newest 1,000 rows; if matches there are dense enough, a second walk as far as that density says
+  // the page needs (at most 10,000 rows); otherwise, or if the page is still not full, all matches
+  // through the trigram index (the MATERIALIZED CTE has no LIMIT to tempt the planner), then
+  // sorted. Every path gives the same, exact page.
   let window = SEARCH_RECENT_ROWS;
-  for (let pass = 0; pass < 2; pass++) {
+  for (;;) {
     const { rows } = await sql.query<ContactRow>(
       `SELECT ${CONTACT_COLUMNS}
          FROM (SELECT * FROM contacts WHERE ${scope.join(' AND ')} ORDER BY id DESC LIMIT ${window}) AS newest
@@ -192,8 +193,11 @@ export async function listContacts(
       params,
     );
     if (rows.length === limit) return rows;
-    if (rows.length === 0) break;
-    window = Math.min(SEARCH_MAX_WALK, Math.ceil(((limit * window) / rows.length) * 2));
+    // Far enough, at the density seen, to fill the page twice over; farther means a rare term.
+    const needed =
+      rows.length === 0 ? Number.POSITIVE_INFINITY : Math.ceil((2 * limit * window) / rows.length);
+    if (window > SEARCH_RECENT_ROWS || needed > SEARCH_MAX_WALK) break;
+    window = needed;
   }
   const { rows } = await sql.query<ContactRow>(
     `WITH matches AS MATERIALIZED (SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${conditions})
