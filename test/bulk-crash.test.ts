@@ -3,32 +3,20 @@
 // and in the end every item was applied exactly once: 1,000 contacts, 1,000 results, 1,000
 // contact.created events. Real server processes: on PostgreSQL when TEST_DATABASE_URL is set, else
 // on the embedded database in a temporary DATA_DIR.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_PREFIX } from '../src/app.ts';
+import { describe, expect, it } from 'vitest';
 import { type Database, openPglite } from '../src/kernel/db.ts';
-import { BOOTSTRAP_TOKEN, createTestDatabase, onPostgres, type TestDatabase } from './helpers/harness.ts';
-import { exited, running, type ServerProcess, startServerProcess } from './helpers/processes.ts';
+import { BOOTSTRAP_TOKEN, onPostgres } from './helpers/harness.ts';
+import {
+  processApi as api,
+  exited,
+  type ServerProcess,
+  startServerProcess,
+  useDurableStore,
+} from './helpers/processes.ts';
 
 const TOTAL = 1000;
 const ATTEMPTS = 3;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function api(server: ServerProcess, method: string, path: string, key: string | null, body?: unknown) {
-  const headers: Record<string, string> = {};
-  if (key?.startsWith('Bearer ')) headers.authorization = key;
-  else if (key) headers['x-api-key'] = key;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${server.base}${API_PREFIX}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 /** Every result index appears once, in order, from 0 up to processed - 1. */
 function expectContiguous(job: { processed: number; results: { index: number }[] }): void {
@@ -36,32 +24,15 @@ function expectContiguous(job: { processed: number; results: { index: number }[]
 }
 
 describe('a bulk import killed mid-job', () => {
-  let tdb: TestDatabase | null = null;
-  let dataDir: string | null = null;
-  const servers: ServerProcess[] = [];
-  let settings: Record<string, string>;
-
-  beforeAll(async () => {
-    if (onPostgres) tdb = await createTestDatabase();
-    else dataDir = mkdtempSync(join(tmpdir(), 'tidings-bulk-crash-'));
-    settings = {
-      ...(tdb ? { DATABASE_URL: tdb.url! } : { DATA_DIR: dataDir! }),
-      TIDINGS_BULK_CHUNK_SIZE: '10',
-      TIDINGS_JOB_SUPERVISE_SECONDS: '1',
-      TIDINGS_BULK_JOB_EXPIRE_SECONDS: '3',
-    };
-  });
-
-  afterAll(async () => {
-    for (const s of servers) if (running(s.child)) s.child.kill('SIGKILL');
-    await Promise.all(servers.map((s) => exited(s.child, 10_000)));
-    await tdb?.drop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  const store = useDurableStore('bulk-crash', {
+    TIDINGS_BULK_CHUNK_SIZE: '10',
+    TIDINGS_JOB_SUPERVISE_SECONDS: '1',
+    TIDINGS_BULK_JOB_EXPIRE_SECONDS: '3',
   });
 
   async function start(extra: Record<string, string> = {}): Promise<ServerProcess> {
-    const server = await startServerProcess({ ...settings, ...extra });
-    servers.push(server);
+    const server = await startServerProcess({ ...store.settings, ...extra });
+    store.servers.push(server);
     return server;
   }
 
@@ -205,8 +176,8 @@ describe('a bulk import killed mid-job', () => {
 
     // The events, read from the database once no process holds it.
     let db: Database;
-    if (tdb) db = tdb.db;
-    else db = await openPglite(`${dataDir}/db`);
+    if (store.tdb) db = store.tdb.db;
+    else db = await openPglite(`${store.dataDir}/db`);
     try {
       const { rows } = await db.query<{ type: string; payload: string }>(
         'SELECT type, payload FROM events WHERE account_id = $1 ORDER BY id',
@@ -236,7 +207,7 @@ describe('a bulk import killed mid-job', () => {
       );
       expect(dup[0]!.n).toBe(0);
     } finally {
-      if (!tdb) await db.close();
+      if (!store.tdb) await db.close();
     }
   }, 300_000);
 });

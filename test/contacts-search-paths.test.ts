@@ -3,7 +3,7 @@
 // trigram index (rare term, or matches that are all old). Whatever the path, every page must be
 // exactly what the plain query gives: same rows, same order, cursors that neither skip nor repeat.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, tenant } from './helpers/client.ts';
+import { call, type Reply, tenant } from './helpers/client.ts';
 import { useTestApp } from './helpers/setup.ts';
 
 const env = useTestApp();
@@ -39,7 +39,7 @@ async function pages(q: string, limit: number): Promise<string[][]> {
   const out: string[][] = [];
   let cursor: string | null = null;
   for (let i = 0; i < 1000; i++) {
-    const res = await call(env.app, 'GET', '/contacts', {
+    const res: Reply = await call(env.app, 'GET', '/contacts', {
       key: t.apiKey,
       query: { q, limit: String(limit), ...(cursor ? { cursor } : {}) },
     });

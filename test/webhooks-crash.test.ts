@@ -2,62 +2,33 @@
 // shutdown of any kind) are all delivered, exactly as committed, by the next process to start.
 // Runs the real server as a child process: on PostgreSQL when TEST_DATABASE_URL is set, else on
 // the embedded database in a temporary DATA_DIR.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_PREFIX } from '../src/app.ts';
-import { BOOTSTRAP_TOKEN, createTestDatabase, onPostgres, type TestDatabase } from './helpers/harness.ts';
-import { exited, running, type ServerProcess, startServerProcess } from './helpers/processes.ts';
+import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
+import { processApi as api, exited, startServerProcess, useDurableStore } from './helpers/processes.ts';
 import { Receiver, verifySignature } from './helpers/receiver.ts';
 
 const CREDITS = 40;
 
-async function api(server: ServerProcess, method: string, path: string, key: string | null, body?: unknown) {
-  const headers: Record<string, string> = {};
-  if (key?.startsWith('Bearer ')) headers.authorization = key;
-  else if (key) headers['x-api-key'] = key;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${server.base}${API_PREFIX}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
 describe('events committed right before a crash', () => {
-  let tdb: TestDatabase | null = null;
-  let dataDir: string | null = null;
+  const store = useDurableStore('crash', {
+    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    // A short timeout makes the lease of an attempt cut off by the crash run out sooner.
+    TIDINGS_WEBHOOK_TIMEOUT_MS: '1000',
+    TIDINGS_WEBHOOK_POLL_MS: '100',
+  });
   let receiver: Receiver;
-  const servers: ServerProcess[] = [];
-  let settings: Record<string, string>;
 
   beforeAll(async () => {
     receiver = await Receiver.start();
-    if (onPostgres) tdb = await createTestDatabase();
-    else dataDir = mkdtempSync(join(tmpdir(), 'tidings-crash-'));
-    settings = {
-      ...(tdb ? { DATABASE_URL: tdb.url! } : { DATA_DIR: dataDir! }),
-      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-      // A short timeout makes the lease of an attempt cut off by the crash run out sooner.
-      TIDINGS_WEBHOOK_TIMEOUT_MS: '1000',
-      TIDINGS_WEBHOOK_POLL_MS: '100',
-    };
   });
 
   afterAll(async () => {
-    for (const s of servers) if (running(s.child)) s.child.kill('SIGKILL');
-    await Promise.all(servers.map((s) => exited(s.child, 10_000)));
     await receiver?.close();
-    await tdb?.drop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('are all delivered after a restart, none missing, each as committed', async () => {
-    const first = await startServerProcess(settings);
-    servers.push(first);
+    const first = await startServerProcess(store.settings);
+    store.servers.push(first);
     const boot = await api(first, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, { name: 'p' });
     expect(boot.status).toBe(201);
     const partnerKey = boot.body.apiKey as string;
@@ -96,8 +67,8 @@ describe('events committed right before a crash', () => {
     expect(sentBeforeCrash).toBeLessThan(CREDITS);
 
     receiver.respond = () => ({ status: 200 });
-    const second = await startServerProcess(settings);
-    servers.push(second);
+    const second = await startServerProcess(store.settings);
+    store.servers.push(second);
     const eventIds = new Set<string>();
     const deadline = Date.now() + 40_000;
     while (eventIds.size < CREDITS && Date.now() < deadline) {

@@ -7,22 +7,17 @@
 //      load the 2 cores it measures); baseline: one INSERT … ON CONFLICT DO UPDATE of 1,000 new rows.
 //   2. search: BENCH_SEARCH_CONTACTS contacts (100,000) in one account, then BENCH_SEARCHES
 //      sequential GET /contacts?q=… with selective and common terms; baseline: the same SELECT.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { benchDatabase, percentile, startServer } from './support.ts';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BULK_RUNS = Number(process.env.BENCH_BULK_RUNS ?? 20);
 const SEARCH_CONTACTS = Number(process.env.BENCH_SEARCH_CONTACTS ?? 100_000);
 const SEARCHES = Number(process.env.BENCH_SEARCHES ?? 1000);
-const ROOT = new URL('../..', import.meta.url).pathname;
 const TOKEN = randomBytes(24).toString('hex');
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return {
@@ -33,51 +28,20 @@ const summary = (values: number[]) => {
 };
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  await client.query(sql);
-  await client.end();
-}
-
-async function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
-  const proc = spawn('node', ['src/cli.ts', 'serve'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BOOTSTRAP_TOKEN: TOKEN,
-      SECRETS_KEY: randomBytes(32).toString('base64'),
-      LOG_LEVEL: 'warn',
-      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-      ...(process.env.TIDINGS_BULK_CHUNK_SIZE
-        ? { TIDINGS_BULK_CHUNK_SIZE: process.env.TIDINGS_BULK_CHUNK_SIZE }
-        : {}),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return proc;
-    } catch {
-      // not up yet
-    }
-    await sleep(100);
-  }
-  throw new Error('server did not start');
-}
-
 // --- setup: a fresh database, a server, a partner and two accounts ---
-const dbName = `tidings_bench_${randomBytes(4).toString('hex')}`;
-await admin(`CREATE DATABASE ${dbName}`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${dbName}`;
+const database = await benchDatabase();
 const port = 40_000 + Math.floor(Math.random() * 10_000);
-const server = await startServer(url.toString(), port);
-const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+const server = await startServer({
+  DATABASE_URL: database.url,
+  PORT: String(port),
+  BOOTSTRAP_TOKEN: TOKEN,
+  SECRETS_KEY: randomBytes(32).toString('base64'),
+  WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+  ...(process.env.TIDINGS_BULK_CHUNK_SIZE
+    ? { TIDINGS_BULK_CHUNK_SIZE: process.env.TIDINGS_BULK_CHUNK_SIZE }
+    : {}),
+});
+const pool = new pg.Pool({ connectionString: database.url, max: 4 });
 
 async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
   const res = await fetch(`http://127.0.0.1:${port}/api/v1/public${path}`, {
@@ -293,4 +257,4 @@ receiver.close();
 server.kill('SIGTERM');
 await new Promise((resolve) => server.once('exit', resolve));
 await pool.end();
-await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+await database.drop();

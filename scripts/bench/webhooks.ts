@@ -11,29 +11,18 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { type Database, openPostgres } from '../../src/kernel/db.ts';
 import { EventOutbox } from '../../src/kernel/events.ts';
 import { migrate } from '../../src/kernel/migrate.ts';
+import { benchDatabase, percentile, ROOT, sleep, startServer as startServerOn } from './support.ts';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ACCOUNTS = 10;
 const CONCURRENCY = 64;
-const ROOT = new URL('../..', import.meta.url).pathname;
 const TOKEN = randomBytes(24).toString('hex');
 const SECRETS_KEY = randomBytes(32).toString('base64');
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  await client.query(sql);
-  await client.end();
-}
 
 function child(args: string[], env: Record<string, string> = {}): ChildProcess {
   return spawn('node', args, {
@@ -51,27 +40,16 @@ async function startReceiver(): Promise<{ proc: ChildProcess; port: number }> {
   return { proc, port: (JSON.parse(line) as { port: number }).port };
 }
 
-async function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
-  const proc = child(['src/cli.ts', 'serve'], {
+function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
+  return startServerOn({
     DATABASE_URL: databaseUrl,
     PORT: String(port),
-    HOST: '127.0.0.1',
     BOOTSTRAP_TOKEN: TOKEN,
     SECRETS_KEY,
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     TIDINGS_WEBHOOK_CONCURRENCY: String(CONCURRENCY),
     TIDINGS_DB_POOL_SIZE: '10',
-    LOG_LEVEL: 'warn',
   });
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return proc;
-    } catch {
-      // not up yet
-    }
-    await sleep(100);
-  }
-  throw new Error('server did not start');
 }
 
 async function stopServer(proc: ChildProcess): Promise<void> {
@@ -97,15 +75,9 @@ async function receipts(port: number): Promise<Map<string, number>> {
   return first;
 }
 
-const percentile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
 // --- setup ---
-const dbName = `tidings_bench_${randomBytes(4).toString('hex')}`;
-await admin(`CREATE DATABASE ${dbName}`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${dbName}`;
-const databaseUrl = url.toString();
+const database = await benchDatabase();
+const databaseUrl = database.url;
 const db: Database = await openPostgres(databaseUrl, 10);
 await migrate(db);
 const receiver = await startReceiver();
@@ -242,4 +214,4 @@ process.stdout.write(
 await stopServer(server);
 receiver.proc.kill();
 await db.close();
-await admin(`DROP DATABASE ${dbName} WITH (FORCE)`);
+await database.drop();

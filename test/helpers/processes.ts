@@ -2,8 +2,19 @@
 // crash, or a signal: started on a free port, ready once /healthz answers.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { BOOTSTRAP_TOKEN, TEST_SECRETS_KEY } from './harness.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { API_PREFIX } from '../../src/app.ts';
+import {
+  BOOTSTRAP_TOKEN,
+  createTestDatabase,
+  onPostgres,
+  TEST_SECRETS_KEY,
+  type TestDatabase,
+} from './harness.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -78,4 +89,58 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   }
   child.kill('SIGKILL');
   throw new Error(`server did not answer /healthz in time: ${output.join('')}`);
+}
+
+/** A JSON call to a server process; `key` is an API key, or `Bearer <token>`. */
+export async function processApi(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  key: string | null,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {};
+  if (key?.startsWith('Bearer ')) headers.authorization = key;
+  else if (key) headers['x-api-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${server.base}${API_PREFIX}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+export interface DurableStore {
+  /** The settings that point a server process at the store, plus the test's own. */
+  settings: Record<string, string>;
+  /** The processes started on it; each is killed when the file ends. */
+  servers: ServerProcess[];
+  /** The database, on PostgreSQL (null on PGlite, whose data is in a DATA_DIR). */
+  tdb: TestDatabase | null;
+  dataDir: string | null;
+}
+
+/**
+ * A database that outlives the server processes started on it, for crash tests: a fresh
+ * PostgreSQL database when TEST_DATABASE_URL is set, else a temporary DATA_DIR for PGlite.
+ */
+export function useDurableStore(name: string, settings: Record<string, string>): DurableStore {
+  const store: DurableStore = { settings: {}, servers: [], tdb: null, dataDir: null };
+  beforeAll(async () => {
+    if (onPostgres) store.tdb = await createTestDatabase();
+    else store.dataDir = mkdtempSync(join(tmpdir(), `tidings-${name}-`));
+    store.settings = {
+      ...(store.tdb ? { DATABASE_URL: store.tdb.url! } : { DATA_DIR: store.dataDir! }),
+      ...settings,
+    };
+  });
+  afterAll(async () => {
+    for (const s of store.servers) if (running(s.child)) s.child.kill('SIGKILL');
+    await Promise.all(store.servers.map((s) => exited(s.child, 10_000)));
+    await store.tdb?.drop();
+    if (store.dataDir) rmSync(store.dataDir, { recursive: true, force: true });
+  });
+  return store;
 }

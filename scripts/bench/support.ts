@@ -1,0 +1,51 @@
+// What the benchmark scripts share: a throw-away PostgreSQL database, a real server process on it,
+// and percentiles.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ROOT = new URL('../..', import.meta.url).pathname;
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The value below which a fraction q of the sorted values lie. */
+export const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+export async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  await client.query(sql);
+  await client.end();
+}
+
+/** A new, empty database on the benchmark server; answers its URL and how to drop it. */
+export async function benchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `tidings_bench_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** Starts `tidings serve` on the database and port; resolves once /healthz answers. */
+export async function startServer(
+  env: { DATABASE_URL: string; PORT: string } & Record<string, string>,
+  stdout: 'inherit' | 'pipe' = 'inherit',
+): Promise<ChildProcess> {
+  const proc = spawn('node', ['src/cli.ts', 'serve'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', stdout, 'inherit'],
+  });
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok) return proc;
+    } catch {
+      // not up yet
+    }
+    await sleep(100);
+  }
+  throw new Error('server did not start');
+}
