@@ -392,6 +392,37 @@ describe('modes and phones the account already has', () => {
     ]);
   });
 
+  it('upsert mode fails a row whose merged attributes would exceed 50, as PATCH does, leaving the contact', async () => {
+    const t = await newTenant();
+    const forty = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`a${i}`, i]));
+    const existing = await call(env.app, 'POST', '/contacts', {
+      key: t.apiKey,
+      body: { phone: phone(30), attributes: forty },
+    });
+    expect(existing.status).toBe(201);
+    const more = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`b${i}`, i]));
+    const patch = await call(env.app, 'PATCH', `/contacts/${existing.body.id}`, {
+      key: t.apiKey,
+      body: { attributes: more },
+    });
+    expectError(patch, 400, 'INVALID_REQUEST');
+    const res = await submit(env.app, t, { contacts: [{ phone: phone(30), attributes: more }] });
+    const job = await finished(env.app, t, res.body.jobId);
+    expect(job).toMatchObject({ status: 'completed', succeeded: 0, failed: 1 });
+    expect(job.results[0]).toEqual({
+      index: 0,
+      outcome: 'failed',
+      contactId: null,
+      error: {
+        code: 'INVALID_REQUEST',
+        message: patch.body.error.message,
+        details: patch.body.error.details,
+      },
+    });
+    const after = await call(env.app, 'GET', `/contacts/${existing.body.id}`, { key: t.apiKey });
+    expect(after.body).toEqual(existing.body);
+  });
+
   it('upsert mode applies a phone repeated within the job after its first row', async () => {
     const t = await newTenant();
     // The repeats straddle chunk boundaries as well as sitting inside one.

@@ -6,10 +6,10 @@ import type { Tx } from '../../kernel/db.ts';
 import { validationIssues } from '../../kernel/error-handler.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
-import { type AttributeValue, invalidFields, type NormalizedFields, normalizeFields } from './fields.ts';
+import { invalidFields, type NormalizedFields, normalizeFields } from './fields.ts';
 import { CONTACT_COLUMNS, type ContactRow, type ContactValues } from './repo.ts';
 import { CreateContactBody } from './schemas.ts';
-import { phoneConflict, valuesOf } from './service.ts';
+import { mergeFields, phoneConflict, valuesOf } from './service.ts';
 
 const validateInput = addFormats
   .default(new Ajv({ allErrors: true, strict: false, coerceTypes: false }))
@@ -36,18 +36,6 @@ export interface AppliedRow {
   outcome: 'created' | 'updated' | 'failed';
   contact: ContactRow | null;
   error: ApiError | null;
-}
-
-/** A bulk row applied to a contact that exists: the fields given replace, attributes merge. */
-function merged(row: ContactRow, fields: NormalizedFields & { phone: string }): ContactValues {
-  return {
-    phone: row.phone,
-    name: fields.name === undefined ? row.name : fields.name,
-    email: fields.email === undefined ? row.email : fields.email,
-    tags: fields.tags ?? row.tags,
-    attributes: { ...row.attributes, ...(fields.attributes as Record<string, AttributeValue> | undefined) },
-    optedIn: fields.optedIn ?? row.opted_in,
-  };
 }
 
 const RECORD = `id text, phone text, name text, email text, tags text[], attributes jsonb, opted_in boolean`;
@@ -141,7 +129,14 @@ export async function applyContactRows(
           contact: null,
           error: phoneConflict(current?.id ?? 'unknown'),
         });
-      } else updates.push({ index, id: current.id, values: merged(current, fields), before: current });
+      } else {
+        try {
+          updates.push({ index, id: current.id, values: mergeFields(current, fields), before: current });
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          outcomes.set(index, { index, outcome: 'failed', contact: null, error: err });
+        }
+      }
     }
     if (updates.length > 0) {
       await tx.query(

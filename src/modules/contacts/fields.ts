@@ -26,16 +26,11 @@ export interface ContactFields {
   optedIn?: boolean;
 }
 
-/** Stored values; absent keys are left as they are (PATCH) or take their defaults (create, PUT). */
-export interface NormalizedFields {
-  phone?: string;
-  name?: string | null;
-  email?: string | null;
-  tags?: string[];
-  /** For PATCH, a null value removes that attribute. */
-  attributes?: Record<string, AttributeValue | null>;
-  optedIn?: boolean;
-}
+/**
+ * The same fields after normalizeFields: stored values; absent keys are left as they are (PATCH)
+ * or take their defaults (create, PUT); a null attribute value (PATCH only) removes it.
+ */
+export type NormalizedFields = ContactFields;
 
 /** E.164 for a number, reading one without a country code as the account's country's; or null. */
 export function normalizePhone(raw: string, country: string): string | null {

@@ -111,30 +111,39 @@ export async function getContact(s: ContactServices, accountId: string, id: stri
   return row;
 }
 
+/**
+ * A change applied to a stored contact (PATCH, and a bulk upsert of an existing phone): the fields
+ * given replace the stored ones; attributes merge, a null value removing one. Throws
+ * INVALID_REQUEST if the merge leaves more attributes than a contact may hold.
+ */
+export function mergeFields(row: ContactRow, fields: NormalizedFields): ContactValues {
+  const attributes: Record<string, AttributeValue> = { ...row.attributes };
+  for (const [name, value] of Object.entries(fields.attributes ?? {})) {
+    if (value === null) delete attributes[name];
+    else attributes[name] = value;
+  }
+  if (Object.keys(attributes).length > MAX_ATTRIBUTES) {
+    throw invalidFields([
+      { field: 'attributes', issue: `a contact holds at most ${MAX_ATTRIBUTES} attributes` },
+    ]);
+  }
+  return {
+    phone: fields.phone ?? row.phone,
+    name: fields.name === undefined ? row.name : fields.name,
+    email: fields.email === undefined ? row.email : fields.email,
+    tags: fields.tags ?? row.tags,
+    attributes,
+    optedIn: fields.optedIn ?? row.opted_in,
+  };
+}
+
 /** PATCH: the fields given replace the stored ones; attributes merge, a null value removes one. */
 export async function updateContact(s: ContactServices, account: Account, id: string, input: ContactFields) {
   const fields = normalizeFields(input, account.countryCode, true);
   return withPhoneCheck(s, account.id, fields.phone, () =>
     s.db.transaction(async (tx) => {
       const row = await contactOf(tx, account.id, id);
-      const attributes: Record<string, AttributeValue> = { ...row.attributes };
-      for (const [name, value] of Object.entries(fields.attributes ?? {})) {
-        if (value === null) delete attributes[name];
-        else attributes[name] = value;
-      }
-      if (Object.keys(attributes).length > MAX_ATTRIBUTES) {
-        throw invalidFields([
-          { field: 'attributes', issue: `a contact holds at most ${MAX_ATTRIBUTES} attributes` },
-        ]);
-      }
-      const values: ContactValues = {
-        phone: fields.phone ?? row.phone,
-        name: fields.name === undefined ? row.name : fields.name,
-        email: fields.email === undefined ? row.email : fields.email,
-        tags: fields.tags ?? row.tags,
-        attributes,
-        optedIn: fields.optedIn ?? row.opted_in,
-      };
+      const values = mergeFields(row, fields);
       const updated = await writeContact(tx, account.id, id, values, s.now());
       await emit(s, tx, 'contact.updated', updated);
       return updated;
