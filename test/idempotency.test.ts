@@ -5,6 +5,7 @@
 // not using the key up; keys forgotten after 24 hours; and the OpenAPI document saying all this.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
+import { pruneIdempotencyKeys } from '../src/kernel/idempotency.ts';
 import { call, otherPartner, type Reply, tenant } from './helpers/client.ts';
 import { createTestApp, FakeClock } from './helpers/harness.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
@@ -411,6 +412,25 @@ describe('after 24 hours', () => {
     // Past the window again, another request may take the key.
     expectFresh(await createContact(app, t, { phone: phone(2), name: 'Day three' }, 'daily'), 201);
     expect(await contactCount(t)).toBe(2);
+  });
+});
+
+describe('pruning', () => {
+  it('deletes the keys past the 24-hour window and keeps the others', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    expectFresh(await createContact(env.app, t, { phone: phone(40) }, 'old-key'), 201);
+    expectFresh(await createContact(env.app, t, { phone: phone(41) }, 'new-key'), 201);
+    // The first key is made to look two days old.
+    await env.tdb.db.query(
+      `UPDATE idempotency_keys SET created_at = now() - interval '2 days' WHERE owner_id = $1 AND key = 'old-key'`,
+      [t.accountId],
+    );
+    expect(await pruneIdempotencyKeys(env.tdb.db, new Date())).toBeGreaterThanOrEqual(1);
+    const { rows } = await env.tdb.db.query<{ key: string }>(
+      'SELECT key FROM idempotency_keys WHERE owner_id = $1 ORDER BY key',
+      [t.accountId],
+    );
+    expect(rows.map((r) => r.key)).toEqual(['new-key']);
   });
 });
 

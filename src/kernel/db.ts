@@ -159,6 +159,24 @@ export async function openDatabase(config: {
   return openPglite(`${config.dataDir}/db`);
 }
 
+/**
+ * Runs a DELETE that removes at most `batch` rows (its own LIMIT) until one removes fewer: large
+ * clean-ups go in short transactions instead of one long lock. Answers the rows removed.
+ */
+export async function deleteInBatches(
+  sql: Sql,
+  statement: string,
+  params: unknown[],
+  batch: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rowCount } = await sql.query(statement, params);
+    total += rowCount;
+    if (rowCount < batch) return total;
+  }
+}
+
 /** The SQLSTATE of a database error, if it is one. */
 export function sqlState(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'

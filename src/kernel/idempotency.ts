@@ -13,7 +13,7 @@
 // between leaves a claim that is taken over once `locked_until` passes.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Database, Sql } from './db.ts';
+import { type Database, deleteInBatches, type Sql } from './db.ts';
 import { ApiError, invalid } from './errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -91,8 +91,7 @@ async function settle(
   reply: FastifyReply,
   payload: unknown,
 ): Promise<void> {
-  const claimed = request.idempotency;
-  if (!claimed?.claimed) return;
+  const claimed = request.idempotency!;
   claimed.claimed = false;
   if (reply.statusCode >= 500) {
     await sql.query(
@@ -168,22 +167,19 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
+    // Only a request that claimed its key settles it (not a replay, nor a refusal).
     if (request.idempotency?.claimed) await settle(deps.db, request, reply, payload);
     return payload;
   });
 }
 
 /** Deletes keys past the 24-hour window, in batches (they are already ignored; this frees space). */
-export async function pruneIdempotencyKeys(sql: Sql, now: Date): Promise<number> {
-  const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
-  let total = 0;
-  for (;;) {
-    const { rowCount } = await sql.query(
-      `DELETE FROM idempotency_keys WHERE (owner_id, key) IN (
-         SELECT owner_id, key FROM idempotency_keys WHERE created_at < $1 LIMIT 5000)`,
-      [cutoff],
-    );
-    total += rowCount;
-    if (rowCount < 5000) return total;
-  }
+export function pruneIdempotencyKeys(sql: Sql, now: Date): Promise<number> {
+  return deleteInBatches(
+    sql,
+    `DELETE FROM idempotency_keys WHERE (owner_id, key) IN (
+       SELECT owner_id, key FROM idempotency_keys WHERE created_at < $1 LIMIT 5000)`,
+    [new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)],
+    5000,
+  );
 }

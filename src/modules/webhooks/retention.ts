@@ -1,7 +1,7 @@
 // Retention: events and finished deliveries (with their attempts) older than the retention period
 // are deleted in small batches, so the tables stay the size of the window users can look back on.
 // Pending deliveries are never deleted, nor the events they still need.
-import type { Sql } from '../../kernel/db.ts';
+import { deleteInBatches, type Sql } from '../../kernel/db.ts';
 import { idAt } from '../../kernel/ids.ts';
 
 const BATCH = 5000;
@@ -15,7 +15,8 @@ export async function pruneOlderThan(
     sql,
     `DELETE FROM webhook_deliveries WHERE id IN (
        SELECT id FROM webhook_deliveries WHERE id < $1 AND status <> 'pending' LIMIT ${BATCH})`,
-    idAt('delivery', cutoff),
+    [idAt('delivery', cutoff)],
+    BATCH,
   );
   const events = await deleteInBatches(
     sql,
@@ -23,16 +24,8 @@ export async function pruneOlderThan(
        SELECT e.id FROM events e
         WHERE e.id < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
         LIMIT ${BATCH})`,
-    idAt('event', cutoff),
+    [idAt('event', cutoff)],
+    BATCH,
   );
   return { deliveries, events };
-}
-
-async function deleteInBatches(sql: Sql, statement: string, before: string): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const { rowCount } = await sql.query(statement, [before]);
-    total += rowCount;
-    if (rowCount < BATCH) return total;
-  }
 }
