@@ -4,7 +4,7 @@
 // with an Idempotency-Key, tenancy, the status progression, and a suspended account's job.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import { bootstrapPartner, call, type Reply, tenant } from './helpers/client.ts';
+import { bootstrapPartner, call, listAll, type Reply, tenant } from './helpers/client.ts';
 import { createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
 
@@ -53,20 +53,8 @@ async function finished(app: App, t: Tenant, jobId: string, timeoutMs = 90_000):
 }
 
 /** Every contact of the account, through GET /contacts paging. */
-async function allContacts(app: App, t: Tenant): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 100; page++) {
-    const res: Reply = await call(app, 'GET', '/contacts', {
-      key: t.apiKey,
-      query: { limit: '100', ...(cursor ? { cursor } : {}) },
-    });
-    expect(res.status).toBe(200);
-    out.push(...res.body.data);
-    cursor = res.body.nextCursor;
-    if (!cursor) return out;
-  }
-  throw new Error('more pages than expected');
+function allContacts(app: App, t: Tenant): Promise<any[]> {
+  return listAll(app, t.apiKey, '/contacts');
 }
 
 /** The events recorded for the account, as their envelopes, oldest first. */

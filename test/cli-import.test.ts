@@ -19,7 +19,7 @@ import {
   retryAfterMs,
   toContactInput,
 } from '../src/cli/contacts-import.ts';
-import { call, type Reply, tenant } from './helpers/client.ts';
+import { listAll, tenant } from './helpers/client.ts';
 import { useTestApp } from './helpers/setup.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -116,20 +116,8 @@ function summaryOf(stdout: string): Record<string, number> {
   return figures;
 }
 
-async function allContacts(t: { apiKey: string }): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 100; page++) {
-    const res: Reply = await call(env.app, 'GET', '/contacts', {
-      key: t.apiKey,
-      query: { limit: '100', ...(cursor ? { cursor } : {}) },
-    });
-    expect(res.status).toBe(200);
-    out.push(...res.body.data);
-    cursor = res.body.nextCursor;
-    if (!cursor) return out;
-  }
-  throw new Error('more pages than expected');
+function allContacts(t: { apiKey: string }): Promise<any[]> {
+  return listAll(env.app, t.apiKey, '/contacts');
 }
 
 async function jobCount(accountId: string): Promise<number> {

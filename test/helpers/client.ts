@@ -118,3 +118,20 @@ export async function tenant(
   const k = await createAccountKey(app, partnerKey, acc.accountId, key);
   return { accountId: acc.accountId, apiKey: k.apiKey, keyId: k.id };
 }
+
+/** Every item of a list endpoint, following `nextCursor` with pages of 100 (asserting each is 200). */
+export async function listAll<T = any>(app: App, key: string, path: string): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 1000; page++) {
+    const res: Reply = await call(app, 'GET', path, {
+      key,
+      query: { limit: '100', ...(cursor ? { cursor } : {}) },
+    });
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    out.push(...res.body.data);
+    cursor = res.body.nextCursor;
+    if (!cursor) return out;
+  }
+  throw new Error(`GET ${path}: more pages than expected`);
+}
