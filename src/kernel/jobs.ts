@@ -18,9 +18,8 @@ export const JOB_CHANNEL = 'tidings_jobs';
 
 export interface JobMeta {
   id: string;
-  /** Retries so far (0 on the first run) and the most there will be. */
+  /** Retries so far (0 on the first run). */
   retryCount: number;
-  retryLimit: number;
 }
 
 export interface JobDefinition<T extends object = object> {
@@ -118,7 +117,7 @@ export class Jobs {
         { batchSize: d.batchSize ?? 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
         async (jobs: PgBoss.JobWithMetadata<object>[]) => {
           for (const job of jobs) {
-            await d.handle(job.data, { id: job.id, retryCount: job.retryCount, retryLimit: job.retryLimit });
+            await d.handle(job.data, { id: job.id, retryCount: job.retryCount });
           }
         },
       );
