@@ -2,7 +2,7 @@
 // self-hoster who wants a working key without the partner API, and contacts import over the HTTP API.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { contactsImportCommand } from './cli/contacts-import.ts';
+import { contactsImportCommand } from './cli/contacts-import/command.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import type { Database } from './kernel/db.ts';
 import { ApiError } from './kernel/errors.ts';

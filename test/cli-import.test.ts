@@ -10,15 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import {
-  type Columns,
-  csvLine,
-  defaultRejectsPath,
-  describeError,
-  mapHeader,
-  retryAfterMs,
-  toContactInput,
-} from '../src/cli/contacts-import.ts';
+import { retryAfterMs } from '../src/cli/contacts-import/bulk-client.ts';
+import { defaultRejectsPath } from '../src/cli/contacts-import/command.ts';
+import { csvLine, describeError } from '../src/cli/contacts-import/rejects.ts';
+import { type Columns, mapHeader, toContactInput } from '../src/cli/contacts-import/rows.ts';
 import { listAll, tenant } from './helpers/client.ts';
 import { useTestApp } from './helpers/setup.ts';
 
