@@ -1,4 +1,5 @@
 // What route plugins and services are given: the config and the shared services of one app.
+import type { Channels } from './channels/registry.ts';
 import type { Config } from './config.ts';
 import type { Access } from './kernel/access.ts';
 import type { Authenticator } from './kernel/auth.ts';
@@ -9,6 +10,7 @@ import type { Jobs } from './kernel/jobs.ts';
 import type { RateLimits } from './kernel/limits.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { SecretBox } from './kernel/secrets.ts';
+import type { PriceTable } from './modules/pricing/prices.ts';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 
 export interface AppContext {
@@ -24,6 +26,10 @@ export interface AppContext {
   egress: Egress;
   /** Seals and opens secrets kept at rest. */
   secrets: SecretBox;
+  /** Message prices by country and category (the shipped table, or TIDINGS_PRICES_FILE over it). */
+  prices: PriceTable;
+  /** The messaging providers: the sandbox and the WhatsApp Cloud API. */
+  channels: Channels;
   /** Delivers webhooks; started only in processes that run workers. */
   dispatcher: WebhookDispatcher;
   /** Every route with its declared access, as registered (for docs and route-wide tests). */

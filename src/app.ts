@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
 import type { AppContext } from './app-context.ts';
+import { Channels } from './channels/registry.ts';
 import type { Config } from './config.ts';
 import { installAccessPolicy } from './kernel/access.ts';
 import { Authenticator } from './kernel/auth.ts';
@@ -25,11 +26,19 @@ import { accountRoutes } from './modules/accounts/routes.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
 import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
 import { bulkRoutes } from './modules/bulk/routes.ts';
+import { CALLBACKS_PREFIX, whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
+import { channelRoutes } from './modules/channel/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
+import { dispatchJob } from './modules/messages/dispatch.ts';
+import { messageRoutes } from './modules/messages/routes.ts';
+import { sandboxStatusJob } from './modules/messages/sandbox-job.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
+import { loadPrices } from './modules/pricing/prices.ts';
 import { teamRoutes } from './modules/team/routes.ts';
+import { templateReviewJob } from './modules/templates/review-job.ts';
+import { templateRoutes } from './modules/templates/routes.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { ACCOUNT_WEBHOOKS, PARTNER_WEBHOOKS, webhookRoutes } from './modules/webhooks/routes.ts';
 
@@ -104,6 +113,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     events: new EventOutbox(now),
     egress,
     secrets,
+    prices: loadPrices(config.pricesFile),
+    channels: new Channels({
+      secrets,
+      whatsappGraphUrl: config.whatsappGraphUrl,
+      timeoutMs: config.providerTimeoutMs,
+    }),
     dispatcher: new WebhookDispatcher({
       db: deps.db,
       egress,
@@ -126,6 +141,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   app.addHook('onClose', async () => {
     await ctx.dispatcher.stop();
     await egress.close();
+    await ctx.channels.close();
   });
   app.decorate('ctx', ctx);
   ctx.jobs.define(
@@ -138,6 +154,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       expireInSeconds: config.bulkJobExpireSeconds,
     }),
   );
+  ctx.jobs.define(templateReviewJob(ctx));
+  ctx.jobs.define(
+    dispatchJob({
+      ...ctx,
+      log: app.log.child({ component: 'dispatch' }),
+      concurrency: config.dispatchConcurrency,
+      retryLimit: config.dispatchRetryLimit,
+      retryDelaySeconds: config.dispatchRetryDelaySeconds,
+    }),
+  );
+  ctx.jobs.define(sandboxStatusJob(ctx));
 
   app.setValidatorCompiler(validators());
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -195,8 +222,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(webhookRoutes(ctx, ACCOUNT_WEBHOOKS));
       await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
       await api.register(teamRoutes(ctx));
+      await api.register(channelRoutes(ctx));
+      await api.register(templateRoutes(ctx));
+      await api.register(messageRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );
+  await app.register(whatsappCallbackRoutes(ctx), { prefix: CALLBACKS_PREFIX });
   return app as unknown as App;
 }

@@ -32,6 +32,12 @@ export interface Config {
   bulkChunkSize: number;
   bulkJobExpireSeconds: number;
   apiKey: string | null;
+  whatsappGraphUrl: string;
+  providerTimeoutMs: number;
+  pricesFile: string | null;
+  dispatchConcurrency: number;
+  dispatchRetryLimit: number;
+  dispatchRetryDelaySeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -267,6 +273,51 @@ export const SETTINGS: Setting<any>[] = [
       'API key that CLI commands calling the HTTP API use (e.g. contacts import); unset → --api-key',
     default: null,
     parse: (s) => s,
+  },
+  {
+    env: 'TIDINGS_WHATSAPP_GRAPH_URL',
+    key: 'whatsappGraphUrl',
+    description:
+      'base URL of the WhatsApp Cloud API (Graph API with its version) that whatsapp_cloud channels call',
+    default: 'https://graph.facebook.com/v21.0',
+    parse: (s) => url(['http:', 'https:'])(s).replace(/\/+$/, ''),
+  },
+  {
+    env: 'TIDINGS_PROVIDER_TIMEOUT_MS',
+    key: 'providerTimeoutMs',
+    description:
+      'how long a call to a messaging provider may take before it counts as failed (and is retried)',
+    default: '15000',
+    parse: integer(100, 120000),
+  },
+  {
+    env: 'TIDINGS_PRICES_FILE',
+    key: 'pricesFile',
+    description:
+      'JSON file of per-country message prices that replace the shipped defaults (docs/messaging.md)',
+    default: null,
+    parse: (s) => s,
+  },
+  {
+    env: 'TIDINGS_DISPATCH_CONCURRENCY',
+    key: 'dispatchConcurrency',
+    description: 'messages handed to providers at once by each process',
+    default: '32',
+    parse: integer(1, 1000),
+  },
+  {
+    env: 'TIDINGS_DISPATCH_RETRY_LIMIT',
+    key: 'dispatchRetryLimit',
+    description: 'retries of a message whose provider was unreachable, before it fails (and is refunded)',
+    default: '5',
+    parse: integer(0, 100),
+  },
+  {
+    env: 'TIDINGS_DISPATCH_RETRY_DELAY_SECONDS',
+    key: 'dispatchRetryDelaySeconds',
+    description: 'first wait before such a retry; each later wait doubles',
+    default: '5',
+    parse: integer(1, 3600),
   },
 ];
 

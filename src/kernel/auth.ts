@@ -15,6 +15,8 @@ export interface AccountSnapshot {
   addons: string[];
   /** ISO 3166-1 alpha-2: phone numbers written without a country code are read as this country's. */
   countryCode: string;
+  /** The provider of the account's messaging channel (live sends go through it). */
+  channelProvider: 'sandbox' | 'whatsapp_cloud';
 }
 
 export interface KeyRecord {
@@ -144,9 +146,13 @@ export class Authenticator {
       plan_code: string;
       addons: string[];
       country_code: string;
-    }>('SELECT id, partner_id, status, plan_code, addons, country_code FROM accounts WHERE id = $1', [
-      accountId,
-    ]);
+      provider: 'sandbox' | 'whatsapp_cloud' | null;
+    }>(
+      `SELECT a.id, a.partner_id, a.status, a.plan_code, a.addons, a.country_code, c.provider
+         FROM accounts a LEFT JOIN account_channels c ON c.account_id = a.id
+        WHERE a.id = $1`,
+      [accountId],
+    );
     const r = rows[0];
     if (!r) return null;
     return {
@@ -156,6 +162,7 @@ export class Authenticator {
       planCode: r.plan_code,
       addons: r.addons,
       countryCode: r.country_code,
+      channelProvider: r.provider ?? 'sandbox',
     };
   }
 

@@ -5,6 +5,10 @@ export const ERROR_CATALOGUE = {
   INVALID_REQUEST: { status: 400, message: 'The request is invalid.' },
   INVALID_API_KEY: { status: 401, message: 'The API key is missing, unknown, revoked or expired.' },
   INVALID_BOOTSTRAP_TOKEN: { status: 401, message: 'The bootstrap token is missing or wrong.' },
+  INVALID_SIGNATURE: {
+    status: 401,
+    message: "The provider callback's signature is missing or does not match.",
+  },
   PLAN_UPGRADE_REQUIRED: { status: 402, message: "The account's plan does not include this feature." },
   INSUFFICIENT_BALANCE: { status: 402, message: 'The wallet balance cannot pay for this.' },
   FORBIDDEN: { status: 403, message: 'This key may not do this.' },

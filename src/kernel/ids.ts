@@ -14,6 +14,8 @@ export const ID_PREFIXES = {
   contact: 'ctc',
   teamMember: 'usr',
   bulkJob: 'job',
+  template: 'tpl',
+  message: 'msg',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

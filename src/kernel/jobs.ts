@@ -26,6 +26,11 @@ export interface JobDefinition<T extends object = object> {
   name: string;
   /** Handles one job; throwing makes pg-boss retry it with backoff. Delivery is at least once. */
   handle: (data: T, meta: JobMeta) => Promise<void>;
+  /**
+   * Handles a whole fetched batch at once instead (then `handle` is not called). Throwing fails
+   * and retries the whole batch, so a handler that can fail one job alone must deal with it itself.
+   */
+  handleBatch?: (jobs: { data: T; meta: JobMeta }[]) => Promise<void>;
   retryLimit?: number;
   retryDelaySeconds?: number;
   /** A run still unfinished after this long is presumed dead, failed and retried. */
@@ -116,6 +121,13 @@ export class Jobs {
         d.name,
         { batchSize: d.batchSize ?? 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
         async (jobs: PgBoss.JobWithMetadata<object>[]) => {
+          const handleBatch = d.handleBatch;
+          if (handleBatch) {
+            await handleBatch(
+              jobs.map((j) => ({ data: j.data, meta: { id: j.id, retryCount: j.retryCount } })),
+            );
+            return;
+          }
           for (const job of jobs) {
             await d.handle(job.data, { id: job.id, retryCount: job.retryCount });
           }
@@ -139,21 +151,39 @@ export class Jobs {
     });
   }
 
-  /** Adds a job inside the caller's transaction (or, given the database, on its own). */
+  /**
+   * Adds a job inside the caller's transaction (or, given the database, on its own). `startAfter`
+   * delays it (seconds, or a time); `notify: false` leaves the wake-up to the caller, who has
+   * already sent `SELECT pg_notify(JOB_CHANNEL, name)` in one of its own statements.
+   */
   async enqueue<T extends object>(
     sql: Sql,
     name: string,
     data: T,
-    options: { startAfterSeconds?: number; singletonKey?: string } = {},
+    options: { startAfterSeconds?: number; startAfter?: Date; singletonKey?: string; notify?: boolean } = {},
   ): Promise<string | null> {
     if (!this.#definitions.has(name)) throw new Error(`unknown job ${name}`);
+    const startAfter = options.startAfter ?? (options.startAfterSeconds || undefined);
     const id = await this.#boss.send(name, data, {
       db: bossDb(sql),
-      ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
+      ...(startAfter ? { startAfter } : {}),
       ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
     });
-    if (!options.startAfterSeconds) await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
+    if (!startAfter && options.notify !== false)
+      await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
     return id;
+  }
+
+  /** Adds many jobs of one queue in one statement, inside the caller's transaction. */
+  async enqueueMany<T extends object>(sql: Sql, name: string, data: T[]): Promise<void> {
+    if (!this.#definitions.has(name)) throw new Error(`unknown job ${name}`);
+    if (data.length === 0) return;
+    await this.#boss.insert(
+      name,
+      data.map((d) => ({ name, data: d })),
+      { db: bossDb(sql) },
+    );
+    await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
   }
 
   /** Stops fetching and waits up to timeoutMs for jobs in progress to finish. */

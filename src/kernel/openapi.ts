@@ -180,6 +180,16 @@ export async function installOpenApi(
           description:
             'Asynchronous batches: accepted at once (202), processed in the background, polled by job id.',
         },
+        {
+          name: 'messages',
+          description:
+            'Sending messages (approved templates anywhere; text, media and interactive inside the 24-hour customer service window), their statuses and prices.',
+        },
+        {
+          name: 'callbacks',
+          description:
+            "Where providers report back: the WhatsApp Cloud API's signed callbacks for each account. Not for API clients.",
+        },
         { name: 'operations', description: 'Health, readiness and metrics.' },
       ],
       // The plugin's types predate OpenAPI 3.1 `webhooks`; the document itself carries them.

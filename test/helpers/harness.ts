@@ -78,7 +78,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 export interface TestAppOptions {
-  config?: Partial<Config>;
+  /** A function is called when the app is built (for settings known only then, like a fake's port). */
+  config?: Partial<Config> | (() => Partial<Config>);
   now?: () => Date;
   redis?: Redis | null;
   /** Receives the JSON log lines (the config's level applies). */
@@ -92,7 +93,8 @@ export interface TestAppOptions {
 }
 
 export async function createTestApp(db: Database, options: TestAppOptions = {}): Promise<App> {
-  const app = await buildApp(testConfig(options.config), {
+  const config = typeof options.config === 'function' ? options.config() : options.config;
+  const app = await buildApp(testConfig(config), {
     db,
     now: options.now,
     redis: options.redis ?? null,

@@ -22,7 +22,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { id } = accountOf(request);
+        const { id, channelProvider } = accountOf(request);
         const row = await findAccount(ctx.db, id);
         if (!row) throw notFound('account');
         const now = ctx.now();
@@ -32,6 +32,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           period: usagePeriod(now),
           quotaOverride: ctx.config.monthlyQuotaOverride,
           keyScope: request.principal!.keyScope,
+          channelProvider,
         });
       },
     );

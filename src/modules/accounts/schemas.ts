@@ -80,7 +80,13 @@ export const AccountSelf = Type.Object(
 
 export function toAccountSelf(
   row: AccountRow,
-  context: { monthCalls: number; period: string; quotaOverride: number | null; keyScope: string },
+  context: {
+    monthCalls: number;
+    period: string;
+    quotaOverride: number | null;
+    keyScope: string;
+    channelProvider: string;
+  },
 ) {
   const plan = planOf(row.plan_code);
   const quota = monthlyQuotaOf(plan, context.quotaOverride);
@@ -98,9 +104,8 @@ export function toAccountSelf(
       calls: context.monthCalls,
       remaining: quota === null ? null : Math.max(0, quota - context.monthCalls),
     },
-    // Messaging channels arrive with the messaging issue; until then every account sends through
-    // the sandbox channel, which is also every new account's default.
-    channel: { provider: 'sandbox' },
+    // The details are at GET /account/channel.
+    channel: { provider: context.channelProvider },
     keyScope: context.keyScope,
     createdAt: row.created_at.toISOString(),
   };

@@ -45,7 +45,9 @@ export async function changeBalance(
   // Take the account's row lock before making the transaction id: ids are time-ordered, so an id
   // made while waiting for a concurrent change could sort before that change, and the newest-first
   // list would show balances out of the order they were applied.
-  await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  // NO KEY: the lock must not block other transactions inserting rows that reference the account
+  // (their foreign-key checks take key-share locks on it).
+  await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
   const { rows } = await tx.query<WalletTransactionRow & { threshold_micros: number | null }>(
     `WITH moved AS (
        UPDATE accounts SET wallet_balance_micros = wallet_balance_micros + $2, updated_at = now()
@@ -73,25 +75,40 @@ export async function changeBalance(
   if (txn.type === 'credit') {
     await events.emit(tx, { type: 'wallet.credited', accountId, data: toTransaction(txn) });
   }
+  await emitIfBelowThreshold(tx, events, accountId, txn, threshold);
+  return txn;
+}
+
+/**
+ * Emits `wallet.low_balance` when this charge took the balance from at or above the threshold to
+ * below it: once per crossing, not on every charge below it.
+ */
+export async function emitIfBelowThreshold(
+  tx: Tx,
+  events: EventOutbox,
+  accountId: string,
+  txn: Pick<WalletTransactionRow, 'id' | 'amount_micros' | 'balance_after_micros' | 'currency'>,
+  threshold: number | null,
+): Promise<void> {
   const before = txn.balance_after_micros - txn.amount_micros;
   if (
-    threshold !== null &&
-    txn.amount_micros < 0 &&
-    before >= threshold &&
-    txn.balance_after_micros < threshold
+    threshold === null ||
+    txn.amount_micros >= 0 ||
+    before < threshold ||
+    txn.balance_after_micros >= threshold
   ) {
-    await events.emit(tx, {
-      type: 'wallet.low_balance',
-      accountId,
-      data: {
-        accountId,
-        balance: money(txn.balance_after_micros, txn.currency),
-        lowBalanceThreshold: money(threshold, txn.currency),
-        transactionId: txn.id,
-      },
-    });
+    return;
   }
-  return txn;
+  await events.emit(tx, {
+    type: 'wallet.low_balance',
+    accountId,
+    data: {
+      accountId,
+      balance: money(txn.balance_after_micros, txn.currency),
+      lowBalanceThreshold: money(threshold, txn.currency),
+      transactionId: txn.id,
+    },
+  });
 }
 
 /** Sets (or with null, clears) the balance below which a charge emits `wallet.low_balance`. */

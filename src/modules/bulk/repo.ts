@@ -33,7 +33,7 @@ export interface ItemResult {
   error: JobError | null;
 }
 
-const JOB_COLUMNS =
+export const JOB_COLUMNS =
   'id, account_id, kind, options, status, total, processed, succeeded, failed, error, created_at, started_at, completed_at';
 
 export async function insertJob(

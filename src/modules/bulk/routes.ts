@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access.ts';
+import { BulkMessageJob, BulkMessagesBody, MAX_BULK_RECIPIENTS, toMessageJob } from './messages-schemas.ts';
+import { acceptBulkSend, getBulkSend } from './messages-service.ts';
 import {
   BulkContactJob,
   BulkContactsBody,
@@ -50,6 +52,52 @@ export function bulkRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const { job, results } = await getContactsJob(s, accountOf(request).id, request.params.jobId);
         return toContactJob(job, results);
+      },
+    );
+
+    app.post(
+      '/bulk/messages',
+      {
+        config: {
+          access: 'account',
+          errors: ['RESOURCE_NOT_FOUND', 'TEMPLATE_NOT_APPROVED', 'INSUFFICIENT_BALANCE'],
+        },
+        schema: {
+          tags,
+          operationId: 'sendBulkMessages',
+          summary: `Send one message to each of 1–${MAX_BULK_RECIPIENTS} recipients`,
+          description:
+            'The wallet must pay for the whole batch, or nothing is sent (402). Recipients refused on their own (a bad number, wrong parameters, a closed service window) are listed with their error; the others are accepted at once and sent in the background. Answers 202 with the job; poll GET /bulk/messages/{jobId} or subscribe to `bulk_job.completed` and `message.*`.',
+          body: BulkMessagesBody,
+          response: { 202: BulkMessageJob },
+        },
+      },
+      async (request, reply) => {
+        const { job, outcomes } = await acceptBulkSend(
+          ctx,
+          { account: accountOf(request), mode: request.principal!.mode },
+          request.body,
+        );
+        reply.status(202);
+        return toMessageJob(job, outcomes, new Map());
+      },
+    );
+
+    app.get(
+      '/bulk/messages/:jobId',
+      {
+        config: { access: 'account', errors: ['RESOURCE_NOT_FOUND'] },
+        schema: {
+          tags,
+          operationId: 'getBulkMessages',
+          summary: "Get a bulk send: its status, counts, and each recipient's message and status",
+          params: BulkJobParams,
+          response: { 200: BulkMessageJob },
+        },
+      },
+      async (request) => {
+        const { job, outcomes, live } = await getBulkSend(ctx, accountOf(request).id, request.params.jobId);
+        return toMessageJob(job, outcomes, live);
       },
     );
   };

@@ -42,7 +42,7 @@ const BulkContactResult = Type.Object({
   error: nullable(JobError),
 });
 
-const jobProperties = {
+export const jobProperties = {
   jobId: Type.String({ examples: ['job_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
   status: Type.Union(
     [Type.Literal('queued'), Type.Literal('processing'), Type.Literal('completed'), Type.Literal('failed')],
@@ -51,7 +51,6 @@ const jobProperties = {
         'queued → processing → completed (every item has its outcome, some may have failed) or failed (the job itself could not finish; see `error`).',
     },
   ),
-  mode: Type.Union([Type.Literal('upsert'), Type.Literal('create')]),
   total: Type.Integer(),
   processed: Type.Integer(),
   succeeded: Type.Integer(),
@@ -62,21 +61,26 @@ const jobProperties = {
   completedAt: NullableTimestamp,
 };
 
-export const BulkContactJobSummary = Type.Object(jobProperties, { title: 'BulkContactJobSummary' });
+const contactJobProperties = {
+  ...jobProperties,
+  mode: Type.Union([Type.Literal('upsert'), Type.Literal('create')]),
+};
+
+export const BulkContactJobSummary = Type.Object(contactJobProperties, { title: 'BulkContactJobSummary' });
 
 export const BulkContactJob = Type.Object(
   {
-    ...jobProperties,
+    ...contactJobProperties,
     results: Type.Array(BulkContactResult, { description: 'One per processed item, in item order.' }),
   },
   { title: 'BulkContactJob' },
 );
 
-export function toJobSummary(row: BulkJobRow) {
+/** What every bulk job shows, whatever its kind. */
+export function toJobBase(row: BulkJobRow) {
   return {
     jobId: row.id,
     status: row.status,
-    mode: row.options.mode ?? 'upsert',
     total: row.total,
     processed: row.processed,
     succeeded: row.succeeded,
@@ -86,6 +90,11 @@ export function toJobSummary(row: BulkJobRow) {
     startedAt: row.started_at?.toISOString() ?? null,
     completedAt: row.completed_at?.toISOString() ?? null,
   };
+}
+
+/** A contact import as `bulk_job.completed` and the job endpoints show it (without results). */
+export function toJobSummary(row: BulkJobRow) {
+  return { ...toJobBase(row), mode: row.options.mode ?? 'upsert' };
 }
 
 export function toContactJob(row: BulkJobRow, results: ItemResult[]) {

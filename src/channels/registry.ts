@@ -1,0 +1,88 @@
+// Picks the adapter a message or template goes through: the sandbox for every sandbox key and for
+// accounts on the sandbox channel, the WhatsApp Cloud API for live keys of accounts configured for
+// it. One HTTP agent is shared by every WhatsApp adapter, so connections to the Graph API are reused.
+import { Agent } from 'undici';
+import type { SecretBox } from '../kernel/secrets.ts';
+import type { ChannelConfig, WhatsAppSecrets } from '../modules/channel/settings.ts';
+import { SandboxAdapter } from './sandbox/adapter.ts';
+import type { ChannelAdapter, Provider } from './types.ts';
+import { WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
+
+export type SendMode = 'live' | 'sandbox';
+
+/** The provider that carries a message sent in this mode on this channel. */
+export function providerFor(channelProvider: Provider, mode: SendMode): Provider {
+  return mode === 'sandbox' ? 'sandbox' : channelProvider;
+}
+
+export class ChannelNotConfigured extends Error {
+  override name = 'ChannelNotConfigured';
+}
+
+export class Channels {
+  readonly sandbox = new SandboxAdapter();
+  readonly #secrets: SecretBox;
+  readonly #graphUrl: string;
+  readonly #timeoutMs: number;
+  readonly #agent: Agent;
+  readonly #opened = new Map<string, WhatsAppSecrets>();
+
+  constructor(deps: { secrets: SecretBox; whatsappGraphUrl: string; timeoutMs: number }) {
+    this.#secrets = deps.secrets;
+    this.#graphUrl = deps.whatsappGraphUrl;
+    this.#timeoutMs = deps.timeoutMs;
+    this.#agent = new Agent({
+      connect: { timeout: deps.timeoutMs },
+      headersTimeout: deps.timeoutMs,
+      bodyTimeout: deps.timeoutMs,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  /** The channel's credentials (whatsapp_cloud only). */
+  secretsOf(channel: ChannelConfig): WhatsAppSecrets {
+    const sealed = channel.secretsSealed;
+    if (!sealed) throw new ChannelNotConfigured('the channel has no credentials');
+    let secrets = this.#opened.get(sealed);
+    if (!secrets) {
+      if (this.#opened.size > 10_000) this.#opened.clear();
+      secrets = JSON.parse(this.#secrets.open(sealed)) as WhatsAppSecrets;
+      this.#opened.set(sealed, secrets);
+    }
+    return secrets;
+  }
+
+  sealSecrets(secrets: WhatsAppSecrets): string {
+    return this.#secrets.seal(JSON.stringify(secrets));
+  }
+
+  /** A WhatsApp Cloud API adapter for these ids and credentials (also before they are saved). */
+  whatsapp(
+    ids: { phoneNumberId: string; businessAccountId: string },
+    accessToken: string,
+  ): WhatsAppCloudAdapter {
+    return new WhatsAppCloudAdapter(
+      {
+        graphUrl: this.#graphUrl,
+        phoneNumberId: ids.phoneNumberId,
+        businessAccountId: ids.businessAccountId,
+        accessToken,
+        timeoutMs: this.#timeoutMs,
+      },
+      this.#agent,
+    );
+  }
+
+  /** The adapter for `provider` on this channel; throws ChannelNotConfigured if it cannot be used. */
+  adapter(channel: ChannelConfig, provider: Provider): ChannelAdapter {
+    if (provider === 'sandbox') return this.sandbox;
+    if (channel.provider !== 'whatsapp_cloud' || !channel.whatsapp) {
+      throw new ChannelNotConfigured('the account is no longer configured for the WhatsApp Cloud API');
+    }
+    return this.whatsapp(channel.whatsapp, this.secretsOf(channel).accessToken);
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}

@@ -1,0 +1,155 @@
+// The contract between Tidings and a messaging provider. Every provider (the sandbox, the WhatsApp
+// Cloud API) sits behind ChannelAdapter: it sends a message, submits a template for review, and,
+// where the provider calls back, checks a callback's signature and turns its payload into
+// ProviderUpdates. The rest of Tidings never sees a provider's own shapes.
+
+export type Provider = 'sandbox' | 'whatsapp_cloud';
+
+export const PROVIDERS: readonly Provider[] = ['sandbox', 'whatsapp_cloud'];
+
+export type TemplateCategory = 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+
+/** A template component exactly as the WhatsApp Cloud API defines it (the API's own JSON). */
+export type TemplateComponent =
+  | {
+      type: 'HEADER';
+      format: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT';
+      /** TEXT headers: up to 60 characters, at most one placeholder {{1}}. */
+      text?: string;
+      /** Example values: `header_text` for a TEXT header, `header_handle` (media URLs) otherwise. */
+      example?: { header_text?: string[]; header_handle?: string[] };
+    }
+  | {
+      type: 'BODY';
+      text: string;
+      /** One list of example values, one per placeholder. */
+      example?: { body_text?: string[][] };
+    }
+  | { type: 'FOOTER'; text: string }
+  | { type: 'BUTTONS'; buttons: TemplateButton[] };
+
+export type TemplateButton =
+  | { type: 'QUICK_REPLY'; text: string }
+  | { type: 'URL'; text: string; url: string; example?: string[] }
+  | { type: 'PHONE_NUMBER'; text: string; phone_number: string };
+
+export interface TemplateDefinition {
+  name: string;
+  language: string;
+  category: TemplateCategory;
+  components: TemplateComponent[];
+}
+
+export type MediaKind = 'image' | 'video' | 'audio' | 'document';
+
+export interface InteractiveButtons {
+  kind: 'buttons';
+  header?: string;
+  body: string;
+  footer?: string;
+  buttons: { id: string; title: string }[];
+}
+
+export interface InteractiveList {
+  kind: 'list';
+  header?: string;
+  body: string;
+  footer?: string;
+  /** The label of the button that opens the list. */
+  buttonText: string;
+  sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[];
+}
+
+/** What an outbound message says, already validated. */
+export type MessageContent =
+  | {
+      type: 'template';
+      /** The template as approved, and the positional parameters in order: header, body, URL buttons. */
+      template: TemplateDefinition & { parameters: string[] };
+    }
+  | { type: 'text'; text: { body: string; previewUrl: boolean } }
+  | {
+      type: 'media';
+      media: { kind: MediaKind; url: string; caption?: string; filename?: string };
+    }
+  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
+
+export interface OutboundMessage {
+  /** Tidings' id (msg_…). */
+  id: string;
+  /** E.164, with the leading +. */
+  to: string;
+  content: MessageContent;
+}
+
+/** Why a message (or a template submission) failed, as stored and shown. */
+export interface ProviderError {
+  /** Tidings' code for the failure, e.g. RECIPIENT_UNREACHABLE (docs/messaging.md lists them). */
+  code: string;
+  message: string;
+  /** The provider's own error code, when it gave one (Meta's `error.code`). */
+  providerCode: number | null;
+}
+
+export type SendOutcome =
+  /** The provider took the message; its id is how later status updates name it. */
+  | { kind: 'accepted'; providerMessageId: string }
+  /** The provider refused it for good (bad number, template unknown to it, …): fail it now. */
+  | { kind: 'rejected'; error: ProviderError }
+  /** A passing failure (unreachable, 5xx, throttled): try again later. */
+  | { kind: 'retry'; error: ProviderError; retryAfterSeconds?: number };
+
+export type SubmitOutcome =
+  /** The provider took the template for review (PENDING), or decided at once. */
+  | {
+      kind: 'submitted';
+      providerTemplateId: string;
+      status: 'PENDING' | 'APPROVED' | 'REJECTED';
+      reason?: string | null;
+    }
+  /** The provider refused the submission itself (invalid for it): the template is REJECTED. */
+  | { kind: 'rejected'; error: ProviderError }
+  /** The provider could not be reached: the template stays as it was; the caller may retry. */
+  | { kind: 'retry'; error: ProviderError };
+
+export type MessageStatusUpdate = 'sent' | 'delivered' | 'read' | 'failed';
+
+export type TemplateStatusEvent = 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED' | 'REINSTATED';
+
+/** One fact a provider reports about something Tidings sent or submitted. */
+export type ProviderUpdate =
+  | {
+      kind: 'message_status';
+      providerMessageId: string;
+      status: MessageStatusUpdate;
+      at: Date;
+      /** For `failed`. */
+      error?: ProviderError;
+    }
+  | {
+      kind: 'template_status';
+      providerTemplateId: string;
+      name: string;
+      language: string;
+      event: TemplateStatusEvent;
+      /** Meta's reason (REJECTED: INVALID_FORMAT, ABUSIVE_CONTENT, …), null for none. */
+      reason: string | null;
+    }
+  /** A message a customer sent (parsed by the conversations issue; kept whole until then). */
+  | { kind: 'inbound_message'; raw: unknown }
+  /** Anything else the provider sent, kept for the log rather than dropped silently. */
+  | { kind: 'unknown'; field: string; raw: unknown };
+
+export interface ChannelAdapter {
+  readonly provider: Provider;
+  send(message: OutboundMessage): Promise<SendOutcome>;
+  /**
+   * Submits a template for review. `previous` names the provider's template when this one was
+   * submitted before (rejected, then edited): the provider's edit of it is asked for, since a
+   * provider refuses a second template of the same name and language.
+   */
+  submitTemplate(
+    template: TemplateDefinition,
+    previous?: { providerTemplateId: string },
+  ): Promise<SubmitOutcome>;
+}

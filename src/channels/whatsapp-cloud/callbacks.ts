@@ -1,0 +1,174 @@
+// What Meta sends to Tidings' callback URL: the GET handshake that proves we own the URL, POSTs
+// signed with the app secret (X-Hub-Signature-256), and their payloads turned into ProviderUpdates.
+// A payload is whatever arrived on the wire: parsing never throws, and what it does not understand
+// comes back as `unknown` to be logged rather than dropped.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { MessageStatusUpdate, ProviderError, ProviderUpdate, TemplateStatusEvent } from '../types.ts';
+import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
+
+const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
+
+/** Whether `header` is `sha256=<hex HMAC-SHA256 of rawBody under appSecret>`. */
+export function verifyCallbackSignature(
+  rawBody: Buffer,
+  header: string | undefined,
+  appSecret: string,
+): boolean {
+  if (!appSecret || typeof header !== 'string') return false;
+  const found = SIGNATURE.exec(header.trim());
+  if (!found) return false;
+  const expected = createHmac('sha256', appSecret).update(rawBody).digest();
+  return timingSafeEqual(expected, Buffer.from(found[1]!, 'hex'));
+}
+
+// Hashing both sides first makes the compare constant-time whatever the lengths.
+function sameSecret(a: string, b: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/** Meta's subscription check: the challenge to echo when mode and token are right, else null. */
+export function verifyHandshake(query: Record<string, unknown>, verifyToken: string): string | null {
+  const mode = query['hub.mode'];
+  const token = query['hub.verify_token'];
+  const challenge = query['hub.challenge'];
+  if (mode !== 'subscribe' || typeof token !== 'string' || typeof challenge !== 'string') return null;
+  if (!verifyToken || !sameSecret(token, verifyToken)) return null;
+  return challenge;
+}
+
+/**
+ * Parses a callback's raw body as JSON, keeping integers too large for a double as their digits:
+ * Meta sends `message_template_id` as a bare number, and a template id past 2^53 would otherwise
+ * come out rounded and match no template. Throws on invalid JSON, like JSON.parse.
+ */
+export function readCallbackBody(raw: Buffer | string): unknown {
+  const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' &&
+    !Number.isSafeInteger(value) &&
+    context?.source &&
+    /^-?\d+$/.test(context.source)
+      ? context.source
+      : value;
+  return JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'), reviver);
+}
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function records(value: unknown): Json[] {
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
+const STATUSES: readonly MessageStatusUpdate[] = ['sent', 'delivered', 'read', 'failed'];
+const TEMPLATE_EVENTS: readonly TemplateStatusEvent[] = [
+  'APPROVED',
+  'REJECTED',
+  'PAUSED',
+  'DISABLED',
+  'REINSTATED',
+];
+
+/** The updates a callback payload reports, in the order it reports them. */
+export function parseCallback(payload: unknown): ProviderUpdate[] {
+  if (!isRecord(payload)) return [];
+  if (payload.object !== 'whatsapp_business_account' || !Array.isArray(payload.entry)) {
+    return [
+      { kind: 'unknown', field: typeof payload.object === 'string' ? payload.object : '', raw: payload },
+    ];
+  }
+  const updates: ProviderUpdate[] = [];
+  for (const entry of records(payload.entry)) {
+    for (const change of records(entry.changes)) {
+      const field = typeof change.field === 'string' ? change.field : '';
+      const value = change.value;
+      if (field === 'messages' && isRecord(value)) updates.push(...messagesChange(value));
+      else if (field === 'message_template_status_update' && isRecord(value))
+        updates.push(templateChange(value));
+      else updates.push({ kind: 'unknown', field, raw: value ?? null });
+    }
+  }
+  return updates;
+}
+
+function messagesChange(value: Json): ProviderUpdate[] {
+  const statuses = Array.isArray(value.statuses) ? value.statuses : [];
+  const messages = Array.isArray(value.messages) ? value.messages : [];
+  if (statuses.length === 0 && messages.length === 0)
+    return [{ kind: 'unknown', field: 'messages', raw: value }];
+  const contacts = records(value.contacts);
+  const metadata = isRecord(value.metadata) ? value.metadata : null;
+  return [
+    ...statuses.map(statusUpdate),
+    ...messages.map(
+      (message): ProviderUpdate => ({
+        kind: 'inbound_message',
+        raw: {
+          message,
+          contact: (isRecord(message) && contacts.find((c) => c.wa_id === message.from)) || null,
+          metadata,
+        },
+      }),
+    ),
+  ];
+}
+
+function statusUpdate(status: unknown): ProviderUpdate {
+  const unknown: ProviderUpdate = { kind: 'unknown', field: 'messages', raw: status };
+  if (!isRecord(status) || typeof status.id !== 'string' || !status.id) return unknown;
+  const kind = STATUSES.find((s) => s === status.status);
+  const at = unixSeconds(status.timestamp);
+  if (!kind || !at) return unknown;
+  if (kind !== 'failed') return { kind: 'message_status', providerMessageId: status.id, status: kind, at };
+  return {
+    kind: 'message_status',
+    providerMessageId: status.id,
+    status: kind,
+    at,
+    error: statusError(records(status.errors)[0]),
+  };
+}
+
+/** Meta sends timestamps as strings of Unix seconds. */
+function unixSeconds(value: unknown): Date | null {
+  const text = typeof value === 'number' ? String(value) : value;
+  if (typeof text !== 'string' || !/^\d{1,12}$/.test(text)) return null;
+  return new Date(Number(text) * 1000);
+}
+
+/** The first error of a failed status; what Tidings does not classify is an unreachable recipient. */
+function statusError(error: Json | undefined): ProviderError {
+  if (!error) {
+    return {
+      code: 'RECIPIENT_UNREACHABLE',
+      message: 'Meta reported the message failed without an error',
+      providerCode: null,
+    };
+  }
+  const metaCode = typeof error.code === 'number' ? error.code : null;
+  const title = typeof error.title === 'string' ? error.title.trim() : '';
+  const described = describeMetaError({ ...error, message: title || error.message });
+  return {
+    code: (metaCode !== null && codeForMetaCode(metaCode)) || 'RECIPIENT_UNREACHABLE',
+    message: trimMessage(described || `Meta error ${metaCode ?? 'without a code'}`),
+    providerCode: metaCode,
+  };
+}
+
+function templateChange(value: Json): ProviderUpdate {
+  const id = value.message_template_id;
+  const event = TEMPLATE_EVENTS.find((e) => e === value.event);
+  const name = value.message_template_name;
+  const language = value.message_template_language;
+  const providerTemplateId = typeof id === 'number' || typeof id === 'string' ? String(id) : '';
+  if (!event || !providerTemplateId || typeof name !== 'string' || typeof language !== 'string') {
+    return { kind: 'unknown', field: 'message_template_status_update', raw: value };
+  }
+  // Meta writes "NONE" when there is no reason (every approval).
+  const reason =
+    typeof value.reason === 'string' && value.reason && value.reason !== 'NONE' ? value.reason : null;
+  return { kind: 'template_status', providerTemplateId, name, language, event, reason };
+}

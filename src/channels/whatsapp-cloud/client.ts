@@ -1,0 +1,233 @@
+// The WhatsApp Cloud API behind ChannelAdapter: sends messages and submits templates over the Graph
+// API with a business's access token. Every call ends in an outcome, never a throw: Meta's errors,
+// unreadable answers, refusals and timeouts are all classified by errors.ts. Connections come from a
+// dispatcher shared by every adapter (one per channel would open a pool per tenant).
+import { Agent, type Dispatcher, request } from 'undici';
+import { parseRetryAfter } from '../../kernel/egress.ts';
+import type {
+  ChannelAdapter,
+  OutboundMessage,
+  ProviderError,
+  SendOutcome,
+  SubmitOutcome,
+  TemplateDefinition,
+} from '../types.ts';
+import type { WhatsAppConnection } from './connection.ts';
+import {
+  type ClassifiedFailure,
+  classifyAnswer,
+  classifyNoAnswer,
+  toSendOutcome,
+  toSubmitOutcome,
+  trimMessage,
+} from './errors.ts';
+import { messageBody, templateSubmissionBody } from './payloads.ts';
+
+// More of a response than this is not read: Graph answers are small, and a huge one is not Meta.
+const READ_LIMIT_BYTES = 64 * 1024;
+
+/** The dispatcher adapters share: keep-alive connections to the Graph API, bounded waits. */
+export function createGraphAgent(timeoutMs: number): Agent {
+  return new Agent({
+    connect: { timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 30_000,
+  });
+}
+
+export type PhoneNumberCheck =
+  | { ok: true; displayPhoneNumber: string; verifiedName: string }
+  | { ok: false; error: ProviderError; retryable: boolean };
+
+interface Answer {
+  status: number;
+  /** The parsed JSON body, or null when it was empty, cut off or not JSON. */
+  body: unknown;
+  retryAfterSeconds: number | null;
+}
+
+type CallResult = { answered: true; answer: Answer } | { answered: false; reason: string };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class WhatsAppCloudAdapter implements ChannelAdapter {
+  readonly provider = 'whatsapp_cloud' as const;
+  readonly #connection: WhatsAppConnection;
+  readonly #dispatcher: Dispatcher;
+
+  constructor(connection: WhatsAppConnection, dispatcher: Dispatcher) {
+    this.#connection = connection;
+    this.#dispatcher = dispatcher;
+  }
+
+  async send(message: OutboundMessage): Promise<SendOutcome> {
+    const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}/messages`;
+    const result = await this.#call('POST', path, messageBody(message));
+    if (!result.answered) return toSendOutcome(this.#noAnswer(result.reason));
+    const { answer } = result;
+    if (answer.status < 200 || answer.status > 299) return toSendOutcome(this.#failed(answer));
+    const messages = isRecord(answer.body) ? answer.body.messages : undefined;
+    const first = Array.isArray(messages) && isRecord(messages[0]) ? messages[0] : null;
+    if (first && typeof first.id === 'string' && first.id) {
+      return { kind: 'accepted', providerMessageId: first.id };
+    }
+    return toSendOutcome(this.#unreadable(answer, 'without a message id'));
+  }
+
+  async submitTemplate(
+    template: TemplateDefinition,
+    previous?: { providerTemplateId: string },
+  ): Promise<SubmitOutcome> {
+    if (previous) return this.#editTemplate(template, previous.providerTemplateId);
+    const path = `/${encodeURIComponent(this.#connection.businessAccountId)}/message_templates`;
+    const result = await this.#call('POST', path, templateSubmissionBody(template));
+    if (!result.answered) return toSubmitOutcome(this.#noAnswer(result.reason));
+    const { answer } = result;
+    if (answer.status < 200 || answer.status > 299) return toSubmitOutcome(this.#failed(answer));
+    const body = isRecord(answer.body) ? answer.body : {};
+    const id = typeof body.id === 'string' || typeof body.id === 'number' ? String(body.id) : '';
+    if (!id) return toSubmitOutcome(this.#unreadable(answer, 'without a template id'));
+    // Meta answers PENDING, or decides at once; any other word is still a review under way.
+    const status = body.status === 'APPROVED' || body.status === 'REJECTED' ? body.status : 'PENDING';
+    return { kind: 'submitted', providerTemplateId: id, status };
+  }
+
+  /** Meta's edit (POST /{template-id}): the template keeps its id and goes back to review. */
+  async #editTemplate(template: TemplateDefinition, providerTemplateId: string): Promise<SubmitOutcome> {
+    const { category, components } = templateSubmissionBody(template) as {
+      category: unknown;
+      components: unknown;
+    };
+    const result = await this.#call('POST', `/${encodeURIComponent(providerTemplateId)}`, {
+      category,
+      components,
+    });
+    if (!result.answered) return toSubmitOutcome(this.#noAnswer(result.reason));
+    const { answer } = result;
+    if (answer.status < 200 || answer.status > 299) return toSubmitOutcome(this.#failed(answer));
+    if (!isRecord(answer.body) || answer.body.success !== true) {
+      return toSubmitOutcome(this.#unreadable(answer, 'without success'));
+    }
+    return { kind: 'submitted', providerTemplateId, status: 'PENDING' };
+  }
+
+  /** Reads the number's display number and verified name: a check of the credentials. */
+  async fetchPhoneNumber(): Promise<PhoneNumberCheck> {
+    const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}?fields=display_phone_number,verified_name`;
+    const result = await this.#call('GET', path);
+    const failed = (failure: ClassifiedFailure): PhoneNumberCheck => ({
+      ok: false,
+      error: failure.error,
+      retryable: failure.retry,
+    });
+    if (!result.answered) return failed(this.#noAnswer(result.reason));
+    const { answer } = result;
+    if (answer.status < 200 || answer.status > 299) return failed(this.#failed(answer));
+    const body = isRecord(answer.body) ? answer.body : {};
+    if (typeof body.display_phone_number !== 'string') {
+      return failed(this.#unreadable(answer, 'without display_phone_number'));
+    }
+    return {
+      ok: true,
+      displayPhoneNumber: body.display_phone_number,
+      verifiedName: typeof body.verified_name === 'string' ? body.verified_name : '',
+    };
+  }
+
+  async #call(method: 'GET' | 'POST', path: string, json?: unknown): Promise<CallResult> {
+    const { graphUrl, accessToken, timeoutMs } = this.#connection;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${accessToken}`,
+      accept: 'application/json',
+    };
+    if (json !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const res = await request(`${graphUrl}${path}`, {
+        method,
+        headers,
+        body: json === undefined ? undefined : JSON.stringify(json),
+        dispatcher: this.#dispatcher,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        // One deadline for the whole exchange, body included.
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await readLimited(res.body);
+      const retryAfter = res.headers['retry-after'];
+      return {
+        answered: true,
+        answer: {
+          status: res.statusCode,
+          body: parseJson(text),
+          retryAfterSeconds: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+        },
+      };
+    } catch (err) {
+      return { answered: false, reason: describeFailure(err, timeoutMs) };
+    }
+  }
+
+  #failed(answer: Answer): ClassifiedFailure {
+    return this.#redacted(classifyAnswer(answer.status, answer.body, answer.retryAfterSeconds));
+  }
+
+  #noAnswer(reason: string): ClassifiedFailure {
+    return this.#redacted(classifyNoAnswer(reason));
+  }
+
+  /** A 2xx we cannot use: classified like any answer without a Graph error (try again). */
+  #unreadable(answer: Answer, what: string): ClassifiedFailure {
+    const failure = classifyAnswer(answer.status, null, answer.retryAfterSeconds);
+    failure.error.message = `the WhatsApp Cloud API answered HTTP ${answer.status} ${what}`;
+    return this.#redacted(failure);
+  }
+
+  // Meta does not echo tokens, but nothing it or the network says may carry ours into storage.
+  #redacted(failure: ClassifiedFailure): ClassifiedFailure {
+    const token = this.#connection.accessToken;
+    if (token && failure.error.message.includes(token)) {
+      failure.error.message = trimMessage(failure.error.message.split(token).join('[redacted]'));
+    }
+    return failure;
+  }
+}
+
+async function readLimited(body: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Leaving the loop early destroys the body, so an oversized answer closes its connection.
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= READ_LIMIT_BYTES) break;
+  }
+  return Buffer.concat(chunks).subarray(0, READ_LIMIT_BYTES).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function describeFailure(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
+  if (
+    e.name === 'TimeoutError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_BODY_TIMEOUT'
+  ) {
+    return `timed out after ${timeoutMs} ms`;
+  }
+  if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return `connection timed out after ${timeoutMs} ms`;
+  const cause = e.cause as { code?: string; message?: string } | undefined;
+  const code = e.code ?? cause?.code;
+  const message = e.message || cause?.message;
+  return [code, message].filter(Boolean).join(': ') || 'request failed';
+}

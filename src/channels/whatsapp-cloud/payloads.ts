@@ -1,0 +1,138 @@
+// Tidings' outbound message and template shapes turned into the JSON bodies the Graph API takes
+// (POST /{phone-number-id}/messages and POST /{waba-id}/message_templates). Pure functions: no I/O,
+// no validation beyond what the shapes need (content reaching here was validated when accepted).
+import type {
+  InteractiveButtons,
+  InteractiveList,
+  MessageContent,
+  OutboundMessage,
+  TemplateComponent,
+  TemplateDefinition,
+} from '../types.ts';
+
+type Json = Record<string, unknown>;
+
+/** The distinct positional placeholders ({{1}}, {{2}}, …) in a template text. */
+export function placeholderCount(text: string | undefined): number {
+  if (!text) return 0;
+  return new Set(Array.from(text.matchAll(/\{\{\s*(\d+)\s*\}\}/g), (m) => m[1])).size;
+}
+
+/** The body of POST /{phone-number-id}/messages for one message. */
+export function messageBody(message: OutboundMessage): Json {
+  return {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    // E.164 with its +: without the +, Meta prepends the business number's own country code.
+    to: message.to,
+    ...contentFields(message.content),
+  };
+}
+
+function contentFields(content: MessageContent): Json {
+  switch (content.type) {
+    case 'text':
+      return { type: 'text', text: { body: content.text.body, preview_url: content.text.previewUrl } };
+    case 'media': {
+      const { kind, url, caption, filename } = content.media;
+      const media: Json = { link: url };
+      // Meta takes a caption on image, video and document, a filename on document only.
+      if (caption !== undefined && kind !== 'audio') media.caption = caption;
+      if (filename !== undefined && kind === 'document') media.filename = filename;
+      return { type: kind, [kind]: media };
+    }
+    case 'interactive':
+      return { type: 'interactive', interactive: interactiveObject(content.interactive) };
+    case 'template': {
+      const { name, language, components, parameters } = content.template;
+      const filled = templateComponents(components, parameters);
+      const template: Json = { name, language: { code: language } };
+      if (filled.length > 0) template.components = filled;
+      return { type: 'template', template };
+    }
+  }
+}
+
+function interactiveObject(interactive: InteractiveButtons | InteractiveList): Json {
+  const common: Json = {};
+  if (interactive.header !== undefined) common.header = { type: 'text', text: interactive.header };
+  common.body = { text: interactive.body };
+  if (interactive.footer !== undefined) common.footer = { text: interactive.footer };
+  if (interactive.kind === 'buttons') {
+    return {
+      type: 'button',
+      ...common,
+      action: {
+        buttons: interactive.buttons.map((b) => ({ type: 'reply', reply: { id: b.id, title: b.title } })),
+      },
+    };
+  }
+  return {
+    type: 'list',
+    ...common,
+    action: {
+      button: interactive.buttonText,
+      sections: interactive.sections.map((section) => ({
+        ...(section.title !== undefined ? { title: section.title } : {}),
+        rows: section.rows.map((row) => ({
+          id: row.id,
+          title: row.title,
+          ...(row.description !== undefined ? { description: row.description } : {}),
+        })),
+      })),
+    },
+  };
+}
+
+const text = (value: string) => ({ type: 'text', text: value });
+
+/**
+ * The template's send-time components: the flat positional parameters are dealt out in the order
+ * Tidings documents them (a TEXT header's placeholder, the body's {{1}}..{{n}}, then one per URL
+ * button with a {{1}} in its url). A media header takes its example URL rather than a parameter.
+ * Components with nothing to fill are left out, as Meta expects.
+ */
+export function templateComponents(components: TemplateComponent[], parameters: string[]): Json[] {
+  let next = 0;
+  const take = (count: number) => {
+    const taken = parameters.slice(next, next + count);
+    next += count;
+    return taken;
+  };
+  const header = components.find((c) => c.type === 'HEADER');
+  const body = components.find((c) => c.type === 'BODY');
+  const buttons = components.find((c) => c.type === 'BUTTONS');
+  const out: Json[] = [];
+
+  if (header?.format === 'TEXT') {
+    const values = take(Math.min(1, placeholderCount(header.text)));
+    if (values.length > 0) out.push({ type: 'header', parameters: values.map(text) });
+  } else if (header) {
+    const kind = header.format.toLowerCase();
+    const link = header.example?.header_handle?.[0];
+    if (link !== undefined) out.push({ type: 'header', parameters: [{ type: kind, [kind]: { link } }] });
+  }
+
+  if (body) {
+    const values = take(placeholderCount(body.text));
+    if (values.length > 0) out.push({ type: 'body', parameters: values.map(text) });
+  }
+
+  buttons?.buttons.forEach((button, index) => {
+    if (button.type !== 'URL' || placeholderCount(button.url) === 0) return;
+    const values = take(1);
+    if (values.length === 0) return;
+    out.push({ type: 'button', sub_type: 'url', index: String(index), parameters: values.map(text) });
+  });
+  return out;
+}
+
+/** The body of POST /{waba-id}/message_templates: our stored components are Meta's own JSON. */
+export function templateSubmissionBody(template: TemplateDefinition): Json {
+  return {
+    name: template.name,
+    language: template.language,
+    category: template.category,
+    components: template.components,
+  };
+}

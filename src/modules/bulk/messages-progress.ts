@@ -1,0 +1,39 @@
+// A bulk send's progress: each message counts as processed once it is handed over to the provider
+// (succeeded) or has failed, in the transaction that records that; the job completes, and emits
+// `bulk_job.completed`, with its last message. Recipients refused at accept were counted then.
+import type { Tx } from '../../kernel/db.ts';
+import type { EventOutbox } from '../../kernel/events.ts';
+import { type BulkJobRow, JOB_COLUMNS } from './repo.ts';
+import { toJobBase } from './schemas.ts';
+
+export async function noteHandedOver(
+  s: { events: EventOutbox; now: () => Date },
+  tx: Tx,
+  jobId: string,
+  outcome: 'sent' | 'failed',
+): Promise<void> {
+  const now = s.now();
+  const { rows } = await tx.query<BulkJobRow>(
+    `UPDATE bulk_jobs
+        SET processed = processed + 1,
+            succeeded = succeeded + CASE WHEN $2 = 'sent' THEN 1 ELSE 0 END,
+            failed = failed + CASE WHEN $2 = 'failed' THEN 1 ELSE 0 END,
+            status = CASE WHEN processed + 1 >= total THEN 'completed' ELSE 'processing' END,
+            started_at = coalesce(started_at, $3),
+            completed_at = CASE WHEN processed + 1 >= total THEN $3 ELSE NULL END,
+            updated_at = $3
+      WHERE id = $1 AND status NOT IN ('completed', 'failed')
+      RETURNING ${JOB_COLUMNS}`,
+    [jobId, outcome, now],
+  );
+  const job = rows[0];
+  if (job?.status === 'completed') await emitSendCompleted(s, tx, job);
+}
+
+export async function emitSendCompleted(s: { events: EventOutbox }, tx: Tx, job: BulkJobRow): Promise<void> {
+  await s.events.emit(tx, {
+    type: 'bulk_job.completed',
+    accountId: job.account_id,
+    data: { kind: job.kind, ...toJobBase(job) },
+  });
+}

@@ -1,0 +1,57 @@
+// GET and PUT /account/channel: the account's messaging number.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf } from '../../kernel/access.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import { loadChannel } from './repo.ts';
+import { ChannelSchema, PutChannelBody, toChannel } from './schemas.ts';
+import { configureChannel } from './service.ts';
+
+export function channelRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['account'];
+  return async (app) => {
+    app.get(
+      '/account/channel',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'getChannel',
+          summary: "The account's messaging channel (credentials are never shown)",
+          response: { 200: ChannelSchema },
+        },
+      },
+      async (request) => {
+        const accountId = accountOf(request).id;
+        return toChannel(await loadChannel(ctx.db, accountId), ctx.config.publicBaseUrl, accountId);
+      },
+    );
+
+    app.put(
+      '/account/channel',
+      {
+        config: { access: 'account', errors: ['FORBIDDEN', 'SERVICE_UNAVAILABLE'] },
+        schema: {
+          tags,
+          operationId: 'putChannel',
+          summary: "Set the account's messaging channel: the sandbox, or a WhatsApp Cloud API number",
+          description:
+            'WhatsApp credentials are checked with Meta before anything is saved (400 if refused), then stored encrypted and never shown again. A sandbox key may not change the channel (403). The change applies to messages accepted from now on.',
+          body: PutChannelBody,
+          response: { 200: ChannelSchema },
+        },
+      },
+      async (request) => {
+        if (request.principal?.mode === 'sandbox') {
+          throw new ApiError('FORBIDDEN', 'A sandbox key may not change the channel; use a live key.');
+        }
+        const accountId = accountOf(request).id;
+        const channel = await configureChannel(ctx, accountId, request.body);
+        // Sends read the provider from the cached account: this process sees the change at once,
+        // the others within the cache's second.
+        ctx.auth.forgetAccount(accountId);
+        return toChannel(channel, ctx.config.publicBaseUrl, accountId);
+      },
+    );
+  };
+}

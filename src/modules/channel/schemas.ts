@@ -1,0 +1,120 @@
+import { Type } from 'typebox';
+import { NullableTimestamp, nullable } from '../../kernel/schemas.ts';
+import type { ChannelConfig } from './settings.ts';
+
+const Delay = (max: number, description: string) => Type.Integer({ minimum: 0, maximum: max, description });
+
+const SandboxSettingsSchema = Type.Object(
+  {
+    deliveredAfterMs: Delay(600_000, 'From hand-over (`sent`) to `delivered`, in ms (default 1000).'),
+    readAfterMs: nullable(
+      Delay(600_000, 'From `delivered` to `read`, in ms (default 2000); null: never read.'),
+    ),
+    reviewAfterMs: Delay(
+      86_400_000,
+      'From a template submission to its review decision, in ms (default 2000).',
+    ),
+  },
+  {
+    description:
+      'How the sandbox simulates a provider, for the account on the sandbox channel and for every sandbox key.',
+  },
+);
+
+export const ChannelSchema = Type.Object(
+  {
+    provider: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
+      description: 'Who carries live messages: the sandbox (simulated, free) or the WhatsApp Cloud API.',
+    }),
+    sandbox: SandboxSettingsSchema,
+    whatsapp: nullable(
+      Type.Object({
+        phoneNumberId: Type.String(),
+        businessAccountId: Type.String(),
+        displayPhoneNumber: nullable(Type.String({ description: 'As Meta reported it when saved.' })),
+        verifiedName: nullable(Type.String()),
+        callbackUrl: Type.String({
+          format: 'uri',
+          description:
+            'Set this as the webhook callback URL of your Meta app (with the verify token you gave), subscribed to `messages` and `message_template_status_update`.',
+        }),
+      }),
+    ),
+    updatedAt: NullableTimestamp,
+  },
+  { title: 'Channel' },
+);
+
+export const PutChannelBody = Type.Object(
+  {
+    provider: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')]),
+    whatsapp: Type.Optional(
+      Type.Object(
+        {
+          phoneNumberId: Type.String({
+            pattern: '^[0-9]{1,32}$',
+            description: 'The Phone Number ID in Meta.',
+          }),
+          businessAccountId: Type.String({
+            pattern: '^[0-9]{1,32}$',
+            description: 'The WhatsApp Business Account (WABA) ID: templates are submitted to it.',
+          }),
+          accessToken: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 4096,
+              description:
+                'A system-user access token with whatsapp_business_messaging and whatsapp_business_management. Write-only.',
+            }),
+          ),
+          appSecret: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 256,
+              description: "The Meta app's secret: callbacks are verified with it. Write-only.",
+            }),
+          ),
+          verifyToken: Type.Optional(
+            Type.String({
+              minLength: 8,
+              maxLength: 256,
+              description:
+                'The verify token you enter in the Meta app for the callback handshake. Write-only.',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Required with provider whatsapp_cloud. The three credentials may be left out only when the same phone number and business account are already configured: the stored ones are kept.',
+        },
+      ),
+    ),
+    sandbox: Type.Optional(
+      Type.Object(
+        {
+          deliveredAfterMs: Type.Optional(SandboxSettingsSchema.properties.deliveredAfterMs),
+          readAfterMs: Type.Optional(SandboxSettingsSchema.properties.readAfterMs),
+          reviewAfterMs: Type.Optional(SandboxSettingsSchema.properties.reviewAfterMs),
+        },
+        { additionalProperties: false, description: 'Left out, or a field left out: the default.' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function callbackUrlOf(publicBaseUrl: string, accountId: string): string {
+  return `${publicBaseUrl}/api/v1/callbacks/whatsapp/${accountId}`;
+}
+
+export function toChannel(channel: ChannelConfig, publicBaseUrl: string, accountId: string) {
+  return {
+    provider: channel.provider,
+    sandbox: channel.sandbox,
+    whatsapp: channel.whatsapp
+      ? { ...channel.whatsapp, callbackUrl: callbackUrlOf(publicBaseUrl, accountId) }
+      : null,
+    updatedAt: channel.updatedAt?.toISOString() ?? null,
+  };
+}

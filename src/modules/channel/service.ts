@@ -1,0 +1,119 @@
+// Configuring an account's channel (PUT /account/channel). WhatsApp Cloud API credentials are
+// checked with Meta before they are saved, so a wrong token is a 400 now rather than a failed
+// message later; they are stored sealed and never shown again.
+import type { Channels } from '../../channels/registry.ts';
+import type { Database } from '../../kernel/db.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import { invalidFields } from '../contacts/fields.ts';
+import { loadChannel, saveChannel } from './repo.ts';
+import {
+  type ChannelConfig,
+  DEFAULT_SANDBOX,
+  type SandboxSettings,
+  type WhatsAppSecrets,
+} from './settings.ts';
+
+export interface ChannelServices {
+  db: Database;
+  channels: Channels;
+  now: () => Date;
+}
+
+export interface ChannelInput {
+  provider: 'sandbox' | 'whatsapp_cloud';
+  whatsapp?: {
+    phoneNumberId: string;
+    businessAccountId: string;
+    accessToken?: string;
+    appSecret?: string;
+    verifyToken?: string;
+  };
+  sandbox?: Partial<SandboxSettings>;
+}
+
+/** The credentials to use: those given, else the stored ones of the same number and business. */
+function secretsFor(s: ChannelServices, stored: ChannelConfig, input: NonNullable<ChannelInput['whatsapp']>) {
+  const given = {
+    accessToken: input.accessToken,
+    appSecret: input.appSecret,
+    verifyToken: input.verifyToken,
+  };
+  const sameNumber =
+    stored.whatsapp?.phoneNumberId === input.phoneNumberId &&
+    stored.whatsapp?.businessAccountId === input.businessAccountId;
+  const kept: Partial<WhatsAppSecrets> =
+    sameNumber && stored.secretsSealed ? s.channels.secretsOf(stored) : {};
+  const secrets = {
+    accessToken: given.accessToken ?? kept.accessToken,
+    appSecret: given.appSecret ?? kept.appSecret,
+    verifyToken: given.verifyToken ?? kept.verifyToken,
+  };
+  const missing = (Object.keys(secrets) as (keyof WhatsAppSecrets)[]).filter((k) => !secrets[k]);
+  if (missing.length > 0) {
+    throw invalidFields(
+      missing.map((k) => ({
+        field: `whatsapp.${k}`,
+        issue: 'is required (it may be left out only to keep the one stored for this same number)',
+      })),
+    );
+  }
+  return secrets as WhatsAppSecrets;
+}
+
+export async function configureChannel(
+  s: ChannelServices,
+  accountId: string,
+  input: ChannelInput,
+): Promise<ChannelConfig> {
+  const sandbox = { ...DEFAULT_SANDBOX, ...(input.sandbox ?? {}) };
+  if (input.provider === 'sandbox') {
+    if (input.whatsapp) {
+      throw invalidFields([{ field: 'whatsapp', issue: 'is only for provider whatsapp_cloud' }]);
+    }
+    return saveChannel(
+      s.db,
+      accountId,
+      { provider: 'sandbox', sandbox, whatsapp: null, secretsSealed: null },
+      s.now(),
+    );
+  }
+  if (!input.whatsapp)
+    throw invalidFields([{ field: 'whatsapp', issue: 'is required with provider whatsapp_cloud' }]);
+  const stored = await loadChannel(s.db, accountId);
+  const secrets = secretsFor(s, stored, input.whatsapp);
+  const ids = {
+    phoneNumberId: input.whatsapp.phoneNumberId,
+    businessAccountId: input.whatsapp.businessAccountId,
+  };
+  const checked = await s.channels.whatsapp(ids, secrets.accessToken).fetchPhoneNumber();
+  if (!checked.ok) {
+    if (checked.retryable) {
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        'The WhatsApp Cloud API could not be reached to check the credentials; nothing was saved. Retry shortly.',
+        { headers: { 'retry-after': '5' } },
+      );
+    }
+    throw invalidFields([
+      {
+        field: 'whatsapp',
+        issue: `was refused by the WhatsApp Cloud API (${checked.error.code}): ${checked.error.message}`,
+      },
+    ]);
+  }
+  return saveChannel(
+    s.db,
+    accountId,
+    {
+      provider: 'whatsapp_cloud',
+      sandbox,
+      whatsapp: {
+        ...ids,
+        displayPhoneNumber: checked.displayPhoneNumber,
+        verifiedName: checked.verifiedName,
+      },
+      secretsSealed: s.channels.sealSecrets(secrets),
+    },
+    s.now(),
+  );
+}

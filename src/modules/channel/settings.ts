@@ -1,0 +1,54 @@
+// An account's messaging channel as stored: which provider carries its live messages, the sandbox's
+// simulation settings (which also apply to every message a sandbox key sends), and for the WhatsApp
+// Cloud API the ids of the number and business account, with the credentials sealed.
+import type { Provider } from '../../channels/types.ts';
+
+export interface SandboxSettings {
+  /** From the message's hand-over (`sent`) to `delivered`. */
+  deliveredAfterMs: number;
+  /** From `delivered` to `read`; null: never read. */
+  readAfterMs: number | null;
+  /** From a template's submission to its review decision. */
+  reviewAfterMs: number;
+}
+
+export const DEFAULT_SANDBOX: SandboxSettings = Object.freeze({
+  deliveredAfterMs: 1000,
+  readAfterMs: 2000,
+  reviewAfterMs: 2000,
+});
+
+export interface WhatsAppSettings {
+  phoneNumberId: string;
+  businessAccountId: string;
+  /** As Meta reports it when the channel is saved. */
+  displayPhoneNumber: string | null;
+  verifiedName: string | null;
+}
+
+/** Write-only: kept sealed with SECRETS_KEY, never shown or logged. */
+export interface WhatsAppSecrets {
+  accessToken: string;
+  /** The Meta app's secret: callbacks are signed with it (X-Hub-Signature-256). */
+  appSecret: string;
+  /** What Meta sends back in the `hub.verify_token` of the callback handshake. */
+  verifyToken: string;
+}
+
+export interface ChannelConfig {
+  provider: Provider;
+  sandbox: SandboxSettings;
+  whatsapp: WhatsAppSettings | null;
+  /** WhatsAppSecrets as sealed JSON (whatsapp_cloud only). */
+  secretsSealed: string | null;
+  /** null: never configured (the defaults). */
+  updatedAt: Date | null;
+}
+
+export const DEFAULT_CHANNEL: ChannelConfig = Object.freeze({
+  provider: 'sandbox',
+  sandbox: DEFAULT_SANDBOX,
+  whatsapp: null,
+  secretsSealed: null,
+  updatedAt: null,
+});

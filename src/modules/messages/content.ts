@@ -1,0 +1,160 @@
+// What a request asks to send, checked beyond its schema: which type it is, that the fields of that
+// type (and only those) are there, and WhatsApp's own rules that a schema cannot say (unique button
+// ids, at most 10 list rows in all, template parameters without new lines, …). Every problem is
+// reported at once, with its field.
+import type { InteractiveButtons, InteractiveList, MediaKind } from '../../channels/types.ts';
+import type { FieldIssue } from '../../kernel/errors.ts';
+
+export interface MessageFieldsInput {
+  type?: 'template' | 'text' | 'media' | 'interactive';
+  templateName?: string;
+  templateLanguage?: string;
+  parameters?: string[];
+  text?: string;
+  previewUrl?: boolean;
+  media?: { kind: MediaKind; url: string; caption?: string; filename?: string };
+  interactive?: {
+    kind: 'buttons' | 'list';
+    header?: string;
+    body: string;
+    footer?: string;
+    buttons?: { id: string; title: string }[];
+    buttonText?: string;
+    sections?: { title?: string; rows: { id: string; title: string; description?: string }[] }[];
+  };
+}
+
+export type CheckedContent =
+  | { type: 'template'; name: string; language: string; parameters: string[] }
+  | { type: 'text'; body: string; previewUrl: boolean }
+  | { type: 'media'; media: { kind: MediaKind; url: string; caption?: string; filename?: string } }
+  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
+
+const TYPE_FIELDS = {
+  template: ['templateName', 'templateLanguage', 'parameters'],
+  text: ['text', 'previewUrl'],
+  media: ['media'],
+  interactive: ['interactive'],
+} as const;
+
+/** WhatsApp refuses template parameters with new lines, tabs or more than four spaces in a row. */
+const BAD_PARAMETER = /[\n\r\t]| {5}/;
+
+export function parameterIssues(parameters: string[], field: string): FieldIssue[] {
+  return parameters.flatMap((p, i) =>
+    BAD_PARAMETER.test(p)
+      ? [{ field: `${field}[${i}]`, issue: 'must not hold new lines, tabs or more than 4 spaces in a row' }]
+      : p.trim() === ''
+        ? [{ field: `${field}[${i}]`, issue: 'must not be blank' }]
+        : [],
+  );
+}
+
+function duplicates(values: string[]): string[] {
+  return values.filter((v, i) => values.indexOf(v) !== i);
+}
+
+function checkInteractive(
+  input: NonNullable<MessageFieldsInput['interactive']>,
+  issues: FieldIssue[],
+): InteractiveButtons | InteractiveList {
+  const common = {
+    ...(input.header ? { header: input.header } : {}),
+    body: input.body,
+    ...(input.footer ? { footer: input.footer } : {}),
+  };
+  if (input.kind === 'buttons') {
+    if (!input.buttons) issues.push({ field: 'interactive.buttons', issue: 'is required with kind buttons' });
+    for (const f of ['buttonText', 'sections'] as const) {
+      if (input[f] !== undefined) issues.push({ field: `interactive.${f}`, issue: 'is only for kind list' });
+    }
+    if (input.body.length > 1024)
+      issues.push({ field: 'interactive.body', issue: 'must be at most 1024 characters with buttons' });
+    const buttons = input.buttons ?? [];
+    if (duplicates(buttons.map((b) => b.id)).length)
+      issues.push({ field: 'interactive.buttons', issue: 'ids must be distinct' });
+    if (duplicates(buttons.map((b) => b.title)).length)
+      issues.push({ field: 'interactive.buttons', issue: 'titles must be distinct' });
+    return { kind: 'buttons', ...common, buttons };
+  }
+  if (input.buttons !== undefined)
+    issues.push({ field: 'interactive.buttons', issue: 'is only for kind buttons' });
+  if (!input.buttonText)
+    issues.push({ field: 'interactive.buttonText', issue: 'is required with kind list' });
+  if (!input.sections) issues.push({ field: 'interactive.sections', issue: 'is required with kind list' });
+  const sections = input.sections ?? [];
+  const rows = sections.flatMap((s) => s.rows);
+  if (rows.length > 10)
+    issues.push({ field: 'interactive.sections', issue: 'must hold at most 10 rows in all' });
+  if (duplicates(rows.map((r) => r.id)).length)
+    issues.push({ field: 'interactive.sections', issue: 'row ids must be distinct' });
+  if (sections.length > 1) {
+    sections.forEach((s, i) => {
+      if (!s.title)
+        issues.push({
+          field: `interactive.sections[${i}].title`,
+          issue: 'is required when there are several sections',
+        });
+    });
+  }
+  return { kind: 'list', ...common, buttonText: input.buttonText ?? '', sections };
+}
+
+/** The content asked for, or null with the problems added to `issues`. */
+export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): CheckedContent | null {
+  const before = issues.length;
+  const type = input.type ?? (input.templateName !== undefined ? 'template' : undefined);
+  if (!type) {
+    issues.push({
+      field: 'type',
+      issue: 'is required unless templateName is given (template, text, media or interactive)',
+    });
+    return null;
+  }
+  for (const [other, fields] of Object.entries(TYPE_FIELDS)) {
+    if (other === type) continue;
+    for (const field of fields) {
+      if (input[field] !== undefined) issues.push({ field, issue: `is not for type ${type}` });
+    }
+  }
+  let content: CheckedContent | null = null;
+  switch (type) {
+    case 'template': {
+      if (!input.templateName) issues.push({ field: 'templateName', issue: 'is required' });
+      if (!input.templateLanguage) issues.push({ field: 'templateLanguage', issue: 'is required' });
+      const parameters = input.parameters ?? [];
+      issues.push(...parameterIssues(parameters, 'parameters'));
+      content = { type, name: input.templateName ?? '', language: input.templateLanguage ?? '', parameters };
+      break;
+    }
+    case 'text':
+      if (input.text === undefined) issues.push({ field: 'text', issue: 'is required with type text' });
+      else if (input.text.trim() === '') issues.push({ field: 'text', issue: 'must not be blank' });
+      content = { type, body: input.text ?? '', previewUrl: input.previewUrl ?? false };
+      break;
+    case 'media': {
+      const media = input.media;
+      if (!media) {
+        issues.push({ field: 'media', issue: 'is required with type media' });
+        break;
+      }
+      if (!/^https?:\/\//i.test(media.url))
+        issues.push({ field: 'media.url', issue: 'must be an http or https link' });
+      if (media.kind === 'audio' && media.caption !== undefined)
+        issues.push({ field: 'media.caption', issue: 'is not for audio' });
+      if (media.kind !== 'document' && media.filename !== undefined) {
+        issues.push({ field: 'media.filename', issue: 'is only for documents' });
+      }
+      content = { type, media };
+      break;
+    }
+    case 'interactive':
+      if (!input.interactive) {
+        issues.push({ field: 'interactive', issue: 'is required with type interactive' });
+        break;
+      }
+      content = { type, interactive: checkInteractive(input.interactive, issues) };
+      break;
+  }
+  return issues.length > before ? null : content;
+}

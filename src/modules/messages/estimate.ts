@@ -1,0 +1,105 @@
+// POST /messages/estimate: what a send (or a bulk send) would cost, priced by exactly the rules and
+// the state the send would use, without sending or charging anything.
+import { providerFor, type SendMode } from '../../channels/registry.ts';
+import type { AccountSnapshot } from '../../kernel/auth.ts';
+import type { Database } from '../../kernel/db.ts';
+import { findAccount } from '../accounts/repo.ts';
+import { invalidFields } from '../contacts/fields.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import { quote, windowOpen } from '../pricing/quote.ts';
+import { cswViolation } from './accept.ts';
+import { lastInboundOf, prepareRecipients, type RecipientInput } from './batch.ts';
+import type { MessageFieldsInput } from './content.ts';
+import { prepareMessage, templateLookup } from './prepare.ts';
+
+export interface EstimateServices {
+  db: Database;
+  prices: PriceTable;
+  now: () => Date;
+}
+
+export interface EstimateLine {
+  index: number;
+  to: string;
+  country: string | null;
+  category: string | null;
+  listPriceMicros: number;
+  chargeMicros: number;
+  freeReason: string | null;
+  error: { code: string; message: string; details?: unknown } | null;
+}
+
+export interface Estimate {
+  lines: EstimateLine[];
+  totalMicros: number;
+  balanceMicros: number;
+  currency: string;
+  provider: string;
+}
+
+export async function estimate(
+  s: EstimateServices,
+  account: Pick<AccountSnapshot, 'id' | 'countryCode' | 'channelProvider'>,
+  mode: SendMode,
+  body: MessageFieldsInput & { to?: string; recipients?: RecipientInput[] },
+): Promise<Estimate> {
+  const { to, recipients, ...fields } = body;
+  if ((to === undefined) === (recipients === undefined)) {
+    throw invalidFields([
+      { field: 'to', issue: 'give either to (one recipient) or recipients (a list), not both' },
+    ]);
+  }
+  const provider = providerFor(account.channelProvider, mode);
+  const now = s.now();
+  // One recipient answers exactly as the send would, errors included; a list reports each
+  // recipient's own error in its line.
+  const prepared =
+    to !== undefined
+      ? [
+          {
+            index: 0,
+            to,
+            prepared: await prepareMessage(
+              { ...fields, to },
+              { countryCode: account.countryCode, lookup: templateLookup(s.db, account.id) },
+            ),
+            error: null,
+          },
+        ]
+      : await prepareRecipients(s.db, account, fields, recipients ?? []);
+  const phones = prepared.flatMap((p) => (p.prepared ? [p.prepared.to] : []));
+  const [inbound, wallet] = await Promise.all([
+    lastInboundOf(s.db, account.id, phones),
+    findAccount(s.db, account.id),
+  ]);
+  const lines: EstimateLine[] = prepared.map((p) => {
+    const none = {
+      index: p.index,
+      to: p.to,
+      country: null,
+      category: null,
+      listPriceMicros: 0,
+      chargeMicros: 0,
+      freeReason: null,
+    };
+    if (!p.prepared) {
+      return { ...none, error: { code: p.error.code, message: p.error.message, details: p.error.details } };
+    }
+    const m = p.prepared;
+    const open = windowOpen(inbound.get(m.to) ?? null, now);
+    if (m.freeForm && !open) {
+      if (to !== undefined) throw cswViolation(m.to);
+      const e = cswViolation(m.to);
+      return { ...none, to: m.to, error: { code: e.code, message: e.message } };
+    }
+    const q = quote(s.prices, { country: m.country, category: m.category, windowOpen: open, provider });
+    return { ...none, to: m.to, ...q, error: null };
+  });
+  return {
+    lines,
+    totalMicros: lines.reduce((sum, l) => sum + l.chargeMicros, 0),
+    balanceMicros: wallet?.wallet_balance_micros ?? 0,
+    currency: wallet?.currency ?? 'USD',
+    provider,
+  };
+}

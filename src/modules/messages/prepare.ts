@@ -1,0 +1,165 @@
+// Turns a request to send into a PreparedMessage: the recipient in E.164 and their country, the
+// content checked, the template found, approved and filled in, and the price category. Sends,
+// estimates and bulk sends all prepare through here, so they refuse exactly the same things.
+import type { MessageContent, TemplateCategory, TemplateComponent } from '../../channels/types.ts';
+import type { Sql } from '../../kernel/db.ts';
+import { ApiError, type FieldIssue, notFound } from '../../kernel/errors.ts';
+import { invalidFields, normalizePhone } from '../contacts/fields.ts';
+import type { PriceCategory } from '../pricing/prices.ts';
+import { categoryOf, countryOf } from '../pricing/quote.ts';
+import { findTemplateByName, type TemplateRow, toDefinition } from '../templates/repo.ts';
+import { type CheckedContent, checkContent, type MessageFieldsInput } from './content.ts';
+import type { StoredContent } from './repo.ts';
+
+export interface PreparedMessage {
+  to: string;
+  country: string | null;
+  type: CheckedContent['type'];
+  /** As the provider gets it. */
+  content: MessageContent;
+  /** As stored and shown. */
+  stored: StoredContent;
+  templateId: string | null;
+  category: PriceCategory;
+  /** Free-form: only inside the customer service window. */
+  freeForm: boolean;
+}
+
+/** Looks templates up once per (name, language) for a whole batch. */
+export type TemplateLookup = (name: string, language: string) => Promise<TemplateRow | null>;
+
+export function templateLookup(sql: Sql, accountId: string): TemplateLookup {
+  const seen = new Map<string, Promise<TemplateRow | null>>();
+  return (name, language) => {
+    const key = `${name}\u0000${language}`;
+    let found = seen.get(key);
+    if (!found) {
+      found = findTemplateByName(sql, accountId, name, language);
+      seen.set(key, found);
+    }
+    return found;
+  };
+}
+
+const PLACEHOLDER = /\{\{(\d+)\}\}/g;
+
+function placeholdersIn(text: string | undefined): number {
+  return text ? new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1])).size : 0;
+}
+
+/** The body with its placeholders filled: the header's parameters come first in the list. */
+export function renderBody(components: TemplateComponent[], parameters: string[]): string {
+  const header = components.find((c) => c.type === 'HEADER');
+  const offset = header && header.format === 'TEXT' ? placeholdersIn(header.text) : 0;
+  const body = components.find((c) => c.type === 'BODY');
+  return (body?.text ?? '').replace(PLACEHOLDER, (_, n: string) => parameters[offset + Number(n) - 1] ?? '');
+}
+
+const MAX_RENDERED_BODY = 1024;
+
+async function prepareTemplate(
+  content: Extract<CheckedContent, { type: 'template' }>,
+  lookup: TemplateLookup,
+  field: string,
+) {
+  const row = await lookup(content.name, content.language);
+  if (!row) throw notFound(`template ${content.name} (${content.language})`);
+  if (row.status !== 'APPROVED') {
+    throw new ApiError(
+      'TEMPLATE_NOT_APPROVED',
+      `Template ${row.name} (${row.language}) is ${row.status}; only APPROVED templates can be sent.`,
+      { details: [{ field: 'templateName', issue: `is ${row.status}`, templateId: row.id }] },
+    );
+  }
+  if (content.parameters.length !== row.parameter_count) {
+    throw invalidFields([
+      {
+        field,
+        issue: `must hold ${row.parameter_count} value(s) for template ${row.name}, not ${content.parameters.length}`,
+      },
+    ]);
+  }
+  const definition = toDefinition(row);
+  const body = renderBody(definition.components, content.parameters);
+  if (body.length > MAX_RENDERED_BODY) {
+    throw invalidFields([
+      { field, issue: `make the body ${body.length} characters long; at most ${MAX_RENDERED_BODY}` },
+    ]);
+  }
+  return { row, definition, body };
+}
+
+/**
+ * Prepares one message to `to`. `parametersField` names where the parameters came from, for
+ * errors (`parameters`, or `recipients[3].parameters` in a batch). Throws the ApiError a send
+ * would answer: 400, 404 (unknown template) or 422 (template not approved).
+ */
+export async function prepareMessage(
+  input: MessageFieldsInput & { to: string },
+  ctx: { countryCode: string; lookup: TemplateLookup; toField?: string; parametersField?: string },
+): Promise<PreparedMessage> {
+  const issues: FieldIssue[] = [];
+  const to = normalizePhone(input.to, ctx.countryCode);
+  if (!to) {
+    issues.push({
+      field: ctx.toField ?? 'to',
+      issue: 'is not a valid phone number (use E.164, e.g. +14155550123)',
+    });
+  }
+  const checked = checkContent(input, issues);
+  if (issues.length > 0 || !checked || !to) throw invalidFields(issues);
+  const base = { to, country: countryOf(to), type: checked.type };
+  switch (checked.type) {
+    case 'template': {
+      const { row, definition, body } = await prepareTemplate(
+        checked,
+        ctx.lookup,
+        ctx.parametersField ?? 'parameters',
+      );
+      return {
+        ...base,
+        content: { type: 'template', template: { ...definition, parameters: checked.parameters } },
+        stored: {
+          template: {
+            id: row.id,
+            name: row.name,
+            language: row.language,
+            category: row.category,
+            parameters: checked.parameters,
+            body,
+          },
+        },
+        templateId: row.id,
+        category: categoryOf(row.category as TemplateCategory),
+        freeForm: false,
+      };
+    }
+    case 'text':
+      return {
+        ...base,
+        content: { type: 'text', text: { body: checked.body, previewUrl: checked.previewUrl } },
+        stored: { text: { body: checked.body, previewUrl: checked.previewUrl } },
+        templateId: null,
+        category: 'service',
+        freeForm: true,
+      };
+    case 'media':
+      return {
+        ...base,
+        content: { type: 'media', media: checked.media },
+        stored: { media: checked.media },
+        templateId: null,
+        category: 'service',
+        freeForm: true,
+      };
+    case 'interactive':
+      return {
+        ...base,
+        content: { type: 'interactive', interactive: checked.interactive },
+        stored: { interactive: checked.interactive as unknown as Record<string, unknown> },
+        templateId: null,
+        category: 'service',
+        freeForm: true,
+      };
+  }
+}

@@ -1,0 +1,109 @@
+// Message rows. Every read is scoped by account_id: another account's id finds nothing.
+import type { Provider } from '../../channels/types.ts';
+import type { Sql } from '../../kernel/db.ts';
+import type { Page } from '../../kernel/pagination.ts';
+import type { PriceCategory } from '../pricing/prices.ts';
+
+export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
+
+/** What messages.content holds: the message as the API shows it, one key per type. */
+export type StoredContent =
+  | {
+      template: {
+        id: string;
+        name: string;
+        language: string;
+        category: string;
+        parameters: string[];
+        body: string;
+      };
+    }
+  | { text: { body: string; previewUrl: boolean } }
+  | { media: { kind: string; url: string; caption?: string; filename?: string } }
+  | { interactive: Record<string, unknown> };
+
+export interface MessageRow {
+  id: string;
+  account_id: string;
+  contact_id: string | null;
+  direction: 'outbound' | 'inbound';
+  type: string;
+  phone: string;
+  content: StoredContent;
+  template_id: string | null;
+  status: MessageStatus;
+  error: { code: string; message: string; providerCode?: number | null } | null;
+  provider: Provider;
+  sandbox: boolean;
+  provider_message_id: string | null;
+  country: string | null;
+  category: PriceCategory | null;
+  list_price_micros: number;
+  charged_micros: number;
+  free_reason: string | null;
+  refunded_at: Date | null;
+  idempotency_key: string | null;
+  bulk_job_id: string | null;
+  bulk_index: number | null;
+  created_at: Date;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  read_at: Date | null;
+  failed_at: Date | null;
+  updated_at: Date;
+}
+
+export const MESSAGE_COLUMNS =
+  'id, account_id, contact_id, direction, type, phone, content, template_id, status, error, provider, sandbox, ' +
+  'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
+  'idempotency_key, bulk_job_id, bulk_index, created_at, sent_at, delivered_at, read_at, failed_at, updated_at';
+
+export async function findMessage(sql: Sql, accountId: string, id: string): Promise<MessageRow | null> {
+  const { rows } = await sql.query<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE account_id = $1 AND id = $2`,
+    [accountId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findByIdempotencyKey(
+  sql: Sql,
+  accountId: string,
+  key: string,
+): Promise<MessageRow | null> {
+  const { rows } = await sql.query<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE account_id = $1 AND idempotency_key = $2`,
+    [accountId, key],
+  );
+  return rows[0] ?? null;
+}
+
+export interface MessageFilters {
+  status?: MessageStatus;
+  direction?: 'outbound' | 'inbound';
+  phone?: string;
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+
+export async function listMessages(
+  sql: Sql,
+  accountId: string,
+  page: Page,
+  filters: MessageFilters,
+): Promise<MessageRow[]> {
+  const params: unknown[] = [accountId];
+  const where = ['account_id = $1'];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  if (page.before) where.push(`id < ${param(page.before)}`);
+  if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
+  if (filters.status) where.push(`status = ${param(filters.status)}`);
+  if (filters.direction) where.push(`direction = ${param(filters.direction)}`);
+  if (filters.createdAfter) where.push(`created_at > ${param(filters.createdAfter)}`);
+  if (filters.createdBefore) where.push(`created_at < ${param(filters.createdBefore)}`);
+  const { rows } = await sql.query<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${page.limit + 1}`,
+    params,
+  );
+  return rows;
+}

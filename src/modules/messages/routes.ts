@@ -1,0 +1,145 @@
+// POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf } from '../../kernel/access.ts';
+import { notFound } from '../../kernel/errors.ts';
+import { money } from '../../kernel/money.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { invalidFields, normalizePhone } from '../contacts/fields.ts';
+import { acceptMessage } from './accept.ts';
+import { estimate } from './estimate.ts';
+import { prepareMessage, templateLookup } from './prepare.ts';
+import { findMessage, listMessages } from './repo.ts';
+import {
+  EstimateBody,
+  EstimateSchema,
+  MessageIdParams,
+  MessageListQuery,
+  MessageSchema,
+  SendMessageBody,
+} from './schemas.ts';
+import { toMessage } from './view.ts';
+
+export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['messages'];
+  return async (app) => {
+    app.post(
+      '/messages',
+      {
+        config: {
+          access: 'account',
+          errors: ['RESOURCE_NOT_FOUND', 'INSUFFICIENT_BALANCE', 'CSW_VIOLATION', 'TEMPLATE_NOT_APPROVED'],
+        },
+        schema: {
+          tags,
+          operationId: 'sendMessage',
+          summary: 'Send a message: an approved template, or free-form inside the customer service window',
+          description:
+            'Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge.',
+          body: SendMessageBody,
+          response: { 202: MessageSchema },
+        },
+      },
+      async (request, reply) => {
+        const account = accountOf(request);
+        const prepared = await prepareMessage(request.body, {
+          countryCode: account.countryCode,
+          lookup: templateLookup(ctx.db, account.id),
+        });
+        const { message } = await acceptMessage(
+          ctx,
+          { account, mode: request.principal!.mode, idempotencyKey: request.idempotency?.key ?? null },
+          prepared,
+        );
+        reply.status(202);
+        return toMessage(message);
+      },
+    );
+
+    app.post(
+      '/messages/estimate',
+      {
+        config: {
+          access: 'account',
+          errors: ['RESOURCE_NOT_FOUND', 'CSW_VIOLATION', 'TEMPLATE_NOT_APPROVED'],
+        },
+        schema: {
+          tags,
+          operationId: 'estimateMessages',
+          summary: 'Price a message, or a list of recipients, without sending',
+          description:
+            'Each recipient is priced by its country and the category (the template’s, or service for free-form), with the free rules the send applies (utility templates and service messages inside an open customer service window, and anything in the sandbox, cost nothing). The send then charges exactly this, unless a customer writes in or the balance changes in between.',
+          body: EstimateBody,
+          response: { 200: EstimateSchema },
+        },
+      },
+      async (request) => {
+        const e = await estimate(ctx, accountOf(request), request.principal!.mode, request.body);
+        return {
+          recipients: e.lines.map((l) => ({
+            index: l.index,
+            to: l.to,
+            country: l.country,
+            category: l.category,
+            unitPrice: money(l.listPriceMicros, e.currency),
+            charge: money(l.chargeMicros, e.currency),
+            freeReason: l.freeReason,
+            error: l.error as never,
+          })),
+          total: money(e.totalMicros, e.currency),
+          balance: money(e.balanceMicros, e.currency),
+          sufficient: e.balanceMicros >= e.totalMicros,
+          channel: e.provider,
+        };
+      },
+    );
+
+    app.get(
+      '/messages',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'listMessages',
+          summary: 'Messages in both directions, newest first',
+          querystring: MessageListQuery,
+          response: { 200: listOf(MessageSchema) },
+        },
+      },
+      async (request) => {
+        const account = accountOf(request);
+        const { to, createdAfter, createdBefore, status, direction } = request.query;
+        const phone = to === undefined ? undefined : normalizePhone(to, account.countryCode);
+        if (phone === null) throw invalidFields([{ field: 'to', issue: 'is not a valid phone number' }]);
+        const page = readPage(request.query);
+        const rows = await listMessages(ctx.db, account.id, page, {
+          phone,
+          status,
+          direction,
+          createdAfter: createdAfter ? new Date(createdAfter) : undefined,
+          createdBefore: createdBefore ? new Date(createdBefore) : undefined,
+        });
+        return pageOf(rows, page, (row) => toMessage(row));
+      },
+    );
+
+    app.get(
+      '/messages/:id',
+      {
+        config: { access: 'account', errors: ['RESOURCE_NOT_FOUND'] },
+        schema: {
+          tags,
+          operationId: 'getMessage',
+          summary: 'Get a message, with its status timestamps, price and error',
+          params: MessageIdParams,
+          response: { 200: MessageSchema },
+        },
+      },
+      async (request) => {
+        const row = await findMessage(ctx.db, accountOf(request).id, request.params.id);
+        if (!row) throw notFound('message');
+        return toMessage(row);
+      },
+    );
+  };
+}

@@ -1,0 +1,295 @@
+// How messages look on the wire: the fields that say what to send (shared by POST /messages, the
+// estimate and bulk sends), and the message resource.
+import { Type } from 'typebox';
+import { PageQuery } from '../../kernel/pagination.ts';
+import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+
+const Phone = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  description:
+    'E.164 with the leading +, e.g. +14155550123 (a number without a country code is read as the account’s country’s).',
+  examples: ['+14155550123'],
+});
+
+const Parameters = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
+  maxItems: 100,
+  description:
+    "The template's positional parameters, in order: the header's placeholder (if any), then the body's {{1}}…{{n}}, then one per URL button with a placeholder. No new lines, tabs or more than 4 spaces in a row.",
+});
+
+const MediaSchema = Type.Object(
+  {
+    kind: Type.Union([
+      Type.Literal('image'),
+      Type.Literal('video'),
+      Type.Literal('audio'),
+      Type.Literal('document'),
+    ]),
+    url: Type.String({ format: 'uri', maxLength: 2000, description: 'A public http(s) link to the file.' }),
+    caption: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Not for audio.' })),
+    filename: Type.Optional(Type.String({ minLength: 1, maxLength: 240, description: 'Documents only.' })),
+  },
+  { additionalProperties: false },
+);
+
+const InteractiveSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('buttons'), Type.Literal('list')]),
+    header: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
+    body: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'Up to 1024 characters with buttons, 4096 with a list.',
+    }),
+    footer: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
+    buttons: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            id: Type.String({ minLength: 1, maxLength: 256, description: 'Comes back in the reply.' }),
+            title: Type.String({ minLength: 1, maxLength: 20 }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          minItems: 1,
+          maxItems: 3,
+          description: 'kind buttons: 1–3 reply buttons, distinct ids and titles.',
+        },
+      ),
+    ),
+    buttonText: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 20,
+        description: 'kind list: the label of the button that opens the list.',
+      }),
+    ),
+    sections: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            title: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 24,
+                description: 'Required with more than one section.',
+              }),
+            ),
+            rows: Type.Array(
+              Type.Object(
+                {
+                  id: Type.String({ minLength: 1, maxLength: 200 }),
+                  title: Type.String({ minLength: 1, maxLength: 24 }),
+                  description: Type.Optional(Type.String({ minLength: 1, maxLength: 72 })),
+                },
+                { additionalProperties: false },
+              ),
+              { minItems: 1, maxItems: 10 },
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          minItems: 1,
+          maxItems: 10,
+          description: 'kind list: 1–10 sections, at most 10 rows in all, distinct row ids.',
+        },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Reply buttons (kind buttons) or a list (kind list), as WhatsApp shows them.',
+  },
+);
+
+/** What to send, without the recipient. */
+export const messageFields = {
+  type: Type.Optional(
+    Type.Union(
+      [Type.Literal('template'), Type.Literal('text'), Type.Literal('media'), Type.Literal('interactive')],
+      {
+        description: 'Left out: template when templateName is given.',
+      },
+    ),
+  ),
+  templateName: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 512, description: 'An approved template of the account.' }),
+  ),
+  templateLanguage: Type.Optional(Type.String({ minLength: 2, maxLength: 15, examples: ['en_US'] })),
+  parameters: Type.Optional(Parameters),
+  text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'type text: the message.' })),
+  previewUrl: Type.Optional(Type.Boolean({ description: 'type text: show a preview of the first link.' })),
+  media: Type.Optional(MediaSchema),
+  interactive: Type.Optional(InteractiveSchema),
+};
+
+export const SendMessageBody = Type.Object(
+  { to: Phone, ...messageFields },
+  {
+    additionalProperties: false,
+    description:
+      'A template `{to, templateName, templateLanguage, parameters}`, or free-form (only inside the customer service window): `{to, type:"text", text}`, `{to, type:"media", media}`, `{to, type:"interactive", interactive}`.',
+  },
+);
+
+export const RecipientSchema = Type.Object(
+  {
+    to: Phone,
+    parameters: Type.Optional({
+      ...Parameters,
+      description: "This recipient's template parameters (replace the top-level ones).",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ErrorInfo = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  providerCode: Type.Optional(
+    nullable(Type.Integer({ description: "The provider's own code (Meta's error code)." })),
+  ),
+  details: Type.Optional(
+    Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }, { additionalProperties: true })),
+  ),
+});
+
+export const PricingSchema = Type.Object({
+  country: nullable(Type.String({ description: "The recipient's country, from the number." })),
+  category: Type.Union(
+    [
+      Type.Literal('marketing'),
+      Type.Literal('utility'),
+      Type.Literal('authentication'),
+      Type.Literal('service'),
+    ],
+    { description: "The template's category, or service for a free-form message." },
+  ),
+  listPrice: MoneySchema,
+  charged: MoneySchema,
+  freeReason: nullable(
+    Type.Union([Type.Literal('customer_service_window'), Type.Literal('sandbox')], {
+      description: 'Why a message with a list price was not charged.',
+    }),
+  ),
+  refunded: Type.Boolean({
+    description: 'The charge was given back: the message failed without being delivered.',
+  }),
+});
+
+export const MessageStatusSchema = Type.Union(
+  [
+    Type.Literal('queued'),
+    Type.Literal('sent'),
+    Type.Literal('delivered'),
+    Type.Literal('read'),
+    Type.Literal('failed'),
+    Type.Literal('received'),
+  ],
+  { description: 'Outbound: queued → sent → delivered → read, or failed (see error). Inbound: received.' },
+);
+
+export const MessageSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['msg_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
+    direction: Type.Union([Type.Literal('outbound'), Type.Literal('inbound')]),
+    type: Type.String({ description: 'template, text, media or interactive.' }),
+    to: nullable(Type.String({ description: 'Outbound: the recipient.' })),
+    from: nullable(Type.String({ description: 'Inbound: the sender.' })),
+    contactId: nullable(Type.String()),
+    status: MessageStatusSchema,
+    template: nullable(
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        language: Type.String(),
+        category: Type.String(),
+        parameters: Type.Array(Type.String()),
+        body: Type.String({ description: 'The body with the parameters filled in.' }),
+      }),
+    ),
+    text: nullable(Type.String()),
+    media: nullable(Type.Object(MediaSchema.properties)),
+    interactive: nullable(Type.Object(InteractiveSchema.properties)),
+    channel: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
+      description: 'The provider that carries it.',
+    }),
+    sandbox: Type.Boolean({ description: 'Sent with a sandbox key: simulated, never charged.' }),
+    providerMessageId: nullable(Type.String({ description: "The provider's id (WhatsApp's wamid)." })),
+    pricing: nullable(PricingSchema),
+    error: nullable(ErrorInfo),
+    bulkJobId: nullable(Type.String()),
+    createdAt: Timestamp,
+    sentAt: NullableTimestamp,
+    deliveredAt: NullableTimestamp,
+    readAt: NullableTimestamp,
+    failedAt: NullableTimestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'Message' },
+);
+
+export const MessageIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+export const MessageListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(MessageStatusSchema),
+    direction: Type.Optional(Type.Union([Type.Literal('outbound'), Type.Literal('inbound')])),
+    to: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 40, description: "The customer's number (either direction)." }),
+    ),
+    createdAfter: Type.Optional(Type.String({ format: 'date-time' })),
+    createdBefore: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+
+export const EstimateBody = Type.Object(
+  {
+    to: Type.Optional(Phone),
+    recipients: Type.Optional(
+      Type.Array(RecipientSchema, {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'Instead of `to`: price a list (each may bring its own template parameters).',
+      }),
+    ),
+    ...messageFields,
+  },
+  {
+    additionalProperties: false,
+    description:
+      'The body of POST /messages (one `to`), or its fields with `recipients` (a list): nothing is sent or charged.',
+  },
+);
+
+export const EstimateSchema = Type.Object(
+  {
+    recipients: Type.Array(
+      Type.Object({
+        index: Type.Integer({ description: 'Position in `recipients` (0 for `to`).' }),
+        to: Type.String(),
+        country: nullable(Type.String()),
+        category: nullable(Type.String({ description: 'marketing, utility, authentication or service.' })),
+        unitPrice: MoneySchema,
+        charge: {
+          ...MoneySchema,
+          description: 'What the send would take from the wallet, after the free rules.',
+        },
+        freeReason: nullable(Type.String({ description: 'customer_service_window or sandbox.' })),
+        error: nullable(ErrorInfo),
+      }),
+    ),
+    total: { ...MoneySchema, description: 'The sum of the charges.' },
+    balance: MoneySchema,
+    sufficient: Type.Boolean({ description: 'Whether the balance pays for the total now.' }),
+    channel: Type.String({
+      description: 'The provider the send would go through (sandbox for a sandbox key).',
+    }),
+  },
+  { title: 'Estimate' },
+);

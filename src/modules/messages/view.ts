@@ -1,0 +1,45 @@
+// A message row as the API shows it (GET /messages, the 202 of a send, and message.* events).
+import { money } from '../../kernel/money.ts';
+import type { MessageRow } from './repo.ts';
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export function toMessage(row: MessageRow, currency = 'USD') {
+  const c = row.content as Record<string, unknown>;
+  const outbound = row.direction === 'outbound';
+  return {
+    id: row.id,
+    direction: row.direction,
+    type: row.type,
+    to: outbound ? row.phone : null,
+    from: outbound ? null : row.phone,
+    contactId: row.contact_id,
+    status: row.status,
+    template: (c.template as never) ?? null,
+    text: (c.text as { body: string } | undefined)?.body ?? null,
+    media: (c.media as never) ?? null,
+    interactive: (c.interactive as never) ?? null,
+    channel: row.provider,
+    sandbox: row.sandbox,
+    providerMessageId: row.provider_message_id,
+    pricing:
+      outbound && row.category
+        ? {
+            country: row.country,
+            category: row.category,
+            listPrice: money(row.list_price_micros, currency),
+            charged: money(row.charged_micros, currency),
+            freeReason: row.free_reason as 'customer_service_window' | 'sandbox' | null,
+            refunded: row.refunded_at !== null,
+          }
+        : null,
+    error: row.error,
+    bulkJobId: row.bulk_job_id,
+    createdAt: row.created_at.toISOString(),
+    sentAt: iso(row.sent_at),
+    deliveredAt: iso(row.delivered_at),
+    readAt: iso(row.read_at),
+    failedAt: iso(row.failed_at),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,930 @@
+// A fake WhatsApp Cloud API (Meta's Graph API) on loopback, so Tidings' WhatsApp channel is tested
+// over the wire against something that answers like Meta: the same paths, success bodies and Graph
+// error bodies, checked as strictly as Meta checks them (token ownership, unknown ids, template
+// name/language/status and parameter counts, text length, interactive limits). It records every
+// request, lets a test script failures (any status and Graph error, Retry-After, a hang), decides
+// template reviews on the test's word, and plays Meta's side of the webhooks: signed status,
+// template and inbound callbacks, and the GET verification handshake.
+//
+// It is written from Meta's documentation, independently of src/channels/whatsapp-cloud, so the
+// adapter cannot pass by agreeing with itself.
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+
+export interface FakeBusiness {
+  phoneNumberId: string;
+  businessAccountId: string;
+  accessToken: string;
+  appSecret: string;
+  verifyToken: string;
+  /** As GET /{phone-number-id} shows it, e.g. "+1 555-012-3456". */
+  displayPhoneNumber: string;
+  verifiedName: string;
+}
+
+export type FakeTemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
+
+export interface FakeTemplate {
+  id: string;
+  businessAccountId: string;
+  name: string;
+  language: string;
+  category: string;
+  components: any[];
+  status: FakeTemplateStatus;
+  reason: string | null;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** The path with its query string, e.g. /v21.0/123/messages. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body; null when there was none or it was not JSON. */
+  body: any;
+  raw: string;
+}
+
+export interface SentMessage {
+  businessPhoneNumberId: string;
+  to: string;
+  body: any;
+  wamid: string;
+}
+
+/** How the fake answers a request instead of its own behaviour. */
+export interface GraphAnswer {
+  status: number;
+  /** Sent as JSON (a string is sent as it is). */
+  body?: unknown;
+  headers?: Record<string, string>;
+  delayMs?: number;
+  /** Never answer (the connection stays open until the client gives up or the fake closes). */
+  hang?: boolean;
+}
+
+/** Looks at every request first; an answer replaces the fake's own, undefined lets it proceed. */
+export type Responder = (request: RecordedRequest) => GraphAnswer | undefined;
+
+export interface CallbackResult {
+  status: number;
+  body: string;
+}
+
+export interface CallbackOptions {
+  /** `wrong`: signed with another secret; `missing`: no X-Hub-Signature-256 header. */
+  signature?: 'valid' | 'wrong' | 'missing';
+}
+
+// Meta's HTTP status and message for the codes tests script most, from its error-code reference.
+const KNOWN_ERRORS: Record<number, [status: number, message: string]> = {
+  1: [400, '(#1) An unknown error occurred'],
+  2: [503, '(#2) Service temporarily unavailable'],
+  4: [400, '(#4) Application request limit reached'],
+  100: [400, '(#100) Invalid parameter'],
+  190: [401, 'Invalid OAuth access token - Cannot parse access token'],
+  368: [403, '(#368) Temporarily blocked for policies violations'],
+  80007: [400, '(#80007) Rate limit issues'],
+  130429: [400, '(#130429) Rate limit hit'],
+  131000: [500, '(#131000) Something went wrong'],
+  131008: [400, '(#131008) Required parameter is missing'],
+  131009: [400, '(#131009) Parameter value is not valid'],
+  131016: [500, '(#131016) Service unavailable'],
+  131026: [400, '(#131026) Message Undeliverable.'],
+  131030: [400, '(#131030) Recipient phone number not in allowed list'],
+  131031: [403, '(#131031) Account has been locked'],
+  131047: [400, '(#131047) Re-engagement message'],
+  131049: [400, '(#131049) This message was not delivered to maintain healthy ecosystem engagement.'],
+  131051: [400, '(#131051) Unsupported message type'],
+  131056: [400, '(#131056) (Business Account, Consumer Account) pair rate limit hit'],
+  132000: [400, '(#132000) Number of parameters does not match the expected number of params'],
+  132001: [404, '(#132001) Template name does not exist in the translation'],
+  132005: [400, '(#132005) Translated text too long'],
+  132007: [400, '(#132007) Template Format Character Policy Violated'],
+  132012: [400, '(#132012) Parameter format does not match format in the created template'],
+  132015: [400, '(#132015) Template is Paused'],
+  132016: [400, '(#132016) Template is Disabled'],
+};
+
+export interface GraphErrorOptions {
+  status?: number;
+  message?: string;
+  /** error.error_data.details, where Meta explains the specific cause. */
+  details?: string;
+  /** error.error_user_msg, Meta's user-facing explanation (template creation errors carry one). */
+  userMessage?: string;
+  subcode?: number;
+  type?: string;
+  headers?: Record<string, string>;
+}
+
+/** A Graph error answer as Meta writes it: {error:{message,type,code,error_data,fbtrace_id}}. */
+export function graphError(code: number, options: GraphErrorOptions = {}): GraphAnswer {
+  const [status, message] = KNOWN_ERRORS[code] ?? [400, `(#${code}) Error`];
+  const error: Record<string, unknown> = {
+    message: options.message ?? message,
+    type: options.type ?? 'OAuthException',
+    code,
+  };
+  if (options.subcode !== undefined) error.error_subcode = options.subcode;
+  if (options.userMessage !== undefined) error.error_user_msg = options.userMessage;
+  if (options.details !== undefined)
+    error.error_data = { messaging_product: 'whatsapp', details: options.details };
+  error.fbtrace_id = `A${randomBytes(15).toString('base64url')}`;
+  return { status: options.status ?? status, body: { error }, headers: options.headers };
+}
+
+const digits = (count: number) =>
+  String(randomInt(1, 10)) + Array.from({ length: count - 1 }, () => randomInt(0, 10)).join('');
+
+/** Meta's message ids: "wamid." and a base64 blob. */
+const newWamid = () => `wamid.${randomBytes(30).toString('base64')}`;
+
+const MESSAGE_TYPES = [
+  'text',
+  'image',
+  'video',
+  'audio',
+  'document',
+  'sticker',
+  'template',
+  'interactive',
+  'location',
+  'contacts',
+  'reaction',
+];
+const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'];
+const PHONE_FIELDS = [
+  'id',
+  'display_phone_number',
+  'verified_name',
+  'quality_rating',
+  'code_verification_status',
+  'platform_type',
+  'throughput',
+];
+
+const placeholders = (text: unknown) =>
+  typeof text === 'string' ? new Set(Array.from(text.matchAll(/\{\{\s*(\d+)\s*\}\}/g), (m) => m[1])).size : 0;
+const chars = (text: string) => [...text].length;
+const isRecord = (v: unknown): v is Record<string, any> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isHttpUrl = (v: unknown) => {
+  if (typeof v !== 'string') return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+};
+
+export class FakeWhatsAppCloud {
+  readonly requests: RecordedRequest[] = [];
+  readonly sent: SentMessage[] = [];
+  readonly templates = new Map<string, FakeTemplate>();
+  /** Submitted templates are APPROVED at once instead of PENDING. */
+  autoApprove: boolean;
+  respond: Responder | undefined;
+  readonly #version: string;
+  readonly #server: Server;
+  readonly #businesses: FakeBusiness[] = [];
+  readonly #scripted: GraphAnswer[] = [];
+  #waiters: { count: number; resolve: () => void }[] = [];
+
+  private constructor(server: Server, options: { autoApprove?: boolean; version?: string }) {
+    this.#server = server;
+    this.autoApprove = options.autoApprove ?? false;
+    this.#version = options.version ?? 'v21.0';
+  }
+
+  static async start(options: { autoApprove?: boolean; version?: string } = {}): Promise<FakeWhatsAppCloud> {
+    const server = createServer();
+    const fake = new FakeWhatsAppCloud(server, options);
+    server.on('request', (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = null;
+        try {
+          body = raw ? JSON.parse(raw) : null;
+        } catch {
+          // not JSON: the route answers for it
+        }
+        fake.#handle(
+          { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, raw },
+          res,
+        );
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return fake;
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo).port;
+  }
+
+  /** The Graph base URL to configure, e.g. http://127.0.0.1:PORT/v21.0. */
+  get graphUrl(): string {
+    return `http://127.0.0.1:${this.port}/${this.#version}`;
+  }
+
+  /** Registers a business (a WABA with one phone number) with fresh random credentials. */
+  createBusiness(overrides: Partial<FakeBusiness> = {}): FakeBusiness {
+    const local = digits(7);
+    const business: FakeBusiness = {
+      phoneNumberId: digits(15),
+      businessAccountId: digits(15),
+      accessToken: `EAA${randomBytes(48).toString('base64url')}`,
+      appSecret: randomBytes(16).toString('hex'),
+      verifyToken: randomBytes(12).toString('hex'),
+      displayPhoneNumber: `+1 555-${local.slice(0, 3)}-${local.slice(3)}`,
+      verifiedName: `Test Business ${digits(4)}`,
+      ...overrides,
+    };
+    this.#businesses.push(business);
+    return business;
+  }
+
+  /** Puts a template straight into a business's account (APPROVED unless told otherwise). */
+  addTemplate(
+    business: FakeBusiness,
+    template: { name: string; language: string; category?: string; components: any[] },
+    status: FakeTemplateStatus = 'APPROVED',
+  ): FakeTemplate {
+    const stored: FakeTemplate = {
+      id: digits(16),
+      businessAccountId: business.businessAccountId,
+      name: template.name,
+      language: template.language,
+      category: template.category ?? 'UTILITY',
+      components: structuredClone(template.components),
+      status,
+      reason: null,
+    };
+    this.templates.set(stored.id, stored);
+    return stored;
+  }
+
+  setTemplateStatus(id: string, status: FakeTemplateStatus, reason: string | null = null): FakeTemplate {
+    const template = this.templates.get(id);
+    if (!template) throw new Error(`the fake has no template ${id}`);
+    template.status = status;
+    template.reason = reason;
+    return template;
+  }
+
+  approveTemplate(id: string): FakeTemplate {
+    return this.setTemplateStatus(id, 'APPROVED');
+  }
+
+  rejectTemplate(id: string, reason = 'INVALID_FORMAT'): FakeTemplate {
+    return this.setTemplateStatus(id, 'REJECTED', reason);
+  }
+
+  /**
+   * The next `times` sends (POST …/messages) get this answer instead of the fake's own, before any
+   * check (token, ids, body): Meta's own failures do not wait for validation either.
+   */
+  failNext(answer: GraphAnswer, times = 1): void {
+    for (let i = 0; i < times; i++) this.#scripted.push(answer);
+  }
+
+  /** Resolves once `count` messages were accepted in all; rejects after timeoutMs. */
+  async waitForSends(count: number, timeoutMs = 10_000): Promise<SentMessage[]> {
+    if (this.sent.length < count) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`the fake accepted ${this.sent.length} of ${count} sends in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        this.#waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    }
+    return this.sent.slice(0, count);
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    this.#server.close();
+  }
+
+  // ---- Requests from Tidings ----
+
+  #handle(req: RecordedRequest, res: ServerResponse): void {
+    this.requests.push(req);
+    const answer = this.respond?.(req) ?? this.#route(req);
+    if (answer.hang) return;
+    const send = () => {
+      if (res.destroyed) return;
+      const payload = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
+      res.writeHead(answer.status, { 'content-type': 'application/json; charset=UTF-8', ...answer.headers });
+      res.end(payload);
+    };
+    if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
+    else send();
+  }
+
+  #route(req: RecordedRequest): GraphAnswer {
+    const url = new URL(req.path, 'http://graph.invalid');
+    const parts = /^\/v\d+\.\d+\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
+    if (!parts) return graphError(2500, { message: `Unknown path components: ${url.pathname}` });
+    const [, id, edge] = parts as unknown as [string, string, string | undefined];
+    const isSend = req.method === 'POST' && edge === 'messages';
+    if (isSend && this.#scripted.length > 0) return this.#scripted.shift()!;
+
+    const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    const caller = token ? this.#businesses.find((b) => b.accessToken === token) : undefined;
+    if (!caller) return graphError(190);
+    const template = this.templates.get(id);
+    if (template && req.method === 'POST' && edge === undefined) {
+      const wabaOwner = this.#businesses.find((b) => b.businessAccountId === template.businessAccountId);
+      if (wabaOwner !== caller)
+        return graphError(190, {
+          message: 'Error validating access token: the token does not belong to this object',
+        });
+      return this.#editTemplate(template, req.body);
+    }
+    const owner = this.#businesses.find((b) => b.phoneNumberId === id || b.businessAccountId === id);
+    const unsupported = () =>
+      graphError(100, {
+        type: 'GraphMethodException',
+        subcode: 33,
+        message: `Unsupported ${req.method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
+      });
+    if (!owner) return unsupported();
+    if (owner !== caller) {
+      return graphError(190, {
+        message: 'Error validating access token: the token does not belong to this object',
+      });
+    }
+    const onPhone = owner.phoneNumberId === id;
+    if (req.method === 'POST' && edge === 'messages' && onPhone) return this.#send(owner, req.body);
+    if (req.method === 'POST' && edge === 'message_templates' && !onPhone)
+      return this.#createTemplate(owner, req.body);
+    if (req.method === 'GET' && edge === undefined && onPhone) return this.#phoneNumber(owner, url);
+    if (edge !== undefined && !['messages', 'message_templates'].includes(edge)) {
+      return graphError(2500, { message: `Unknown path components: /${edge}` });
+    }
+    return unsupported();
+  }
+
+  #phoneNumber(business: FakeBusiness, url: URL): GraphAnswer {
+    const asked = url.searchParams.get('fields');
+    const fields = asked ? asked.split(',').map((f) => f.trim()) : PHONE_FIELDS;
+    const unknown = fields.find((f) => !PHONE_FIELDS.includes(f));
+    if (unknown) {
+      return graphError(100, {
+        message: `(#100) Tried accessing nonexisting field (${unknown}) on node type (WhatsAppBusinessPhoneNumber)`,
+      });
+    }
+    const all: Record<string, unknown> = {
+      verified_name: business.verifiedName,
+      code_verification_status: 'VERIFIED',
+      display_phone_number: business.displayPhoneNumber,
+      quality_rating: 'GREEN',
+      platform_type: 'CLOUD_API',
+      throughput: { level: 'STANDARD' },
+    };
+    const body: Record<string, unknown> = {};
+    for (const field of fields) if (field !== 'id') body[field] = all[field];
+    body.id = business.phoneNumberId;
+    return { status: 200, body };
+  }
+
+  #send(business: FakeBusiness, body: any): GraphAnswer {
+    const problem = this.#checkMessage(business, body);
+    if (problem) return problem;
+    const wamid = newWamid();
+    this.sent.push({ businessPhoneNumberId: business.phoneNumberId, to: body.to, body, wamid });
+    this.#waiters = this.#waiters.filter((w) => {
+      if (this.sent.length >= w.count) w.resolve();
+      return this.sent.length < w.count;
+    });
+    // message_status (template pacing) is only in answers to template sends.
+    const message: Record<string, string> = { id: wamid };
+    if (body.type === 'template') message.message_status = 'accepted';
+    return {
+      status: 200,
+      body: {
+        messaging_product: 'whatsapp',
+        contacts: [{ input: body.to, wa_id: String(body.to).replace(/\D/g, '') }],
+        messages: [message],
+      },
+    };
+  }
+
+  #checkMessage(business: FakeBusiness, body: any): GraphAnswer | null {
+    const invalid = (details: string) => graphError(131009, { details });
+    const missing = (details: string) => graphError(131008, { details });
+    if (!isRecord(body)) return graphError(100, { details: 'The request body must be a JSON object' });
+    if (body.messaging_product === undefined) {
+      return graphError(100, { message: '(#100) The parameter messaging_product is required.' });
+    }
+    if (body.messaging_product !== 'whatsapp') {
+      return graphError(100, {
+        message: `(#100) Param messaging_product must be one of {WHATSAPP} - got "${body.messaging_product}".`,
+      });
+    }
+    if (body.recipient_type !== undefined && !['individual', 'group'].includes(body.recipient_type)) {
+      return graphError(100, { message: '(#100) Param recipient_type must be one of {GROUP, INDIVIDUAL}' });
+    }
+    if (typeof body.to !== 'string' || !body.to) {
+      return graphError(100, { message: '(#100) The parameter to is required.' });
+    }
+    const toDigits = body.to.replace(/\D/g, '');
+    if (!/^\+?[\d\s()-]+$/.test(body.to) || toDigits.length < 7 || toDigits.length > 15) {
+      return invalid(`Invalid recipient phone number: ${body.to}`);
+    }
+    const type = body.type ?? 'text';
+    if (!MESSAGE_TYPES.includes(type)) {
+      return graphError(100, {
+        message: `(#100) Param type must be one of {${MESSAGE_TYPES.join(', ').toUpperCase()}}`,
+      });
+    }
+    const object = body[type];
+    if (!isRecord(object)) return missing(`Parameter '${type}' is required for messages of type ${type}`);
+
+    if (type === 'text') {
+      if (typeof object.body !== 'string' || !object.body)
+        return missing("Parameter 'text.body' is required");
+      if (chars(object.body) > 4096) {
+        return graphError(100, {
+          message: "(#100) Param text['body'] must be at most 4096 characters long.",
+        });
+      }
+      if (object.preview_url !== undefined && typeof object.preview_url !== 'boolean') {
+        return invalid('preview_url must be a boolean');
+      }
+      return null;
+    }
+    if (MEDIA_TYPES.includes(type)) {
+      if (object.id === undefined && object.link === undefined)
+        return missing(`Parameter '${type}.link' or '${type}.id' is required`);
+      if (object.link !== undefined && !isHttpUrl(object.link))
+        return invalid(`${type}.link must be an http(s) URL`);
+      if (object.caption !== undefined) {
+        if (type === 'audio' || type === 'sticker') return invalid(`caption is not allowed for ${type}`);
+        if (typeof object.caption !== 'string' || chars(object.caption) > 1024) {
+          return invalid('caption must be a string of at most 1024 characters');
+        }
+      }
+      if (object.filename !== undefined && type !== 'document')
+        return invalid(`filename is not allowed for ${type}`);
+      return null;
+    }
+    if (type === 'interactive') return checkInteractive(object);
+    if (type === 'template') return this.#checkTemplate(business, object);
+    return null;
+  }
+
+  #checkTemplate(business: FakeBusiness, sent: Record<string, any>): GraphAnswer | null {
+    const name = sent.name;
+    const language = isRecord(sent.language) ? sent.language.code : undefined;
+    if (typeof name !== 'string' || !name)
+      return graphError(131008, { details: "Parameter 'template.name' is required" });
+    if (typeof language !== 'string' || !language) {
+      return graphError(131008, { details: "Parameter 'template.language.code' is required" });
+    }
+    const template = [...this.templates.values()].find(
+      (t) => t.businessAccountId === business.businessAccountId && t.name === name && t.language === language,
+    );
+    if (!template || template.status === 'PENDING' || template.status === 'REJECTED') {
+      return graphError(132001, { details: `template name (${name}) does not exist in ${language}` });
+    }
+    if (template.status === 'PAUSED') return graphError(132015, { details: `template ${name} is paused` });
+    if (template.status === 'DISABLED')
+      return graphError(132016, { details: `template ${name} is disabled` });
+
+    // What the template needs filled, by send-time component.
+    const header = template.components.find((c) => c.type === 'HEADER');
+    const body = template.components.find((c) => c.type === 'BODY');
+    const buttons: any[] = template.components.find((c) => c.type === 'BUTTONS')?.buttons ?? [];
+    const expected = new Map<string, { count: number; kind: string }>();
+    if (header?.format === 'TEXT' && placeholders(header.text) > 0)
+      expected.set('header', { count: 1, kind: 'text' });
+    else if (header && header.format !== 'TEXT')
+      expected.set('header', { count: 1, kind: String(header.format).toLowerCase() });
+    if (placeholders(body?.text) > 0) expected.set('body', { count: placeholders(body.text), kind: 'text' });
+    buttons.forEach((b, index) => {
+      if (b.type === 'URL' && placeholders(b.url) > 0)
+        expected.set(`button:${index}`, { count: 1, kind: 'text' });
+    });
+
+    const given = new Map<string, any[]>();
+    const components = sent.components ?? [];
+    if (!Array.isArray(components))
+      return graphError(100, { details: 'template.components must be an array' });
+    for (const component of components) {
+      const type = String(component?.type ?? '').toLowerCase();
+      const key = type === 'button' ? `button:${Number(component.index)}` : type;
+      if (!['header', 'body'].includes(type) && !(type === 'button' && component.sub_type === 'url')) {
+        return graphError(132000, { details: `unexpected component ${JSON.stringify(component?.type)}` });
+      }
+      given.set(key, Array.isArray(component.parameters) ? component.parameters : []);
+    }
+    for (const key of new Set([...expected.keys(), ...given.keys()])) {
+      const want = expected.get(key);
+      const got = given.get(key) ?? [];
+      if ((want?.count ?? 0) !== got.length) {
+        return graphError(132000, {
+          details: `${key.replace(':', ' ')}: number of localizable_params (${got.length}) does not match the expected number of params (${want?.count ?? 0})`,
+        });
+      }
+      for (const parameter of got) {
+        const ok =
+          want?.kind === 'text'
+            ? parameter?.type === 'text' && typeof parameter.text === 'string' && parameter.text.length > 0
+            : parameter?.type === want?.kind && isHttpUrl(parameter?.[want!.kind]?.link);
+        if (!ok) {
+          return graphError(132012, {
+            details: `${key.replace(':', ' ')}: parameter format does not match the template (expected ${want?.kind})`,
+          });
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Why Meta would refuse this template definition, or null. */
+  #templateProblem(body: any): GraphAnswer | null {
+    const refuse = (userMessage: string, subcode = 2388001) =>
+      graphError(100, { message: 'Invalid parameter', subcode, userMessage });
+    if (!isRecord(body)) return refuse('The request body must be a JSON object');
+    if (typeof body.name !== 'string' || !/^[a-z0-9_]{1,512}$/.test(body.name)) {
+      return refuse(
+        'Template name can only contain lowercase alphanumeric characters and underscores',
+        2388023,
+      );
+    }
+    if (typeof body.language !== 'string' || !/^[a-z]{2,3}(_[A-Z]{2,4})?$/.test(body.language)) {
+      return refuse('The language is not supported', 2388072);
+    }
+    if (!['MARKETING', 'UTILITY', 'AUTHENTICATION'].includes(body.category)) {
+      return refuse('Category must be one of MARKETING, UTILITY or AUTHENTICATION', 2388026);
+    }
+    const components = body.components;
+    if (!Array.isArray(components) || components.length === 0)
+      return refuse('components are required', 2388040);
+    const bodies = components.filter((c: any) => c?.type === 'BODY');
+    if (bodies.length !== 1 || typeof bodies[0].text !== 'string' || !bodies[0].text) {
+      return refuse('A template needs exactly one BODY component with text', 2388043);
+    }
+    if (chars(bodies[0].text) > 1024) return refuse('The body text is longer than 1024 characters', 2388040);
+    for (const component of components) {
+      if (!['HEADER', 'BODY', 'FOOTER', 'BUTTONS'].includes(component?.type)) {
+        return refuse(`Unknown component type ${JSON.stringify(component?.type)}`, 2388047);
+      }
+      if (component.type === 'HEADER') {
+        if (!['TEXT', 'IMAGE', 'VIDEO', 'DOCUMENT', 'LOCATION'].includes(component.format)) {
+          return refuse('Header format is incorrect', 2388047);
+        }
+        if (
+          component.format === 'TEXT' &&
+          (typeof component.text !== 'string' || chars(component.text) > 60)
+        ) {
+          return refuse('A TEXT header needs text of at most 60 characters', 2388040);
+        }
+        if (component.format === 'TEXT' && placeholders(component.text) > 1) {
+          return refuse('A TEXT header may have one variable', 2388047);
+        }
+        if (
+          ['IMAGE', 'VIDEO', 'DOCUMENT'].includes(component.format) &&
+          !component.example?.header_handle?.[0]
+        ) {
+          return refuse('A media header needs an example (header_handle)', 2388043);
+        }
+      }
+    }
+    return null;
+  }
+
+  #createTemplate(business: FakeBusiness, body: any): GraphAnswer {
+    const problem = this.#templateProblem(body);
+    if (problem) return problem;
+    const refuse = (userMessage: string, subcode = 2388001) =>
+      graphError(100, { message: 'Invalid parameter', subcode, userMessage });
+    const duplicate = [...this.templates.values()].some(
+      (t) =>
+        t.businessAccountId === business.businessAccountId &&
+        t.name === body.name &&
+        t.language === body.language,
+    );
+    if (duplicate) return refuse('Content in this language already exists', 2388024);
+    const stored = this.addTemplate(business, body as any, this.autoApprove ? 'APPROVED' : 'PENDING');
+    return { status: 200, body: { id: stored.id, status: stored.status, category: stored.category } };
+  }
+
+  /**
+   * POST /{template-id}: Meta's edit of an approved, rejected or paused template (name and language
+   * stay; the category may change only when it is not approved). The edit goes back to review.
+   */
+  #editTemplate(template: FakeTemplate, body: any): GraphAnswer {
+    if (!['APPROVED', 'REJECTED', 'PAUSED'].includes(template.status)) {
+      return graphError(100, {
+        message: 'Invalid parameter',
+        subcode: 2388025,
+        userMessage: `A template that is ${template.status} cannot be edited`,
+      });
+    }
+    if (template.status === 'APPROVED' && body?.category && body.category !== template.category) {
+      return graphError(100, {
+        message: 'Invalid parameter',
+        subcode: 2388025,
+        userMessage: 'The category of an approved template cannot be changed',
+      });
+    }
+    const edited = {
+      name: template.name,
+      language: template.language,
+      category: body?.category ?? template.category,
+      components: body?.components,
+    };
+    const problem = this.#templateProblem(edited);
+    if (problem) return problem;
+    template.category = edited.category;
+    template.components = structuredClone(edited.components);
+    template.status = this.autoApprove ? 'APPROVED' : 'PENDING';
+    template.reason = null;
+    return { status: 200, body: { success: true } };
+  }
+
+  // ---- Callbacks to Tidings, as Meta sends them ----
+
+  /** POSTs a payload to a callback URL signed with the business's app secret (or not, on request). */
+  async postCallback(
+    callbackUrl: string,
+    business: FakeBusiness,
+    payload: unknown,
+    options: CallbackOptions = {},
+  ): Promise<CallbackResult> {
+    const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'facebookexternalua',
+    };
+    const signature = options.signature ?? 'valid';
+    if (signature !== 'missing') {
+      const secret = signature === 'valid' ? business.appSecret : randomBytes(16).toString('hex');
+      headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    }
+    const res = await request(callbackUrl, { method: 'POST', headers, body });
+    return { status: res.statusCode, body: await res.body.text() };
+  }
+
+  #envelope(business: FakeBusiness, field: string, value: unknown) {
+    return {
+      object: 'whatsapp_business_account',
+      entry: [{ id: business.businessAccountId, changes: [{ value, field }] }],
+    };
+  }
+
+  #metadata(business: FakeBusiness) {
+    return {
+      display_phone_number: business.displayPhoneNumber.replace(/\D/g, ''),
+      phone_number_id: business.phoneNumberId,
+    };
+  }
+
+  /** The `statuses` webhook for a message the business sent. */
+  statusPayload(
+    business: FakeBusiness,
+    update: {
+      wamid: string;
+      status: 'sent' | 'delivered' | 'read' | 'failed';
+      recipientId: string;
+      /** Unix seconds; now by default. */
+      timestamp?: number;
+      errors?: { code: number; title: string; message?: string; details?: string }[];
+    },
+  ) {
+    const timestamp = update.timestamp ?? Math.floor(Date.now() / 1000);
+    const status: Record<string, unknown> = {
+      id: update.wamid,
+      status: update.status,
+      timestamp: String(timestamp),
+      recipient_id: update.recipientId.replace(/\D/g, ''),
+    };
+    if (update.status === 'failed') {
+      const errors = update.errors ?? [{ code: 131026, title: 'Message undeliverable' }];
+      status.errors = errors.map((e) => ({
+        code: e.code,
+        title: e.title,
+        message: e.message ?? e.title,
+        error_data: { details: e.details ?? e.title },
+        href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
+      }));
+    } else {
+      const conversation: Record<string, unknown> = {
+        id: randomBytes(16).toString('hex'),
+        origin: { type: 'utility' },
+      };
+      if (update.status === 'sent') conversation.expiration_timestamp = String(timestamp + 86_400);
+      status.conversation = conversation;
+      status.pricing = { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' };
+    }
+    return this.#envelope(business, 'messages', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      statuses: [status],
+    });
+  }
+
+  postStatus(
+    callbackUrl: string,
+    business: FakeBusiness,
+    update: Parameters<FakeWhatsAppCloud['statusPayload']>[1],
+    options?: CallbackOptions,
+  ): Promise<CallbackResult> {
+    return this.postCallback(callbackUrl, business, this.statusPayload(business, update), options);
+  }
+
+  /**
+   * The `message_template_status_update` webhook, as raw JSON text: Meta sends the template id as a
+   * bare number, which JSON.stringify of a string id would not.
+   */
+  templateStatusPayload(
+    business: FakeBusiness,
+    update: { templateId: string; name: string; language: string; event: string; reason?: string | null },
+  ): string {
+    const envelope = this.#envelope(business, 'message_template_status_update', {
+      event: update.event,
+      message_template_id: update.templateId,
+      message_template_name: update.name,
+      message_template_language: update.language,
+      reason: update.reason ?? 'NONE',
+    });
+    (envelope.entry[0] as Record<string, unknown>).time = Math.floor(Date.now() / 1000);
+    return JSON.stringify(envelope).replace(
+      `"message_template_id":${JSON.stringify(update.templateId)}`,
+      `"message_template_id":${update.templateId}`,
+    );
+  }
+
+  /** Sends the template webhook, and keeps the fake's own template in step with what it said. */
+  postTemplateStatus(
+    callbackUrl: string,
+    business: FakeBusiness,
+    update: Parameters<FakeWhatsAppCloud['templateStatusPayload']>[1],
+    options?: CallbackOptions,
+  ): Promise<CallbackResult> {
+    const template = this.templates.get(update.templateId);
+    const becomes: Record<string, FakeTemplateStatus> = {
+      APPROVED: 'APPROVED',
+      REINSTATED: 'APPROVED',
+      REJECTED: 'REJECTED',
+      PAUSED: 'PAUSED',
+      DISABLED: 'DISABLED',
+    };
+    const status = becomes[update.event];
+    if (template && status) this.setTemplateStatus(template.id, status, update.reason ?? null);
+    return this.postCallback(callbackUrl, business, this.templateStatusPayload(business, update), options);
+  }
+
+  /** The `messages` webhook for a customer's message to the business (a text unless `message` is given). */
+  inboundPayload(
+    business: FakeBusiness,
+    inbound: {
+      from: string;
+      name?: string;
+      text?: string;
+      message?: Record<string, unknown>;
+      timestamp?: number;
+    },
+  ) {
+    const from = inbound.from.replace(/\D/g, '');
+    const message = {
+      from,
+      id: newWamid(),
+      timestamp: String(inbound.timestamp ?? Math.floor(Date.now() / 1000)),
+      type: 'text',
+      text: { body: inbound.text ?? 'Hello' },
+      ...inbound.message,
+    };
+    return this.#envelope(business, 'messages', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      contacts: [{ profile: { name: inbound.name ?? 'Test Customer' }, wa_id: from }],
+      messages: [message],
+    });
+  }
+
+  postInbound(
+    callbackUrl: string,
+    business: FakeBusiness,
+    inbound: Parameters<FakeWhatsAppCloud['inboundPayload']>[1],
+    options?: CallbackOptions,
+  ): Promise<CallbackResult> {
+    return this.postCallback(callbackUrl, business, this.inboundPayload(business, inbound), options);
+  }
+
+  /** Meta's GET verification request for a callback URL. */
+  async handshake(
+    callbackUrl: string,
+    params: { verifyToken: string; challenge: string; mode?: string },
+  ): Promise<{ status: number; text: string }> {
+    const url = new URL(callbackUrl);
+    url.searchParams.set('hub.mode', params.mode ?? 'subscribe');
+    url.searchParams.set('hub.verify_token', params.verifyToken);
+    url.searchParams.set('hub.challenge', params.challenge);
+    const res = await request(url, { method: 'GET', headers: { 'user-agent': 'facebookplatform/1.0' } });
+    return { status: res.statusCode, text: await res.body.text() };
+  }
+}
+
+function checkInteractive(interactive: Record<string, any>): GraphAnswer | null {
+  const invalid = (details: string) => graphError(131009, { details });
+  const missing = (details: string) => graphError(131008, { details });
+  const kind = interactive.type;
+  if (!['button', 'list', 'cta_url'].includes(kind))
+    return invalid(`interactive.type ${JSON.stringify(kind)} is not supported`);
+  if (typeof interactive.body?.text !== 'string' || !interactive.body.text)
+    return missing("Parameter 'interactive.body.text' is required");
+  if (chars(interactive.body.text) > 1024)
+    return invalid('interactive.body.text is longer than 1024 characters');
+  if (interactive.header !== undefined) {
+    if (kind === 'list' && interactive.header.type !== 'text')
+      return invalid('a list message header must be of type text');
+    if (
+      interactive.header.type === 'text' &&
+      (typeof interactive.header.text !== 'string' || chars(interactive.header.text) > 60)
+    ) {
+      return invalid('interactive.header.text must be at most 60 characters');
+    }
+  }
+  if (
+    interactive.footer !== undefined &&
+    (typeof interactive.footer.text !== 'string' || chars(interactive.footer.text) > 60)
+  ) {
+    return invalid('interactive.footer.text must be at most 60 characters');
+  }
+  const action = interactive.action;
+  if (!isRecord(action)) return missing("Parameter 'interactive.action' is required");
+  if (kind === 'button') {
+    const buttons = action.buttons;
+    if (!Array.isArray(buttons) || buttons.length < 1 || buttons.length > 3)
+      return invalid('a button message has 1 to 3 buttons');
+    const ids = new Set<string>();
+    const titles = new Set<string>();
+    for (const b of buttons) {
+      if (b?.type !== 'reply' || typeof b.reply?.id !== 'string' || typeof b.reply?.title !== 'string') {
+        return invalid('each button is {type:"reply", reply:{id, title}}');
+      }
+      if (chars(b.reply.id) > 256 || chars(b.reply.title) > 20)
+        return invalid('button id ≤ 256, title ≤ 20 characters');
+      if (ids.has(b.reply.id) || titles.has(b.reply.title))
+        return invalid('button ids and titles must be unique');
+      ids.add(b.reply.id);
+      titles.add(b.reply.title);
+    }
+    return null;
+  }
+  if (kind === 'list') {
+    if (typeof action.button !== 'string' || !action.button || chars(action.button) > 20) {
+      return invalid('action.button is required, at most 20 characters');
+    }
+    const sections = action.sections;
+    if (!Array.isArray(sections) || sections.length < 1 || sections.length > 10)
+      return invalid('a list has 1 to 10 sections');
+    let rows = 0;
+    const ids = new Set<string>();
+    for (const section of sections) {
+      if (sections.length > 1 && (typeof section?.title !== 'string' || !section.title)) {
+        return invalid('every section needs a title when there is more than one');
+      }
+      if (section?.title !== undefined && chars(String(section.title)) > 24)
+        return invalid('section title ≤ 24 characters');
+      if (!Array.isArray(section?.rows) || section.rows.length === 0)
+        return invalid('every section needs rows');
+      for (const row of section.rows) {
+        rows++;
+        if (typeof row?.id !== 'string' || typeof row?.title !== 'string')
+          return invalid('each row is {id, title}');
+        if (chars(row.id) > 200 || chars(row.title) > 24)
+          return invalid('row id ≤ 200, title ≤ 24 characters');
+        if (
+          row.description !== undefined &&
+          (typeof row.description !== 'string' || chars(row.description) > 72)
+        ) {
+          return invalid('row description ≤ 72 characters');
+        }
+        if (ids.has(row.id)) return invalid('row ids must be unique');
+        ids.add(row.id);
+      }
+    }
+    if (rows > 10) return invalid('a list has at most 10 rows in all');
+  }
+  return null;
+}

@@ -1,0 +1,154 @@
+// Factories for messaging tests: tenants on the sandbox or on a fake WhatsApp Cloud API number,
+// wallet credits, approved templates, and waiting for a message to reach a status.
+import { expect } from 'vitest';
+import type { App } from '../../src/app.ts';
+import type { Database } from '../../src/kernel/db.ts';
+import type { FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
+import { call, tenant } from './client.ts';
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Probes until `ok` holds or the time is up; answers the last value (the caller asserts on it). */
+export async function eventually<T>(
+  probe: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (ok(value) || Date.now() > deadline) return value;
+    await sleep(50);
+  }
+}
+
+export interface MessagingTenant {
+  accountId: string;
+  apiKey: string;
+  keyId: string;
+}
+
+/** The sandbox with no delays: handed over, delivered and read at once; templates reviewed at once. */
+export const INSTANT_SANDBOX = { deliveredAfterMs: 0, readAfterMs: 0, reviewAfterMs: 0 };
+
+export async function sandboxTenant(
+  app: App,
+  partnerKey: string,
+  sandbox: Partial<typeof INSTANT_SANDBOX> = INSTANT_SANDBOX,
+  account: Record<string, unknown> = {},
+): Promise<MessagingTenant> {
+  const t = await tenant(app, partnerKey, account);
+  const res = await call(app, 'PUT', '/account/channel', {
+    key: t.apiKey,
+    body: { provider: 'sandbox', sandbox },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return t;
+}
+
+/** A tenant whose channel is a number of the fake WhatsApp Cloud API. */
+export async function whatsappTenant(
+  app: App,
+  partnerKey: string,
+  fake: FakeWhatsAppCloud,
+  account: Record<string, unknown> = {},
+): Promise<MessagingTenant & { business: FakeBusiness }> {
+  const t = await tenant(app, partnerKey, account);
+  const business = fake.createBusiness();
+  const res = await call(app, 'PUT', '/account/channel', {
+    key: t.apiKey,
+    body: {
+      provider: 'whatsapp_cloud',
+      whatsapp: {
+        phoneNumberId: business.phoneNumberId,
+        businessAccountId: business.businessAccountId,
+        accessToken: business.accessToken,
+        appSecret: business.appSecret,
+        verifyToken: business.verifyToken,
+      },
+      sandbox: INSTANT_SANDBOX,
+    },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return { ...t, business };
+}
+
+export async function credit(app: App, partnerKey: string, accountId: string, amount: string): Promise<void> {
+  const res = await call(app, 'POST', `/partner/accounts/${accountId}/wallet/credits`, {
+    key: partnerKey,
+    body: { amount },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+}
+
+export async function balanceOf(app: App, key: string): Promise<string> {
+  const res = await call(app, 'GET', '/account/wallet', { key });
+  expect(res.status).toBe(200);
+  return res.body.balance.amount;
+}
+
+export interface TemplateSpec {
+  name: string;
+  language?: string;
+  category?: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+  body?: string;
+  examples?: string[];
+  components?: unknown[];
+}
+
+/** The body component of a template with `n` placeholders and fixed text around them. */
+export function bodyWith(n: number): { text: string; examples: string[] } {
+  const parts = Array.from({ length: n }, (_, i) => `value ${i + 1} is {{${i + 1}}}`);
+  return { text: `Hello, ${parts.join(', ')}. Thank you.`, examples: parts.map((_, i) => `example${i + 1}`) };
+}
+
+/** Creates a template, submits it and waits until its review is decided (APPROVED expected). */
+export async function approvedTemplate(app: App, key: string, spec: TemplateSpec) {
+  const body = spec.body ?? 'Hi {{1}}, your appointment is on {{2}}. Reply to confirm.';
+  const examples = spec.examples ?? ['Ann', 'Monday 10:00'];
+  const created = await call(app, 'POST', '/templates', {
+    key,
+    body: {
+      name: spec.name,
+      language: spec.language ?? 'en_US',
+      category: spec.category ?? 'UTILITY',
+      components: spec.components ?? [
+        { type: 'BODY', text: body, ...(examples.length ? { example: { body_text: [examples] } } : {}) },
+      ],
+    },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const submitted = await call(app, 'POST', `/templates/${created.body.id}/submit`, { key });
+  expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+  const decided = await eventually(
+    () => call(app, 'GET', `/templates/${created.body.id}`, { key }),
+    (r) => r.body.status !== 'PENDING',
+  );
+  expect(decided.body.status, JSON.stringify(decided.body)).toBe('APPROVED');
+  return decided.body as { id: string; name: string; language: string; parameterCount: number };
+}
+
+/** Waits until the message reaches `status` (or the time is up) and answers it. */
+export async function messageWhen(app: App, key: string, id: string, status: string, timeoutMs = 10_000) {
+  const res = await eventually(
+    () => call(app, 'GET', `/messages/${id}`, { key }),
+    (r) => r.body.status === status,
+    timeoutMs,
+  );
+  expect(res.body.status, JSON.stringify(res.body)).toBe(status);
+  return res.body;
+}
+
+/**
+ * Opens the customer service window of `phone` as an inbound message would, `ago` ms in the past.
+ * Written directly for now: inbound messages arrive with the conversations issue, which will set
+ * last_inbound_at the same way when a customer writes in.
+ */
+export async function customerWrote(db: Database, accountId: string, phone: string, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO contacts (id, account_id, phone, created_at, updated_at, last_inbound_at)
+     VALUES ('ctc_' || substr(md5(random()::text), 1, 26), $1, $2, $3, $3, $3)
+     ON CONFLICT (account_id, phone) DO UPDATE SET last_inbound_at = EXCLUDED.last_inbound_at`,
+    [accountId, phone, at],
+  );
+}
