@@ -11,6 +11,7 @@ import {
   INSTANT_SANDBOX,
   type MessagingTenant,
   messageWhen,
+  type SandboxDelays,
   sandboxTenant,
   sleep,
 } from './helpers/messaging.ts';
@@ -48,7 +49,7 @@ async function countRows(table: string, accountId: string): Promise<number> {
   return rows[0]!.n;
 }
 
-async function tenantWithTemplate(sandbox: Partial<typeof INSTANT_SANDBOX> = INSTANT_SANDBOX) {
+async function tenantWithTemplate(sandbox: Partial<SandboxDelays> = INSTANT_SANDBOX) {
   const t = await sandboxTenant(env.app, env.partner.partnerKey, sandbox);
   const template = await approvedTemplate(env.app, t.apiKey, { name: 'appointment_reminder' });
   return { t, template };
@@ -448,12 +449,13 @@ describe('listing messages', () => {
       [...ids].reverse(),
     );
     expect(page2.body.nextCursor).toBeNull();
-    for (const query of [
+    const bad: Record<string, string>[] = [
       { status: 'lost' },
       { to: 'nobody' },
       { createdAfter: 'yesterday' },
       { cursor: '%%%' },
-    ]) {
+    ];
+    for (const query of bad) {
       expectError(await call(env.app, 'GET', '/messages', { key: t.apiKey, query }), 400, 'INVALID_REQUEST');
     }
   });

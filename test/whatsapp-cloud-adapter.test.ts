@@ -277,7 +277,7 @@ describe('send: the Graph body for each message type', () => {
     expect(outcome).toStrictEqual({ kind: 'accepted', providerMessageId: fake.sent.at(-1)!.wamid });
   });
 
-  it('template: a media header takes its example URL; components with nothing to fill are left out', async () => {
+  it("template: a media header shows the send's first parameter; components with nothing to fill are left out", async () => {
     const definition: TemplateDefinition = {
       name: 'summer_sale',
       language: 'en',
@@ -290,7 +290,7 @@ describe('send: the Graph body for each message type', () => {
     fake.addTemplate(business, definition);
     const { outcome, request: req } = await sendAndCapture({
       type: 'template',
-      template: { ...definition, parameters: ['50%'] },
+      template: { ...definition, parameters: ['https://cdn.example/summer-ann.png', '50%'] },
     });
     expect(req.body.template).toStrictEqual({
       name: 'summer_sale',
@@ -298,7 +298,7 @@ describe('send: the Graph body for each message type', () => {
       components: [
         {
           type: 'header',
-          parameters: [{ type: 'image', image: { link: 'https://cdn.example/banner.png' } }],
+          parameters: [{ type: 'image', image: { link: 'https://cdn.example/summer-ann.png' } }],
         },
         { type: 'body', parameters: [{ type: 'text', text: '50%' }] },
       ],

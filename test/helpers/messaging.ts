@@ -29,12 +29,18 @@ export interface MessagingTenant {
 }
 
 /** The sandbox with no delays: handed over, delivered and read at once; templates reviewed at once. */
-export const INSTANT_SANDBOX = { deliveredAfterMs: 0, readAfterMs: 0, reviewAfterMs: 0 };
+export interface SandboxDelays {
+  deliveredAfterMs: number;
+  readAfterMs: number | null;
+  reviewAfterMs: number;
+}
+
+export const INSTANT_SANDBOX: SandboxDelays = { deliveredAfterMs: 0, readAfterMs: 0, reviewAfterMs: 0 };
 
 export async function sandboxTenant(
   app: App,
   partnerKey: string,
-  sandbox: Partial<typeof INSTANT_SANDBOX> = INSTANT_SANDBOX,
+  sandbox: Partial<SandboxDelays> = INSTANT_SANDBOX,
   account: Record<string, unknown> = {},
 ): Promise<MessagingTenant> {
   const t = await tenant(app, partnerKey, account);

@@ -108,8 +108,9 @@ export function templateComponents(components: TemplateComponent[], parameters: 
     const values = take(Math.min(1, placeholderCount(header.text)));
     if (values.length > 0) out.push({ type: 'header', parameters: values.map(text) });
   } else if (header) {
+    // A media header's link is the send's first parameter (the template holds only Meta's sample).
     const kind = header.format.toLowerCase();
-    const link = header.example?.header_handle?.[0];
+    const [link] = take(1);
     if (link !== undefined) out.push({ type: 'header', parameters: [{ type: kind, [kind]: { link } }] });
   }
 

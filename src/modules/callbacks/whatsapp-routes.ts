@@ -31,7 +31,7 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
   /** The account's WhatsApp channel, or 404: the URL names an account not set up for WhatsApp. */
   async function channelOf(accountId: string): Promise<ChannelConfig> {
     const channel = /^acc_[0-9a-z]{26}$/.test(accountId) ? await loadChannel(ctx.db, accountId) : null;
-    if (!channel || channel.provider !== 'whatsapp_cloud' || !channel.secretsSealed) {
+    if (channel?.provider !== 'whatsapp_cloud' || !channel.secretsSealed) {
       throw notFound('WhatsApp channel for this account');
     }
     return channel;

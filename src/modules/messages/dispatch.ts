@@ -82,9 +82,13 @@ function memo<V>(load: (key: string) => Promise<V>): (key: string) => Promise<V>
 function batchOf(db: Database) {
   return {
     channel: memo((accountId) => loadChannel(db, accountId)),
-    template: memo((id) =>
-      db.query<TemplateRow>('SELECT * FROM templates WHERE id = $1', [id]).then((r) => r.rows[0] ?? null),
-    ),
+    // Keyed "account id/template id": a template is only ever looked up in its own account.
+    template: memo((key) => {
+      const [accountId, id] = key.split('/');
+      return db
+        .query<TemplateRow>('SELECT * FROM templates WHERE account_id = $1 AND id = $2', [accountId, id])
+        .then((r) => r.rows[0] ?? null);
+    }),
   };
 }
 
@@ -96,7 +100,9 @@ async function send(
   message: MessageRow,
 ): Promise<{ outcome: SendOutcome; channel: ChannelConfig }> {
   const channel = await batch.channel(message.account_id);
-  const template = message.template_id ? await batch.template(message.template_id) : null;
+  const template = message.template_id
+    ? await batch.template(`${message.account_id}/${message.template_id}`)
+    : null;
   const content = contentOf(message, template);
   if (!('type' in content)) return { outcome: { kind: 'rejected', error: content }, channel };
   try {

@@ -47,10 +47,16 @@ function placeholdersIn(text: string | undefined): number {
   return text ? new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1])).size : 0;
 }
 
+/** How many of a send's parameters the header takes: its placeholder, or a media header's link. */
+function headerParameters(components: TemplateComponent[]): number {
+  const header = components.find((c) => c.type === 'HEADER');
+  if (!header) return 0;
+  return header.format === 'TEXT' ? placeholdersIn(header.text) : 1;
+}
+
 /** The body with its placeholders filled: the header's parameters come first in the list. */
 export function renderBody(components: TemplateComponent[], parameters: string[]): string {
-  const header = components.find((c) => c.type === 'HEADER');
-  const offset = header && header.format === 'TEXT' ? placeholdersIn(header.text) : 0;
+  const offset = headerParameters(components);
   const body = components.find((c) => c.type === 'BODY');
   return (body?.text ?? '').replace(PLACEHOLDER, (_, n: string) => parameters[offset + Number(n) - 1] ?? '');
 }
@@ -80,6 +86,15 @@ async function prepareTemplate(
     ]);
   }
   const definition = toDefinition(row);
+  const header = definition.components.find((c) => c.type === 'HEADER');
+  if (header && header.format !== 'TEXT' && !/^https?:\/\/\S+$/i.test(content.parameters[0] ?? '')) {
+    throw invalidFields([
+      {
+        field: `${field}[0]`,
+        issue: `must be the http(s) link of the ${header.format.toLowerCase()} the header shows`,
+      },
+    ]);
+  }
   const body = renderBody(definition.components, content.parameters);
   if (body.length > MAX_RENDERED_BODY) {
     throw invalidFields([

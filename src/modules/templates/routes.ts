@@ -1,0 +1,160 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf } from '../../kernel/access.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { listTemplates } from './repo.ts';
+import {
+  CreateTemplateBody,
+  TemplateIdParams,
+  TemplateListQuery,
+  TemplateSchema,
+  templateSchemaErrors,
+  toTemplate,
+  UpdateTemplateBody,
+} from './schemas.ts';
+import {
+  createTemplate,
+  editTemplate,
+  getTemplate,
+  removeTemplate,
+  submitTemplate,
+  type TemplateServices,
+} from './service.ts';
+
+export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const s: TemplateServices = ctx;
+  const tags = ['templates'];
+  const found = { access: 'account' as const, errors: ['RESOURCE_NOT_FOUND' as const] };
+  const foundOrConflict = {
+    access: 'account' as const,
+    errors: ['RESOURCE_NOT_FOUND' as const, 'CONFLICT' as const],
+  };
+
+  return async (app) => {
+    app.post(
+      '/templates',
+      {
+        config: { access: 'account', errors: ['CONFLICT'] },
+        schemaErrorFormatter: templateSchemaErrors,
+        schema: {
+          tags,
+          operationId: 'createTemplate',
+          summary:
+            'Create a template (a DRAFT; 409 with the existing template id if the name is taken in that language)',
+          description:
+            "Components follow the WhatsApp Cloud API's JSON and rules; every problem is reported at once in `details`, each with its field (e.g. `components[1].text`).",
+          body: CreateTemplateBody,
+          response: { 201: TemplateSchema },
+        },
+      },
+      async (request, reply) => {
+        const row = await createTemplate(s, accountOf(request).id, request.body);
+        reply.status(201);
+        return toTemplate(row);
+      },
+    );
+
+    app.get(
+      '/templates',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'listTemplates',
+          summary: 'List templates, newest first',
+          description: 'Filters combine (all must hold).',
+          querystring: TemplateListQuery,
+          response: { 200: listOf(TemplateSchema) },
+        },
+      },
+      async (request) => {
+        const page = readPage(request.query);
+        const { status, name, language, category } = request.query;
+        const rows = await listTemplates(ctx.db, accountOf(request).id, page, {
+          status,
+          name,
+          language,
+          category,
+        });
+        return pageOf(rows, page, toTemplate);
+      },
+    );
+
+    app.get(
+      '/templates/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'getTemplate',
+          summary: 'Get a template',
+          params: TemplateIdParams,
+          response: { 200: TemplateSchema },
+        },
+      },
+      async (request) => toTemplate(await getTemplate(s, accountOf(request).id, request.params.id)),
+    );
+
+    app.patch(
+      '/templates/:id',
+      {
+        config: foundOrConflict,
+        schemaErrorFormatter: templateSchemaErrors,
+        schema: {
+          tags,
+          operationId: 'updateTemplate',
+          summary: 'Change the category or components of a DRAFT or REJECTED template (409 otherwise)',
+          description:
+            'Components given replace the stored ones whole. A REJECTED template becomes a DRAFT again, without its rejection reason (emits `template.status_changed`).',
+          params: TemplateIdParams,
+          body: UpdateTemplateBody,
+          response: { 200: TemplateSchema },
+        },
+      },
+      async (request) =>
+        toTemplate(await editTemplate(s, accountOf(request).id, request.params.id, request.body)),
+    );
+
+    app.delete(
+      '/templates/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'deleteTemplate',
+          summary: 'Delete a template, whatever its status',
+          params: TemplateIdParams,
+          response: { 204: Type.Null({ description: 'Deleted.' }) },
+        },
+      },
+      async (request, reply) => {
+        await removeTemplate(s, accountOf(request).id, request.params.id);
+        reply.status(204);
+      },
+    );
+
+    app.post(
+      '/templates/:id/submit',
+      {
+        config: {
+          access: 'account',
+          errors: ['RESOURCE_NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'SERVICE_UNAVAILABLE'],
+        },
+        schema: {
+          tags,
+          operationId: 'submitTemplate',
+          summary: 'Submit a DRAFT or REJECTED template for review (409 otherwise)',
+          description:
+            "Goes to the provider a key of this kind sends through: the sandbox for sandbox keys and sandbox accounts (its decision follows after the account's `sandbox.reviewAfterMs`), the WhatsApp Cloud API for live keys of accounts configured for it. A sandbox key of a WhatsApp Cloud API account gets 403. Answers the template as recorded: usually PENDING, REJECTED if the provider refused it outright. 503 with Retry-After when the provider cannot be reached (nothing changed). The decision arrives as `template.status_changed`.",
+          params: TemplateIdParams,
+          response: { 200: TemplateSchema },
+        },
+      },
+      async (request) => {
+        const mode = request.principal?.mode ?? 'live';
+        return toTemplate(await submitTemplate(s, accountOf(request).id, request.params.id, mode));
+      },
+    );
+  };
+}

@@ -1,0 +1,328 @@
+// The template resource and its inputs, in the WhatsApp Cloud API's own JSON (uppercase component
+// types, snake_case `example` fields), so a template written for Meta works here unchanged. The
+// schemas carry the shapes and limits (and so the OpenAPI document); components.ts the rules
+// between fields.
+import type { FastifySchemaValidationError } from 'fastify';
+import { Type } from 'typebox';
+import { validationIssues } from '../../kernel/error-handler.ts';
+import type { ApiError } from '../../kernel/errors.ts';
+import { PageQuery } from '../../kernel/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { invalidFields } from '../contacts/fields.ts';
+import { CATEGORIES, LIMITS } from './components.ts';
+import { TEMPLATE_STATUSES, type TemplateRow } from './repo.ts';
+
+const text = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, description });
+const oneValue = (max: number, description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: max }), { minItems: 1, maxItems: 1, description });
+
+const Header = Type.Object(
+  {
+    type: Type.Literal('HEADER'),
+    format: Type.Enum(['TEXT', 'IMAGE', 'VIDEO', 'DOCUMENT'], {
+      description: 'TEXT, or the kind of media file shown above the body.',
+    }),
+    text: Type.Optional(
+      text(
+        LIMITS.headerText,
+        `TEXT headers only: up to ${LIMITS.headerText} characters on one line, with at most one placeholder, {{1}}.`,
+      ),
+    ),
+    example: Type.Optional(
+      Type.Object(
+        {
+          header_text: Type.Optional(
+            oneValue(LIMITS.headerText, 'TEXT headers with {{1}}: an example value for it (required then).'),
+          ),
+          header_handle: Type.Optional(
+            oneValue(
+              LIMITS.url,
+              'IMAGE, VIDEO and DOCUMENT headers: the https URL of an example file (required). The file of each send is given when sending.',
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: 'TemplateHeader', description: 'Optional; at most one, first.' },
+);
+
+const Body = Type.Object(
+  {
+    type: Type.Literal('BODY'),
+    text: text(
+      LIMITS.body,
+      `Up to ${LIMITS.body} characters. Placeholders {{1}}, {{2}}, … in order, each once, without gaps; never at the very start or end, never two side by side.`,
+    ),
+    example: Type.Optional(
+      Type.Object(
+        {
+          body_text: Type.Optional(
+            Type.Array(
+              Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.exampleValue }), { minItems: 1 }),
+              {
+                minItems: 1,
+                maxItems: 1,
+                description:
+                  'One list holding an example value per placeholder, in order (required with placeholders).',
+                examples: [[['Ada', 'ORD-1042']]],
+              },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: 'TemplateBody', description: 'Required; exactly one.' },
+);
+
+const Footer = Type.Object(
+  {
+    type: Type.Literal('FOOTER'),
+    text: text(LIMITS.footer, `Up to ${LIMITS.footer} characters on one line, without placeholders.`),
+  },
+  { additionalProperties: false, title: 'TemplateFooter', description: 'Optional; at most one.' },
+);
+
+const ButtonText = text(LIMITS.buttonText, `The label, up to ${LIMITS.buttonText} characters.`);
+
+const QuickReplyButton = Type.Object(
+  { type: Type.Literal('QUICK_REPLY'), text: ButtonText },
+  { additionalProperties: false, title: 'TemplateQuickReplyButton' },
+);
+
+const UrlButton = Type.Object(
+  {
+    type: Type.Literal('URL'),
+    text: ButtonText,
+    url: text(
+      LIMITS.url,
+      'An http(s) URL; it may end with the placeholder {{1}}, completed at each send (e.g. https://example.com/orders/{{1}}).',
+    ),
+    example: Type.Optional(
+      oneValue(LIMITS.url, 'With {{1}} in the url: the full URL with an example value (required then).'),
+    ),
+  },
+  { additionalProperties: false, title: 'TemplateUrlButton', description: 'At most 2.' },
+);
+
+const PhoneNumberButton = Type.Object(
+  {
+    type: Type.Literal('PHONE_NUMBER'),
+    text: ButtonText,
+    phone_number: text(LIMITS.phoneNumber, 'The number to call, with its country code (e.g. +14155550123).'),
+  },
+  { additionalProperties: false, title: 'TemplatePhoneNumberButton', description: 'At most 1.' },
+);
+
+const Buttons = Type.Object(
+  {
+    type: Type.Literal('BUTTONS'),
+    buttons: Type.Array(Type.Union([QuickReplyButton, UrlButton, PhoneNumberButton]), {
+      minItems: 1,
+      maxItems: LIMITS.buttons,
+      description: `1–${LIMITS.buttons} buttons; quick replies grouped together, before or after the others.`,
+    }),
+  },
+  { additionalProperties: false, title: 'TemplateButtons', description: 'Optional; at most one, last.' },
+);
+
+const Components = Type.Array(Type.Union([Header, Body, Footer, Buttons]), {
+  minItems: 1,
+  // Four at most in fact; a repeated type is reported by the rules, with its position.
+  maxItems: 10,
+  description:
+    'As in the WhatsApp Cloud API, in this order: HEADER (optional), BODY (required), FOOTER (optional), BUTTONS (optional). A send fills the placeholders with its positional `parameters`: the header’s {{1}} first, then the body’s, then each URL button’s.',
+});
+
+const Category = Type.Enum([...CATEGORIES], {
+  description:
+    'MARKETING (promotions, offers, news), UTILITY (about a transaction or account the customer started: orders, bookings, billing; never promotional), AUTHENTICATION (one-time codes only: the body holds exactly one placeholder, the code; no media header, no phone button, no URL with a placeholder).',
+});
+
+const Name = Type.String({
+  minLength: 1,
+  maxLength: LIMITS.name,
+  description:
+    'Lowercase letters, digits and underscores (`^[a-z0-9_]+$`). Unique per language in the account.',
+  examples: ['order_update'],
+});
+
+const Language = Type.String({
+  minLength: 2,
+  maxLength: 10,
+  description:
+    "One of Meta's template language codes, case-sensitive with an underscore: `en`, `en_US`, `pt_BR`, …",
+  examples: ['en_US'],
+});
+
+const Status = Type.Enum([...TEMPLATE_STATUSES], {
+  description:
+    'DRAFT (editable) → PENDING (in review) → APPROVED (sendable) | REJECTED (editable, see rejectionReason); the provider may later set PAUSED or DISABLED.',
+});
+
+const Provider = Type.Enum(['sandbox', 'whatsapp_cloud']);
+
+export const CreateTemplateBody = Type.Object(
+  { name: Name, language: Language, category: Category, components: Components },
+  {
+    additionalProperties: false,
+    title: 'TemplateInput',
+    examples: [
+      {
+        name: 'order_update',
+        language: 'en_US',
+        category: 'UTILITY',
+        components: [
+          { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}', example: { header_text: ['ORD-1042'] } },
+          {
+            type: 'BODY',
+            text: 'Hi {{1}}, your order has shipped and arrives on {{2}}.',
+            example: { body_text: [['Ada', 'Friday']] },
+          },
+          { type: 'FOOTER', text: 'Reply STOP to opt out' },
+          {
+            type: 'BUTTONS',
+            buttons: [
+              {
+                type: 'URL',
+                text: 'Track it',
+                url: 'https://example.com/track/{{1}}',
+                example: ['https://example.com/track/ORD-1042'],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+);
+
+export const UpdateTemplateBody = Type.Object(
+  { category: Type.Optional(Category), components: Type.Optional(Components) },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      'Only while DRAFT or REJECTED; the name and language never change (create another template).',
+  },
+);
+
+export const TemplateIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+export const TemplateListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(Status),
+    name: Type.Optional(Type.String({ maxLength: LIMITS.name, description: 'Exactly this name.' })),
+    language: Type.Optional(Type.String({ maxLength: 10, description: 'Exactly this language code.' })),
+    category: Type.Optional(Category),
+  },
+  { additionalProperties: false },
+);
+
+export const TemplateSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['tpl_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
+    name: Type.String(),
+    language: Type.String(),
+    category: Category,
+    components: Components,
+    parameterCount: Type.Integer({
+      description:
+        'How many `parameters` a send gives: header, body and URL-button placeholders, in that order.',
+    }),
+    status: Status,
+    rejectionReason: nullable(
+      Type.String({
+        description:
+          "Why the provider rejected it: Meta's reason code (INVALID_FORMAT, TAG_CONTENT_MISMATCH, …), often followed by an explanation after a colon.",
+        examples: ['TAG_CONTENT_MISMATCH: promotional wording ("discount") in a UTILITY template'],
+      }),
+    ),
+    provider: nullable(Provider),
+    providerTemplateId: nullable(Type.String({ description: "The provider's id of the last submission." })),
+    submittedAt: NullableTimestamp,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'Template' },
+);
+
+export function toTemplate(row: TemplateRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    language: row.language,
+    category: row.category,
+    components: row.components,
+    parameterCount: row.parameter_count,
+    status: row.status,
+    rejectionReason: row.rejection_reason,
+    provider: row.provider,
+    providerTemplateId: row.provider_template_id,
+    submittedAt: row.submitted_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** A branch of a `type`-discriminated union that the data's `type` does not name. */
+interface Mismatch {
+  /** The branch's schema path, ending in `/anyOf/<n>/`. */
+  branch: string;
+  /** The instance path of the value the union is about. */
+  at: string;
+  allowed: unknown;
+}
+
+const within = (path: string, at: string) => path === at || path.startsWith(`${at}/`);
+
+/**
+ * The 400 for a body that fails the schema. A component (and a button) is one of several shapes
+ * told apart by `type`, and Ajv reports why the value fails every one of them; only the shape its
+ * `type` names is reported here (or, when it names none, that `type` is wrong).
+ */
+export function templateSchemaErrors(errors: FastifySchemaValidationError[], part: string): ApiError {
+  const mismatches: Mismatch[] = errors.flatMap((e) => {
+    const constant = /^(.*\/anyOf\/\d+\/)properties\/type\/const$/.exec(e.schemaPath);
+    if (e.keyword === 'const' && constant && e.instancePath.endsWith('/type')) {
+      return [
+        {
+          branch: constant[1]!,
+          at: e.instancePath.slice(0, -'/type'.length),
+          allowed: e.params.allowedValue,
+        },
+      ];
+    }
+    const required = /^(.*\/anyOf\/\d+\/)required$/.exec(e.schemaPath);
+    if (e.keyword === 'required' && required && e.params.missingProperty === 'type') {
+      return [{ branch: required[1]!, at: e.instancePath, allowed: undefined }];
+    }
+    return [];
+  });
+  const kept = errors.filter(
+    (e) => !mismatches.some((m) => e.schemaPath.startsWith(m.branch) && within(e.instancePath, m.at)),
+  );
+  for (const union of errors.filter((e) => e.keyword === 'anyOf')) {
+    const site = `${union.schemaPath}/`;
+    const own = mismatches.filter((m) => m.branch.startsWith(site) && m.at === union.instancePath);
+    const matched = kept.some(
+      (k) => k !== union && k.schemaPath.startsWith(site) && within(k.instancePath, union.instancePath),
+    );
+    if (own.length === 0 || matched) continue;
+    kept.push(
+      own.some((m) => m.allowed === undefined)
+        ? { ...union, keyword: 'required', params: { missingProperty: 'type' } }
+        : {
+            ...union,
+            instancePath: `${union.instancePath}/type`,
+            keyword: 'type-of-union',
+            message: `must be one of ${own.map((m) => m.allowed).join(', ')}`,
+          },
+    );
+  }
+  return invalidFields(validationIssues(kept, part));
+}

@@ -1,0 +1,274 @@
+// Templates of an account: create, edit, delete, submit for review, and the provider's decisions
+// (applyTemplateStatus, used by the WhatsApp callback and the sandbox's review job alike). Every
+// change of status emits template.status_changed in the transaction that makes it.
+import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
+import type {
+  ProviderUpdate,
+  SubmitOutcome,
+  TemplateCategory,
+  TemplateComponent,
+} from '../../channels/types.ts';
+import type { Database, Tx } from '../../kernel/db.ts';
+import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
+import type { EventOutbox } from '../../kernel/events.ts';
+import { newId } from '../../kernel/ids.ts';
+import type { Jobs } from '../../kernel/jobs.ts';
+import { loadChannel } from '../channel/repo.ts';
+import { checkTemplate } from './components.ts';
+import {
+  deleteTemplate,
+  findTemplate,
+  insertTemplate,
+  lockTemplateForUpdate,
+  type TemplateChange,
+  type TemplateRow,
+  type TemplateStatus,
+  toDefinition,
+  updateTemplate,
+} from './repo.ts';
+import { toTemplate } from './schemas.ts';
+
+export const TEMPLATE_REVIEW_JOB = 'templates.sandbox-review';
+
+export interface TemplateReviewJobData {
+  templateId: string;
+  providerTemplateId: string;
+}
+
+export interface TemplateServices {
+  db: Database;
+  events: EventOutbox;
+  jobs: Jobs;
+  channels: Channels;
+  now: () => Date;
+}
+
+type StatusDeps = Pick<TemplateServices, 'events' | 'now'>;
+
+export interface TemplateInput {
+  name: string;
+  language: string;
+  category: TemplateCategory;
+  components: TemplateComponent[];
+}
+
+/** Editing and submitting start only from these; anything else is with or decided by the provider. */
+const EDITABLE: readonly TemplateStatus[] = ['DRAFT', 'REJECTED'];
+
+function duplicate(templateId: string): ApiError {
+  return conflict('This account already has a template with this name and language.', [
+    { field: 'name', issue: 'is taken in this language', templateId },
+  ]);
+}
+
+function wrongState(row: TemplateRow, action: string): ApiError {
+  return conflict(`The template is ${row.status}; it can be ${action} only while DRAFT or REJECTED.`, [
+    { field: 'status', issue: `is ${row.status}`, templateId: row.id },
+  ]);
+}
+
+/** Writes a change and, if it alters the status, its template.status_changed event. */
+async function write(
+  deps: StatusDeps,
+  tx: Tx,
+  row: TemplateRow,
+  change: TemplateChange,
+): Promise<TemplateRow> {
+  const updated = await updateTemplate(tx, row.account_id, row.id, change, deps.now());
+  if (updated.status !== row.status) {
+    await deps.events.emit(tx, {
+      type: 'template.status_changed',
+      accountId: row.account_id,
+      data: { ...toTemplate(updated), previousStatus: row.status },
+    });
+  }
+  return updated;
+}
+
+async function lockOwn(tx: Tx, accountId: string, id: string): Promise<TemplateRow> {
+  const row = await findTemplate(tx, accountId, id, { forUpdate: true });
+  if (!row) throw notFound('template');
+  return row;
+}
+
+export async function createTemplate(s: TemplateServices, accountId: string, input: TemplateInput) {
+  const { definition, parameterCount } = checkTemplate(input);
+  return s.db.transaction(async (tx) => {
+    const inserted = await insertTemplate(tx, {
+      id: newId('template'),
+      accountId,
+      definition,
+      parameterCount,
+      now: s.now(),
+    });
+    if ('existingId' in inserted) throw duplicate(inserted.existingId);
+    return inserted.row;
+  });
+}
+
+export async function getTemplate(s: TemplateServices, accountId: string, id: string): Promise<TemplateRow> {
+  const row = await findTemplate(s.db, accountId, id);
+  if (!row) throw notFound('template');
+  return row;
+}
+
+/** PATCH: category and components, while DRAFT or REJECTED; a REJECTED template becomes a DRAFT again. */
+export async function editTemplate(
+  s: TemplateServices,
+  accountId: string,
+  id: string,
+  input: { category?: TemplateCategory; components?: TemplateComponent[] },
+) {
+  return s.db.transaction(async (tx) => {
+    const row = await lockOwn(tx, accountId, id);
+    if (!EDITABLE.includes(row.status)) throw wrongState(row, 'edited');
+    const { definition, parameterCount } = checkTemplate({
+      ...toDefinition(row),
+      ...(input.category ? { category: input.category } : {}),
+      ...(input.components ? { components: input.components } : {}),
+    });
+    return write(s, tx, row, {
+      category: definition.category,
+      components: definition.components,
+      parameterCount,
+      status: 'DRAFT',
+      rejectionReason: null,
+    });
+  });
+}
+
+export async function removeTemplate(s: TemplateServices, accountId: string, id: string): Promise<void> {
+  const row = await deleteTemplate(s.db, accountId, id);
+  if (!row) throw notFound('template');
+}
+
+/** Meta says NONE when it gives no reason. */
+const reasonOf = (reason: string | null | undefined) => (reason && reason !== 'NONE' ? reason : null);
+
+function submissionChange(
+  outcome: Exclude<SubmitOutcome, { kind: 'retry' }>,
+  provider: TemplateChange['provider'],
+) {
+  if (outcome.kind === 'rejected') {
+    return { status: 'REJECTED' as const, rejectionReason: outcome.error.message, provider };
+  }
+  return {
+    status: outcome.status,
+    rejectionReason: outcome.status === 'REJECTED' ? reasonOf(outcome.reason) : null,
+    provider,
+    providerTemplateId: outcome.providerTemplateId,
+  };
+}
+
+/** Whether a template is as it was read: content, status and submission (the clock may not have moved). */
+function unchanged(before: TemplateRow, now: TemplateRow): boolean {
+  return (
+    now.updated_at.getTime() === before.updated_at.getTime() &&
+    now.status === before.status &&
+    now.category === before.category &&
+    JSON.stringify(now.components) === JSON.stringify(before.components) &&
+    now.provider_template_id === before.provider_template_id &&
+    now.submitted_at?.getTime() === before.submitted_at?.getTime()
+  );
+}
+
+/**
+ * Submits a DRAFT or REJECTED template for review through the channel a key of this mode uses.
+ * The provider is called outside any transaction (it may be an HTTP call); its answer is then
+ * recorded only if the template has not moved meanwhile (409 otherwise).
+ */
+export async function submitTemplate(
+  s: TemplateServices,
+  accountId: string,
+  id: string,
+  mode: SendMode,
+): Promise<TemplateRow> {
+  const channel = await loadChannel(s.db, accountId);
+  if (mode === 'sandbox' && channel.provider !== 'sandbox') {
+    throw new ApiError(
+      'FORBIDDEN',
+      'A sandbox key may not submit templates of an account on the WhatsApp Cloud API: that is a live-only action; use a live key.',
+    );
+  }
+  const provider = providerFor(channel.provider, mode);
+  const before = await getTemplate(s, accountId, id);
+  if (!EDITABLE.includes(before.status)) throw wrongState(before, 'submitted');
+
+  let outcome: SubmitOutcome;
+  try {
+    // Submitted to this provider before (rejected, then edited): the provider edits its template,
+    // since it refuses a second one of the same name and language.
+    const previous =
+      before.provider === provider && before.provider_template_id
+        ? { providerTemplateId: before.provider_template_id }
+        : undefined;
+    outcome = await s.channels.adapter(channel, provider).submitTemplate(toDefinition(before), previous);
+  } catch (err) {
+    if (!(err instanceof ChannelNotConfigured)) throw err;
+    throw conflict(`The account's channel cannot submit templates: ${err.message}.`);
+  }
+  if (outcome.kind === 'retry') {
+    throw new ApiError(
+      'SERVICE_UNAVAILABLE',
+      `The provider could not take the template now (${outcome.error.message}); nothing changed. Retry shortly.`,
+      { headers: { 'retry-after': '5' } },
+    );
+  }
+
+  return s.db.transaction(async (tx) => {
+    const row = await lockOwn(tx, accountId, id);
+    // Edited or submitted by another request while the provider answered: what it reviews is
+    // not (or no longer) this template's content.
+    if (!unchanged(before, row)) {
+      throw conflict('The template changed while it was being submitted; fetch it and submit again.', [
+        { field: 'status', issue: `is ${row.status}`, templateId: row.id },
+      ]);
+    }
+    const now = s.now();
+    const updated = await write(s, tx, row, { ...submissionChange(outcome, provider), submittedAt: now });
+    if (provider === 'sandbox' && updated.status === 'PENDING') {
+      const data: TemplateReviewJobData = {
+        templateId: id,
+        providerTemplateId: updated.provider_template_id!,
+      };
+      await s.jobs.enqueue(tx, TEMPLATE_REVIEW_JOB, data, {
+        startAfterSeconds: Math.ceil(channel.sandbox.reviewAfterMs / 1000),
+      });
+    }
+    return updated;
+  });
+}
+
+type TemplateStatusUpdate = Extract<ProviderUpdate, { kind: 'template_status' }>;
+
+const STATUS_OF: Record<TemplateStatusUpdate['event'], TemplateStatus> = {
+  APPROVED: 'APPROVED',
+  REJECTED: 'REJECTED',
+  PAUSED: 'PAUSED',
+  DISABLED: 'DISABLED',
+  REINSTATED: 'APPROVED',
+};
+
+/**
+ * Applies a provider's decision about a template (WhatsApp's message_template_status_update, or
+ * the sandbox review) in the caller's transaction. The template is found by the provider's id,
+ * else by name and language among WhatsApp templates. A DRAFT is left alone: its content was
+ * edited after the submission the decision is about. Answers whether anything changed.
+ */
+export async function applyTemplateStatus(
+  deps: StatusDeps,
+  tx: Tx,
+  accountId: string,
+  update: TemplateStatusUpdate,
+): Promise<boolean> {
+  const row = await lockTemplateForUpdate(tx, accountId, update);
+  if (!row || row.status === 'DRAFT') return false;
+  const status = STATUS_OF[update.event];
+  if (status === row.status) return false;
+  await write(deps, tx, row, {
+    status,
+    rejectionReason: status === 'REJECTED' ? reasonOf(update.reason) : null,
+    providerTemplateId: update.providerTemplateId,
+  });
+  return true;
+}
