@@ -11,6 +11,7 @@ import type { RateLimits } from './kernel/limits.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { SecretBox } from './kernel/secrets.ts';
 import type { PriceTable } from './modules/pricing/prices.ts';
+import type { ApprovedTemplates } from './modules/templates/approved.ts';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 
 export interface AppContext {
@@ -28,6 +29,8 @@ export interface AppContext {
   secrets: SecretBox;
   /** Message prices by country and category (the shipped table, or TIDINGS_PRICES_FILE over it). */
   prices: PriceTable;
+  /** Approved templates as sends look them up, cached for a second. */
+  approvedTemplates: ApprovedTemplates;
   /** The messaging providers: the sandbox and the WhatsApp Cloud API. */
   channels: Channels;
   /** Delivers webhooks; started only in processes that run workers. */

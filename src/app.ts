@@ -37,6 +37,7 @@ import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
 import { loadPrices } from './modules/pricing/prices.ts';
 import { teamRoutes } from './modules/team/routes.ts';
+import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
@@ -114,6 +115,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     egress,
     secrets,
     prices: loadPrices(config.pricesFile),
+    approvedTemplates: new ApprovedTemplates(),
     channels: new Channels({
       secrets,
       whatsappGraphUrl: config.whatsappGraphUrl,

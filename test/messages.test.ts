@@ -415,6 +415,60 @@ describe('refusals', () => {
   });
 });
 
+describe('usage', () => {
+  it('counts every send in the month’s usage, accepted or refused, on an unlimited plan as on a limited one', async () => {
+    for (const planCode of ['scale', 'business']) {
+      const t = await sandboxTenant(env.app, env.partner.partnerKey, INSTANT_SANDBOX, { planCode });
+      await approvedTemplate(env.app, t.apiKey, { name: 'appointment_reminder' });
+      const callsNow = async () =>
+        (await call(env.app, 'GET', '/account', { key: t.apiKey })).body.usage.calls as number;
+      const start = await callsNow();
+      expect(
+        (await call(env.app, 'POST', '/messages', { key: t.apiKey, body: reminder('+14155550140') })).status,
+      ).toBe(202);
+      expect((await call(env.app, 'POST', '/messages', { key: t.apiKey, body: { to: 'nope' } })).status).toBe(
+        400,
+      );
+      expect(
+        (
+          await call(env.app, 'POST', '/messages', {
+            key: t.apiKey,
+            body: { to: '+14155550141', type: 'text', text: 'hi' },
+          })
+        ).status,
+      ).toBe(422);
+      const idem = { 'idempotency-key': `usage-${planCode}` };
+      await call(env.app, 'POST', '/messages', {
+        key: t.apiKey,
+        body: reminder('+14155550142'),
+        headers: idem,
+      });
+      await call(env.app, 'POST', '/messages', {
+        key: t.apiKey,
+        body: reminder('+14155550142'),
+        headers: idem,
+      });
+      // Five sends after the GET that read `start` (and counted itself).
+      const monthly = async () =>
+        (
+          await env.tdb.db.query<{ calls: number }>(
+            'SELECT calls FROM api_usage_monthly WHERE account_id = $1',
+            [t.accountId],
+          )
+        ).rows[0]!.calls;
+      await eventually(monthly, (n) => n >= start + 5);
+      await sleep(100);
+      expect(await monthly(), planCode).toBe(start + 5);
+      const counted = start + 5;
+      const { rows } = await env.tdb.db.query<{ calls: number }>(
+        'SELECT sum(calls)::int AS calls FROM api_usage_daily WHERE account_id = $1',
+        [t.accountId],
+      );
+      expect(rows[0]!.calls).toBe(counted);
+    }
+  });
+});
+
 describe('listing messages', () => {
   it('filters by status, direction, number and time, newest first, in stable pages', async () => {
     const { t } = await tenantWithTemplate();

@@ -29,9 +29,9 @@ export async function benchDatabase(): Promise<{ url: string; drop: () => Promis
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-/** Starts `tidings serve` on the database and port; resolves once /healthz answers. */
+/** Starts `tidings serve` on the database (or DATA_DIR) and port; resolves once /healthz answers. */
 export async function startServer(
-  env: { DATABASE_URL: string; PORT: string } & Record<string, string>,
+  env: ({ DATABASE_URL: string } | { DATA_DIR: string }) & { PORT: string } & Record<string, string>,
   stdout: 'inherit' | 'pipe' = 'inherit',
 ): Promise<ChildProcess> {
   const proc = spawn('node', ['src/cli.ts', 'serve'], {

@@ -9,7 +9,7 @@ import type { AccountSnapshot, Authenticator, KeyRecord, Principal } from './aut
 import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
 import { countCall, monthCalls, type RateLimits, secondsUntilNextPeriod, usagePeriod } from './limits.ts';
-import { type Feature, hasFeature, monthlyQuotaOf, planOf } from './plans.ts';
+import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf } from './plans.ts';
 
 export type Access = 'public' | 'bootstrap' | 'partner' | 'account';
 
@@ -21,9 +21,16 @@ declare module 'fastify' {
     feature?: Exclude<Feature, 'api_access'>;
     /** Error codes of the route's own logic, for its documentation (access errors are added). */
     errors?: ErrorCode[];
+    /**
+     * The handler counts an unlimited plan's call itself, in the first statement of its own
+     * transaction (see usageToCount); a call it did not count is counted after the answer.
+     */
+    countsUsageItself?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** When the call was admitted, while an unlimited plan's call is still to be counted. */
+    usageToCount: Date | null;
   }
 }
 
@@ -144,6 +151,13 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
     if (used !== null) quotaHeaders(reply, quotaLimit, used);
   });
 
+  // An unlimited plan has no quota to enforce, only calls to count for its usage reports: a route
+  // that writes anyway counts it in its own transaction, saving a statement and a commit.
+  if (quotaLimit === null && request.routeOptions.config.countsUsageItself) {
+    request.usageToCount = now;
+    checkFeature(request, plan, account);
+    return;
+  }
   const quota = await countCall(deps.sql, account.id, quotaLimit, now);
   if (quota.allowed) request.principal.monthCalls = quota.used;
   if (quota.limit !== null) {
@@ -158,6 +172,10 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
     });
   }
 
+  checkFeature(request, plan, account);
+}
+
+function checkFeature(request: FastifyRequest, plan: Plan, account: AccountSnapshot): void {
   const feature = request.routeOptions.config.feature;
   if (feature && !hasFeature(plan, account.addons, feature)) {
     throw new ApiError('PLAN_UPGRADE_REQUIRED', FEATURE_PLANS[feature]);
@@ -166,6 +184,18 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
 
 export function installAccessPolicy(app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('usageToCount', null);
+  // A call the route did not get to count (refused by validation, or its transaction rolled back)
+  // is counted now: every admitted call counts, whatever its outcome.
+  app.addHook('onResponse', async (request) => {
+    const at = request.usageToCount;
+    const account = request.principal?.account;
+    if (!at || !account) return;
+    request.usageToCount = null;
+    await countCall(deps.sql, account.id, null, at).catch((err) =>
+      request.log.warn({ err }, 'could not count the call in the monthly usage'),
+    );
+  });
   app.addHook('onRequest', async (request, reply) => {
     const access = request.routeOptions.config?.access ?? 'public';
     if (access === 'public' || access === 'bootstrap') return;
@@ -185,4 +215,16 @@ export function partnerOf(request: FastifyRequest): string {
   const partnerId = request.principal?.partnerId;
   if (!partnerId) throw new Error('route without partner access asked for the partner');
   return partnerId;
+}
+
+/**
+ * The time of the admitted call a route with `countsUsageItself` still has to count, or null (the
+ * plan has a quota, so it was counted on admission). Call usageCounted once the count committed.
+ */
+export function usageToCount(request: FastifyRequest): Date | null {
+  return request.usageToCount;
+}
+
+export function usageCounted(request: FastifyRequest): void {
+  request.usageToCount = null;
 }

@@ -174,16 +174,27 @@ export class Jobs {
     return id;
   }
 
-  /** Adds many jobs of one queue in one statement, inside the caller's transaction. */
-  async enqueueMany<T extends object>(sql: Sql, name: string, data: T[]): Promise<void> {
+  /**
+   * Adds many jobs of one queue in one statement, inside the caller's transaction; each may wait
+   * until its own `startAfter`.
+   */
+  async enqueueMany<T extends object>(
+    sql: Sql,
+    name: string,
+    jobs: { data: T; startAfter?: Date }[],
+  ): Promise<void> {
     if (!this.#definitions.has(name)) throw new Error(`unknown job ${name}`);
-    if (data.length === 0) return;
+    if (jobs.length === 0) return;
     await this.#boss.insert(
       name,
-      data.map((d) => ({ name, data: d })),
+      jobs.map((j) => ({
+        name,
+        data: j.data,
+        ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}),
+      })),
       { db: bossDb(sql) },
     );
-    await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
+    if (jobs.some((j) => !j.startAfter)) await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
   }
 
   /** Stops fetching and waits up to timeoutMs for jobs in progress to finish. */

@@ -82,6 +82,38 @@ export async function monthCalls(sql: Sql, accountId: string, now: Date): Promis
 }
 
 /**
+ * The CTEs that count one call of `account` in `period` (YYYY-MM) and on `day` (YYYY-MM-DD), unless
+ * that would pass `limit` (NULL: no limit): `month` answers the new count, or no row when the
+ * limit refused it. Given as parameter placeholders, so that a statement of its own (countCall)
+ * and a send's first statement (an unlimited plan's call counted in its transaction) share them.
+ */
+export function usageCtes(p: {
+  account: string;
+  period: string;
+  limit: string;
+  day: string;
+  when?: string;
+}): string {
+  return `month AS (
+       INSERT INTO api_usage_monthly AS m (account_id, period, calls)
+       SELECT ${p.account}, ${p.period}, 1 ${p.when ? `WHERE ${p.when}` : ''}
+       ON CONFLICT (account_id, period) DO UPDATE SET calls = m.calls + 1
+         WHERE ${p.limit}::bigint IS NULL OR m.calls < ${p.limit}::bigint
+       RETURNING calls
+     ), day AS (
+       INSERT INTO api_usage_daily AS d (account_id, day, calls)
+       SELECT ${p.account}, ${p.day}::date, 1 FROM month
+       ON CONFLICT (account_id, day) DO UPDATE SET calls = d.calls + 1
+       RETURNING 1
+     )`;
+}
+
+/** The period and day parameters of usageCtes for a call at `now`. */
+export function usageKeys(now: Date): { period: string; day: string } {
+  return { period: usagePeriod(now), day: now.toISOString().slice(0, 10) };
+}
+
+/**
  * Counts one call against the account's month, unless that would pass `limit`. The check and the
  * count are one statement, so concurrent calls can never take the count past the limit.
  */
@@ -91,20 +123,11 @@ export async function countCall(
   limit: number | null,
   now: Date,
 ): Promise<QuotaDecision> {
+  const { period, day } = usageKeys(now);
   const { rows } = await sql.query<{ calls: number }>(
-    `WITH month AS (
-       INSERT INTO api_usage_monthly AS m (account_id, period, calls) VALUES ($1, $2, 1)
-       ON CONFLICT (account_id, period) DO UPDATE SET calls = m.calls + 1
-         WHERE $3::bigint IS NULL OR m.calls < $3::bigint
-       RETURNING calls
-     ), day AS (
-       INSERT INTO api_usage_daily AS d (account_id, day, calls)
-       SELECT $1, $4::date, 1 FROM month
-       ON CONFLICT (account_id, day) DO UPDATE SET calls = d.calls + 1
-       RETURNING 1
-     )
+    `WITH ${usageCtes({ account: '$1', period: '$2', limit: '$3', day: '$4' })}
      SELECT calls FROM month`,
-    [accountId, usagePeriod(now), limit, now.toISOString().slice(0, 10)],
+    [accountId, period, limit, day],
   );
   if (rows[0]) return { allowed: true, limit, used: rows[0].calls };
   return { allowed: false, limit, used: limit ?? 0 };

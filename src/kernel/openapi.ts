@@ -181,6 +181,11 @@ export async function installOpenApi(
             'Asynchronous batches: accepted at once (202), processed in the background, polled by job id.',
         },
         {
+          name: 'templates',
+          description:
+            "Message templates in the WhatsApp Cloud API's own JSON: created as DRAFT and checked against Meta's rules, submitted for review (the sandbox reviews by Meta's rules after `sandbox.reviewAfterMs`), then APPROVED or REJECTED with Meta's reason; later PAUSED or DISABLED by the provider. Only APPROVED templates can be sent. Status changes arrive as `template.status_changed`.",
+        },
+        {
           name: 'messages',
           description:
             'Sending messages (approved templates anywhere; text, media and interactive inside the 24-hour customer service window), their statuses and prices.',

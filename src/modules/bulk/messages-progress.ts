@@ -10,21 +10,19 @@ export async function noteHandedOver(
   s: { events: EventOutbox; now: () => Date },
   tx: Tx,
   jobId: string,
-  outcome: 'sent' | 'failed',
+  counts: { sent: number; failed: number },
 ): Promise<void> {
   const now = s.now();
   const { rows } = await tx.query<BulkJobRow>(
     `UPDATE bulk_jobs
-        SET processed = processed + 1,
-            succeeded = succeeded + CASE WHEN $2 = 'sent' THEN 1 ELSE 0 END,
-            failed = failed + CASE WHEN $2 = 'failed' THEN 1 ELSE 0 END,
-            status = CASE WHEN processed + 1 >= total THEN 'completed' ELSE 'processing' END,
-            started_at = coalesce(started_at, $3),
-            completed_at = CASE WHEN processed + 1 >= total THEN $3 ELSE NULL END,
-            updated_at = $3
+        SET processed = processed + $2 + $3, succeeded = succeeded + $2, failed = failed + $3,
+            status = CASE WHEN processed + $2 + $3 >= total THEN 'completed' ELSE 'processing' END,
+            started_at = coalesce(started_at, $4),
+            completed_at = CASE WHEN processed + $2 + $3 >= total THEN $4 ELSE NULL END,
+            updated_at = $4
       WHERE id = $1 AND status NOT IN ('completed', 'failed')
       RETURNING ${JOB_COLUMNS}`,
-    [jobId, outcome, now],
+    [jobId, counts.sent, counts.failed, now],
   );
   const job = rows[0];
   if (job?.status === 'completed') await emitSendCompleted(s, tx, job);

@@ -88,7 +88,7 @@ export async function acceptBulkSend(
 ): Promise<{ job: BulkJobRow; outcomes: AcceptOutcome[] }> {
   const { recipients, ...fields } = body;
   const { account } = sender;
-  const ready = await prepareRecipients(s.db, account, fields, recipients);
+  const ready = await prepareRecipients(s.db, s.approvedTemplates, account, fields, recipients);
   return s.db.transaction(async (tx) => {
     const now = s.now();
     const { rows: wallet } = await tx.query<{ balance: number }>(
@@ -110,7 +110,7 @@ export async function acceptBulkSend(
     await s.jobs.enqueueMany(
       tx,
       DISPATCH_JOB,
-      accepted.map((messageId) => ({ messageId })),
+      accepted.map((messageId) => ({ data: { messageId } })),
     );
     const refused = outcomes.length - accepted.length;
     const done = accepted.length === 0;

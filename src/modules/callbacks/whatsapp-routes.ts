@@ -18,7 +18,7 @@ import {
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
-import { applyStatus } from '../messages/status.ts';
+import { applyStatuses } from '../messages/status.ts';
 import { applyTemplateStatus } from '../templates/service.ts';
 
 export const CALLBACKS_PREFIX = '/api/v1/callbacks';
@@ -39,19 +39,20 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
 
   async function apply(accountId: string, updates: ProviderUpdate[]): Promise<number> {
     return ctx.db.transaction(async (tx) => {
-      let applied = 0;
+      const statuses = updates.flatMap((u) =>
+        u.kind === 'message_status'
+          ? [
+              {
+                target: { accountId, providerMessageId: u.providerMessageId },
+                change: { status: u.status, at: u.at, ...(u.error ? { error: u.error } : {}) },
+              },
+            ]
+          : [],
+      );
+      let applied = (await applyStatuses(ctx, tx, statuses)).filter((r) => r !== null).length;
       for (const update of updates) {
-        if (update.kind === 'message_status') {
-          const done = await applyStatus(
-            ctx,
-            tx,
-            { accountId, providerMessageId: update.providerMessageId },
-            { status: update.status, at: update.at, ...(update.error ? { error: update.error } : {}) },
-          );
-          if (done) applied++;
-        } else if (update.kind === 'template_status') {
-          if (await applyTemplateStatus(ctx, tx, accountId, update)) applied++;
-        }
+        if (update.kind === 'template_status' && (await applyTemplateStatus(ctx, tx, accountId, update)))
+          applied++;
       }
       return applied;
     });

@@ -15,6 +15,7 @@ import { emitIfBelowThreshold } from '../billing/wallet.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { type Quote, quote, windowOpen } from '../pricing/quote.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
 import type { PreparedMessage } from './prepare.ts';
 import { recipientOf } from './recipient.ts';
 import { findByIdempotencyKey, MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
@@ -23,6 +24,7 @@ export const DISPATCH_JOB = 'messages.dispatch';
 
 export interface AcceptServices {
   db: Database;
+  approvedTemplates: ApprovedTemplates;
   jobs: Jobs;
   events: EventOutbox;
   prices: PriceTable;
@@ -34,6 +36,8 @@ export interface Sender {
   mode: SendMode;
   /** The request's Idempotency-Key: at most one message per key, whatever happens. */
   idempotencyKey?: string | null;
+  /** The API call to count in the sending transaction (an unlimited plan's), if any. */
+  usage?: Date | null;
 }
 
 export function cswViolation(to: string): ApiError {
@@ -61,35 +65,45 @@ function describe(m: PreparedMessage, q: Quote): string {
   return `${q.category} message to ${m.to} (${q.country ?? 'no country'})`;
 }
 
+const INSERT_MESSAGE = `
+  INSERT INTO messages (id, account_id, contact_id, direction, type, phone, content, template_id, status,
+                        provider, sandbox, country, category, list_price_micros, charged_micros, free_reason,
+                        idempotency_key, bulk_job_id, bulk_index, created_at, updated_at)
+  VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)
+  ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING ${MESSAGE_COLUMNS}`;
+
+// A CTE that is only a SELECT runs only when used: the final WHERE refers to wake so that it does.
+const WAKE = `wake AS (SELECT pg_notify('${JOB_CHANNEL}', '${DISPATCH_JOB}') FROM msg)`;
+
 /**
- * Inserts the message and, when it is charged, debits the wallet and records the debit, in one
- * statement; wakes the dispatchers at commit. $1 id … see the parameter list. Answers no row when
- * the Idempotency-Key already has its message (the caller then shows that one).
+ * Inserts the message, debits the wallet and records the debit, in one statement, and wakes the
+ * dispatchers at commit. Answers no row when the Idempotency-Key already has its message (the
+ * caller then shows that one). $1…$18 the message (see INSERT_MESSAGE), $13 the charge, $19 the
+ * ledger row's id, $20 its description.
  */
-const INSERT_SQL = `
-  WITH msg AS (
-    INSERT INTO messages (id, account_id, contact_id, direction, type, phone, content, template_id, status,
-                          provider, sandbox, country, category, list_price_micros, charged_micros, free_reason,
-                          idempotency_key, bulk_job_id, bulk_index, created_at, updated_at)
-    VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)
-    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-    RETURNING ${MESSAGE_COLUMNS}
+const INSERT_CHARGED_SQL = `
+  WITH msg AS (${INSERT_MESSAGE}
   ), moved AS (
     UPDATE accounts SET wallet_balance_micros = wallet_balance_micros - $13, updated_at = $18
-     WHERE id = $2 AND $13 > 0 AND wallet_balance_micros >= $13 AND EXISTS (SELECT 1 FROM msg)
+     WHERE id = $2 AND wallet_balance_micros >= $13 AND EXISTS (SELECT 1 FROM msg)
     RETURNING wallet_balance_micros, currency, low_balance_threshold_micros
   ), debit AS (
     INSERT INTO wallet_transactions (id, account_id, type, amount_micros, balance_after_micros, currency, reference, description)
     SELECT $19, $2, 'debit', -$13, wallet_balance_micros, currency, $1, $20 FROM moved
     RETURNING id
-  ), wake AS (
-    SELECT pg_notify('${JOB_CHANNEL}', '${DISPATCH_JOB}') FROM msg
-  )
+  ), ${WAKE}
   SELECT msg.*, (SELECT wallet_balance_micros FROM moved) AS balance_after,
          (SELECT currency FROM moved) AS wallet_currency,
          (SELECT low_balance_threshold_micros FROM moved) AS threshold
     FROM msg
-   -- Refers to wake so that it runs: a CTE that is only a SELECT runs only when used.
+   WHERE (SELECT count(*) FROM wake) >= 0`;
+
+/** The same for a message that costs nothing: the message alone. */
+const INSERT_FREE_SQL = `
+  WITH msg AS (${INSERT_MESSAGE}), ${WAKE}
+  SELECT msg.*, NULL::bigint AS balance_after, NULL::text AS wallet_currency, NULL::bigint AS threshold
+    FROM msg
    WHERE (SELECT count(*) FROM wake) >= 0`;
 
 type InsertedRow = MessageRow & {
@@ -105,6 +119,8 @@ export interface Accepted {
   message: MessageRow;
   /** The Idempotency-Key had its message already (nothing new was sent or charged). */
   existing: boolean;
+  /** The sender's `usage` call was counted (its transaction committed). */
+  usageCounted: boolean;
 }
 
 /** Stores, charges and enqueues one prepared message inside `tx`. */
@@ -120,7 +136,7 @@ export async function acceptIn(
   const now = s.now();
   // Only a send that can cost something takes the wallet's lock; free ones never wait for it.
   const mayCharge = provider !== 'sandbox' && s.prices.listPrice(m.country, m.category) > 0;
-  const recipient = await recipientOf(tx, sender.account.id, m.to, now, mayCharge);
+  const recipient = await recipientOf(tx, sender.account.id, m.to, now, mayCharge, sender.usage ?? null);
   if (recipient.created) {
     await s.events.emit(tx, {
       type: 'contact.created',
@@ -136,7 +152,7 @@ export async function acceptIn(
   }
   const id = newId('message');
   const debitId = q.chargeMicros > 0 ? newId('walletTransaction') : null;
-  const { rows } = await tx.query<InsertedRow>(INSERT_SQL, [
+  const values = [
     id,
     sender.account.id,
     recipient.contact.id,
@@ -155,9 +171,10 @@ export async function acceptIn(
     bulk?.jobId ?? null,
     bulk?.index ?? null,
     now,
-    debitId,
-    describe(m, q),
-  ]);
+  ];
+  const { rows } = debitId
+    ? await tx.query<InsertedRow>(INSERT_CHARGED_SQL, [...values, debitId, describe(m, q)])
+    : await tx.query<InsertedRow>(INSERT_FREE_SQL, values);
   const row = rows[0];
   if (!row) throw new AlreadySent();
   const { balance_after, wallet_currency, threshold, ...message } = row;
@@ -190,11 +207,11 @@ export async function acceptMessage(
 ): Promise<Accepted> {
   try {
     const message = await s.db.transaction((tx) => acceptIn(s, tx, sender, m));
-    return { message, existing: false };
+    return { message, existing: false, usageCounted: Boolean(sender.usage) };
   } catch (err) {
     if (!(err instanceof AlreadySent) || !sender.idempotencyKey) throw err;
     const message = await findByIdempotencyKey(s.db, sender.account.id, sender.idempotencyKey);
     if (!message) throw new Error('idempotency key conflict without a message');
-    return { message, existing: true };
+    return { message, existing: true, usageCounted: false };
   }
 }

@@ -4,6 +4,7 @@
 // wrong parameter count, a closed service window) is that recipient's error only.
 import type { Sql } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
 import type { MessageFieldsInput } from './content.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from './prepare.ts';
 
@@ -22,11 +23,12 @@ const WHOLE_BATCH = new Set(['RESOURCE_NOT_FOUND', 'TEMPLATE_NOT_APPROVED']);
 
 export async function prepareRecipients(
   sql: Sql,
+  approved: ApprovedTemplates,
   account: { id: string; countryCode: string },
   fields: MessageFieldsInput,
   recipients: RecipientInput[],
 ): Promise<PreparedRecipient[]> {
-  const lookup = templateLookup(sql, account.id);
+  const lookup = templateLookup(sql, account.id, approved);
   const out: PreparedRecipient[] = [];
   for (const [index, r] of recipients.entries()) {
     const own = r.parameters !== undefined;

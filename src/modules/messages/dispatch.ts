@@ -1,7 +1,9 @@
 // The dispatch job: hands accepted messages to their provider. A worker takes a batch of jobs and
 // sends their messages concurrently (those to the same number one after another, in the order
-// they were accepted), then records each outcome through applyStatus:
-//   accepted → sent (and, on the sandbox, the simulated delivery is scheduled);
+// they were accepted), then records every outcome of the batch in one transaction through
+// applyStatuses:
+//   accepted → sent (and, on the sandbox, the simulated delivery: played at once where its delay
+//              is 0, scheduled otherwise);
 //   rejected → failed, refunded;
 //   retry    → a new job after a growing delay (or the provider's Retry-After), until the retries
 //              run out → failed, refunded.
@@ -20,8 +22,8 @@ import type { ChannelConfig } from '../channel/settings.ts';
 import { type TemplateRow, toDefinition } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
-import { SANDBOX_STATUS_JOB, type SandboxStatusJob } from './sandbox-job.ts';
-import { applyStatus } from './status.ts';
+import { changesOf, type SandboxPlay, scheduleLater, split } from './sandbox-job.ts';
+import { applyStatuses, type TargetedChange } from './status.ts';
 
 export interface DispatchDeps {
   db: Database;
@@ -124,58 +126,60 @@ async function send(
   }
 }
 
-async function settle(
-  d: DispatchDeps,
-  job: DispatchJob,
-  message: MessageRow,
-  outcome: SendOutcome,
-  channel: ChannelConfig,
-) {
-  const target = { accountId: message.account_id, id: message.id };
-  const attempt = job.attempt ?? 0;
-  if (outcome.kind === 'retry' && attempt < d.retryLimit) {
-    const backoff = Math.min(MAX_RETRY_DELAY_SECONDS, d.retryDelaySeconds * 2 ** attempt);
-    const seconds = Math.max(backoff, outcome.retryAfterSeconds ?? 0);
-    d.log.info(
-      { messageId: message.id, attempt, code: outcome.error.code, retryInSeconds: seconds },
-      'message will be retried',
-    );
-    await d.jobs.enqueue(
-      d.db,
-      DISPATCH_JOB,
-      { messageId: message.id, attempt: attempt + 1 } satisfies DispatchJob,
-      {
+interface Outcome {
+  job: DispatchJob;
+  message: MessageRow;
+  outcome: SendOutcome;
+  channel: ChannelConfig;
+}
+
+/** Records a batch's outcomes in one transaction. */
+async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
+  const retries: { data: DispatchJob; startAfter: Date }[] = [];
+  const changes: TargetedChange[] = [];
+  const plays: SandboxPlay[] = [];
+  const at = d.now();
+  for (const { job, message, outcome, channel } of outcomes) {
+    const target = { accountId: message.account_id, id: message.id };
+    const attempt = job.attempt ?? 0;
+    if (outcome.kind === 'retry' && attempt < d.retryLimit) {
+      const backoff = Math.min(MAX_RETRY_DELAY_SECONDS, d.retryDelaySeconds * 2 ** attempt);
+      const seconds = Math.max(backoff, outcome.retryAfterSeconds ?? 0);
+      d.log.info(
+        { messageId: message.id, attempt, code: outcome.error.code, retryInSeconds: seconds },
+        'message will be retried',
+      );
+      retries.push({
+        data: { messageId: message.id, attempt: attempt + 1 },
         startAfter: new Date(Date.now() + seconds * 1000),
-      },
-    );
-    return;
+      });
+      continue;
+    }
+    if (outcome.kind !== 'accepted') {
+      changes.push({ target, change: { status: 'failed', at, error: outcome.error } });
+      continue;
+    }
+    changes.push({ target, change: { status: 'sent', at, providerMessageId: outcome.providerMessageId } });
+    if (message.provider === 'sandbox') {
+      const play = split(
+        message.account_id,
+        message.id,
+        simulatedStatuses(message.phone, channel.sandbox),
+        false,
+      );
+      changes.push(...changesOf(play, at));
+      plays.push(play);
+    }
   }
   await d.db.transaction(async (tx) => {
-    if (outcome.kind !== 'accepted') {
-      await applyStatus(d, tx, target, { status: 'failed', at: d.now(), error: outcome.error });
-      return;
-    }
-    const sent = await applyStatus(d, tx, target, {
-      status: 'sent',
-      at: d.now(),
-      providerMessageId: outcome.providerMessageId,
-    });
-    if (sent && message.provider === 'sandbox') {
-      const [first, ...rest] = simulatedStatuses(message.phone, channel.sandbox);
-      if (first) {
-        await d.jobs.enqueue(
-          tx,
-          SANDBOX_STATUS_JOB,
-          {
-            accountId: message.account_id,
-            messageId: message.id,
-            step: first,
-            rest,
-          } satisfies SandboxStatusJob,
-          first.afterMs > 0 ? { startAfter: new Date(Date.now() + first.afterMs) } : {},
-        );
-      }
-    }
+    const results = await applyStatuses(d, tx, changes);
+    const sent = new Set(results.flatMap((r) => (r && r.status !== 'queued' ? [r.id] : [])));
+    await scheduleLater(
+      d.jobs,
+      tx,
+      plays.filter((p) => sent.has(p.messageId)),
+    );
+    await d.jobs.enqueueMany(tx, DISPATCH_JOB, retries);
   });
 }
 
@@ -189,21 +193,18 @@ async function dispatchAll(d: DispatchDeps, jobs: DispatchJob[]): Promise<void> 
   const byPhone = new Map<string, MessageRow[]>();
   for (const row of rows) byPhone.set(row.phone, [...(byPhone.get(row.phone) ?? []), row]);
   const batch = batchOf(d.db);
+  const outcomes: Outcome[] = [];
   await Promise.all(
     [...byPhone.values()].map(async (messages) => {
       for (const message of messages) {
-        try {
-          const { outcome, channel } = await send(d, batch, message);
-          await settle(d, jobOf.get(message.id)!, message, outcome, channel);
-        } catch (err) {
-          // Unexpected (the database went away mid-way): the job fails and pg-boss retries it; a
-          // message already settled is skipped then, as it is no longer queued.
-          d.log.error({ err, messageId: message.id }, 'message dispatch failed');
-          throw err;
-        }
+        const { outcome, channel } = await send(d, batch, message);
+        outcomes.push({ job: jobOf.get(message.id)!, message, outcome, channel });
       }
     }),
   );
+  // Should this fail (the database went away), pg-boss retries the batch's jobs; the messages it
+  // did not record are still queued and go again (at least once, as with any provider call).
+  await settle(d, outcomes);
 }
 
 export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {

@@ -7,6 +7,7 @@ import { findAccount } from '../accounts/repo.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { quote, windowOpen } from '../pricing/quote.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
 import { cswViolation } from './accept.ts';
 import { lastInboundOf, prepareRecipients, type RecipientInput } from './batch.ts';
 import type { MessageFieldsInput } from './content.ts';
@@ -14,6 +15,7 @@ import { prepareMessage, templateLookup } from './prepare.ts';
 
 export interface EstimateServices {
   db: Database;
+  approvedTemplates: ApprovedTemplates;
   prices: PriceTable;
   now: () => Date;
 }
@@ -61,12 +63,15 @@ export async function estimate(
             to,
             prepared: await prepareMessage(
               { ...fields, to },
-              { countryCode: account.countryCode, lookup: templateLookup(s.db, account.id) },
+              {
+                countryCode: account.countryCode,
+                lookup: templateLookup(s.db, account.id, s.approvedTemplates),
+              },
             ),
             error: null,
           },
         ]
-      : await prepareRecipients(s.db, account, fields, recipients ?? []);
+      : await prepareRecipients(s.db, s.approvedTemplates, account, fields, recipients ?? []);
   const phones = prepared.flatMap((p) => (p.prepared ? [p.prepared.to] : []));
   const [inbound, wallet] = await Promise.all([
     lastInboundOf(s.db, account.id, phones),

@@ -7,7 +7,8 @@ import { ApiError, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import { invalidFields, normalizePhone } from '../contacts/fields.ts';
 import type { PriceCategory } from '../pricing/prices.ts';
 import { categoryOf, countryOf } from '../pricing/quote.ts';
-import { findTemplateByName, type TemplateRow, toDefinition } from '../templates/repo.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
+import { type TemplateRow, toDefinition } from '../templates/repo.ts';
 import { type CheckedContent, checkContent, type MessageFieldsInput } from './content.ts';
 import type { StoredContent } from './repo.ts';
 
@@ -28,13 +29,13 @@ export interface PreparedMessage {
 /** Looks templates up once per (name, language) for a whole batch. */
 export type TemplateLookup = (name: string, language: string) => Promise<TemplateRow | null>;
 
-export function templateLookup(sql: Sql, accountId: string): TemplateLookup {
+export function templateLookup(sql: Sql, accountId: string, approved: ApprovedTemplates): TemplateLookup {
   const seen = new Map<string, Promise<TemplateRow | null>>();
   return (name, language) => {
     const key = `${name}\u0000${language}`;
     let found = seen.get(key);
     if (!found) {
-      found = findTemplateByName(sql, accountId, name, language);
+      found = approved.find(sql, accountId, name, language);
       seen.set(key, found);
     }
     return found;

@@ -1,10 +1,12 @@
 // The recipient's contact, found or created in the sending transaction (a message to an unknown
 // number creates its contact), with what pricing needs from it: when the customer last wrote (the
 // customer service window). A send that may be charged also locks the account's wallet here, in the
-// same statement, and reads its balance.
+// same statement, and reads its balance. A known number (the usual case) costs one plain indexed
+// read; only a new one is inserted.
 import type { Tx } from '../../kernel/db.ts';
 import { newId } from '../../kernel/ids.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { usageCtes, usageKeys } from '../../kernel/limits.ts';
+import { CONTACT_COLUMNS, type ContactRow, findContact, insertContact } from '../contacts/repo.ts';
 
 export interface Recipient {
   contact: ContactRow;
@@ -13,28 +15,22 @@ export interface Recipient {
   balanceMicros: number | null;
 }
 
-const COLUMNS = CONTACT_COLUMNS.split(', ');
-const prefixed = (p: string) => COLUMNS.map((c) => `${p}.${c}`).join(', ');
-
 /**
- * $1 contact id, $2 account, $3 phone, $4 now, $5 whether to lock the account's wallet.
- * The lock is FOR NO KEY UPDATE: it serialises charges, not the inserts that reference the account.
+ * $1 account, $2 phone, $3 whether to lock the wallet. Always one row: the balance (null when not
+ * locked) and the contact's columns (null when the number is new). The lock is FOR NO KEY UPDATE:
+ * it serialises charges, not the inserts whose foreign keys reference the account.
  */
-const RECIPIENT_SQL = `
-  WITH wallet AS (
-    SELECT wallet_balance_micros AS balance FROM accounts WHERE id = $2 AND $5::boolean FOR NO KEY UPDATE
-  ), inserted AS (
-    INSERT INTO contacts (id, account_id, phone, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $4)
-    ON CONFLICT (account_id, phone) DO NOTHING
-    RETURNING ${CONTACT_COLUMNS}
-  )
-  SELECT ${prefixed('i')}, true AS created, (SELECT balance FROM wallet) AS balance FROM inserted i
-  UNION ALL
-  SELECT ${prefixed('c')}, false, (SELECT balance FROM wallet) FROM contacts c
-   WHERE c.account_id = $2 AND c.phone = $3 AND NOT EXISTS (SELECT 1 FROM inserted)`;
+const FIND = `
+  SELECT (SELECT wallet_balance_micros FROM accounts WHERE id = $1 AND $3::boolean FOR NO KEY UPDATE) AS balance,
+         ${CONTACT_COLUMNS.split(', ')
+           .map((c) => `c.${c}`)
+           .join(', ')}
+    FROM (SELECT 1) AS one LEFT JOIN contacts c ON c.account_id = $1 AND c.phone = $2`;
 
-type RecipientRow = ContactRow & { created: boolean; balance: number | null };
+/** The same, also counting the API call ($4 the month, $5 the day) of an unlimited plan. */
+const FIND_AND_COUNT = `WITH ${usageCtes({ account: '$1', period: '$4', limit: 'NULL', day: '$5' })} ${FIND}`;
+
+type FoundRow = { [K in keyof ContactRow]: ContactRow[K] | null } & { balance: number | null };
 
 export async function recipientOf(
   tx: Tx,
@@ -42,27 +38,35 @@ export async function recipientOf(
   phone: string,
   now: Date,
   lockWallet: boolean,
+  /** An API call to count in the account's usage (see usageToCount in kernel/access.ts). */
+  usage: Date | null = null,
 ): Promise<Recipient> {
-  const { rows } = await tx.query<RecipientRow>(RECIPIENT_SQL, [
-    newId('contact'),
+  const { rows } = usage
+    ? await tx.query<FoundRow>(FIND_AND_COUNT, [
+        accountId,
+        phone,
+        lockWallet,
+        ...Object.values(usageKeys(usage)),
+      ])
+    : await tx.query<FoundRow>(FIND, [accountId, phone, lockWallet]);
+  const { balance, ...found } = rows[0]!;
+  const balanceMicros = lockWallet ? balance : null;
+  if (found.id !== null) return { contact: found as ContactRow, created: false, balanceMicros };
+  const inserted = await insertContact(tx, {
+    id: newId('contact'),
     accountId,
     phone,
     now,
-    lockWallet,
-  ]);
-  let row = rows[0];
-  if (!row) {
-    // Another transaction created this contact while ours ran: the insert waited for it and did
-    // nothing, and the statement's snapshot predates it. A new statement sees it (and locks anew).
-    const again = await tx.query<RecipientRow>(
-      `SELECT ${CONTACT_COLUMNS}, false AS created,
-              (SELECT wallet_balance_micros FROM accounts WHERE id = $1 AND $3::boolean FOR NO KEY UPDATE) AS balance
-         FROM contacts WHERE account_id = $1 AND phone = $2`,
-      [accountId, phone, lockWallet],
-    );
-    row = again.rows[0];
-    if (!row) throw new Error(`contact for ${phone} vanished while sending`);
-  }
-  const { created, balance, ...contact } = row;
-  return { contact, created, balanceMicros: lockWallet ? balance : null };
+    name: null,
+    email: null,
+    tags: [],
+    attributes: {},
+    optedIn: false,
+  });
+  if ('row' in inserted) return { contact: inserted.row, created: true, balanceMicros };
+  // Another transaction created this contact while ours ran: the insert waited for it and did
+  // nothing; a new statement sees it.
+  const contact = await findContact(tx, accountId, inserted.existingId);
+  if (!contact) throw new Error(`contact for ${phone} vanished while sending`);
+  return { contact, created: false, balanceMicros };
 }

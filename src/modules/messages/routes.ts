@@ -1,7 +1,7 @@
 // POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
+import { accountOf, usageCounted, usageToCount } from '../../kernel/access.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { money } from '../../kernel/money.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
@@ -29,6 +29,7 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         config: {
           access: 'account',
           errors: ['RESOURCE_NOT_FOUND', 'INSUFFICIENT_BALANCE', 'CSW_VIOLATION', 'TEMPLATE_NOT_APPROVED'],
+          countsUsageItself: true,
         },
         schema: {
           tags,
@@ -44,13 +45,19 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const account = accountOf(request);
         const prepared = await prepareMessage(request.body, {
           countryCode: account.countryCode,
-          lookup: templateLookup(ctx.db, account.id),
+          lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
         });
-        const { message } = await acceptMessage(
+        const { message, usageCounted: counted } = await acceptMessage(
           ctx,
-          { account, mode: request.principal!.mode, idempotencyKey: request.idempotency?.key ?? null },
+          {
+            account,
+            mode: request.principal!.mode,
+            idempotencyKey: request.idempotency?.key ?? null,
+            usage: usageToCount(request),
+          },
           prepared,
         );
+        if (counted) usageCounted(request);
         reply.status(202);
         return toMessage(message);
       },

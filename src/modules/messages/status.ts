@@ -1,7 +1,7 @@
 // The status of an outbound message moves forward only: queued → sent → delivered → read, or to
-// failed from queued or sent. Every status change comes through applyStatus, whoever reports it
-// (the dispatcher handing a message over, the sandbox's simulation, the WhatsApp callback), so they
-// all record the same timestamps, emit the same `message.*` events and refund the same way.
+// failed from queued or sent. Every status change comes through applyStatuses, whoever reports it
+// (the dispatcher handing messages over, the sandbox's simulation, the WhatsApp callback), so they
+// all record the same timestamps, emit the same `message.*` events and refund the same way:
 //
 // - A status that arrives after a later one (delivered after read: callbacks are not ordered) only
 //   fills in its timestamp; no event.
@@ -11,9 +11,12 @@
 // - A failed message that was charged and never delivered is refunded, once, by a compensating
 //   `refund` transaction in the same database transaction: WhatsApp charges only for delivered
 //   messages, and neither do we.
+//
+// A batch of changes (a dispatcher's batch, a callback from Meta with many statuses) costs one
+// statement to lock its messages, one to write them and one for their events, whatever its size.
 import type { MessageStatusUpdate, ProviderError } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/db.ts';
-import type { EventOutbox, EventType } from '../../kernel/events.ts';
+import type { EventInput, EventOutbox, EventType } from '../../kernel/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import { noteHandedOver } from '../bulk/messages-progress.ts';
 import { MESSAGE_COLUMNS, type MessageRow, type MessageStatus } from './repo.ts';
@@ -35,6 +38,11 @@ export interface StatusChange {
 
 export type MessageTarget = { accountId: string } & ({ id: string } | { providerMessageId: string });
 
+export interface TargetedChange {
+  target: MessageTarget;
+  change: StatusChange;
+}
+
 const RANK: Record<MessageStatus, number> = {
   queued: 0,
   sent: 1,
@@ -44,18 +52,38 @@ const RANK: Record<MessageStatus, number> = {
   received: 4,
 };
 
-async function lockMessage(tx: Tx, target: MessageTarget): Promise<MessageRow | null> {
-  const byId = 'id' in target;
-  const { rows } = await tx.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM messages
-      WHERE account_id = $1 AND ${byId ? 'id' : 'provider_message_id'} = $2 AND direction = 'outbound'
-      FOR UPDATE`,
-    [target.accountId, byId ? target.id : target.providerMessageId],
-  );
-  return rows[0] ?? null;
+/**
+ * Locks the messages the changes are about, in id order (two batches never wait on each other in
+ * a cycle). Ids are looked up by the primary key, provider ids by (account, provider id); a row of
+ * another account than its target names is left out.
+ */
+async function lockMessages(tx: Tx, targets: MessageTarget[]): Promise<MessageRow[]> {
+  const wanted = new Set(targets.map(keyOf));
+  const ids = targets.flatMap((t) => ('id' in t ? [t.id] : []));
+  const providerIds = targets.flatMap((t) => ('providerMessageId' in t ? [t.providerMessageId] : []));
+  const rows: MessageRow[] = [];
+  if (ids.length > 0) {
+    const found = await tx.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages
+        WHERE id = ANY($1::text[]) AND direction = 'outbound' ORDER BY id FOR UPDATE`,
+      [ids],
+    );
+    rows.push(...found.rows.filter((r) => wanted.has(`id/${r.account_id}/${r.id}`)));
+  }
+  if (providerIds.length > 0) {
+    const accounts = [...new Set(targets.map((t) => t.accountId))];
+    const found = await tx.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages
+        WHERE account_id = ANY($1::text[]) AND provider_message_id = ANY($2::text[]) AND direction = 'outbound'
+        ORDER BY id FOR UPDATE`,
+      [accounts, providerIds],
+    );
+    rows.push(...found.rows.filter((r) => wanted.has(`provider/${r.account_id}/${r.provider_message_id}`)));
+  }
+  return rows;
 }
 
-/** The row after the change, and whether its status moved (then an event is due). */
+/** The row after the change, and whether its status moved (then an event is due); null when moot. */
 function next(row: MessageRow, change: StatusChange): { row: MessageRow; moved: boolean } | null {
   const at = change.at;
   const providerMessageId = row.provider_message_id ?? change.providerMessageId ?? null;
@@ -92,66 +120,110 @@ function next(row: MessageRow, change: StatusChange): { row: MessageRow; moved: 
   return changed ? { row: filled, moved } : null;
 }
 
+const WRITE_SQL = `
+  UPDATE messages m
+     SET status = u.status, error = u.error, provider_message_id = u.provider_message_id, sent_at = u.sent_at,
+         delivered_at = u.delivered_at, read_at = u.read_at, failed_at = u.failed_at,
+         refunded_at = u.refunded_at, updated_at = u.updated_at
+    FROM jsonb_to_recordset($1::jsonb) AS u (id text, status text, error jsonb, provider_message_id text,
+         sent_at timestamptz, delivered_at timestamptz, read_at timestamptz, failed_at timestamptz,
+         refunded_at timestamptz, updated_at timestamptz)
+   WHERE m.id = u.id`;
+
+function keyOf(target: MessageTarget): string {
+  return 'id' in target
+    ? `id/${target.accountId}/${target.id}`
+    : `provider/${target.accountId}/${target.providerMessageId}`;
+}
+
+/** Both keys a row is found under, once it has a provider id. */
+function keysOf(row: MessageRow): string[] {
+  const keys = [`id/${row.account_id}/${row.id}`];
+  if (row.provider_message_id) keys.push(`provider/${row.account_id}/${row.provider_message_id}`);
+  return keys;
+}
+
 /**
- * Applies a status to a message inside `tx`; answers the message as it now is, or null when the
- * message is unknown or the change is moot.
+ * Applies the changes in order inside `tx` (several may concern one message: sent, then delivered);
+ * answers, for each, the message as that change left it, or null when the message is unknown or
+ * the change moot.
  */
-export async function applyStatus(
+export async function applyStatuses(
   s: StatusServices,
   tx: Tx,
-  target: MessageTarget,
-  change: StatusChange,
-): Promise<MessageRow | null> {
-  const row = await lockMessage(tx, target);
-  if (!row) return null;
-  const result = next(row, change);
-  if (!result) return null;
-  const now = s.now();
-  let updated = result.row;
-  if (
-    updated.status === 'failed' &&
-    updated.charged_micros > 0 &&
-    !updated.delivered_at &&
-    !updated.refunded_at
-  ) {
-    await changeBalance(tx, s.events, updated.account_id, {
-      type: 'refund',
-      amountMicros: updated.charged_micros,
-      reference: updated.id,
-      description: `refund: message failed (${updated.error?.code ?? 'FAILED'})`,
-    });
-    updated = { ...updated, refunded_at: now };
-  }
-  const { rows } = await tx.query<MessageRow>(
-    `UPDATE messages
-        SET status = $2, error = $3, provider_message_id = $4, sent_at = $5, delivered_at = $6, read_at = $7,
-            failed_at = $8, refunded_at = $9, updated_at = $10
-      WHERE id = $1
-      RETURNING ${MESSAGE_COLUMNS}`,
-    [
-      updated.id,
-      updated.status,
-      updated.error ? JSON.stringify(updated.error) : null,
-      updated.provider_message_id,
-      updated.sent_at,
-      updated.delivered_at,
-      updated.read_at,
-      updated.failed_at,
-      updated.refunded_at,
-      now,
-    ],
+  changes: TargetedChange[],
+): Promise<(MessageRow | null)[]> {
+  if (changes.length === 0) return [];
+  const locked = await lockMessages(
+    tx,
+    changes.map((c) => c.target),
   );
-  const saved = rows[0]!;
-  if (result.moved) {
-    await s.events.emit(tx, {
-      type: `message.${saved.status}` as EventType,
-      accountId: saved.account_id,
-      data: { ...toMessage(saved), previousStatus: row.status },
+  const current = new Map<string, MessageRow>();
+  for (const row of locked) for (const key of keysOf(row)) current.set(key, row);
+  const now = s.now();
+  const written = new Map<string, MessageRow>();
+  const refunds: MessageRow[] = [];
+  const events = new Map<string, EventInput[]>();
+  const handedOver = new Map<string, { sent: number; failed: number }>();
+  const results: (MessageRow | null)[] = [];
+  for (const { target, change } of changes) {
+    const before = current.get(keyOf(target));
+    const result = before ? next(before, change) : null;
+    if (!before || !result) {
+      results.push(null);
+      continue;
+    }
+    let row: MessageRow = { ...result.row, updated_at: now };
+    if (row.status === 'failed' && row.charged_micros > 0 && !row.delivered_at && !row.refunded_at) {
+      row = { ...row, refunded_at: now };
+      refunds.push(row);
+    }
+    for (const key of keysOf(row)) current.set(key, row);
+    written.set(row.id, row);
+    if (result.moved) {
+      const list = events.get(row.account_id) ?? [];
+      list.push({
+        type: `message.${row.status}` as EventType,
+        accountId: row.account_id,
+        data: { ...toMessage(row), previousStatus: before.status },
+      });
+      events.set(row.account_id, list);
+    }
+    // A bulk send counts a message as processed once it is handed over or has failed.
+    if (row.bulk_job_id && before.status === 'queued') {
+      const counts = handedOver.get(row.bulk_job_id) ?? { sent: 0, failed: 0 };
+      counts[row.status === 'failed' ? 'failed' : 'sent']++;
+      handedOver.set(row.bulk_job_id, counts);
+    }
+    results.push(row);
+  }
+  for (const row of refunds) {
+    await changeBalance(tx, s.events, row.account_id, {
+      type: 'refund',
+      amountMicros: row.charged_micros,
+      reference: row.id,
+      description: `refund: message failed (${row.error?.code ?? 'FAILED'})`,
     });
   }
-  // A bulk send's job counts a message as processed once it is handed over or has failed.
-  if (saved.bulk_job_id && row.status === 'queued' && saved.status !== 'queued') {
-    await noteHandedOver(s, tx, saved.bulk_job_id, saved.status === 'failed' ? 'failed' : 'sent');
+  if (written.size > 0) {
+    await tx.query(WRITE_SQL, [
+      JSON.stringify(
+        [...written.values()].map((r) => ({
+          id: r.id,
+          status: r.status,
+          error: r.error,
+          provider_message_id: r.provider_message_id,
+          sent_at: r.sent_at,
+          delivered_at: r.delivered_at,
+          read_at: r.read_at,
+          failed_at: r.failed_at,
+          refunded_at: r.refunded_at,
+          updated_at: r.updated_at,
+        })),
+      ),
+    ]);
   }
-  return saved;
+  for (const [accountId, list] of events) await s.events.emitMany(tx, accountId, list);
+  for (const [jobId, counts] of handedOver) await noteHandedOver(s, tx, jobId, counts);
+  return results;
 }

@@ -7,6 +7,7 @@ import { reviewTemplate } from '../../channels/sandbox/review.ts';
 import type { Database } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import type { JobDefinition } from '../../kernel/jobs.ts';
+import type { ApprovedTemplates } from './approved.ts';
 import { lockTemplateById, toDefinition } from './repo.ts';
 import { applyTemplateStatus, TEMPLATE_REVIEW_JOB, type TemplateReviewJobData } from './service.ts';
 
@@ -14,6 +15,7 @@ export interface TemplateReviewDeps {
   db: Database;
   events: EventOutbox;
   now: () => Date;
+  approvedTemplates: ApprovedTemplates;
 }
 
 /** Reviews one sandbox submission; answers whether it changed the template. Safe to run twice. */

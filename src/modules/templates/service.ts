@@ -14,6 +14,7 @@ import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { Jobs } from '../../kernel/jobs.ts';
 import { loadChannel } from '../channel/repo.ts';
+import type { ApprovedTemplates } from './approved.ts';
 import { checkTemplate } from './components.ts';
 import {
   deleteTemplate,
@@ -41,9 +42,11 @@ export interface TemplateServices {
   jobs: Jobs;
   channels: Channels;
   now: () => Date;
+  /** The sends' cache of approved templates: told of every change made here. */
+  approvedTemplates: ApprovedTemplates;
 }
 
-type StatusDeps = Pick<TemplateServices, 'events' | 'now'>;
+type StatusDeps = Pick<TemplateServices, 'events' | 'now' | 'approvedTemplates'>;
 
 export interface TemplateInput {
   name: string;
@@ -75,6 +78,7 @@ async function write(
   change: TemplateChange,
 ): Promise<TemplateRow> {
   const updated = await updateTemplate(tx, row.account_id, row.id, change, deps.now());
+  deps.approvedTemplates.forget(row);
   if (updated.status !== row.status) {
     await deps.events.emit(tx, {
       type: 'template.status_changed',
@@ -140,6 +144,7 @@ export async function editTemplate(
 export async function removeTemplate(s: TemplateServices, accountId: string, id: string): Promise<void> {
   const row = await deleteTemplate(s.db, accountId, id);
   if (!row) throw notFound('template');
+  s.approvedTemplates.forget(row);
 }
 
 /** Meta says NONE when it gives no reason. */

@@ -1,0 +1,378 @@
+// Benchmark: sending messages. Everything is measured in one run, on this machine, so the ratios
+// compare like with like.
+//   npm run bench:send      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)
+// Phases:
+//   1. PostgreSQL, accepted sends/s: BENCH_CONCURRENCY clients POST charged template messages (live
+//      keys, a WhatsApp Cloud API number on a local fake of Meta's API) to a `tidings serve` process
+//      running the API only, over BENCH_ACCOUNTS accounts. Beside it, in the same run, the same SQL
+//      through a plain `pg` pool of the server's size and the same concurrency, by calling the code
+//      the route calls, without HTTP: (a) the send transaction alone (BEGIN; the recipient and the
+//      wallet lock; the message, debit and ledger row; the dispatch job; COMMIT), and (b) all the SQL
+//      of one request (the monthly quota count and the template lookup, then the transaction). The
+//      three alternate over BENCH_ROUNDS rounds; the ratios are medians of per-round ratios.
+//   2. PostgreSQL, latency at half the measured rate (open loop: latency counts from each
+//      request's scheduled start).
+//   3. PostgreSQL, the sandbox end to end: a server with workers, a sandbox account with no delays,
+//      each message timed from the POST to its `message.delivered` webhook arriving here.
+//   4. PGlite: `tidings serve` on its embedded database (a DATA_DIR, workers running, as
+//      `npm start` runs it), sandbox sends/s under the same closed loop.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { openPostgres } from '../../src/kernel/db.ts';
+import { EventOutbox } from '../../src/kernel/events.ts';
+import { Jobs } from '../../src/kernel/jobs.ts';
+import { countCall } from '../../src/kernel/limits.ts';
+import { type AcceptServices, acceptIn, DISPATCH_JOB } from '../../src/modules/messages/accept.ts';
+import { type PreparedMessage, prepareMessage, templateLookup } from '../../src/modules/messages/prepare.ts';
+import { loadPrices } from '../../src/modules/pricing/prices.ts';
+import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
+import { findTemplateByName } from '../../src/modules/templates/repo.ts';
+import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
+import { closedLoop, describe, type LoadResult, openLoop } from './load.ts';
+import { benchDatabase, percentile, sleep, startServer } from './support.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);
+const RECIPIENTS = 100;
+const E2E_RATE = Number(process.env.BENCH_E2E_RATE ?? 100);
+const POOL_SIZE = 10;
+const TOKEN = randomBytes(24).toString('hex');
+const SECRETS_KEY = randomBytes(32).toString('base64');
+const TEMPLATE = 'weekly_offer';
+
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
+// Distinct US numbers per account, clear of the sandbox's test numbers (555-0101 … 555-0104).
+const phoneOf = (account: number, n: number) =>
+  `+1415555${String(2000 + account * RECIPIENTS + n).padStart(4, '0')}`;
+
+interface Account {
+  id: string;
+  key: string;
+}
+
+function client(port: number) {
+  const http = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY * 2, pipelining: 1 });
+  async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+    const res = await http.request({
+      method: method as 'GET',
+      path: `/api/v1/public${path}`,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text ? JSON.parse(text) : null };
+  }
+  async function ok(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+    const res = await api(method, path, headers, body);
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+  return { http, api, ok };
+}
+
+type Client = ReturnType<typeof client>;
+
+/** Accounts on the Scale plan with an approved marketing template and money, on `channel`. */
+async function setUpAccounts(
+  c: Client,
+  count: number,
+  channel: (key: string) => Promise<void>,
+): Promise<Account[]> {
+  const bootstrap = await c.api('POST', '/partner/bootstrap', { authorization: `Bearer ${TOKEN}` });
+  const partnerKey = bootstrap.body.apiKey as string;
+  const accounts: Account[] = [];
+  for (let i = 0; i < count; i++) {
+    const partner = { 'x-api-key': partnerKey };
+    const { accountId } = await c.ok('POST', '/partner/accounts', partner, {
+      accountName: `bench ${i}`,
+      countryCode: 'US',
+      planCode: 'scale',
+    });
+    const { apiKey } = await c.ok('POST', `/partner/accounts/${accountId}/keys`, partner, {
+      name: 'bench',
+      scope: 'live',
+    });
+    await c.ok('POST', `/partner/accounts/${accountId}/wallet/credits`, partner, { amount: '100000' });
+    const key = { 'x-api-key': apiKey };
+    await channel(apiKey);
+    const template = await c.ok('POST', '/templates', key, {
+      name: TEMPLATE,
+      language: 'en_US',
+      category: 'MARKETING',
+      components: [
+        {
+          type: 'BODY',
+          text: 'Hi {{1}}, this week {{2}} is on offer in our shop. Reply STOP to opt out.',
+          example: { body_text: [['Ann', 'coffee']] },
+        },
+      ],
+    });
+    await c.ok('POST', `/templates/${template.id}/submit`, key);
+    for (let tries = 0; ; tries++) {
+      if ((await c.ok('GET', `/templates/${template.id}`, key)).status === 'APPROVED') break;
+      if (tries > 100) throw new Error('the bench template was not approved');
+      await sleep(100);
+    }
+    accounts.push({ id: accountId, key: apiKey });
+  }
+  return accounts;
+}
+
+function sendWork(c: Client, accounts: Account[]) {
+  return async (i: number): Promise<true | string> => {
+    const a = i % accounts.length;
+    const res = await c.api(
+      'POST',
+      '/messages',
+      { 'x-api-key': accounts[a]!.key },
+      {
+        to: phoneOf(a, Math.floor(i / accounts.length) % RECIPIENTS),
+        templateName: TEMPLATE,
+        templateLanguage: 'en_US',
+        parameters: ['Ann', 'coffee'],
+      },
+    );
+    return res.status === 202 || `HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+  };
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+const lines: string[] = [];
+const say = (line: string) => {
+  lines.push(line);
+  process.stderr.write(`${line}\n`);
+};
+say(
+  `bench:send ${new Date().toISOString()}; ${CONCURRENCY} concurrent clients, ${ACCOUNTS} accounts, ${SECONDS} s per phase`,
+);
+
+const database = await benchDatabase();
+const fake = await FakeWhatsAppCloud.start({ autoApprove: true });
+const pgPort = 40_000 + Math.floor(Math.random() * 10_000);
+const serverEnv = {
+  DATABASE_URL: database.url,
+  BOOTSTRAP_TOKEN: TOKEN,
+  SECRETS_KEY,
+  WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+  TIDINGS_WHATSAPP_GRAPH_URL: fake.graphUrl,
+  TIDINGS_DB_POOL_SIZE: String(POOL_SIZE),
+  TIDINGS_PARTNER_RATE_LIMIT: '100000',
+};
+let server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_RUN_WORKERS: 'false' });
+let c = client(pgPort);
+const accounts = await setUpAccounts(c, ACCOUNTS, async (key) => {
+  const business = fake.createBusiness();
+  await c.ok(
+    'PUT',
+    '/account/channel',
+    { 'x-api-key': key },
+    {
+      provider: 'whatsapp_cloud',
+      whatsapp: {
+        phoneNumberId: business.phoneNumberId,
+        businessAccountId: business.businessAccountId,
+        accessToken: business.accessToken,
+        appSecret: business.appSecret,
+        verifyToken: business.verifyToken,
+      },
+    },
+  );
+});
+
+// The same SQL without HTTP: the route's own functions on a plain pg pool.
+const db = await openPostgres(database.url, POOL_SIZE);
+const jobs = new Jobs(db);
+jobs.define({
+  name: DISPATCH_JOB,
+  handle: async () => {},
+  batchSize: 32,
+  retryLimit: 10,
+  retryDelaySeconds: 5,
+  expireInSeconds: 300,
+});
+await jobs.start();
+const services: AcceptServices = {
+  db,
+  jobs,
+  events: new EventOutbox(() => new Date()),
+  prices: loadPrices(null),
+  approvedTemplates: new ApprovedTemplates(),
+  now: () => new Date(),
+};
+const prepared: PreparedMessage[][] = [];
+for (const [a, account] of accounts.entries()) {
+  const lookup = templateLookup(db, account.id, services.approvedTemplates);
+  prepared.push(
+    await Promise.all(
+      Array.from({ length: RECIPIENTS }, (_, n) =>
+        prepareMessage(
+          {
+            to: phoneOf(a, n),
+            templateName: TEMPLATE,
+            templateLanguage: 'en_US',
+            parameters: ['Ann', 'coffee'],
+          },
+          { countryCode: 'US', lookup },
+        ),
+      ),
+    ),
+  );
+}
+const senderOf = (a: number) => ({
+  account: { id: accounts[a]!.id, channelProvider: 'whatsapp_cloud' as const },
+  mode: 'live' as const,
+});
+const transactionOnly = async (i: number): Promise<true> => {
+  const a = i % accounts.length;
+  const m = prepared[a]![Math.floor(i / accounts.length) % RECIPIENTS]!;
+  await db.transaction((tx) => acceptIn(services, tx, senderOf(a), m));
+  return true;
+};
+const wholeRequest = async (i: number): Promise<true> => {
+  const a = i % accounts.length;
+  await countCall(db, accounts[a]!.id, null, new Date());
+  await findTemplateByName(db, accounts[a]!.id, TEMPLATE, 'en_US');
+  return transactionOnly(i);
+};
+
+// Warm up both paths (every recipient's contact exists afterwards, JIT and caches are warm).
+await closedLoop(CONCURRENCY, 3, sendWork(c, accounts));
+await closedLoop(CONCURRENCY, 2, wholeRequest);
+
+const rounds: { api: LoadResult; tx: LoadResult; all: LoadResult }[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const api = await closedLoop(CONCURRENCY, SECONDS, sendWork(c, accounts));
+  const tx = await closedLoop(CONCURRENCY, SECONDS, transactionOnly);
+  const all = await closedLoop(CONCURRENCY, SECONDS, wholeRequest);
+  rounds.push({ api, tx, all });
+  say(`round ${r + 1}: API ${describe(api)}`);
+  say(`         SQL, transaction only   ${describe(tx)}`);
+  say(`         SQL, all of a request   ${describe(all)}`);
+}
+const apiRate = median(rounds.map((r) => r.api.perSecond));
+const ratioTx = median(rounds.map((r) => r.api.perSecond / r.tx.perSecond));
+const ratioAll = median(rounds.map((r) => r.api.perSecond / r.all.perSecond));
+say(
+  `PostgreSQL sends/s: API ${apiRate.toFixed(0)}; ratio to the plain-SQL transaction ${ratioTx.toFixed(2)}, to all the SQL of a request ${ratioAll.toFixed(2)} (target ≥ 0.8)`,
+);
+
+const half = await openLoop(apiRate / 2, SECONDS * 2, sendWork(c, accounts));
+say(
+  `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half)} (target p99 < 25 ms)`,
+);
+await c.http.close();
+await jobs.stop(0);
+// The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the
+// next server's workers measure the end-to-end path alone.
+await db.query(`DELETE FROM pgboss.job WHERE name = '${DISPATCH_JOB}'`);
+await db.close();
+
+// ---------------------------------------------------------------- sandbox end to end
+server.kill('SIGTERM');
+await new Promise((resolve) => server.once('exit', resolve));
+server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_WEBHOOK_POLL_MS: '1000' });
+c = client(pgPort);
+const delivered = new Map<string, number>();
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string } };
+    delivered.set(event.data.id, performance.now());
+    res.writeHead(204).end();
+  });
+});
+receiver.listen(0, '127.0.0.1');
+await new Promise((resolve) => receiver.once('listening', resolve));
+const receiverPort = (receiver.address() as AddressInfo).port;
+// The first account moves to the sandbox, with no delays, and subscribes to message.delivered.
+const sandboxAccount = accounts[0]!;
+{
+  const headers = { 'x-api-key': sandboxAccount.key };
+  await c.ok('PUT', '/account/channel', headers, {
+    provider: 'sandbox',
+    sandbox: { deliveredAfterMs: 0, readAfterMs: null, reviewAfterMs: 0 },
+  });
+  await c.ok('POST', '/webhooks', headers, {
+    url: `http://127.0.0.1:${receiverPort}/hook`,
+    events: ['message.delivered'],
+  });
+}
+const accepted = new Map<string, number>();
+const e2e = await openLoop(E2E_RATE, SECONDS * 2, async (i) => {
+  const started = performance.now();
+  const res = await c.api(
+    'POST',
+    '/messages',
+    { 'x-api-key': sandboxAccount.key },
+    {
+      to: phoneOf(0, i % RECIPIENTS),
+      templateName: TEMPLATE,
+      templateLanguage: 'en_US',
+      parameters: ['Ann', 'coffee'],
+    },
+  );
+  if (res.status !== 202) return `HTTP ${res.status}`;
+  accepted.set(res.body.id, started);
+  return true;
+});
+for (let i = 0; i < 100 && delivered.size < accepted.size; i++) await sleep(100);
+const endToEnd = [...accepted]
+  .flatMap(([id, at]) => (delivered.has(id) ? [delivered.get(id)! - at] : []))
+  .sort((a, b) => a - b);
+say(
+  `sandbox end to end (PostgreSQL, workers on, ${E2E_RATE}/s): POST → message.delivered webhook p50 ${percentile(endToEnd, 0.5).toFixed(1)} ms, p99 ${percentile(endToEnd, 0.99).toFixed(1)} ms (${endToEnd.length}/${accepted.size} delivered; accept ${describe(e2e)})`,
+);
+receiver.close();
+await c.http.close();
+server.kill('SIGTERM');
+await new Promise((resolve) => server.once('exit', resolve));
+await fake.close();
+await database.drop();
+
+// ---------------------------------------------------------------- PGlite
+const dataDir = mkdtempSync(join(tmpdir(), 'tidings-bench-send-'));
+const litePort = pgPort + 1;
+const lite = await startServer({
+  DATA_DIR: dataDir,
+  PORT: String(litePort),
+  BOOTSTRAP_TOKEN: TOKEN,
+  SECRETS_KEY,
+  TIDINGS_PARTNER_RATE_LIMIT: '100000',
+});
+const lc = client(litePort);
+const liteAccounts = await setUpAccounts(lc, 4, async (key) => {
+  await lc.ok(
+    'PUT',
+    '/account/channel',
+    { 'x-api-key': key },
+    { provider: 'sandbox', sandbox: { reviewAfterMs: 0 } },
+  );
+});
+await closedLoop(CONCURRENCY, 3, sendWork(lc, liteAccounts));
+const liteRuns: LoadResult[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const run = await closedLoop(CONCURRENCY, SECONDS, sendWork(lc, liteAccounts));
+  liteRuns.push(run);
+  say(`PGlite round ${r + 1}: ${describe(run)}`);
+}
+say(
+  `PGlite sends/s (sandbox, workers on): median ${median(liteRuns.map((r) => r.perSecond)).toFixed(0)} (target ≥ 500)`,
+);
+await lc.http.close();
+lite.kill('SIGTERM');
+await new Promise((resolve) => lite.once('exit', resolve));
+rmSync(dataDir, { recursive: true, force: true });
+
+process.stdout.write(`${lines.join('\n')}\n`);
