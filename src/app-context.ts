@@ -10,6 +10,7 @@ import type { Jobs } from './kernel/jobs.ts';
 import type { RateLimits } from './kernel/limits.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { SecretBox } from './kernel/secrets.ts';
+import type { AcceptQueue } from './modules/messages/accept-queue.ts';
 import type { PriceTable } from './modules/pricing/prices.ts';
 import type { ApprovedTemplates } from './modules/templates/approved.ts';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
@@ -29,6 +30,8 @@ export interface AppContext {
   secrets: SecretBox;
   /** Message prices by country and category (the shipped table, or TIDINGS_PRICES_FILE over it). */
   prices: PriceTable;
+  /** Gathers concurrent sends into shared transactions. */
+  acceptQueue: AcceptQueue;
   /** Approved templates as sends look them up, cached for a second. */
   approvedTemplates: ApprovedTemplates;
   /** The messaging providers: the sandbox and the WhatsApp Cloud API. */

@@ -29,6 +29,7 @@ import { bulkRoutes } from './modules/bulk/routes.ts';
 import { CALLBACKS_PREFIX, whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
+import { AcceptQueue, lanesFor } from './modules/messages/accept-queue.ts';
 import { dispatchJob } from './modules/messages/dispatch.ts';
 import { messageRoutes } from './modules/messages/routes.ts';
 import { sandboxStatusJob } from './modules/messages/sandbox-job.ts';
@@ -104,18 +105,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     timeoutMs: config.webhookTimeoutMs,
   });
   const secrets = new SecretBox(config.secretsKey);
-  const ctx: AppContext = {
-    config,
+  const sending = {
     db: deps.db,
     jobs: deps.jobs ?? new Jobs(deps.db, { superviseSeconds: config.jobSuperviseSeconds }),
+    events: new EventOutbox(now),
+    prices: loadPrices(config.pricesFile),
+    approvedTemplates: new ApprovedTemplates(),
+    now,
+  };
+  const ctx: AppContext = {
+    ...sending,
+    config,
     auth: new Authenticator(deps.db, config.keyPrefix),
     rateLimits: new RateLimits(deps.redis ?? null),
     metrics,
-    events: new EventOutbox(now),
     egress,
     secrets,
-    prices: loadPrices(config.pricesFile),
-    approvedTemplates: new ApprovedTemplates(),
+    acceptQueue: new AcceptQueue(sending, lanesFor(deps.db, config.dbPoolSize)),
     channels: new Channels({
       secrets,
       whatsappGraphUrl: config.whatsappGraphUrl,
@@ -137,7 +143,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       },
     }),
     routes: [],
-    now,
   };
   // Attempts in flight finish (or time out) and are recorded before the database closes.
   app.addHook('onClose', async () => {

@@ -182,6 +182,7 @@ export class Jobs {
     sql: Sql,
     name: string,
     jobs: { data: T; startAfter?: Date }[],
+    options: { notify?: boolean } = {},
   ): Promise<void> {
     if (!this.#definitions.has(name)) throw new Error(`unknown job ${name}`);
     if (jobs.length === 0) return;
@@ -194,7 +195,9 @@ export class Jobs {
       })),
       { db: bossDb(sql) },
     );
-    if (jobs.some((j) => !j.startAfter)) await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
+    if (options.notify !== false && jobs.some((j) => !j.startAfter)) {
+      await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
+    }
   }
 
   /** Stops fetching and waits up to timeoutMs for jobs in progress to finish. */

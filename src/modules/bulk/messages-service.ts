@@ -1,25 +1,18 @@
-// Bulk sends (POST /bulk/messages): up to 100 recipients accepted in one transaction. The whole
-// batch's price is checked against the wallet first, under its lock: if the balance cannot pay for
-// every message that would be charged, nothing is sent (402). Then each recipient is accepted as
-// POST /messages would accept it, inside a savepoint, so that a recipient refused on its own (a bad
-// number, a wrong parameter count, a closed service window) leaves nothing behind and does not stop
-// the others. The messages are dispatched in the background like any other; the job completes when
-// the last one has been handed over or has failed (messages-progress.ts).
+// Bulk sends (POST /bulk/messages): up to 100 recipients accepted in one transaction, each as
+// POST /messages would accept it (acceptBatch). A recipient refused on its own (a bad number, a
+// wrong parameter count, a closed service window) leaves nothing behind and does not stop the
+// others; but the batch is paid for whole or not at all: if the wallet cannot pay for every
+// message, nothing is sent (402). The messages are dispatched in the background like any other;
+// the job completes when the last one has been handed over or has failed (messages-progress.ts).
 import type { SendMode } from '../../channels/registry.ts';
-import { providerFor } from '../../channels/registry.ts';
 import type { AccountSnapshot } from '../../kernel/auth.ts';
 import type { Tx } from '../../kernel/db.ts';
-import { ApiError, notFound } from '../../kernel/errors.ts';
+import { type ApiError, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
-import { type AcceptServices, acceptIn, DISPATCH_JOB, insufficientBalance } from '../messages/accept.ts';
-import {
-  lastInboundOf,
-  type PreparedRecipient,
-  prepareRecipients,
-  type RecipientInput,
-} from '../messages/batch.ts';
+import { type AcceptServices, insufficientBalance } from '../messages/accept.ts';
+import { acceptBatch, type SendResult } from '../messages/accept-batch.ts';
+import { prepareRecipients, type RecipientInput } from '../messages/batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
-import { quote, windowOpen } from '../pricing/quote.ts';
 import { emitSendCompleted } from './messages-progress.ts';
 import type { AcceptOutcome } from './messages-schemas.ts';
 import { type BulkJobRow, findJob, JOB_COLUMNS } from './repo.ts';
@@ -34,53 +27,6 @@ function errorOf(err: ApiError): AcceptOutcome['error'] {
   };
 }
 
-/** The sum the batch will be charged, with the window of each recipient as it is now. */
-async function batchCharge(
-  s: AcceptServices,
-  tx: Tx,
-  account: Account,
-  mode: SendMode,
-  ready: PreparedRecipient[],
-) {
-  const provider = providerFor(account.channelProvider, mode);
-  const phones = ready.flatMap((r) => (r.prepared ? [r.prepared.to] : []));
-  const inbound = await lastInboundOf(tx, account.id, phones);
-  const now = s.now();
-  let total = 0;
-  for (const r of ready) {
-    if (!r.prepared) continue;
-    const open = windowOpen(inbound.get(r.prepared.to) ?? null, now);
-    if (r.prepared.freeForm && !open) continue;
-    total += quote(s.prices, {
-      country: r.prepared.country,
-      category: r.prepared.category,
-      windowOpen: open,
-      provider,
-    }).chargeMicros;
-  }
-  return total;
-}
-
-async function acceptOne(
-  s: AcceptServices,
-  tx: Tx,
-  sender: { account: Account; mode: SendMode },
-  jobId: string,
-  r: PreparedRecipient,
-): Promise<AcceptOutcome> {
-  if (!r.prepared) return { index: r.index, to: r.to, messageId: null, error: errorOf(r.error) };
-  await tx.query('SAVEPOINT recipient');
-  try {
-    const message = await acceptIn(s, tx, sender, r.prepared, { jobId, index: r.index }, { enqueue: false });
-    await tx.query('RELEASE SAVEPOINT recipient');
-    return { index: r.index, to: r.prepared.to, messageId: message.id, error: null };
-  } catch (err) {
-    await tx.query('ROLLBACK TO SAVEPOINT recipient');
-    if (!(err instanceof ApiError)) throw err;
-    return { index: r.index, to: r.prepared.to, messageId: null, error: errorOf(err) };
-  }
-}
-
 export async function acceptBulkSend(
   s: AcceptServices,
   sender: { account: Account; mode: SendMode },
@@ -91,29 +37,34 @@ export async function acceptBulkSend(
   const ready = await prepareRecipients(s.db, s.approvedTemplates, account, fields, recipients);
   return s.db.transaction(async (tx) => {
     const now = s.now();
-    const { rows: wallet } = await tx.query<{ balance: number }>(
-      'SELECT wallet_balance_micros AS balance FROM accounts WHERE id = $1 FOR NO KEY UPDATE',
-      [account.id],
-    );
-    const charge = await batchCharge(s, tx, account, sender.mode, ready);
-    const balance = wallet[0]?.balance ?? 0;
-    if (charge > balance) throw insufficientBalance(charge, balance);
     const jobId = newId('bulkJob');
     await tx.query(
       `INSERT INTO bulk_jobs (id, account_id, kind, options, total, created_at, updated_at)
        VALUES ($1, $2, 'messages', $3, $4, $5, $5)`,
       [jobId, account.id, JSON.stringify(fields), recipients.length, now],
     );
-    const outcomes: AcceptOutcome[] = [];
-    for (const r of ready) outcomes.push(await acceptOne(s, tx, sender, jobId, r));
-    const accepted = outcomes.flatMap((o) => (o.messageId ? [o.messageId] : []));
-    await s.jobs.enqueueMany(
+    const accepting = ready.flatMap((r) => (r.prepared ? [{ index: r.index, message: r.prepared }] : []));
+    const results = await acceptBatch(
+      s,
       tx,
-      DISPATCH_JOB,
-      accepted.map((messageId) => ({ data: { messageId } })),
+      accepting.map((r) => ({ sender, message: r.message, bulk: { jobId, index: r.index } })),
     );
-    const refused = outcomes.length - accepted.length;
-    const done = accepted.length === 0;
+    await refuseUnlessAllPaid(tx, account.id, results);
+    const resultOf = new Map(accepting.map((r, i) => [r.index, results[i]!]));
+    const outcomes: AcceptOutcome[] = ready.map((r) => {
+      if (!r.prepared) return { index: r.index, to: r.to, messageId: null, error: errorOf(r.error) };
+      const result = resultOf.get(r.index)!;
+      return result.kind === 'accepted'
+        ? { index: r.index, to: r.prepared.to, messageId: result.message.id, error: null }
+        : {
+            index: r.index,
+            to: r.prepared.to,
+            messageId: null,
+            error: result.kind === 'refused' ? errorOf(result.error) : null,
+          };
+    });
+    const refused = outcomes.filter((o) => !o.messageId).length;
+    const done = refused === outcomes.length;
     const { rows } = await tx.query<BulkJobRow>(
       `WITH chunk AS (
          INSERT INTO bulk_job_chunks (job_id, first_index, results) VALUES ($1, 0, $2)
@@ -129,6 +80,22 @@ export async function acceptBulkSend(
     if (done) await emitSendCompleted(s, tx, job);
     return { job, outcomes };
   });
+}
+
+/**
+ * A bulk send is paid for whole or not at all: if the wallet could not pay for one of its messages,
+ * the whole batch is refused (402, the transaction rolls back) with what it would have cost.
+ */
+async function refuseUnlessAllPaid(tx: Tx, accountId: string, results: SendResult[]): Promise<void> {
+  const unpaid = results.filter((r) => r.kind === 'refused' && r.error.code === 'INSUFFICIENT_BALANCE');
+  if (unpaid.length === 0) return;
+  const paid = results.reduce((sum, r) => sum + (r.kind === 'accepted' ? r.message.charged_micros : 0), 0);
+  const required = paid + unpaid.reduce((sum, r) => sum + (r.kind === 'refused' ? r.chargeMicros : 0), 0);
+  const { rows } = await tx.query<{ balance: number }>(
+    'SELECT wallet_balance_micros AS balance FROM accounts WHERE id = $1',
+    [accountId],
+  );
+  throw insufficientBalance(required, (rows[0]?.balance ?? 0) + paid);
 }
 
 export async function getBulkSend(

@@ -47,7 +47,7 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           countryCode: account.countryCode,
           lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
         });
-        const { message, usageCounted: counted } = await acceptMessage(
+        const accepted = await acceptMessage(
           ctx,
           {
             account,
@@ -57,9 +57,10 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           },
           prepared,
         );
-        if (counted) usageCounted(request);
+        if (accepted.usageCounted) usageCounted(request);
+        if (accepted.kind === 'refused') throw accepted.error;
         reply.status(202);
-        return toMessage(message);
+        return toMessage(accepted.message);
       },
     );
 

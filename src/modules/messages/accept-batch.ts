@@ -1,0 +1,339 @@
+// Accepting messages, many at a time, in the caller's transaction: the sends that arrive together
+// (accept-queue.ts groups concurrent POST /messages) and the recipients of a bulk send. Every
+// message is decided as if it were alone, in order: its recipient's contact is found or made, the
+// customer service window checked, the price charged against the wallet as the earlier messages
+// left it. Then they are written together: the wallet lock, the contacts, the messages with their
+// debits, ledger rows, usage counts and dispatch jobs cost a handful of statements whatever the
+// number of messages. A message refused (422, 402) writes nothing; the others are not affected.
+import { providerFor, type SendMode } from '../../channels/registry.ts';
+import type { AccountSnapshot } from '../../kernel/auth.ts';
+import type { Tx } from '../../kernel/db.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import type { EventInput } from '../../kernel/events.ts';
+import { newId } from '../../kernel/ids.ts';
+import { JOB_CHANNEL } from '../../kernel/jobs.ts';
+import { usageKeys } from '../../kernel/limits.ts';
+import { emitIfBelowThreshold } from '../billing/wallet.ts';
+import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { toContact } from '../contacts/schemas.ts';
+import { quote, windowOpen } from '../pricing/quote.ts';
+import type { AcceptServices } from './accept.ts';
+import type { PreparedMessage } from './prepare.ts';
+import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
+
+export const DISPATCH_JOB = 'messages.dispatch';
+
+export interface Sender {
+  account: Pick<AccountSnapshot, 'id' | 'channelProvider'>;
+  mode: SendMode;
+  /** The request's Idempotency-Key: at most one message per key, whatever happens. */
+  idempotencyKey?: string | null;
+  /** The API call to count in the sending transaction (an unlimited plan's), if any. */
+  usage?: Date | null;
+}
+
+export interface SendRequest {
+  sender: Sender;
+  message: PreparedMessage;
+  bulk?: { jobId: string; index: number } | null;
+}
+
+export type SendResult =
+  | { kind: 'accepted'; message: MessageRow }
+  /** Its Idempotency-Key already has its message (written by an earlier run of the request). */
+  | { kind: 'existing' }
+  | { kind: 'refused'; error: ApiError; chargeMicros: number };
+
+/** A batch that must be accepted one message at a time instead (see acceptBatch). */
+export class SplitBatch extends Error {}
+
+export function cswViolation(to: string): ApiError {
+  return new ApiError(
+    'CSW_VIOLATION',
+    `No message from ${to} in the last 24 hours: outside the customer service window only an approved template may be sent.`,
+  );
+}
+
+export function insufficientBalance(chargeMicros: number, balanceMicros: number): ApiError {
+  return new ApiError('INSUFFICIENT_BALANCE', undefined, {
+    details: [
+      {
+        field: 'wallet',
+        issue: `the send costs ${chargeMicros / 1e6} and the balance is ${balanceMicros / 1e6}`,
+        requiredMicros: chargeMicros,
+        balanceMicros,
+      },
+    ],
+  });
+}
+
+interface Wallet {
+  id: string;
+  balance: number;
+  currency: string;
+  threshold: number | null;
+}
+
+/** Locks the wallets of these accounts, in id order (batches never wait on each other in a cycle). */
+async function lockWallets(tx: Tx, accountIds: string[]): Promise<Map<string, Wallet>> {
+  if (accountIds.length === 0) return new Map();
+  const { rows } = await tx.query<Wallet>(
+    `SELECT id, wallet_balance_micros AS balance, currency, low_balance_threshold_micros AS threshold
+       FROM accounts WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
+    [accountIds],
+  );
+  return new Map(rows.map((w) => [w.id, w]));
+}
+
+const pairKey = (accountId: string, phone: string) => `${accountId}/${phone}`;
+
+type Pair = { accountId: string; phone: string };
+
+async function readContacts(tx: Tx, pairs: Pair[]): Promise<Map<string, ContactRow>> {
+  const { rows } = await tx.query<ContactRow>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = ANY($1::text[]) AND phone = ANY($2::text[])`,
+    [[...new Set(pairs.map((p) => p.accountId))], [...new Set(pairs.map((p) => p.phone))]],
+  );
+  const wanted = new Set(pairs.map((p) => pairKey(p.accountId, p.phone)));
+  return new Map(
+    rows.flatMap((c) =>
+      wanted.has(pairKey(c.account_id, c.phone)) ? [[pairKey(c.account_id, c.phone), c]] : [],
+    ),
+  );
+}
+
+/** Makes the contacts of new numbers that are being sent to (only once a send is accepted). */
+async function createContacts(
+  s: AcceptServices,
+  tx: Tx,
+  pairs: Pair[],
+  now: Date,
+): Promise<Map<string, ContactRow>> {
+  const { rows: created } = await tx.query<ContactRow>(
+    `INSERT INTO contacts (id, account_id, phone, created_at, updated_at)
+     SELECT n.id, n.account_id, n.phone, $2, $2 FROM jsonb_to_recordset($1::jsonb) AS n (id text, account_id text, phone text)
+     ON CONFLICT (account_id, phone) DO NOTHING
+     RETURNING ${CONTACT_COLUMNS}`,
+    [
+      JSON.stringify(pairs.map((p) => ({ id: newId('contact'), account_id: p.accountId, phone: p.phone }))),
+      now,
+    ],
+  );
+  const events = new Map<string, EventInput[]>();
+  for (const c of created) {
+    const list = events.get(c.account_id) ?? [];
+    list.push({ type: 'contact.created', accountId: c.account_id, data: toContact(c) });
+    events.set(c.account_id, list);
+  }
+  for (const [accountId, list] of events) await s.events.emitMany(tx, accountId, list);
+  const made = new Map(created.map((c) => [pairKey(c.account_id, c.phone), c]));
+  // Made by another transaction meanwhile: its insert won, and a new statement sees it.
+  const raced = pairs.filter((p) => !made.has(pairKey(p.accountId, p.phone)));
+  if (raced.length > 0) for (const [key, c] of await readContacts(tx, raced)) made.set(key, c);
+  return made;
+}
+
+/**
+ * Writes the accepted messages, their debits and ledger rows, the wallets' new balances and the
+ * batch's API call counts, and wakes the dispatchers at commit: one statement. A ledger row is
+ * written only for a message that was (its Idempotency-Key may already have one), and a wallet
+ * moves by exactly its ledger rows.
+ */
+const WRITE_SQL = `
+  WITH msg AS (
+    INSERT INTO messages (id, account_id, contact_id, direction, type, phone, content, template_id, status,
+                          provider, sandbox, country, category, list_price_micros, charged_micros, free_reason,
+                          idempotency_key, bulk_job_id, bulk_index, created_at, updated_at)
+    SELECT m.id, m.account_id, m.contact_id, 'outbound', m.type, m.phone, m.content, m.template_id, 'queued',
+           m.provider, m.sandbox, m.country, m.category, m.list_price_micros, m.charged_micros, m.free_reason,
+           m.idempotency_key, m.bulk_job_id, m.bulk_index, $4, $4
+      FROM jsonb_to_recordset($1::jsonb) AS m (id text, account_id text, contact_id text, type text, phone text,
+           content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
+           list_price_micros bigint, charged_micros bigint, free_reason text, idempotency_key text,
+           bulk_job_id text, bulk_index integer)
+    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING ${MESSAGE_COLUMNS}
+  ), ledger AS (
+    INSERT INTO wallet_transactions (id, account_id, type, amount_micros, balance_after_micros, currency, reference, description)
+    SELECT l.id, l.account_id, 'debit', -l.amount, l.balance_after, l.currency, l.message_id, l.description
+      FROM jsonb_to_recordset($2::jsonb) AS l (id text, account_id text, amount bigint, balance_after bigint,
+           currency text, message_id text, description text)
+      JOIN msg ON msg.id = l.message_id
+    RETURNING account_id, amount_micros
+  ), moved AS (
+    UPDATE accounts a SET wallet_balance_micros = a.wallet_balance_micros + t.total, updated_at = $4
+      FROM (SELECT account_id, sum(amount_micros) AS total FROM ledger GROUP BY account_id) t
+     WHERE a.id = t.account_id
+    RETURNING a.id
+  ), month AS (
+    INSERT INTO api_usage_monthly AS m (account_id, period, calls)
+    SELECT u.account_id, u.period, u.calls FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
+    ON CONFLICT (account_id, period) DO UPDATE SET calls = m.calls + EXCLUDED.calls
+    RETURNING 1
+  ), day AS (
+    INSERT INTO api_usage_daily AS d (account_id, day, calls)
+    SELECT u.account_id, u.day, u.calls FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
+    ON CONFLICT (account_id, day) DO UPDATE SET calls = d.calls + EXCLUDED.calls
+    RETURNING 1
+  ), wake AS (
+    SELECT pg_notify('${JOB_CHANNEL}', '${DISPATCH_JOB}') WHERE EXISTS (SELECT 1 FROM msg)
+  )
+  -- wake is a SELECT: it runs only when used.
+  SELECT msg.* FROM msg WHERE (SELECT count(*) FROM wake) >= 0`;
+
+/** The API calls to count, per account and day. */
+function usageRows(requests: SendRequest[]) {
+  const counts = new Map<string, { account_id: string; period: string; day: string; calls: number }>();
+  for (const { sender } of requests) {
+    if (!sender.usage) continue;
+    const { period, day } = usageKeys(sender.usage);
+    const key = `${sender.account.id}/${day}`;
+    const row = counts.get(key) ?? { account_id: sender.account.id, period, day, calls: 0 };
+    row.calls++;
+    counts.set(key, row);
+  }
+  return [...counts.values()];
+}
+
+/**
+ * Accepts the requests in order inside `tx`; answers each one's result. The dispatch jobs of the
+ * accepted messages are enqueued in the same transaction. Throws SplitBatch (nothing is written
+ * then, once the caller rolls back) when a message of a batch of several turned out to exist
+ * already: the running balances assumed it would be written, so the caller accepts them one by one.
+ */
+export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendRequest[]): Promise<SendResult[]> {
+  const now = s.now();
+  const providers = requests.map((r) => providerFor(r.sender.account.channelProvider, r.sender.mode));
+  // Only sends that can cost something take their wallet's lock; free ones never wait for it.
+  const charged = new Set(
+    requests.flatMap((r, i) =>
+      providers[i] !== 'sandbox' && s.prices.listPrice(r.message.country, r.message.category) > 0
+        ? [r.sender.account.id]
+        : [],
+    ),
+  );
+  const wallets = await lockWallets(tx, [...charged].sort());
+  const contacts = await readContacts(
+    tx,
+    requests.map((r) => ({ accountId: r.sender.account.id, phone: r.message.to })),
+  );
+
+  const balances = new Map([...wallets].map(([id, w]) => [id, w.balance]));
+  const results: (SendResult | null)[] = [];
+  const messages: Record<string, unknown>[] = [];
+  const ledger: Record<string, unknown>[] = [];
+  for (const [i, { sender, message: m, bulk }] of requests.entries()) {
+    const accountId = sender.account.id;
+    // A new number has no contact yet: it never wrote, so its window is closed.
+    const contact = contacts.get(pairKey(accountId, m.to));
+    const open = windowOpen(contact?.last_inbound_at ?? null, now);
+    const q = quote(s.prices, {
+      country: m.country,
+      category: m.category,
+      windowOpen: open,
+      provider: providers[i]!,
+    });
+    if (m.freeForm && !open) {
+      results.push({ kind: 'refused', error: cswViolation(m.to), chargeMicros: 0 });
+      continue;
+    }
+    const balance = balances.get(accountId) ?? 0;
+    if (q.chargeMicros > balance) {
+      results.push({
+        kind: 'refused',
+        error: insufficientBalance(q.chargeMicros, balance),
+        chargeMicros: q.chargeMicros,
+      });
+      continue;
+    }
+    const id = newId('message');
+    if (q.chargeMicros > 0) {
+      balances.set(accountId, balance - q.chargeMicros);
+      ledger.push({
+        // Made under the wallet's lock: ids sort in the order the debits apply.
+        id: newId('walletTransaction'),
+        account_id: accountId,
+        amount: q.chargeMicros,
+        balance_after: balance - q.chargeMicros,
+        currency: wallets.get(accountId)!.currency,
+        message_id: id,
+        description: `${q.category} message to ${m.to} (${q.country ?? 'no country'})`,
+      });
+    }
+    messages.push({
+      id,
+      account_id: accountId,
+      contact_id: contact?.id ?? null,
+      type: m.type,
+      phone: m.to,
+      content: m.stored,
+      template_id: m.templateId,
+      provider: providers[i],
+      sandbox: sender.mode === 'sandbox',
+      country: q.country,
+      category: q.category,
+      list_price_micros: q.listPriceMicros,
+      charged_micros: q.chargeMicros,
+      free_reason: q.freeReason,
+      idempotency_key: sender.idempotencyKey ?? null,
+      bulk_job_id: bulk?.jobId ?? null,
+      bulk_index: bulk?.index ?? null,
+    });
+    results.push(null);
+  }
+
+  // Contacts are made only for numbers actually being sent to: a refused send leaves nothing.
+  const newNumbers = new Map<string, Pair>();
+  for (const m of messages) {
+    if (m.contact_id === null)
+      newNumbers.set(pairKey(m.account_id as string, m.phone as string), {
+        accountId: m.account_id as string,
+        phone: m.phone as string,
+      });
+  }
+  if (newNumbers.size > 0) {
+    const made = await createContacts(s, tx, [...newNumbers.values()], now);
+    for (const m of messages)
+      m.contact_id ??= made.get(pairKey(m.account_id as string, m.phone as string))!.id;
+  }
+  const { rows } = await tx.query<MessageRow>(WRITE_SQL, [
+    JSON.stringify(messages),
+    JSON.stringify(ledger),
+    JSON.stringify(usageRows(requests)),
+    now,
+  ]);
+  if (rows.length < messages.length && requests.length > 1) throw new SplitBatch();
+  const written = new Map(rows.map((r) => [r.id, r]));
+  let next = 0;
+  const out = results.map((r): SendResult => {
+    if (r) return r;
+    const row = written.get(messages[next++]!.id as string);
+    return row ? { kind: 'accepted', message: row } : { kind: 'existing' };
+  });
+
+  for (const [accountId, wallet] of wallets) {
+    const after = balances.get(accountId)!;
+    if (after === wallet.balance) continue;
+    const last = ledger.findLast((l) => l.account_id === accountId)!;
+    // The batch as one charge, for the threshold: it crossed it at most once.
+    await emitIfBelowThreshold(
+      tx,
+      s.events,
+      accountId,
+      {
+        id: last.id as string,
+        amount_micros: after - wallet.balance,
+        balance_after_micros: after,
+        currency: wallet.currency,
+      },
+      wallet.threshold,
+    );
+  }
+  await s.jobs.enqueueMany(
+    tx,
+    DISPATCH_JOB,
+    rows.map((r) => ({ data: { messageId: r.id } })),
+    { notify: false },
+  );
+  return out;
+}
