@@ -12,6 +12,7 @@
 // (checked every `superviseSeconds`) and retries it. Handlers must therefore be idempotent, and
 // safe when a slow first run and its retry overlap.
 import PgBoss from 'pg-boss';
+import plans from 'pg-boss/src/plans.js';
 import type { Database, Sql } from './db.ts';
 
 export const JOB_CHANNEL = 'tidings_jobs';
@@ -66,6 +67,8 @@ export class Jobs {
   readonly #boss: PgBoss;
   readonly #definitions = new Map<string, JobDefinition>();
   readonly #workerIds: string[] = [];
+  /** The table each queue's jobs are stored in (pg-boss's choice, read at start). */
+  readonly #tables = new Map<string, string>();
   #unlisten: (() => Promise<void>) | null = null;
   #started = false;
 
@@ -102,6 +105,9 @@ export class Jobs {
         expireInSeconds: d.expireInSeconds ?? 15 * 60,
         ...(d.onGiveUp ? { deadLetter: givenUpQueue(d.name) } : {}),
       });
+      const queue = await this.#boss.getQueue(d.name);
+      // (pg-boss's types say number; it is the table's name.)
+      if (queue?.table) this.#tables.set(d.name, String(queue.table));
     }
     this.#started = true;
   }
@@ -198,6 +204,19 @@ export class Jobs {
     if (options.notify !== false && jobs.some((j) => !j.startAfter)) {
       await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
     }
+  }
+
+  /**
+   * pg-boss's own INSERT that adds jobs of queue `name` from the JSON array parameter `$param`
+   * (`[{ "data": … }]`), for a caller to run inside one of its statements (as a CTE) instead of a
+   * statement of its own: a round trip less on the busiest paths. No NOTIFY: the caller sends it.
+   */
+  insertStatement(name: string, param: number): string {
+    const table = this.#tables.get(name);
+    if (!table) throw new Error(`queue ${name} is not started`);
+    return plans
+      .insertJobs('pgboss', { table, name, returnId: false })
+      .replace('$1::json', `$${param}::json`);
   }
 
   /** Stops fetching and waits up to timeoutMs for jobs in progress to finish. */

@@ -11,7 +11,7 @@ import type { Tx } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
-import { JOB_CHANNEL } from '../../kernel/jobs.ts';
+import { JOB_CHANNEL, type Jobs } from '../../kernel/jobs.ts';
 import { usageKeys } from '../../kernel/limits.ts';
 import { emitIfBelowThreshold } from '../billing/wallet.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
@@ -74,32 +74,53 @@ interface Wallet {
   threshold: number | null;
 }
 
-/** Locks the wallets of these accounts, in id order (batches never wait on each other in a cycle). */
-async function lockWallets(tx: Tx, accountIds: string[]): Promise<Map<string, Wallet>> {
-  if (accountIds.length === 0) return new Map();
-  const { rows } = await tx.query<Wallet>(
-    `SELECT id, wallet_balance_micros AS balance, currency, low_balance_threshold_micros AS threshold
-       FROM accounts WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
-    [accountIds],
-  );
-  return new Map(rows.map((w) => [w.id, w]));
-}
-
 const pairKey = (accountId: string, phone: string) => `${accountId}/${phone}`;
 
 type Pair = { accountId: string; phone: string };
+
+function contactsOf(rows: ContactRow[], pairs: Pair[]): Map<string, ContactRow> {
+  const wanted = new Set(pairs.map((p) => pairKey(p.accountId, p.phone)));
+  const found = new Map<string, ContactRow>();
+  for (const c of rows)
+    if (c.id && wanted.has(pairKey(c.account_id, c.phone))) found.set(pairKey(c.account_id, c.phone), c);
+  return found;
+}
 
 async function readContacts(tx: Tx, pairs: Pair[]): Promise<Map<string, ContactRow>> {
   const { rows } = await tx.query<ContactRow>(
     `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = ANY($1::text[]) AND phone = ANY($2::text[])`,
     [[...new Set(pairs.map((p) => p.accountId))], [...new Set(pairs.map((p) => p.phone))]],
   );
-  const wanted = new Set(pairs.map((p) => pairKey(p.accountId, p.phone)));
-  return new Map(
-    rows.flatMap((c) =>
-      wanted.has(pairKey(c.account_id, c.phone)) ? [[pairKey(c.account_id, c.phone), c]] : [],
-    ),
-  );
+  return contactsOf(rows, pairs);
+}
+
+/**
+ * Locks the wallets of the accounts that may be charged ($1, in id order: batches never wait on
+ * each other in a cycle) and reads the recipients' contacts ($2 accounts, $3 phones), in one
+ * statement: always at least one row, each a contact (or nulls), all carrying the wallets as JSON.
+ */
+const READ_SQL = `
+  WITH wallets AS MATERIALIZED (
+    SELECT id, wallet_balance_micros AS balance, currency, low_balance_threshold_micros AS threshold
+      FROM accounts WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE
+  )
+  SELECT ${CONTACT_COLUMNS.split(', ')
+    .map((c) => `c.${c}`)
+    .join(', ')},
+         (SELECT coalesce(json_agg(w), '[]'::json) FROM wallets w) AS wallets
+    FROM (SELECT 1) AS one
+    LEFT JOIN contacts c ON c.account_id = ANY($2::text[]) AND c.phone = ANY($3::text[])`;
+
+async function readState(tx: Tx, charged: string[], pairs: Pair[]) {
+  const { rows } = await tx.query<ContactRow & { wallets: Wallet[] }>(READ_SQL, [
+    charged,
+    [...new Set(pairs.map((p) => p.accountId))],
+    [...new Set(pairs.map((p) => p.phone))],
+  ]);
+  return {
+    wallets: new Map((rows[0]?.wallets ?? []).map((w) => [w.id, w])),
+    contacts: contactsOf(rows, pairs),
+  };
 }
 
 /** Makes the contacts of new numbers that are being sent to (only once a send is accepted). */
@@ -134,12 +155,14 @@ async function createContacts(
 }
 
 /**
- * Writes the accepted messages, their debits and ledger rows, the wallets' new balances and the
- * batch's API call counts, and wakes the dispatchers at commit: one statement. A ledger row is
- * written only for a message that was (its Idempotency-Key may already have one), and a wallet
- * moves by exactly its ledger rows.
+ * Writes the accepted messages, their debits and ledger rows, the wallets' new balances, the
+ * batch's API call counts and the messages' dispatch jobs, and wakes the dispatchers at commit:
+ * one statement. A ledger row is written only for a message that was (its Idempotency-Key may
+ * already have one), and a wallet moves by exactly its ledger rows. (A job of a message that was
+ * not written finds no message to send, and ends.)
  */
-const WRITE_SQL = `
+function writeSql(jobs: Jobs): string {
+  return `
   WITH msg AS (
     INSERT INTO messages (id, account_id, contact_id, direction, type, phone, content, template_id, status,
                           provider, sandbox, country, category, list_price_micros, charged_micros, free_reason,
@@ -175,11 +198,17 @@ const WRITE_SQL = `
     SELECT u.account_id, u.day, u.calls FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
     ON CONFLICT (account_id, day) DO UPDATE SET calls = d.calls + EXCLUDED.calls
     RETURNING 1
+  ), jobs AS (
+    ${jobs.insertStatement(DISPATCH_JOB, 5)}
   ), wake AS (
     SELECT pg_notify('${JOB_CHANNEL}', '${DISPATCH_JOB}') WHERE EXISTS (SELECT 1 FROM msg)
   )
   -- wake is a SELECT: it runs only when used.
   SELECT msg.* FROM msg WHERE (SELECT count(*) FROM wake) >= 0`;
+}
+
+/** The write statement of each job queue (it names pg-boss's table), made once. */
+const writeSqlOf = new WeakMap<Jobs, string>();
 
 /** The API calls to count, per account and day. */
 function usageRows(requests: SendRequest[]) {
@@ -212,9 +241,9 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
         : [],
     ),
   );
-  const wallets = await lockWallets(tx, [...charged].sort());
-  const contacts = await readContacts(
+  const { wallets, contacts } = await readState(
     tx,
+    [...charged].sort(),
     requests.map((r) => ({ accountId: r.sender.account.id, phone: r.message.to })),
   );
 
@@ -296,11 +325,17 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
     for (const m of messages)
       m.contact_id ??= made.get(pairKey(m.account_id as string, m.phone as string))!.id;
   }
-  const { rows } = await tx.query<MessageRow>(WRITE_SQL, [
+  let sql = writeSqlOf.get(s.jobs);
+  if (!sql) {
+    sql = writeSql(s.jobs);
+    writeSqlOf.set(s.jobs, sql);
+  }
+  const { rows } = await tx.query<MessageRow>(sql, [
     JSON.stringify(messages),
     JSON.stringify(ledger),
     JSON.stringify(usageRows(requests)),
     now,
+    JSON.stringify(messages.map((m) => ({ data: { messageId: m.id } }))),
   ]);
   if (rows.length < messages.length && requests.length > 1) throw new SplitBatch();
   const written = new Map(rows.map((r) => [r.id, r]));
@@ -329,11 +364,5 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
       wallet.threshold,
     );
   }
-  await s.jobs.enqueueMany(
-    tx,
-    DISPATCH_JOB,
-    rows.map((r) => ({ data: { messageId: r.id } })),
-    { notify: false },
-  );
   return out;
 }
