@@ -43,7 +43,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);
 const RECIPIENTS = 100;
 const E2E_RATE = Number(process.env.BENCH_E2E_RATE ?? 100);
-const POOL_SIZE = 10;
+const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
 const TOKEN = randomBytes(24).toString('hex');
 const SECRETS_KEY = randomBytes(32).toString('base64');
 const TEMPLATE = 'weekly_offer';
@@ -275,6 +275,16 @@ await jobs.stop(0);
 // next server's workers measure the end-to-end path alone.
 await db.query(`DELETE FROM pgboss.job WHERE name = '${DISPATCH_JOB}'`);
 await db.close();
+
+// BENCH_ONLY=postgres stops here (quicker, when tuning the send path).
+if (process.env.BENCH_ONLY === 'postgres') {
+  server.kill('SIGTERM');
+  await new Promise((resolve) => server.once('exit', resolve));
+  await fake.close();
+  await database.drop();
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.exit(0);
+}
 
 // ---------------------------------------------------------------- sandbox end to end
 server.kill('SIGTERM');

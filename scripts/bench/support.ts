@@ -39,6 +39,8 @@ export async function startServer(
     env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', stdout, 'inherit'],
   });
+  // A benchmark that fails half-way must not leave its servers running (and loading the machine).
+  process.once('exit', () => proc.kill('SIGKILL'));
   for (let i = 0; i < 300; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok) return proc;
