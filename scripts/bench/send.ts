@@ -158,200 +158,203 @@ say(
   `bench:send ${new Date().toISOString()}; ${CONCURRENCY} concurrent clients, ${ACCOUNTS} accounts, ${SECONDS} s per phase`,
 );
 
-const database = await benchDatabase();
-const fake = await FakeWhatsAppCloud.start({ autoApprove: true });
-const pgPort = 40_000 + Math.floor(Math.random() * 10_000);
-const serverEnv = {
-  DATABASE_URL: database.url,
-  BOOTSTRAP_TOKEN: TOKEN,
-  SECRETS_KEY,
-  WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-  TIDINGS_WHATSAPP_GRAPH_URL: fake.graphUrl,
-  TIDINGS_DB_POOL_SIZE: String(POOL_SIZE),
-  TIDINGS_PARTNER_RATE_LIMIT: '100000',
-};
-let server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_RUN_WORKERS: 'false' });
-let c = client(pgPort);
-const accounts = await setUpAccounts(c, ACCOUNTS, async (key) => {
-  const business = fake.createBusiness();
-  await c.ok(
-    'PUT',
-    '/account/channel',
-    { 'x-api-key': key },
-    {
-      provider: 'whatsapp_cloud',
-      whatsapp: {
-        phoneNumberId: business.phoneNumberId,
-        businessAccountId: business.businessAccountId,
-        accessToken: business.accessToken,
-        appSecret: business.appSecret,
-        verifyToken: business.verifyToken,
+// BENCH_ONLY=pglite skips PostgreSQL.
+if (process.env.BENCH_ONLY !== 'pglite') {
+  const database = await benchDatabase();
+  const fake = await FakeWhatsAppCloud.start({ autoApprove: true });
+  const pgPort = 40_000 + Math.floor(Math.random() * 10_000);
+  const serverEnv = {
+    DATABASE_URL: database.url,
+    BOOTSTRAP_TOKEN: TOKEN,
+    SECRETS_KEY,
+    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    TIDINGS_WHATSAPP_GRAPH_URL: fake.graphUrl,
+    TIDINGS_DB_POOL_SIZE: String(POOL_SIZE),
+    TIDINGS_PARTNER_RATE_LIMIT: '100000',
+  };
+  let server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_RUN_WORKERS: 'false' });
+  let c = client(pgPort);
+  const accounts = await setUpAccounts(c, ACCOUNTS, async (key) => {
+    const business = fake.createBusiness();
+    await c.ok(
+      'PUT',
+      '/account/channel',
+      { 'x-api-key': key },
+      {
+        provider: 'whatsapp_cloud',
+        whatsapp: {
+          phoneNumberId: business.phoneNumberId,
+          businessAccountId: business.businessAccountId,
+          accessToken: business.accessToken,
+          appSecret: business.appSecret,
+          verifyToken: business.verifyToken,
+        },
       },
-    },
-  );
-});
+    );
+  });
 
-// The same SQL without HTTP: the route's own functions on a plain pg pool.
-const db = await openPostgres(database.url, POOL_SIZE);
-const jobs = new Jobs(db);
-jobs.define({
-  name: DISPATCH_JOB,
-  handle: async () => {},
-  batchSize: 32,
-  retryLimit: 10,
-  retryDelaySeconds: 5,
-  expireInSeconds: 300,
-});
-await jobs.start();
-const services: AcceptServices = {
-  db,
-  jobs,
-  events: new EventOutbox(() => new Date()),
-  prices: loadPrices(null),
-  approvedTemplates: new ApprovedTemplates(),
-  now: () => new Date(),
-};
-const prepared: PreparedMessage[][] = [];
-for (const [a, account] of accounts.entries()) {
-  const lookup = templateLookup(db, account.id, services.approvedTemplates);
-  prepared.push(
-    await Promise.all(
-      Array.from({ length: RECIPIENTS }, (_, n) =>
-        prepareMessage(
-          {
-            to: phoneOf(a, n),
-            templateName: TEMPLATE,
-            templateLanguage: 'en_US',
-            parameters: ['Ann', 'coffee'],
-          },
-          { countryCode: 'US', lookup },
+  // The same SQL without HTTP: the route's own functions on a plain pg pool.
+  const db = await openPostgres(database.url, POOL_SIZE);
+  const jobs = new Jobs(db);
+  jobs.define({
+    name: DISPATCH_JOB,
+    handle: async () => {},
+    batchSize: 32,
+    retryLimit: 10,
+    retryDelaySeconds: 5,
+    expireInSeconds: 300,
+  });
+  await jobs.start();
+  const services: AcceptServices = {
+    db,
+    jobs,
+    events: new EventOutbox(() => new Date()),
+    prices: loadPrices(null),
+    approvedTemplates: new ApprovedTemplates(),
+    now: () => new Date(),
+  };
+  const prepared: PreparedMessage[][] = [];
+  for (const [a, account] of accounts.entries()) {
+    const lookup = templateLookup(db, account.id, services.approvedTemplates);
+    prepared.push(
+      await Promise.all(
+        Array.from({ length: RECIPIENTS }, (_, n) =>
+          prepareMessage(
+            {
+              to: phoneOf(a, n),
+              templateName: TEMPLATE,
+              templateLanguage: 'en_US',
+              parameters: ['Ann', 'coffee'],
+            },
+            { countryCode: 'US', lookup },
+          ),
         ),
       ),
-    ),
+    );
+  }
+  const senderOf = (a: number) => ({
+    account: { id: accounts[a]!.id, channelProvider: 'whatsapp_cloud' as const },
+    mode: 'live' as const,
+    // The API counts a Scale plan's call in the send's transaction: so does the baseline.
+    usage: new Date(),
+  });
+  /** One send in its own transaction: the SQL the route runs for a send that arrives alone. */
+  const plainSql = async (i: number): Promise<true> => {
+    const a = i % accounts.length;
+    const m = prepared[a]![Math.floor(i / accounts.length) % RECIPIENTS]!;
+    const [result] = await db.transaction((tx) =>
+      acceptBatch(services, tx, [{ sender: senderOf(a), message: m }]),
+    );
+    if (result?.kind !== 'accepted') throw new Error(`baseline send not accepted: ${result?.kind}`);
+    return true;
+  };
+
+  // Warm up both paths (every recipient's contact exists afterwards, JIT and caches are warm).
+  await closedLoop(CONCURRENCY, 3, sendWork(c, accounts));
+  await closedLoop(CONCURRENCY, 2, plainSql);
+
+  const rounds: { api: LoadResult; sql: LoadResult }[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const api = await closedLoop(CONCURRENCY, SECONDS, sendWork(c, accounts));
+    const sql = await closedLoop(CONCURRENCY, SECONDS, plainSql);
+    rounds.push({ api, sql });
+    say(`round ${r + 1}: API        ${describe(api)}`);
+    say(`         plain SQL  ${describe(sql)}`);
+  }
+  const apiRate = median(rounds.map((r) => r.api.perSecond));
+  const ratio = median(rounds.map((r) => r.api.perSecond / r.sql.perSecond));
+  say(
+    `PostgreSQL sends/s: API ${apiRate.toFixed(0)}, plain SQL ${median(rounds.map((r) => r.sql.perSecond)).toFixed(0)}; ratio (median of rounds) ${ratio.toFixed(2)} (target ≥ 0.8)`,
   );
-}
-const senderOf = (a: number) => ({
-  account: { id: accounts[a]!.id, channelProvider: 'whatsapp_cloud' as const },
-  mode: 'live' as const,
-  // The API counts a Scale plan's call in the send's transaction: so does the baseline.
-  usage: new Date(),
-});
-/** One send in its own transaction: the SQL the route runs for a send that arrives alone. */
-const plainSql = async (i: number): Promise<true> => {
-  const a = i % accounts.length;
-  const m = prepared[a]![Math.floor(i / accounts.length) % RECIPIENTS]!;
-  const [result] = await db.transaction((tx) =>
-    acceptBatch(services, tx, [{ sender: senderOf(a), message: m }]),
+
+  const half = await openLoop(apiRate / 2, SECONDS * 2, sendWork(c, accounts));
+  say(
+    `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half)} (target p99 < 25 ms)`,
   );
-  if (result?.kind !== 'accepted') throw new Error(`baseline send not accepted: ${result?.kind}`);
-  return true;
-};
+  await c.http.close();
+  await jobs.stop(0);
+  // The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the
+  // next server's workers measure the end-to-end path alone.
+  await db.query(`DELETE FROM pgboss.job WHERE name = '${DISPATCH_JOB}'`);
+  await db.close();
 
-// Warm up both paths (every recipient's contact exists afterwards, JIT and caches are warm).
-await closedLoop(CONCURRENCY, 3, sendWork(c, accounts));
-await closedLoop(CONCURRENCY, 2, plainSql);
+  // BENCH_ONLY=postgres stops here (quicker, when tuning the send path).
+  if (process.env.BENCH_ONLY === 'postgres') {
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
+    await fake.close();
+    await database.drop();
+    process.stdout.write(`${lines.join('\n')}\n`);
+    process.exit(0);
+  }
 
-const rounds: { api: LoadResult; sql: LoadResult }[] = [];
-for (let r = 0; r < ROUNDS; r++) {
-  const api = await closedLoop(CONCURRENCY, SECONDS, sendWork(c, accounts));
-  const sql = await closedLoop(CONCURRENCY, SECONDS, plainSql);
-  rounds.push({ api, sql });
-  say(`round ${r + 1}: API        ${describe(api)}`);
-  say(`         plain SQL  ${describe(sql)}`);
-}
-const apiRate = median(rounds.map((r) => r.api.perSecond));
-const ratio = median(rounds.map((r) => r.api.perSecond / r.sql.perSecond));
-say(
-  `PostgreSQL sends/s: API ${apiRate.toFixed(0)}, plain SQL ${median(rounds.map((r) => r.sql.perSecond)).toFixed(0)}; ratio (median of rounds) ${ratio.toFixed(2)} (target ≥ 0.8)`,
-);
-
-const half = await openLoop(apiRate / 2, SECONDS * 2, sendWork(c, accounts));
-say(
-  `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half)} (target p99 < 25 ms)`,
-);
-await c.http.close();
-await jobs.stop(0);
-// The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the
-// next server's workers measure the end-to-end path alone.
-await db.query(`DELETE FROM pgboss.job WHERE name = '${DISPATCH_JOB}'`);
-await db.close();
-
-// BENCH_ONLY=postgres stops here (quicker, when tuning the send path).
-if (process.env.BENCH_ONLY === 'postgres') {
+  // ---------------------------------------------------------------- sandbox end to end
+  server.kill('SIGTERM');
+  await new Promise((resolve) => server.once('exit', resolve));
+  server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_WEBHOOK_POLL_MS: '1000' });
+  c = client(pgPort);
+  const delivered = new Map<string, number>();
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string } };
+      delivered.set(event.data.id, performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await new Promise((resolve) => receiver.once('listening', resolve));
+  const receiverPort = (receiver.address() as AddressInfo).port;
+  // The first account moves to the sandbox, with no delays, and subscribes to message.delivered.
+  const sandboxAccount = accounts[0]!;
+  {
+    const headers = { 'x-api-key': sandboxAccount.key };
+    await c.ok('PUT', '/account/channel', headers, {
+      provider: 'sandbox',
+      sandbox: { deliveredAfterMs: 0, readAfterMs: null, reviewAfterMs: 0 },
+    });
+    await c.ok('POST', '/webhooks', headers, {
+      url: `http://127.0.0.1:${receiverPort}/hook`,
+      events: ['message.delivered'],
+    });
+  }
+  const accepted = new Map<string, number>();
+  const e2e = await openLoop(E2E_RATE, SECONDS * 2, async (i) => {
+    const started = performance.now();
+    const res = await c.api(
+      'POST',
+      '/messages',
+      { 'x-api-key': sandboxAccount.key },
+      {
+        to: phoneOf(0, i % RECIPIENTS),
+        templateName: TEMPLATE,
+        templateLanguage: 'en_US',
+        parameters: ['Ann', 'coffee'],
+      },
+    );
+    if (res.status !== 202) return `HTTP ${res.status}`;
+    accepted.set(res.body.id, started);
+    return true;
+  });
+  for (let i = 0; i < 100 && delivered.size < accepted.size; i++) await sleep(100);
+  const endToEnd = [...accepted]
+    .flatMap(([id, at]) => (delivered.has(id) ? [delivered.get(id)! - at] : []))
+    .sort((a, b) => a - b);
+  say(
+    `sandbox end to end (PostgreSQL, workers on, ${E2E_RATE}/s): POST → message.delivered webhook p50 ${percentile(endToEnd, 0.5).toFixed(1)} ms, p99 ${percentile(endToEnd, 0.99).toFixed(1)} ms (${endToEnd.length}/${accepted.size} delivered; accept ${describe(e2e)})`,
+  );
+  receiver.close();
+  await c.http.close();
   server.kill('SIGTERM');
   await new Promise((resolve) => server.once('exit', resolve));
   await fake.close();
   await database.drop();
-  process.stdout.write(`${lines.join('\n')}\n`);
-  process.exit(0);
 }
-
-// ---------------------------------------------------------------- sandbox end to end
-server.kill('SIGTERM');
-await new Promise((resolve) => server.once('exit', resolve));
-server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_WEBHOOK_POLL_MS: '1000' });
-c = client(pgPort);
-const delivered = new Map<string, number>();
-const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string } };
-    delivered.set(event.data.id, performance.now());
-    res.writeHead(204).end();
-  });
-});
-receiver.listen(0, '127.0.0.1');
-await new Promise((resolve) => receiver.once('listening', resolve));
-const receiverPort = (receiver.address() as AddressInfo).port;
-// The first account moves to the sandbox, with no delays, and subscribes to message.delivered.
-const sandboxAccount = accounts[0]!;
-{
-  const headers = { 'x-api-key': sandboxAccount.key };
-  await c.ok('PUT', '/account/channel', headers, {
-    provider: 'sandbox',
-    sandbox: { deliveredAfterMs: 0, readAfterMs: null, reviewAfterMs: 0 },
-  });
-  await c.ok('POST', '/webhooks', headers, {
-    url: `http://127.0.0.1:${receiverPort}/hook`,
-    events: ['message.delivered'],
-  });
-}
-const accepted = new Map<string, number>();
-const e2e = await openLoop(E2E_RATE, SECONDS * 2, async (i) => {
-  const started = performance.now();
-  const res = await c.api(
-    'POST',
-    '/messages',
-    { 'x-api-key': sandboxAccount.key },
-    {
-      to: phoneOf(0, i % RECIPIENTS),
-      templateName: TEMPLATE,
-      templateLanguage: 'en_US',
-      parameters: ['Ann', 'coffee'],
-    },
-  );
-  if (res.status !== 202) return `HTTP ${res.status}`;
-  accepted.set(res.body.id, started);
-  return true;
-});
-for (let i = 0; i < 100 && delivered.size < accepted.size; i++) await sleep(100);
-const endToEnd = [...accepted]
-  .flatMap(([id, at]) => (delivered.has(id) ? [delivered.get(id)! - at] : []))
-  .sort((a, b) => a - b);
-say(
-  `sandbox end to end (PostgreSQL, workers on, ${E2E_RATE}/s): POST → message.delivered webhook p50 ${percentile(endToEnd, 0.5).toFixed(1)} ms, p99 ${percentile(endToEnd, 0.99).toFixed(1)} ms (${endToEnd.length}/${accepted.size} delivered; accept ${describe(e2e)})`,
-);
-receiver.close();
-await c.http.close();
-server.kill('SIGTERM');
-await new Promise((resolve) => server.once('exit', resolve));
-await fake.close();
-await database.drop();
 
 // ---------------------------------------------------------------- PGlite
 const dataDir = mkdtempSync(join(tmpdir(), 'tidings-bench-send-'));
-const litePort = pgPort + 1;
+const litePort = 40_000 + Math.floor(Math.random() * 10_000);
 const lite = await startServer({
   DATA_DIR: dataDir,
   PORT: String(litePort),

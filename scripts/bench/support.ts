@@ -34,7 +34,7 @@ export async function startServer(
   env: ({ DATABASE_URL: string } | { DATA_DIR: string }) & { PORT: string } & Record<string, string>,
   stdout: 'inherit' | 'pipe' = 'inherit',
 ): Promise<ChildProcess> {
-  const proc = spawn('node', ['src/cli.ts', 'serve'], {
+  const proc = spawn('node', [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', stdout, 'inherit'],

@@ -91,47 +91,73 @@ export class EventOutbox {
   ): Promise<EmittedEvent> {
     if (options.only) {
       const { endpointId, partnerId = null } = options.only;
-      const [emitted] = await this.#write(tx, [event], partnerId, [{ id: endpointId, filters: ['*'] }]);
+      const [emitted] = await this.#write(tx, [event], () => ({
+        partnerId,
+        endpoints: [{ id: endpointId, filters: ['*'] }],
+      }));
       return emitted!;
     }
-    const [emitted] = await this.emitMany(tx, event.accountId, [event]);
+    const [emitted] = await this.emitMany(tx, [event]);
     return emitted!;
   }
 
   /**
-   * Emits several events of one account at once: one lookup of the subscriptions and one
-   * statement for all the events and their deliveries (a bulk job's chunk emits hundreds).
+   * Emits several events, of any accounts, at once: one lookup of their subscriptions and one
+   * statement for all the events and their deliveries (a bulk job's chunk, a batch of statuses).
    */
-  async emitMany(tx: Tx, accountId: string | null, events: EventInput[]): Promise<EmittedEvent[]> {
+  async emitMany(tx: Tx, events: EventInput[]): Promise<EmittedEvent[]> {
     if (events.length === 0) return [];
+    const accounts = [...new Set(events.map((e) => e.accountId).filter((a): a is string => a !== null))];
     const { rows } = await tx.query<{
+      account_id: string;
       partner_id: string | null;
       id: string | null;
       filters: string[] | null;
     }>(
-      `WITH owner AS (SELECT partner_id FROM accounts WHERE id = $1)
-       SELECT (SELECT partner_id FROM owner) AS partner_id, e.id, e.event_filters AS filters
-         FROM (SELECT 1) AS one
-         LEFT JOIN webhook_endpoints e
-           ON e.enabled AND (e.account_id = $1 OR e.partner_id = (SELECT partner_id FROM owner))
+      `SELECT a.id AS account_id, a.partner_id, e.id, e.event_filters AS filters
+         FROM accounts a
+         LEFT JOIN webhook_endpoints e ON e.enabled AND (e.account_id = a.id OR e.partner_id = a.partner_id)
+        WHERE a.id = ANY($1::text[])
         ORDER BY e.id`,
-      [accountId],
+      [accounts],
     );
-    const endpoints = rows.flatMap((r) => (r.id && r.filters ? [{ id: r.id, filters: r.filters }] : []));
-    return this.#write(tx, events, rows[0]?.partner_id ?? null, endpoints);
+    const byAccount = new Map<
+      string,
+      { partnerId: string | null; endpoints: { id: string; filters: string[] }[] }
+    >();
+    for (const r of rows) {
+      const entry = byAccount.get(r.account_id) ?? { partnerId: r.partner_id, endpoints: [] };
+      if (r.id && r.filters) entry.endpoints.push({ id: r.id, filters: r.filters });
+      byAccount.set(r.account_id, entry);
+    }
+    return this.#write(
+      tx,
+      events,
+      (e) => byAccount.get(e.accountId ?? '') ?? { partnerId: null, endpoints: [] },
+    );
   }
 
   async #write(
     tx: Tx,
     events: EventInput[],
-    partnerId: string | null,
-    endpoints: { id: string; filters: string[] }[],
+    audienceOf: (event: EventInput) => {
+      partnerId: string | null;
+      endpoints: { id: string; filters: string[] }[];
+    },
   ): Promise<EmittedEvent[]> {
     const createdAt = this.#now();
     const emitted: EmittedEvent[] = [];
+    const rows: {
+      id: string;
+      account_id: string | null;
+      partner_id: string | null;
+      type: string;
+      payload: string;
+    }[] = [];
     const deliveries: { id: string; endpoint_id: string; event_id: string; type: string }[] = [];
     for (const event of events) {
       const id = newId('event');
+      const { partnerId, endpoints } = audienceOf(event);
       const deliveryIds: string[] = [];
       for (const endpoint of endpoints) {
         if (!subscribes(endpoint.filters, event.type)) continue;
@@ -139,45 +165,39 @@ export class EventOutbox {
         deliveryIds.push(deliveryId);
         deliveries.push({ id: deliveryId, endpoint_id: endpoint.id, event_id: id, type: event.type });
       }
-      emitted.push({
+      const envelope = {
         id,
         type: event.type,
         createdAt: createdAt.toISOString(),
         accountId: event.accountId,
         data: event.data,
-        deliveryIds,
+      };
+      // The envelope is serialised once: every retry sends the same signed bytes.
+      rows.push({
+        id,
+        account_id: event.accountId,
+        partner_id: partnerId,
+        type: event.type,
+        payload: JSON.stringify(envelope),
       });
+      emitted.push({ ...envelope, deliveryIds });
     }
     // One JSON parameter per table: serialising hundreds of rows as JSON is several times cheaper
     // than as PostgreSQL array literals.
     await tx.query(
       `WITH new_events AS (
          INSERT INTO events (id, account_id, partner_id, type, payload, created_at)
-         SELECT e.id, e.account_id, $3, e.type, e.payload, $1
-           FROM jsonb_to_recordset($4::jsonb) AS e (id text, account_id text, type text, payload text)
+         SELECT e.id, e.account_id, e.partner_id, e.type, e.payload, $1
+           FROM jsonb_to_recordset($3::jsonb) AS e (id text, account_id text, partner_id text, type text, payload text)
        ), deliveries AS (
          INSERT INTO webhook_deliveries
            (id, endpoint_id, event_id, event_type, attempts_allowed, next_attempt_at, created_at, updated_at)
          SELECT d.id, d.endpoint_id, d.event_id, d.type, $2, $1, $1, $1
-           FROM jsonb_to_recordset($5::jsonb) AS d (id text, endpoint_id text, event_id text, type text)
+           FROM jsonb_to_recordset($4::jsonb) AS d (id text, endpoint_id text, event_id text, type text)
          RETURNING 1
        )
        SELECT pg_notify('${DELIVERY_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM deliveries)`,
-      [
-        createdAt,
-        AUTOMATIC_ATTEMPTS,
-        partnerId,
-        JSON.stringify(
-          emitted.map(({ deliveryIds: _, ...envelope }) => ({
-            id: envelope.id,
-            account_id: envelope.accountId,
-            type: envelope.type,
-            // The envelope is serialised once: every retry sends the same signed bytes.
-            payload: JSON.stringify(envelope),
-          })),
-        ),
-        JSON.stringify(deliveries),
-      ],
+      [createdAt, AUTOMATIC_ATTEMPTS, JSON.stringify(rows), JSON.stringify(deliveries)],
     );
     return emitted;
   }

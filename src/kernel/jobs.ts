@@ -123,10 +123,15 @@ export class Jobs {
   /** Starts the workers of every defined queue in this process. */
   async runWorkers(): Promise<void> {
     for (const d of this.#definitions.values()) {
-      const id = await this.#boss.work(
+      const batchSize = d.batchSize ?? 1;
+      let id = '';
+      id = await this.#boss.work(
         d.name,
-        { batchSize: d.batchSize ?? 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
+        { batchSize, pollingIntervalSeconds: 0.5, includeMetadata: true },
         async (jobs: PgBoss.JobWithMetadata<object>[]) => {
+          // A full batch means more may be waiting: fetch again at once instead of after the
+          // polling interval (which would cap a queue at batchSize jobs per half second).
+          if (jobs.length === batchSize) setImmediate(() => this.#boss.notifyWorker(id));
           const handleBatch = d.handleBatch;
           if (handleBatch) {
             await handleBatch(

@@ -64,7 +64,7 @@ async function writeBatch(
       error: a.error ? jobErrorOf(a.error) : null,
     };
   });
-  await deps.events.emitMany(tx, accountId, events);
+  await deps.events.emitMany(tx, events);
   return results;
 }
 

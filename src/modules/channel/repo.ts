@@ -2,7 +2,7 @@
 import type { Sql } from '../../kernel/db.ts';
 import { type ChannelConfig, DEFAULT_CHANNEL, DEFAULT_SANDBOX } from './settings.ts';
 
-interface ChannelRow {
+export interface ChannelRow {
   provider: ChannelConfig['provider'];
   settings: { sandbox?: Partial<ChannelConfig['sandbox']>; whatsapp?: ChannelConfig['whatsapp'] };
   secrets_sealed: string | null;
@@ -14,7 +14,11 @@ export async function loadChannel(sql: Sql, accountId: string): Promise<ChannelC
     'SELECT provider, settings, secrets_sealed, updated_at FROM account_channels WHERE account_id = $1',
     [accountId],
   );
-  const row = rows[0];
+  return toChannelConfig(rows[0] ?? null);
+}
+
+/** A channel row as the configuration it holds (no row: the default sandbox). */
+export function toChannelConfig(row: ChannelRow | null): ChannelConfig {
   if (!row) return DEFAULT_CHANNEL;
   return {
     provider: row.provider,

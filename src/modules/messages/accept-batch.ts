@@ -140,13 +140,12 @@ async function createContacts(
       now,
     ],
   );
-  const events = new Map<string, EventInput[]>();
-  for (const c of created) {
-    const list = events.get(c.account_id) ?? [];
-    list.push({ type: 'contact.created', accountId: c.account_id, data: toContact(c) });
-    events.set(c.account_id, list);
-  }
-  for (const [accountId, list] of events) await s.events.emitMany(tx, accountId, list);
+  await s.events.emitMany(
+    tx,
+    created.map(
+      (c): EventInput => ({ type: 'contact.created', accountId: c.account_id, data: toContact(c) }),
+    ),
+  );
   const made = new Map(created.map((c) => [pairKey(c.account_id, c.phone), c]));
   // Made by another transaction meanwhile: its insert won, and a new statement sees it.
   const raced = pairs.filter((p) => !made.has(pairKey(p.accountId, p.phone)));
@@ -335,7 +334,8 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
     JSON.stringify(ledger),
     JSON.stringify(usageRows(requests)),
     now,
-    JSON.stringify(messages.map((m) => ({ data: { messageId: m.id } }))),
+    // One dispatch job for the batch's messages (none when all were refused).
+    JSON.stringify(messages.length > 0 ? [{ data: { messageIds: messages.map((m) => m.id) } }] : []),
   ]);
   if (rows.length < messages.length && requests.length > 1) throw new SplitBatch();
   const written = new Map(rows.map((r) => [r.id, r]));

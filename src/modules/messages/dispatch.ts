@@ -17,9 +17,9 @@ import type { MessageContent, ProviderError, SendOutcome } from '../../channels/
 import type { Database } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
-import { loadChannel } from '../channel/repo.ts';
+import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
-import { type TemplateRow, toDefinition } from '../templates/repo.ts';
+import type { TemplateRow } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
 import { changesOf, type SandboxPlay, scheduleLater, split } from './sandbox-job.ts';
@@ -38,15 +38,26 @@ export interface DispatchDeps {
   retryDelaySeconds: number;
 }
 
+/** A batch's messages (those accepted, or retried, together), and how many tries they have had. */
 export interface DispatchJob {
-  messageId: string;
+  messageIds: string[];
   /** Retries so far. */
   attempt?: number;
 }
 
+/** Runs `work` over the items, at most `limit` at a time. */
+async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
 const MAX_RETRY_DELAY_SECONDS = 3600;
 
-function contentOf(message: MessageRow, template: TemplateRow | null): MessageContent | ProviderError {
+function contentOf(message: MessageRow, template: Loaded['template']): MessageContent | ProviderError {
   const c = message.content;
   if ('template' in c) {
     if (!template) {
@@ -56,7 +67,7 @@ function contentOf(message: MessageRow, template: TemplateRow | null): MessageCo
         providerCode: null,
       };
     }
-    return { type: 'template', template: { ...toDefinition(template), parameters: c.template.parameters } };
+    return { type: 'template', template: { ...template, parameters: c.template.parameters } };
   }
   if ('text' in c) return { type: 'text', text: c.text };
   if ('media' in c)
@@ -67,67 +78,61 @@ function contentOf(message: MessageRow, template: TemplateRow | null): MessageCo
   };
 }
 
-/** Loads each key once per batch. */
-function memo<V>(load: (key: string) => Promise<V>): (key: string) => Promise<V> {
-  const seen = new Map<string, Promise<V>>();
-  return (key) => {
-    let found = seen.get(key);
-    if (!found) {
-      found = load(key);
-      seen.set(key, found);
-    }
-    return found;
-  };
+/** A queued message with what sending it needs: its account's channel and its template. */
+interface Loaded {
+  message: MessageRow;
+  channel: ChannelConfig;
+  template: Pick<TemplateRow, 'name' | 'language' | 'category' | 'components'> | null;
 }
 
-/** The channels and templates a batch's messages need, each read once. */
-function batchOf(db: Database) {
-  return {
-    channel: memo((accountId) => loadChannel(db, accountId)),
-    // Keyed "account id/template id": a template is only ever looked up in its own account.
-    template: memo((key) => {
-      const [accountId, id] = key.split('/');
-      return db
-        .query<TemplateRow>('SELECT * FROM templates WHERE account_id = $1 AND id = $2', [accountId, id])
-        .then((r) => r.rows[0] ?? null);
-    }),
-  };
+/** The jobs' messages still queued, each with its channel and template, in one statement. */
+async function load(db: Database, ids: string[]): Promise<Loaded[]> {
+  const { rows } = await db.query<MessageRow & { channel: ChannelRow | null; template: Loaded['template'] }>(
+    `SELECT ${MESSAGE_COLUMNS.split(', ')
+      .map((c) => `m.${c}`)
+      .join(', ')},
+            CASE WHEN c.account_id IS NULL THEN NULL
+                 ELSE jsonb_build_object('provider', c.provider, 'settings', c.settings,
+                                         'secrets_sealed', c.secrets_sealed, 'updated_at', c.updated_at) END AS channel,
+            CASE WHEN t.id IS NULL THEN NULL
+                 ELSE jsonb_build_object('name', t.name, 'language', t.language, 'category', t.category,
+                                         'components', t.components) END AS template
+       FROM messages m
+       LEFT JOIN account_channels c ON c.account_id = m.account_id
+       -- A template is only ever looked up in its own account.
+       LEFT JOIN templates t ON t.account_id = m.account_id AND t.id = m.template_id
+      WHERE m.id = ANY($1::text[]) AND m.status = 'queued'
+      ORDER BY m.id`,
+    [ids],
+  );
+  return rows.map(({ channel, template, ...message }) => ({
+    message,
+    channel: toChannelConfig(channel ? { ...channel, updated_at: new Date(channel.updated_at) } : null),
+    template,
+  }));
 }
 
-type Batch = ReturnType<typeof batchOf>;
-
-async function send(
-  d: DispatchDeps,
-  batch: Batch,
-  message: MessageRow,
-): Promise<{ outcome: SendOutcome; channel: ChannelConfig }> {
-  const channel = await batch.channel(message.account_id);
-  const template = message.template_id
-    ? await batch.template(`${message.account_id}/${message.template_id}`)
-    : null;
+async function send(d: DispatchDeps, { message, channel, template }: Loaded): Promise<SendOutcome> {
   const content = contentOf(message, template);
-  if (!('type' in content)) return { outcome: { kind: 'rejected', error: content }, channel };
+  if (!('type' in content)) return { kind: 'rejected', error: content };
   try {
     const adapter = d.channels.adapter(channel, message.provider);
-    return { outcome: await adapter.send({ id: message.id, to: message.phone, content }), channel };
+    return await adapter.send({ id: message.id, to: message.phone, content });
   } catch (err) {
     if (!(err instanceof ChannelNotConfigured)) throw err;
     return {
-      outcome: {
-        kind: 'rejected',
-        error: {
-          code: 'CHANNEL_NOT_CONFIGURED',
-          message: `The message was accepted for the WhatsApp Cloud API, but ${err.message}.`,
-          providerCode: null,
-        },
+      kind: 'rejected',
+      error: {
+        code: 'CHANNEL_NOT_CONFIGURED',
+        message: `The message was accepted for the WhatsApp Cloud API, but ${err.message}.`,
+        providerCode: null,
       },
-      channel,
     };
   }
 }
 
 interface Outcome {
-  job: DispatchJob;
+  attempt: number;
   message: MessageRow;
   outcome: SendOutcome;
   channel: ChannelConfig;
@@ -135,13 +140,12 @@ interface Outcome {
 
 /** Records a batch's outcomes in one transaction. */
 async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
-  const retries: { data: DispatchJob; startAfter: Date }[] = [];
+  const retries = new Map<string, { data: DispatchJob; startAfter: Date }>();
   const changes: TargetedChange[] = [];
   const plays: SandboxPlay[] = [];
   const at = d.now();
-  for (const { job, message, outcome, channel } of outcomes) {
+  for (const { attempt, message, outcome, channel } of outcomes) {
     const target = { accountId: message.account_id, id: message.id };
-    const attempt = job.attempt ?? 0;
     if (outcome.kind === 'retry' && attempt < d.retryLimit) {
       const backoff = Math.min(MAX_RETRY_DELAY_SECONDS, d.retryDelaySeconds * 2 ** attempt);
       const seconds = Math.max(backoff, outcome.retryAfterSeconds ?? 0);
@@ -149,10 +153,14 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
         { messageId: message.id, attempt, code: outcome.error.code, retryInSeconds: seconds },
         'message will be retried',
       );
-      retries.push({
-        data: { messageId: message.id, attempt: attempt + 1 },
+      // Messages retried after the same wait go back as one job.
+      const key = `${attempt + 1}/${seconds}`;
+      const retry = retries.get(key) ?? {
+        data: { messageIds: [], attempt: attempt + 1 },
         startAfter: new Date(Date.now() + seconds * 1000),
-      });
+      };
+      retry.data.messageIds.push(message.id);
+      retries.set(key, retry);
       continue;
     }
     if (outcome.kind !== 'accepted') {
@@ -162,8 +170,7 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     changes.push({ target, change: { status: 'sent', at, providerMessageId: outcome.providerMessageId } });
     if (message.provider === 'sandbox') {
       const play = split(
-        message.account_id,
-        message.id,
+        { accountId: message.account_id, messageId: message.id },
         simulatedStatuses(message.phone, channel.sandbox),
         false,
       );
@@ -179,29 +186,30 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       tx,
       plays.filter((p) => sent.has(p.messageId)),
     );
-    await d.jobs.enqueueMany(tx, DISPATCH_JOB, retries);
+    await d.jobs.enqueueMany(tx, DISPATCH_JOB, [...retries.values()]);
   });
 }
 
 async function dispatchAll(d: DispatchDeps, jobs: DispatchJob[]): Promise<void> {
-  const { rows } = await d.db.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ANY($1::text[]) AND status = 'queued' ORDER BY id`,
-    [jobs.map((j) => j.messageId)],
-  );
-  const jobOf = new Map(jobs.map((j) => [j.messageId, j]));
-  // Messages to one number go out in order; different numbers in parallel.
-  const byPhone = new Map<string, MessageRow[]>();
-  for (const row of rows) byPhone.set(row.phone, [...(byPhone.get(row.phone) ?? []), row]);
-  const batch = batchOf(d.db);
+  const attemptOf = new Map<string, number>();
+  for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
+  const loaded = await load(d.db, [...attemptOf.keys()]);
+  // Messages to one number go out in order; different numbers in parallel, at most
+  // TIDINGS_DISPATCH_CONCURRENCY hand-overs at a time.
+  const byPhone = new Map<string, Loaded[]>();
+  for (const l of loaded) byPhone.set(l.message.phone, [...(byPhone.get(l.message.phone) ?? []), l]);
   const outcomes: Outcome[] = [];
-  await Promise.all(
-    [...byPhone.values()].map(async (messages) => {
-      for (const message of messages) {
-        const { outcome, channel } = await send(d, batch, message);
-        outcomes.push({ job: jobOf.get(message.id)!, message, outcome, channel });
-      }
-    }),
-  );
+  await inParallel([...byPhone.values()], d.concurrency, async (group) => {
+    for (const l of group) {
+      const outcome = await send(d, l);
+      outcomes.push({
+        attempt: attemptOf.get(l.message.id)!,
+        message: l.message,
+        outcome,
+        channel: l.channel,
+      });
+    }
+  });
   // Should this fail (the database went away), pg-boss retries the batch's jobs; the messages it
   // did not record are still queued and go again (at least once, as with any provider call).
   await settle(d, outcomes);
@@ -210,7 +218,8 @@ async function dispatchAll(d: DispatchDeps, jobs: DispatchJob[]): Promise<void> 
 export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {
   return {
     name: DISPATCH_JOB,
-    batchSize: d.concurrency,
+    // Each job is a batch of messages already.
+    batchSize: 10,
     retryLimit: 10,
     retryDelaySeconds: 5,
     // Longer than the slowest provider call, so a live run is never presumed dead.

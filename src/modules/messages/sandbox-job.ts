@@ -1,7 +1,8 @@
 // The sandbox's delivery simulation: the status callbacks a provider would send, played through
 // applyStatuses like real ones. Steps due at once (a delay of 0) are applied in the transaction
-// that reaches them; each later one is a job that waits out its delay, then applies its step and
-// any that follow at once, and schedules the next.
+// that reaches them; the rest wait in a job until their delay is over. One job carries every
+// message of a batch that has the same steps ahead (they were handed over together, so they are
+// due together): the queue costs the same for one message or a hundred.
 import type { SimulatedStatus } from '../../channels/sandbox/simulation.ts';
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
@@ -10,31 +11,28 @@ import { applyStatuses, type TargetedChange } from './status.ts';
 
 export const SANDBOX_STATUS_JOB = 'messages.sandbox-status';
 
-export interface SandboxStatusJob {
+export interface SimulatedMessage {
   accountId: string;
   messageId: string;
+}
+
+export interface SandboxStatusJob {
+  messages: SimulatedMessage[];
   /** The steps still to play, the first one due when the job runs. */
   steps: SimulatedStatus[];
 }
 
-export interface SandboxPlay {
-  accountId: string;
-  messageId: string;
-  /** Steps due now (applied by the caller), then those still to schedule. */
+/** One message's steps due now (applied by the caller), then those still to schedule. */
+export interface SandboxPlay extends SimulatedMessage {
   now: SimulatedStatus[];
   later: SimulatedStatus[];
 }
 
 /** Splits steps at the first one that waits (the first step itself is due now when `firstIsDue`). */
-export function split(
-  accountId: string,
-  messageId: string,
-  steps: SimulatedStatus[],
-  firstIsDue: boolean,
-): SandboxPlay {
+export function split(message: SimulatedMessage, steps: SimulatedStatus[], firstIsDue: boolean): SandboxPlay {
   let due = 0;
   while (due < steps.length && ((firstIsDue && due === 0) || steps[due]!.afterMs === 0)) due++;
-  return { accountId, messageId, now: steps.slice(0, due), later: steps.slice(due) };
+  return { ...message, now: steps.slice(0, due), later: steps.slice(due) };
 }
 
 export function changesOf(play: SandboxPlay, at: Date): TargetedChange[] {
@@ -44,17 +42,20 @@ export function changesOf(play: SandboxPlay, at: Date): TargetedChange[] {
   }));
 }
 
-/** Schedules what remains of each play (in the caller's transaction). */
+/** Schedules what remains of the plays: one job per distinct list of steps ahead. */
 export async function scheduleLater(jobs: Jobs, tx: Tx, plays: SandboxPlay[]): Promise<void> {
+  const groups = new Map<string, SandboxStatusJob>();
+  for (const p of plays) {
+    if (p.later.length === 0) continue;
+    const key = JSON.stringify(p.later);
+    const group = groups.get(key) ?? { messages: [], steps: p.later };
+    group.messages.push({ accountId: p.accountId, messageId: p.messageId });
+    groups.set(key, group);
+  }
   await jobs.enqueueMany(
     tx,
     SANDBOX_STATUS_JOB,
-    plays
-      .filter((p) => p.later.length > 0)
-      .map((p) => ({
-        data: { accountId: p.accountId, messageId: p.messageId, steps: p.later } satisfies SandboxStatusJob,
-        startAfter: new Date(Date.now() + p.later[0]!.afterMs),
-      })),
+    [...groups.values()].map((data) => ({ data, startAfter: new Date(Date.now() + data.steps[0]!.afterMs) })),
   );
 }
 
@@ -66,7 +67,7 @@ export function sandboxStatusJob(d: {
 }): JobDefinition<SandboxStatusJob> {
   const play = async (jobs: SandboxStatusJob[]) => {
     await d.db.transaction(async (tx) => {
-      const plays = jobs.map((j) => split(j.accountId, j.messageId, j.steps, true));
+      const plays = jobs.flatMap((j) => j.messages.map((m) => split(m, j.steps, true)));
       const at = d.now();
       const results = await applyStatuses(
         d,
@@ -85,7 +86,7 @@ export function sandboxStatusJob(d: {
   };
   return {
     name: SANDBOX_STATUS_JOB,
-    batchSize: 50,
+    batchSize: 20,
     handle: (job) => play([job]),
     handleBatch: (jobs) => play(jobs.map((j) => j.data)),
   };

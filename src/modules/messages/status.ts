@@ -163,7 +163,7 @@ export async function applyStatuses(
   const now = s.now();
   const written = new Map<string, MessageRow>();
   const refunds: MessageRow[] = [];
-  const events = new Map<string, EventInput[]>();
+  const events: EventInput[] = [];
   const handedOver = new Map<string, { sent: number; failed: number }>();
   const results: (MessageRow | null)[] = [];
   for (const { target, change } of changes) {
@@ -181,13 +181,11 @@ export async function applyStatuses(
     for (const key of keysOf(row)) current.set(key, row);
     written.set(row.id, row);
     if (result.moved) {
-      const list = events.get(row.account_id) ?? [];
-      list.push({
+      events.push({
         type: `message.${row.status}` as EventType,
         accountId: row.account_id,
         data: { ...toMessage(row), previousStatus: before.status },
       });
-      events.set(row.account_id, list);
     }
     // A bulk send counts a message as processed once it is handed over or has failed.
     if (row.bulk_job_id && before.status === 'queued') {
@@ -223,7 +221,7 @@ export async function applyStatuses(
       ),
     ]);
   }
-  for (const [accountId, list] of events) await s.events.emitMany(tx, accountId, list);
+  await s.events.emitMany(tx, events);
   for (const [jobId, counts] of handedOver) await noteHandedOver(s, tx, jobId, counts);
   return results;
 }
