@@ -14,7 +14,15 @@ export interface QueryResult<T> {
 
 /** Anything that runs SQL: the database itself or an open transaction. */
 export interface Sql {
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /**
+   * `prepared` names a statement run often with a fixed text: PostgreSQL then parses (and may plan)
+   * it once per connection instead of on every call (PGlite ignores the name).
+   */
+  query<T = Record<string, unknown>>(
+    text: string,
+    params?: unknown[],
+    options?: { prepared?: string },
+  ): Promise<QueryResult<T>>;
   /** Runs one or several statements without parameters; returns the rows of all of them. */
   exec(text: string): Promise<{ rows: Record<string, unknown>[] }>;
 }
@@ -85,8 +93,10 @@ export async function openPostgres(url: string, poolSize: number): Promise<Datab
   pool.on('error', () => {});
   await pool.query('SELECT 1');
   const wrap = (q: pg.Pool | pg.PoolClient): Sql => ({
-    async query<T>(text: string, params?: unknown[]) {
-      const r = await q.query(text, params as unknown[]);
+    async query<T>(text: string, params?: unknown[], options?: { prepared?: string }) {
+      const r = options?.prepared
+        ? await q.query({ name: options.prepared, text, values: params as unknown[] })
+        : await q.query(text, params as unknown[]);
       return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
     },
     async exec(text: string) {

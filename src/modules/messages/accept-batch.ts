@@ -112,11 +112,11 @@ const READ_SQL = `
     LEFT JOIN contacts c ON c.account_id = ANY($2::text[]) AND c.phone = ANY($3::text[])`;
 
 async function readState(tx: Tx, charged: string[], pairs: Pair[]) {
-  const { rows } = await tx.query<ContactRow & { wallets: Wallet[] }>(READ_SQL, [
-    charged,
-    [...new Set(pairs.map((p) => p.accountId))],
-    [...new Set(pairs.map((p) => p.phone))],
-  ]);
+  const { rows } = await tx.query<ContactRow & { wallets: Wallet[] }>(
+    READ_SQL,
+    [charged, [...new Set(pairs.map((p) => p.accountId))], [...new Set(pairs.map((p) => p.phone))]],
+    { prepared: 'accept-read' },
+  );
   return {
     wallets: new Map((rows[0]?.wallets ?? []).map((w) => [w.id, w])),
     contacts: contactsOf(rows, pairs),
@@ -329,14 +329,18 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
     sql = writeSql(s.jobs);
     writeSqlOf.set(s.jobs, sql);
   }
-  const { rows } = await tx.query<MessageRow>(sql, [
-    JSON.stringify(messages),
-    JSON.stringify(ledger),
-    JSON.stringify(usageRows(requests)),
-    now,
-    // One dispatch job for the batch's messages (none when all were refused).
-    JSON.stringify(messages.length > 0 ? [{ data: { messageIds: messages.map((m) => m.id) } }] : []),
-  ]);
+  const { rows } = await tx.query<MessageRow>(
+    sql,
+    [
+      JSON.stringify(messages),
+      JSON.stringify(ledger),
+      JSON.stringify(usageRows(requests)),
+      now,
+      // One dispatch job for the batch's messages (none when all were refused).
+      JSON.stringify(messages.length > 0 ? [{ data: { messageIds: messages.map((m) => m.id) } }] : []),
+    ],
+    { prepared: 'accept-write' },
+  );
   if (rows.length < messages.length && requests.length > 1) throw new SplitBatch();
   const written = new Map(rows.map((r) => [r.id, r]));
   let next = 0;
