@@ -4,6 +4,7 @@
 import type { Sql } from './db.ts';
 import { ApiError } from './errors.ts';
 import { hashSecret, type KeyScope, parseKey } from './keys.ts';
+import { TtlCache } from './ttl-cache.ts';
 
 export const KEY_CACHE_MS = 1000;
 
@@ -41,37 +42,6 @@ export interface Principal {
   mode: 'live' | 'sandbox';
   /** The account's calls this month, this one included (counted as the call was admitted). */
   monthCalls?: number;
-}
-
-class TtlCache<V> {
-  readonly #entries = new Map<string, { value: V; expiresAt: number }>();
-  readonly #ttlMs: number;
-  readonly #maxEntries: number;
-
-  constructor(ttlMs: number, maxEntries = 50_000) {
-    this.#ttlMs = ttlMs;
-    this.#maxEntries = maxEntries;
-  }
-
-  async get(key: string, load: () => Promise<V>): Promise<V> {
-    const hit = this.#entries.get(key);
-    if (hit && hit.expiresAt > Date.now()) return hit.value;
-    // The entry's age counts from before the read: a read that saw the state just before a change
-    // committed must not outlive the change by more than the TTL.
-    const readAt = Date.now();
-    const value = await load();
-    if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
-    this.#entries.set(key, { value, expiresAt: readAt + this.#ttlMs });
-    return value;
-  }
-
-  delete(key: string): void {
-    this.#entries.delete(key);
-  }
-
-  clear(): void {
-    this.#entries.clear();
-  }
 }
 
 export class Authenticator {
