@@ -1,8 +1,7 @@
 // POST /bulk/messages and GET /bulk/messages/{jobId}: 1–100 recipients with their own parameters,
 // the whole batch's price checked against the wallet before anything is sent, recipients refused on
 // their own, each recipient's message and live status in the job, and bulk_job.completed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
+import { describe, expect, it } from 'vitest';
 import { call } from './helpers/client.ts';
 import {
   approvedTemplate,
@@ -10,25 +9,12 @@ import {
   credit,
   eventually,
   sandboxTenant,
+  useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
-import { Receiver } from './helpers/receiver.ts';
-import { expectError, useTestApp } from './helpers/setup.ts';
+import { expectError } from './helpers/setup.ts';
 
-let fake: FakeWhatsAppCloud;
-beforeAll(async () => {
-  fake = await FakeWhatsAppCloud.start({ autoApprove: true });
-});
-const env = useTestApp({
-  workers: true,
-  config: () => ({ whatsappGraphUrl: fake.graphUrl, webhookAllowedHosts: ['127.0.0.1'], webhookPollMs: 50 }),
-});
-const receivers: Receiver[] = [];
-beforeAll(() => env.app.ctx.dispatcher.start());
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await fake.close();
-});
+const env = useMessagingApp({ autoApprove: true });
 
 const phone = (i: number) => `+1415555${String(3000 + i).padStart(4, '0')}`;
 const template = { templateName: 'appointment_reminder', templateLanguage: 'en_US' };
@@ -47,8 +33,7 @@ describe('bulk sends', () => {
   it('sends 100 recipients their own parameters: 202 with the job, then every message, then bulk_job.completed', async () => {
     const t = await sandboxTenant(env.app, env.partner.partnerKey);
     await approvedTemplate(env.app, t.apiKey, { name: 'appointment_reminder' });
-    const r = await Receiver.start();
-    receivers.push(r);
+    const r = await env.receiver();
     await call(env.app, 'POST', '/webhooks', {
       key: t.apiKey,
       body: { url: r.url(), events: ['bulk_job.completed'] },
@@ -154,7 +139,7 @@ describe('bulk sends', () => {
   });
 
   it('checks the whole batch against the wallet: 402 and nothing sent when it cannot pay for all', async () => {
-    const t = await whatsappTenant(env.app, env.partner.partnerKey, fake);
+    const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
     await credit(env.app, env.partner.partnerKey, t.accountId, '0.10');
     await approvedTemplate(env.app, t.apiKey, {
       name: 'spring_sale',
@@ -183,7 +168,7 @@ describe('bulk sends', () => {
     expect(await balanceOf(env.app, t.apiKey)).toBe('0.0000');
     const job = await jobWhenCompleted(t.apiKey, accepted.body.jobId);
     expect(job.succeeded).toBe(4);
-    expect(fake.sent.filter((s) => s.body.template?.name === 'spring_sale')).toHaveLength(4);
+    expect(env.fake.sent.filter((s) => s.body.template?.name === 'spring_sale')).toHaveLength(4);
   });
 
   it('takes 1 to 100 recipients: none or 101 is a 400, and so is an unknown template (404) for the whole batch', async () => {

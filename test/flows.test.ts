@@ -1,8 +1,7 @@
 // The typical flows of the seed spec, end to end through HTTP as a developer would run them: an
 // appointment reminder, lead capture, and a campaign (estimate, then bulk send). Events are received
 // by a real webhook receiver and verified with the `standardwebhooks` package.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
+import { describe, expect, it } from 'vitest';
 import { call } from './helpers/client.ts';
 import {
   approvedTemplate,
@@ -10,31 +9,12 @@ import {
   credit,
   eventually,
   sandboxTenant,
+  useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
-import { Receiver, verifySignature } from './helpers/receiver.ts';
-import { useTestApp } from './helpers/setup.ts';
+import { verifySignature } from './helpers/receiver.ts';
 
-let fake: FakeWhatsAppCloud;
-beforeAll(async () => {
-  fake = await FakeWhatsAppCloud.start({ autoApprove: true });
-});
-const env = useTestApp({
-  workers: true,
-  config: () => ({ whatsappGraphUrl: fake.graphUrl, webhookAllowedHosts: ['127.0.0.1'], webhookPollMs: 50 }),
-});
-const receivers: Receiver[] = [];
-beforeAll(() => env.app.ctx.dispatcher.start());
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await fake.close();
-});
-
-async function receiver(): Promise<Receiver> {
-  const r = await Receiver.start();
-  receivers.push(r);
-  return r;
-}
+const env = useMessagingApp({ autoApprove: true });
 
 describe('typical flows', () => {
   it('appointment reminder: create contact, send message, register webhook, receive its signed status events', async () => {
@@ -60,7 +40,7 @@ describe('typical flows', () => {
     });
     expect(sent.status).toBe(202);
     expect(sent.body.contactId).toBe(contact.body.id);
-    const r = await receiver();
+    const r = await env.receiver();
     const hook = await call(env.app, 'POST', '/webhooks', {
       key: t.apiKey,
       body: { url: r.url(), events: ['message.*'] },
@@ -128,7 +108,7 @@ describe('typical flows', () => {
   });
 
   it('campaign: estimate the cost, then bulk send, charged exactly the estimate', async () => {
-    const t = await whatsappTenant(env.app, env.partner.partnerKey, fake);
+    const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
     await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');
     await approvedTemplate(env.app, t.apiKey, {
       name: 'autumn_campaign',
@@ -136,7 +116,7 @@ describe('typical flows', () => {
       body: 'Hi {{1}}, our autumn collection is in store from {{2}}. Reply STOP to opt out.',
       examples: ['Ann', 'Friday'],
     });
-    const r = await receiver();
+    const r = await env.receiver();
     await call(env.app, 'POST', '/webhooks', {
       key: t.apiKey,
       body: { url: r.url(), events: ['bulk_job.completed'] },
@@ -182,7 +162,7 @@ describe('typical flows', () => {
     });
     const job = await call(env.app, 'GET', `/bulk/messages/${bulk.body.jobId}`, { key: t.apiKey });
     expect(job.body.results.every((x: { status: string }) => x.status === 'sent')).toBe(true);
-    expect(fake.sent.filter((s) => s.body.template?.name === 'autumn_campaign').map((s) => s.to)).toEqual(
+    expect(env.fake.sent.filter((s) => s.body.template?.name === 'autumn_campaign').map((s) => s.to)).toEqual(
       campaign.recipients.map((x) => x.to),
     );
   });

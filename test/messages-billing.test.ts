@@ -1,9 +1,8 @@
-// Paying for messages: live sends through a real provider (the fake WhatsApp Cloud API) are debited
+// Paying for messages: live sends through a real provider (the env.fake WhatsApp Cloud API) are debited
 // in the transaction that accepts them, at the price the estimate shows; the free rules; 402 with
 // nothing left behind; never a negative balance, and the ledger adding up, under 200 concurrent
 // sends; one message and one charge per Idempotency-Key, whatever the concurrency.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
+import { describe, expect, it } from 'vitest';
 import { call, createAccountKey } from './helpers/client.ts';
 import {
   balanceOf,
@@ -11,31 +10,17 @@ import {
   customerWrote,
   eventually,
   messageWhen,
+  useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
-import { Receiver } from './helpers/receiver.ts';
-import { expectError, useTestApp } from './helpers/setup.ts';
+import { expectError } from './helpers/setup.ts';
 
-let fake: FakeWhatsAppCloud;
-beforeAll(async () => {
-  // Meta approves templates at once here: these tests are about money, not review.
-  fake = await FakeWhatsAppCloud.start({ autoApprove: true });
-});
-const env = useTestApp({
-  workers: true,
-  config: () => ({ whatsappGraphUrl: fake.graphUrl, webhookAllowedHosts: ['127.0.0.1'], webhookPollMs: 50 }),
-});
-const receivers: Receiver[] = [];
-beforeAll(() => env.app.ctx.dispatcher.start());
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await fake.close();
-});
+const env = useMessagingApp({ autoApprove: true });
 
 type Tenant = Awaited<ReturnType<typeof whatsappTenant>>;
 
 async function liveTenant(money: string): Promise<Tenant> {
-  const t = await whatsappTenant(env.app, env.partner.partnerKey, fake);
+  const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
   await credit(env.app, env.partner.partnerKey, t.accountId, money);
   for (const [name, category] of [
     ['weekly_offer', 'MARKETING'],
@@ -162,7 +147,7 @@ describe('charging', () => {
       pricing: { charged: { amount: '0.0000' }, freeReason: 'sandbox' },
     });
     await messageWhen(env.app, t.apiKey, res.body.id, 'read');
-    expect(fake.sent.some((s) => s.to === '+14155550143')).toBe(false);
+    expect(env.fake.sent.some((s) => s.to === '+14155550143')).toBe(false);
     expect(await balanceOf(env.app, t.apiKey)).toBe('1.0000');
   });
 
@@ -195,8 +180,7 @@ describe('charging', () => {
 
   it('emits wallet.low_balance once, when a send takes the balance below the threshold', async () => {
     const t = await liveTenant('0.10');
-    const r = await Receiver.start();
-    receivers.push(r);
+    const r = await env.receiver();
     await call(env.app, 'POST', '/webhooks', {
       key: t.apiKey,
       body: { url: r.url(), events: ['wallet.low_balance'] },
@@ -397,7 +381,7 @@ describe('under concurrency', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body.id).toBe(accepted[0]!.body.id);
     await messageWhen(env.app, t.apiKey, again.body.id, 'sent');
-    expect(fake.sent.filter((s) => s.to === '+14155550180')).toHaveLength(1);
+    expect(env.fake.sent.filter((s) => s.to === '+14155550180')).toHaveLength(1);
   });
 
   it('a key whose answer was lost (its process died after committing) still makes no second message', async () => {

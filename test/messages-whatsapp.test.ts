@@ -3,8 +3,8 @@
 // receives, the charge and its refund when Meta refuses, retries of an outage, status callbacks in
 // any order, the template lifecycle decided by Meta's callbacks, and callbacks whose signature
 // does not check out (refused and logged).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeWhatsAppCloud, graphError } from './fakes/whatsapp-cloud.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type FakeWhatsAppCloud, graphError } from './fakes/whatsapp-cloud.ts';
 import { call } from './helpers/client.ts';
 import {
   balanceOf,
@@ -14,39 +14,26 @@ import {
   type MessagingTenant,
   messageWhen,
   sleep,
+  useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
-import { Receiver } from './helpers/receiver.ts';
-import { expectError, useTestApp } from './helpers/setup.ts';
+import type { Receiver } from './helpers/receiver.ts';
+import { expectError } from './helpers/setup.ts';
 
-let fake: FakeWhatsAppCloud;
 let base: string;
 const logs: string[] = [];
-beforeAll(async () => {
-  fake = await FakeWhatsAppCloud.start();
-});
-const env = useTestApp({
-  workers: true,
-  config: () => ({
-    whatsappGraphUrl: fake.graphUrl,
+const env = useMessagingApp({
+  config: {
     providerTimeoutMs: 1000,
     dispatchRetryLimit: 2,
     dispatchRetryDelaySeconds: 1,
-    webhookAllowedHosts: ['127.0.0.1'],
-    webhookPollMs: 50,
     logLevel: 'warn',
-  }),
+  },
   logStream: { write: (line) => logs.push(line) },
 });
-const receivers: Receiver[] = [];
 beforeAll(async () => {
-  await env.app.ctx.dispatcher.start();
   await env.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
-});
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await fake.close();
 });
 
 type Tenant = MessagingTenant & { business: ReturnType<FakeWhatsAppCloud['createBusiness']> };
@@ -54,14 +41,13 @@ type Tenant = MessagingTenant & { business: ReturnType<FakeWhatsAppCloud['create
 const callbackUrl = (t: Tenant) => `${base}/api/v1/callbacks/whatsapp/${t.accountId}`;
 
 async function liveTenant(money = '10.00'): Promise<Tenant> {
-  const t = await whatsappTenant(env.app, env.partner.partnerKey, fake);
+  const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
   await credit(env.app, env.partner.partnerKey, t.accountId, money);
   return t;
 }
 
 async function subscribe(t: Tenant, events: string[]): Promise<Receiver> {
-  const r = await Receiver.start();
-  receivers.push(r);
+  const r = await env.receiver();
   const res = await call(env.app, 'POST', '/webhooks', { key: t.apiKey, body: { url: r.url(), events } });
   expect(res.status).toBe(201);
   return r;
@@ -88,8 +74,8 @@ async function metaApproved(
   expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
   expect(submitted.body).toMatchObject({ status: 'PENDING', provider: 'whatsapp_cloud' });
   const providerTemplateId = submitted.body.providerTemplateId as string;
-  expect(fake.templates.get(providerTemplateId)).toMatchObject({ name, language: 'en_US', category });
-  const cb = await fake.postTemplateStatus(callbackUrl(t), t.business, {
+  expect(env.fake.templates.get(providerTemplateId)).toMatchObject({ name, language: 'en_US', category });
+  const cb = await env.fake.postTemplateStatus(callbackUrl(t), t.business, {
     templateId: providerTemplateId,
     name,
     language: 'en_US',
@@ -129,7 +115,7 @@ describe('a template message through the WhatsApp Cloud API', () => {
       sandbox: false,
       pricing: { country: 'US', category: 'utility', charged: { amount: '0.0034' }, refunded: false },
     });
-    const [sent] = await fake.waitForSends(1);
+    const [sent] = await env.fake.waitForSends(1);
     expect(sent!.body).toEqual({
       messaging_product: 'whatsapp',
       recipient_type: 'individual',
@@ -154,7 +140,7 @@ describe('a template message through the WhatsApp Cloud API', () => {
     expect(await balanceOf(env.app, t.apiKey)).toBe('9.9966');
 
     for (const status of ['delivered', 'read'] as const) {
-      const cb = await fake.postStatus(callbackUrl(t), t.business, {
+      const cb = await env.fake.postStatus(callbackUrl(t), t.business, {
         wamid: sent!.wamid,
         status,
         recipientId: '14155550123',
@@ -185,20 +171,20 @@ describe('a template message through the WhatsApp Cloud API', () => {
       parameters: ['A', 'B'],
     });
     await messageWhen(env.app, t.apiKey, queued.id, 'sent');
-    const wamid = fake.sent.find((s) => s.to === '+14155550124')!.wamid;
-    const read = await fake.postStatus(callbackUrl(t), t.business, {
+    const wamid = env.fake.sent.find((s) => s.to === '+14155550124')!.wamid;
+    const read = await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid,
       status: 'read',
       recipientId: '14155550124',
     });
     expect(JSON.parse(read.body)).toEqual({ applied: 1 });
-    const again = await fake.postStatus(callbackUrl(t), t.business, {
+    const again = await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid,
       status: 'read',
       recipientId: '14155550124',
     });
     expect(JSON.parse(again.body)).toEqual({ applied: 0 });
-    const late = await fake.postStatus(callbackUrl(t), t.business, {
+    const late = await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid,
       status: 'delivered',
       recipientId: '14155550124',
@@ -268,7 +254,7 @@ describe('free-form messages', () => {
     }
     const mine = (
       await eventually(
-        async () => fake.sent.filter((s) => s.to === to),
+        async () => env.fake.sent.filter((s) => s.to === to),
         (found) => found.length >= 4,
       )
     ).map((s) => s.body);
@@ -343,7 +329,7 @@ describe('failures and refunds', () => {
       'Hi {{1}}, our {{2}} sale starts today. Reply STOP to opt out.',
     );
     const hook = await subscribe(t, ['message.failed']);
-    fake.failNext(graphError(131026));
+    env.fake.failNext(graphError(131026));
     const queued = await send(t, {
       to: '+14155550126',
       templateName: 'promo_refused',
@@ -367,8 +353,8 @@ describe('failures and refunds', () => {
   it('retries an outage and sends once Meta answers', async () => {
     const t = await liveTenant();
     await metaApproved(t, 'retry_me');
-    const before = fake.requests.length;
-    fake.failNext(graphError(131016));
+    const before = env.fake.requests.length;
+    env.fake.failNext(graphError(131016));
     const queued = await send(t, {
       to: '+14155550127',
       templateName: 'retry_me',
@@ -376,7 +362,7 @@ describe('failures and refunds', () => {
       parameters: ['A', 'B'],
     });
     const sent = await messageWhen(env.app, t.apiKey, queued.id, 'sent', 15_000);
-    const attempts = fake.requests
+    const attempts = env.fake.requests
       .slice(before)
       .filter((r) => r.method === 'POST' && r.path.endsWith('/messages'));
     expect(attempts).toHaveLength(2);
@@ -391,7 +377,7 @@ describe('failures and refunds', () => {
       'MARKETING',
       'Hi {{1}}, the {{2}} offer is waiting for you. Reply STOP to opt out.',
     );
-    fake.failNext({ status: 500, body: 'upstream broke' }, 3);
+    env.fake.failNext({ status: 500, body: 'upstream broke' }, 3);
     const queued = await send(t, {
       to: '+14155550128',
       templateName: 'never_up',
@@ -426,22 +412,22 @@ describe('failures and refunds', () => {
     });
     await messageWhen(env.app, t.apiKey, a.id, 'sent');
     await messageWhen(env.app, t.apiKey, b.id, 'sent');
-    const wamidOf = (to: string) => fake.sent.find((s) => s.to === to)!.wamid;
+    const wamidOf = (to: string) => env.fake.sent.find((s) => s.to === to)!.wamid;
     const failure = {
       status: 'failed' as const,
       errors: [{ code: 131049, title: 'Not delivered to maintain healthy ecosystem engagement' }],
     };
-    await fake.postStatus(callbackUrl(t), t.business, {
+    await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid: wamidOf('+14155550129'),
       recipientId: '14155550129',
       ...failure,
     });
-    await fake.postStatus(callbackUrl(t), t.business, {
+    await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid: wamidOf('+14155550130'),
       recipientId: '14155550130',
       status: 'delivered',
     });
-    const ignored = await fake.postStatus(callbackUrl(t), t.business, {
+    const ignored = await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid: wamidOf('+14155550130'),
       recipientId: '14155550130',
       ...failure,
@@ -508,7 +494,7 @@ describe('the template lifecycle through Meta', () => {
     const id = created.body.id;
     const first = await call(env.app, 'POST', `/templates/${id}/submit`, { key: t.apiKey });
     const templateStatus = (event: string, reason?: string) =>
-      fake.postTemplateStatus(callbackUrl(t), t.business, {
+      env.fake.postTemplateStatus(callbackUrl(t), t.business, {
         templateId: first.body.providerTemplateId,
         name: 'lifecycle',
         language: 'en_US',
@@ -536,14 +522,14 @@ describe('the template lifecycle through Meta', () => {
     expect(edited.body.status).toBe('DRAFT');
     const second = await call(env.app, 'POST', `/templates/${id}/submit`, { key: t.apiKey });
     expect(second.body.status).toBe('PENDING');
-    await fake.postTemplateStatus(callbackUrl(t), t.business, {
+    await env.fake.postTemplateStatus(callbackUrl(t), t.business, {
       templateId: second.body.providerTemplateId,
       name: 'lifecycle',
       language: 'en_US',
       event: 'APPROVED',
     });
     const pause = () =>
-      fake.postTemplateStatus(callbackUrl(t), t.business, {
+      env.fake.postTemplateStatus(callbackUrl(t), t.business, {
         templateId: second.body.providerTemplateId,
         name: 'lifecycle',
         language: 'en_US',
@@ -556,7 +542,7 @@ describe('the template lifecycle through Meta', () => {
       body: { to: '+14155550132', templateName: 'lifecycle', templateLanguage: 'en_US', parameters: ['7'] },
     });
     expectError(refused, 422, 'TEMPLATE_NOT_APPROVED');
-    await fake.postTemplateStatus(callbackUrl(t), t.business, {
+    await env.fake.postTemplateStatus(callbackUrl(t), t.business, {
       templateId: second.body.providerTemplateId,
       name: 'lifecycle',
       language: 'en_US',
@@ -582,17 +568,17 @@ describe('the template lifecycle through Meta', () => {
 describe('the callback endpoint', () => {
   it('answers Meta’s handshake with the challenge only for the configured verify token', async () => {
     const t = await liveTenant();
-    const ok = await fake.handshake(callbackUrl(t), {
+    const ok = await env.fake.handshake(callbackUrl(t), {
       verifyToken: t.business.verifyToken,
       challenge: '1158201444',
     });
     expect(ok).toEqual({ status: 200, text: '1158201444' });
-    const wrong = await fake.handshake(callbackUrl(t), {
+    const wrong = await env.fake.handshake(callbackUrl(t), {
       verifyToken: 'not-the-token',
       challenge: '1158201444',
     });
     expect(wrong.status).toBe(403);
-    const mode = await fake.handshake(callbackUrl(t), {
+    const mode = await env.fake.handshake(callbackUrl(t), {
       verifyToken: t.business.verifyToken,
       challenge: '1',
       mode: 'unsubscribe',
@@ -610,10 +596,10 @@ describe('the callback endpoint', () => {
       parameters: ['A', 'B'],
     });
     await messageWhen(env.app, t.apiKey, queued.id, 'sent');
-    const wamid = fake.sent.find((s) => s.to === '+14155550133')!.wamid;
+    const wamid = env.fake.sent.find((s) => s.to === '+14155550133')!.wamid;
     for (const signature of ['wrong', 'missing'] as const) {
       logs.length = 0;
-      const res = await fake.postStatus(
+      const res = await env.fake.postStatus(
         callbackUrl(t),
         t.business,
         { wamid, status: 'read', recipientId: '14155550133' },
@@ -631,7 +617,7 @@ describe('the callback endpoint', () => {
     }
     // The same payload, tampered with after signing, is refused too.
     const payload = JSON.stringify(
-      fake.statusPayload(t.business, { wamid, status: 'read', recipientId: '14155550133' }),
+      env.fake.statusPayload(t.business, { wamid, status: 'read', recipientId: '14155550133' }),
     );
     const { createHmac } = await import('node:crypto');
     const signatureOf = (body: string) =>
@@ -645,7 +631,7 @@ describe('the callback endpoint', () => {
     expect((await call(env.app, 'GET', `/messages/${queued.id}`, { key: t.apiKey })).body.status).toBe(
       'sent',
     );
-    const garbage = await fake.postCallback(callbackUrl(t), t.business, '{not json');
+    const garbage = await env.fake.postCallback(callbackUrl(t), t.business, '{not json');
     expect(garbage.status).toBe(400);
   });
 
@@ -656,7 +642,7 @@ describe('the callback endpoint', () => {
       body: { provider: 'sandbox' },
     });
     expect(sandboxOnly.status).toBe(200);
-    const res = await fake.postStatus(callbackUrl(t), t.business, {
+    const res = await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid: 'wamid.x',
       status: 'read',
       recipientId: '1',

@@ -4,14 +4,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.ts';
 import { loadPrices } from '../src/modules/pricing/prices.ts';
 import { quote } from '../src/modules/pricing/quote.ts';
-import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
 import { call } from './helpers/client.ts';
-import { approvedTemplate, balanceOf, credit, whatsappTenant } from './helpers/messaging.ts';
-import { useTestApp } from './helpers/setup.ts';
+import { approvedTemplate, balanceOf, credit, useMessagingApp, whatsappTenant } from './helpers/messaging.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tidings-prices-'));
 const file = (name: string, content: unknown) => {
@@ -25,18 +23,8 @@ const operatorPrices = file('prices.json', {
   countries: { US: { marketing: '0.0300' }, KE: { marketing: '0.0210', utility: '0.0011' } },
 });
 
-let fake: FakeWhatsAppCloud;
-beforeAll(async () => {
-  fake = await FakeWhatsAppCloud.start({ autoApprove: true });
-});
-const env = useTestApp({
-  workers: true,
-  config: () => ({ whatsappGraphUrl: fake.graphUrl, pricesFile: operatorPrices }),
-});
-afterAll(async () => {
-  await fake.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const env = useMessagingApp({ autoApprove: true, config: { pricesFile: operatorPrices } });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the price table', () => {
   it('ships per-country defaults, and a default row for the rest', () => {
@@ -116,7 +104,7 @@ describe('the price table', () => {
   });
 
   it('is what the API quotes and charges with TIDINGS_PRICES_FILE set', async () => {
-    const t = await whatsappTenant(env.app, env.partner.partnerKey, fake);
+    const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
     await credit(env.app, env.partner.partnerKey, t.accountId, '1.00');
     await approvedTemplate(env.app, t.apiKey, {
       name: 'promo',

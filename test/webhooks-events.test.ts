@@ -10,6 +10,7 @@ import { call, otherPartner, provision, type Reply, tenant } from './helpers/cli
 import { createTestApp, FakeClock } from './helpers/harness.ts';
 import { type Received, Receiver, verifySignature } from './helpers/receiver.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
+import { eventually, sleep } from './helpers/wait.ts';
 
 const config = { webhookAllowedHosts: ['127.0.0.1'], webhookPollMs: 50 };
 const env = useTestApp({ config });
@@ -31,8 +32,6 @@ afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Long enough for a delivery that should not happen to have happened (the dispatcher polls every 50 ms). */
 const settle = () => sleep(400);
 
@@ -42,19 +41,6 @@ const strangerSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 /** The `v1,` signatures in a request's webhook-signature header. */
 function signatures(received: Received): string[] {
   return String(received.headers['webhook-signature']).split(' ');
-}
-
-async function eventually<T>(
-  probe: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value) || Date.now() > deadline) return value;
-    await sleep(50);
-  }
 }
 
 async function createWebhook(

@@ -29,16 +29,23 @@ export async function benchDatabase(): Promise<{ url: string; drop: () => Promis
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-/** Starts `tidings serve` on the database (or DATA_DIR) and port; resolves once /healthz answers. */
+/**
+ * Starts `tidings serve` on the database (or DATA_DIR) and port; resolves once /healthz answers.
+ * BENCH_NODE_ARGS adds Node options (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
+ */
 export async function startServer(
   env: ({ DATABASE_URL: string } | { DATA_DIR: string }) & { PORT: string } & Record<string, string>,
   stdout: 'inherit' | 'pipe' = 'inherit',
 ): Promise<ChildProcess> {
-  const proc = spawn('node', [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), 'src/cli.ts', 'serve'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', stdout, 'inherit'],
-  });
+  const proc = spawn(
+    'node',
+    [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), 'src/cli.ts', 'serve'],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', stdout, 'inherit'],
+    },
+  );
   // A benchmark that fails half-way must not leave its servers running (and loading the machine).
   process.once('exit', () => proc.kill('SIGKILL'));
   for (let i = 0; i < 300; i++) {

@@ -7,6 +7,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, request } from 'undici';
+import { describeRequestFailure, parseRetryAfter, readLimited } from './http-answers.ts';
 
 /** Resolves a host name to its addresses (the system resolver unless a test gives another). */
 export type Resolver = (hostname: string) => Promise<string[]>;
@@ -32,7 +33,6 @@ export interface PostResult {
 
 const EXCERPT_BYTES = 1024;
 // More than this of a response is not read; the connection is dropped instead.
-const READ_LIMIT_BYTES = 64 * 1024;
 
 function bare(hostname: string): string {
   return hostname.replace(/^\[|\]$/g, '').toLowerCase();
@@ -196,42 +196,16 @@ export class Egress {
   }
 }
 
-async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= READ_LIMIT_BYTES) break;
-    }
-  } catch {
-    // A body cut short still leaves what arrived.
-  }
-  if (size === 0) return null;
-  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
-}
-
-/** Retry-After as seconds: a whole number, or an HTTP date (then the seconds until it). */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
-  if (!value) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+async function readExcerpt(body: AsyncIterable<Buffer>): Promise<string | null> {
+  // A body cut short still leaves what arrived.
+  const read = await readLimited(body, { keepPartial: true });
+  return read.length === 0 ? null : read.subarray(0, EXCERPT_BYTES).toString('utf8');
 }
 
 function describeFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
-  if (
-    e.name === 'TimeoutError' ||
-    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    e.code === 'UND_ERR_BODY_TIMEOUT'
-  ) {
-    return `timed out after ${timeoutMs} ms`;
-  }
-  if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return `connection timed out after ${timeoutMs} ms`;
+  const e = err as { name?: string; message?: string; cause?: unknown };
   if (e.name === 'EgressRefused') return e.message ?? 'refused';
   const cause = e.cause as { name?: string; message?: string } | undefined;
   if (cause?.name === 'EgressRefused') return cause.message ?? 'refused';
-  return [e.code, e.message].filter(Boolean).join(': ') || 'request failed';
+  return describeRequestFailure(err, timeoutMs);
 }

@@ -1,26 +1,17 @@
 // Factories for messaging tests: tenants on the sandbox or on a fake WhatsApp Cloud API number,
 // wallet credits, approved templates, and waiting for a message to reach a status.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { App } from '../../src/app.ts';
+import type { Config } from '../../src/config.ts';
 import type { Database } from '../../src/kernel/db.ts';
-import type { FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
+import { type FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
 import { call, tenant } from './client.ts';
+import type { TestAppOptions } from './harness.ts';
+import { Receiver } from './receiver.ts';
+import { type TestEnv, useTestApp } from './setup.ts';
+import { eventually } from './wait.ts';
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Probes until `ok` holds or the time is up; answers the last value (the caller asserts on it). */
-export async function eventually<T>(
-  probe: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value) || Date.now() > deadline) return value;
-    await sleep(50);
-  }
-}
+export { eventually, sleep } from './wait.ts';
 
 export interface MessagingTenant {
   accountId: string;
@@ -157,4 +148,50 @@ export async function customerWrote(db: Database, accountId: string, phone: stri
      ON CONFLICT (account_id, phone) DO UPDATE SET last_inbound_at = EXCLUDED.last_inbound_at`,
     [accountId, phone, at],
   );
+}
+
+export interface MessagingEnv extends TestEnv {
+  /** The fake WhatsApp Cloud API the app's whatsapp_cloud channels call (started before the app). */
+  fake: FakeWhatsAppCloud;
+  /** A webhook receiver, closed when the file ends. */
+  receiver: () => Promise<Receiver>;
+}
+
+/**
+ * The usual start of a messaging test file: a fake WhatsApp Cloud API, then an app with its job
+ * workers and webhook dispatcher running, on the file's own database.
+ */
+export function useMessagingApp(
+  options: { autoApprove?: boolean; config?: Partial<Config>; logStream?: TestAppOptions['logStream'] } = {},
+): MessagingEnv {
+  const receivers: Receiver[] = [];
+  const m = {} as MessagingEnv;
+  // Registered first, so the fake listens before the app is built with its address.
+  beforeAll(async () => {
+    m.fake = await FakeWhatsAppCloud.start({ autoApprove: options.autoApprove ?? false });
+  });
+  const env = useTestApp({
+    workers: true,
+    config: () => ({
+      whatsappGraphUrl: m.fake.graphUrl,
+      webhookAllowedHosts: ['127.0.0.1'],
+      webhookPollMs: 50,
+      ...options.config,
+    }),
+    logStream: options.logStream,
+  });
+  beforeAll(async () => {
+    Object.assign(m, env);
+    await env.app.ctx.dispatcher.start();
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await m.fake.close();
+  });
+  m.receiver = async () => {
+    const r = await Receiver.start();
+    receivers.push(r);
+    return r;
+  };
+  return m;
 }

@@ -3,7 +3,7 @@
 // unreadable answers, refusals and timeouts are all classified by errors.ts. Connections come from a
 // dispatcher shared by every adapter (one per channel would open a pool per tenant).
 import { Agent, type Dispatcher, request } from 'undici';
-import { parseRetryAfter } from '../../kernel/egress.ts';
+import { describeRequestFailure, parseRetryAfter, readLimited } from '../../kernel/http-answers.ts';
 import type {
   ChannelAdapter,
   OutboundMessage,
@@ -24,7 +24,6 @@ import {
 import { messageBody, templateSubmissionBody } from './payloads.ts';
 
 // More of a response than this is not read: Graph answers are small, and a huge one is not Meta.
-const READ_LIMIT_BYTES = 64 * 1024;
 
 /** The dispatcher adapters share: keep-alive connections to the Graph API, bounded waits. */
 export function createGraphAgent(timeoutMs: number): Agent {
@@ -155,7 +154,7 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
         // One deadline for the whole exchange, body included.
         signal: AbortSignal.timeout(timeoutMs),
       });
-      const text = await readLimited(res.body);
+      const text = (await readLimited(res.body)).toString('utf8');
       const retryAfter = res.headers['retry-after'];
       return {
         answered: true,
@@ -166,7 +165,7 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
         },
       };
     } catch (err) {
-      return { answered: false, reason: describeFailure(err, timeoutMs) };
+      return { answered: false, reason: describeRequestFailure(err, timeoutMs) };
     }
   }
 
@@ -195,18 +194,6 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
   }
 }
 
-async function readLimited(body: AsyncIterable<Buffer>): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Leaving the loop early destroys the body, so an oversized answer closes its connection.
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= READ_LIMIT_BYTES) break;
-  }
-  return Buffer.concat(chunks).subarray(0, READ_LIMIT_BYTES).toString('utf8');
-}
-
 function parseJson(text: string): unknown {
   if (!text) return null;
   try {
@@ -214,20 +201,4 @@ function parseJson(text: string): unknown {
   } catch {
     return null;
   }
-}
-
-function describeFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
-  if (
-    e.name === 'TimeoutError' ||
-    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    e.code === 'UND_ERR_BODY_TIMEOUT'
-  ) {
-    return `timed out after ${timeoutMs} ms`;
-  }
-  if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return `connection timed out after ${timeoutMs} ms`;
-  const cause = e.cause as { code?: string; message?: string } | undefined;
-  const code = e.code ?? cause?.code;
-  const message = e.message || cause?.message;
-  return [code, message].filter(Boolean).join(': ') || 'request failed';
 }

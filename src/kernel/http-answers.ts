@@ -1,0 +1,54 @@
+// Reading the answers of outbound HTTP calls (webhook deliveries, provider APIs) the same way:
+// never more than READ_LIMIT_BYTES of a body, Retry-After in seconds, and a failure described in
+// one line that says what happened without any secret of the request.
+
+/** More than this of an answer is not read; the connection is dropped instead. */
+export const READ_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * The body, up to READ_LIMIT_BYTES. A body that fails half-way (a timeout, a reset) throws, unless
+ * `keepPartial`: then what arrived is the answer.
+ */
+export async function readLimited(
+  body: AsyncIterable<Buffer>,
+  options: { keepPartial?: boolean } = {},
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    // Leaving the loop early destroys the body, so an oversized answer closes its connection.
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= READ_LIMIT_BYTES) break;
+    }
+  } catch (err) {
+    if (!options.keepPartial) throw err;
+  }
+  return Buffer.concat(chunks).subarray(0, READ_LIMIT_BYTES);
+}
+
+/** Retry-After as seconds: a whole number, or an HTTP date (then the seconds until it). */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** Why an undici request got no answer: a timeout, or the error's code and message. */
+export function describeRequestFailure(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
+  if (
+    e.name === 'TimeoutError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_BODY_TIMEOUT'
+  ) {
+    return `timed out after ${timeoutMs} ms`;
+  }
+  if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return `connection timed out after ${timeoutMs} ms`;
+  const cause = e.cause as { code?: string; message?: string } | undefined;
+  const code = e.code ?? cause?.code;
+  const message = e.message || cause?.message;
+  return [code, message].filter(Boolean).join(': ') || 'request failed';
+}
