@@ -23,14 +23,7 @@ function whatsappBody(
 ) {
   return {
     provider: 'whatsapp_cloud',
-    whatsapp: {
-      phoneNumberId: business.phoneNumberId,
-      businessAccountId: business.businessAccountId,
-      accessToken: business.accessToken,
-      appSecret: business.appSecret,
-      verifyToken: business.verifyToken,
-      ...extra,
-    },
+    whatsapp: { ...FakeWhatsAppCloud.channelSettings(business), ...extra },
   };
 }
 

@@ -1349,7 +1349,7 @@ describe('the fake is as strict as Meta', () => {
     await adapterFor(business).send(hello);
     await adapterFor(business).send(hello);
     expect((await waiting).length).toBe(n + 2);
-    await expect(fake.waitForSends(n + 3, 50)).rejects.toThrow(`accepted ${n + 2} of ${n + 3} sends`);
+    await expect(fake.waitForSends(n + 3, 50)).rejects.toThrow(`${n + 2} of ${n + 3} sends arrived`);
   });
 
   it('signs callbacks with HMAC-SHA256 of the exact body under the app secret', async () => {

@@ -182,13 +182,7 @@ if (process.env.BENCH_ONLY !== 'pglite') {
       { 'x-api-key': key },
       {
         provider: 'whatsapp_cloud',
-        whatsapp: {
-          phoneNumberId: business.phoneNumberId,
-          businessAccountId: business.businessAccountId,
-          accessToken: business.accessToken,
-          appSecret: business.appSecret,
-          verifyToken: business.verifyToken,
-        },
+        whatsapp: FakeWhatsAppCloud.channelSettings(business),
       },
     );
   });

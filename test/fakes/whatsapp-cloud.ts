@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { Arrivals } from '../helpers/arrivals.ts';
 
 export interface FakeBusiness {
   phoneNumberId: string;
@@ -183,7 +184,7 @@ const isHttpUrl = (v: unknown) => {
 
 export class FakeWhatsAppCloud {
   readonly requests: RecordedRequest[] = [];
-  readonly sent: SentMessage[] = [];
+  readonly #sends = new Arrivals<SentMessage>('sends');
   readonly templates = new Map<string, FakeTemplate>();
   /** Submitted templates are APPROVED at once instead of PENDING. */
   autoApprove: boolean;
@@ -192,7 +193,6 @@ export class FakeWhatsAppCloud {
   readonly #server: Server;
   readonly #businesses: FakeBusiness[] = [];
   readonly #scripted: GraphAnswer[] = [];
-  #waiters: { count: number; resolve: () => void }[] = [];
 
   private constructor(server: Server, options: { autoApprove?: boolean; version?: string }) {
     this.#server = server;
@@ -295,25 +295,25 @@ export class FakeWhatsAppCloud {
     for (let i = 0; i < times; i++) this.#scripted.push(answer);
   }
 
+  /** Every message the fake accepted, in order. */
+  get sent(): SentMessage[] {
+    return this.#sends.items;
+  }
+
   /** Resolves once `count` messages were accepted in all; rejects after timeoutMs. */
-  async waitForSends(count: number, timeoutMs = 10_000): Promise<SentMessage[]> {
-    if (this.sent.length < count) {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () =>
-            reject(new Error(`the fake accepted ${this.sent.length} of ${count} sends in ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-        this.#waiters.push({
-          count,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        });
-      });
-    }
-    return this.sent.slice(0, count);
+  waitForSends(count: number, timeoutMs = 10_000): Promise<SentMessage[]> {
+    return this.#sends.waitFor(count, timeoutMs);
+  }
+
+  /** The `whatsapp` object of PUT /account/channel for this business's number. */
+  static channelSettings(business: FakeBusiness) {
+    return {
+      phoneNumberId: business.phoneNumberId,
+      businessAccountId: business.businessAccountId,
+      accessToken: business.accessToken,
+      appSecret: business.appSecret,
+      verifyToken: business.verifyToken,
+    };
   }
 
   async close(): Promise<void> {
@@ -408,11 +408,7 @@ export class FakeWhatsAppCloud {
     const problem = this.#checkMessage(business, body);
     if (problem) return problem;
     const wamid = newWamid();
-    this.sent.push({ businessPhoneNumberId: business.phoneNumberId, to: body.to, body, wamid });
-    this.#waiters = this.#waiters.filter((w) => {
-      if (this.sent.length >= w.count) w.resolve();
-      return this.sent.length < w.count;
-    });
+    this.#sends.push({ businessPhoneNumberId: business.phoneNumberId, to: body.to, body, wamid });
     // message_status (template pacing) is only in answers to template sends.
     const message: Record<string, string> = { id: wamid };
     if (body.type === 'template') message.message_status = 'accepted';

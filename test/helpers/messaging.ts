@@ -56,13 +56,7 @@ export async function whatsappTenant(
     key: t.apiKey,
     body: {
       provider: 'whatsapp_cloud',
-      whatsapp: {
-        phoneNumberId: business.phoneNumberId,
-        businessAccountId: business.businessAccountId,
-        accessToken: business.accessToken,
-        appSecret: business.appSecret,
-        verifyToken: business.verifyToken,
-      },
+      whatsapp: FakeWhatsAppCloud.channelSettings(business),
       sandbox: INSTANT_SANDBOX,
     },
   });

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { Arrivals } from './arrivals.ts';
 
 export interface Received {
   path: string;
@@ -27,12 +28,15 @@ export interface Answer {
 export type Responder = (request: Received, n: number) => Answer;
 
 export class Receiver {
-  readonly received: Received[] = [];
+  /** Every request, in the order it arrived. */
+  get received(): Received[] {
+    return this.#arrivals.items;
+  }
   /** TCP connections accepted: a refused delivery must not even connect. */
   connections = 0;
   respond: Responder;
   readonly #server: Server;
-  #waiters: { count: number; resolve: () => void }[] = [];
+  readonly #arrivals = new Arrivals<Received>('requests');
 
   private constructor(server: Server, respond: Responder) {
     this.#server = server;
@@ -58,8 +62,7 @@ export class Receiver {
         }
         const received: Received = { path: req.url ?? '/', headers: req.headers, body, json, at: Date.now() };
         const n = receiver.received.length;
-        receiver.received.push(received);
-        receiver.#notify();
+        receiver.#arrivals.push(received);
         const answer = receiver.respond(received, n);
         const send = () => {
           if (res.destroyed) return;
@@ -83,32 +86,9 @@ export class Receiver {
     return `http://127.0.0.1:${this.port}${path}`;
   }
 
-  #notify(): void {
-    this.#waiters = this.#waiters.filter((w) => {
-      if (this.received.length >= w.count) w.resolve();
-      return this.received.length < w.count;
-    });
-  }
-
   /** Resolves once `count` requests have arrived in all; rejects after timeoutMs. */
-  async waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
-    if (this.received.length < count) {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () =>
-            reject(new Error(`receiver got ${this.received.length} of ${count} requests in ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-        this.#waiters.push({
-          count,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        });
-      });
-    }
-    return this.received.slice(0, count);
+  waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
+    return this.#arrivals.waitFor(count, timeoutMs);
   }
 
   async close(): Promise<void> {
