@@ -228,3 +228,12 @@ export function usageToCount(request: FastifyRequest): Date | null {
 export function usageCounted(request: FastifyRequest): void {
   request.usageToCount = null;
 }
+
+/** The config of an account route on one resource: 404 for an id it cannot see. */
+export const ON_RESOURCE = { access: 'account' as const, errors: ['RESOURCE_NOT_FOUND' as ErrorCode] };
+
+/** The same for a change that may conflict with the resource's state (409). */
+export const ON_RESOURCE_OR_CONFLICT = {
+  access: 'account' as const,
+  errors: ['RESOURCE_NOT_FOUND', 'CONFLICT'] as ErrorCode[],
+};

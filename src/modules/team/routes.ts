@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { listMembers } from './repo.ts';
 import { CreateMemberBody, MemberIdParams, MemberListQuery, MemberSchema, toMember } from './schemas.ts';
@@ -10,7 +10,7 @@ import { addMember, getMember, removeMember } from './service.ts';
 
 export function teamRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['team'];
-  const found = { access: 'account' as const, errors: ['RESOURCE_NOT_FOUND' as const] };
+  const found = ON_RESOURCE;
 
   return async (app) => {
     app.post(

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
+import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { listTemplates } from './repo.ts';
 import {
@@ -25,11 +25,8 @@ import {
 export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const s: TemplateServices = ctx;
   const tags = ['templates'];
-  const found = { access: 'account' as const, errors: ['RESOURCE_NOT_FOUND' as const] };
-  const foundOrConflict = {
-    access: 'account' as const,
-    errors: ['RESOURCE_NOT_FOUND' as const, 'CONFLICT' as const],
-  };
+  const found = ON_RESOURCE;
+  const foundOrConflict = ON_RESOURCE_OR_CONFLICT;
 
   return async (app) => {
     app.post(
