@@ -91,3 +91,14 @@ CREATE UNIQUE INDEX messages_provider_id ON messages (account_id, provider_messa
 CREATE UNIQUE INDEX messages_idempotency ON messages (account_id, idempotency_key)
   WHERE idempotency_key IS NOT NULL;
 CREATE INDEX messages_bulk_job ON messages (bulk_job_id, bulk_index) WHERE bulk_job_id IS NOT NULL;
+
+-- Makes the statement that calls it fail, undoing everything it wrote, unless `ok`: the guard of a
+-- statement that writes on the strength of an earlier unlocked read (accept-batch.ts).
+CREATE FUNCTION abort_unless(ok boolean, reason text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT ok THEN
+    RAISE EXCEPTION '%', reason USING ERRCODE = 'TD001';
+  END IF;
+  RETURN true;
+END;
+$$;

@@ -3,6 +3,10 @@
 // nothing left behind; never a negative balance, and the ledger adding up, under 200 concurrent
 // sends; one message and one charge per Idempotency-Key, whatever the concurrency.
 import { describe, expect, it } from 'vitest';
+import type { Database } from '../src/kernel/db.ts';
+import { acceptBatchOptimistically, type SendRequest } from '../src/modules/messages/accept-batch.ts';
+import { AcceptQueue } from '../src/modules/messages/accept-queue.ts';
+import { prepareMessage, templateLookup } from '../src/modules/messages/prepare.ts';
 import { call, createAccountKey } from './helpers/client.ts';
 import {
   balanceOf,
@@ -409,5 +413,57 @@ describe('under concurrency', () => {
       1,
     );
     expect(await balanceOf(env.app, t.apiKey)).toBe('0.9750');
+  });
+
+  it('a send whose wallet moved between its read and its write writes nothing, then is accepted under the lock', async () => {
+    const t = await liveTenant('1.00');
+    // The recipient is known (a new one would take the locked path at once).
+    const first = await call(env.app, 'POST', '/messages', { key: t.apiKey, body: offer('+14155550182') });
+    expect(first.status).toBe(202);
+    // The database as the app has it, with a top-up landing right after each unlocked read.
+    const db = env.app.ctx.db;
+    const interleaved: Database = Object.assign(Object.create(db) as Database, {
+      async query(text: string, params?: unknown[], options?: { prepared?: string }) {
+        const result = await db.query(text, params, options as never);
+        if (options?.prepared === 'accept-read')
+          await credit(env.app, env.partner.partnerKey, t.accountId, '2.00');
+        return result;
+      },
+    });
+    const s = { ...env.app.ctx, db: interleaved };
+    const message = await prepareMessage(offer('+14155550182'), {
+      countryCode: 'US',
+      lookup: templateLookup(db, t.accountId, s.approvedTemplates),
+    });
+    const request: SendRequest = {
+      sender: { account: { id: t.accountId, channelProvider: 'whatsapp_cloud' }, mode: 'live' },
+      message,
+    };
+    const messages = () =>
+      count('SELECT count(*)::int AS n FROM messages WHERE account_id = $1', [t.accountId]);
+
+    // Alone, the unlocked path notices the top-up and backs out, writing nothing.
+    expect(await acceptBatchOptimistically(s, [request])).toBeNull();
+    expect(await messages()).toBe(1);
+    expect(await balanceOf(env.app, t.apiKey)).toBe('2.9750');
+    expect(await ledgerSum(t.accountId)).toBe(2_975_000);
+
+    // The queue then takes the locked path: one message, charged from the balance as topped up.
+    const result = await new AcceptQueue(s, 1).submit(request);
+    expect(result.kind).toBe('accepted');
+    expect(await messages()).toBe(2);
+    expect(await balanceOf(env.app, t.apiKey)).toBe('4.9500');
+    expect(await ledgerSum(t.accountId)).toBe(4_950_000);
+    // Each ledger row's balance follows from the one before it, in the order of their ids.
+    const { rows } = await env.tdb.db.query<{ amount: number; after: number }>(
+      `SELECT amount_micros AS amount, balance_after_micros AS after FROM wallet_transactions
+        WHERE account_id = $1 ORDER BY id`,
+      [t.accountId],
+    );
+    let running = 0;
+    for (const row of rows) {
+      running += row.amount;
+      expect(row.after).toBe(running);
+    }
   });
 });

@@ -79,6 +79,11 @@ export async function changeBalance(
   return txn;
 }
 
+/** Whether a balance going from `before` to `after` falls below the threshold (from at or above it). */
+export function crossesBelow(before: number, after: number, threshold: number | null): boolean {
+  return threshold !== null && after < before && before >= threshold && after < threshold;
+}
+
 /**
  * Emits `wallet.low_balance` when this charge took the balance from at or above the threshold to
  * below it: once per crossing, not on every charge below it.
@@ -91,14 +96,7 @@ export async function emitIfBelowThreshold(
   threshold: number | null,
 ): Promise<void> {
   const before = txn.balance_after_micros - txn.amount_micros;
-  if (
-    threshold === null ||
-    txn.amount_micros >= 0 ||
-    before < threshold ||
-    txn.balance_after_micros >= threshold
-  ) {
-    return;
-  }
+  if (threshold === null || !crossesBelow(before, txn.balance_after_micros, threshold)) return;
   await events.emit(tx, {
     type: 'wallet.low_balance',
     accountId,

@@ -7,13 +7,13 @@
 // number of messages. A message refused (422, 402) writes nothing; the others are not affected.
 import { providerFor, type SendMode } from '../../channels/registry.ts';
 import type { AccountSnapshot } from '../../kernel/auth.ts';
-import type { Tx } from '../../kernel/db.ts';
+import { type Sql, sqlState, type Tx } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { JOB_CHANNEL, type Jobs } from '../../kernel/jobs.ts';
 import { usageKeys } from '../../kernel/limits.ts';
-import { emitIfBelowThreshold } from '../billing/wallet.ts';
+import { crossesBelow, emitIfBelowThreshold } from '../billing/wallet.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import { quote, windowOpen } from '../pricing/quote.ts';
@@ -95,14 +95,15 @@ async function readContacts(tx: Tx, pairs: Pair[]): Promise<Map<string, ContactR
 }
 
 /**
- * Locks the wallets of the accounts that may be charged ($1, in id order: batches never wait on
- * each other in a cycle) and reads the recipients' contacts ($2 accounts, $3 phones), in one
- * statement: always at least one row, each a contact (or nulls), all carrying the wallets as JSON.
+ * Reads the wallets of the accounts that may be charged ($1, in id order) and the recipients'
+ * contacts ($2 accounts, $3 phones), in one statement: always at least one row, each a contact (or
+ * nulls), all carrying the wallets as JSON. `locked`, it locks the wallets until the transaction
+ * ends (in id order: batches never wait on each other in a cycle).
  */
-const READ_SQL = `
+const readSql = (locked: boolean) => `
   WITH wallets AS MATERIALIZED (
     SELECT id, wallet_balance_micros AS balance, currency, low_balance_threshold_micros AS threshold
-      FROM accounts WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE
+      FROM accounts WHERE id = ANY($1::text[]) ORDER BY id ${locked ? 'FOR NO KEY UPDATE' : ''}
   )
   SELECT ${CONTACT_COLUMNS.split(', ')
     .map((c) => `c.${c}`)
@@ -110,12 +111,14 @@ const READ_SQL = `
          (SELECT coalesce(json_agg(w), '[]'::json) FROM wallets w) AS wallets
     FROM (SELECT 1) AS one
     LEFT JOIN contacts c ON c.account_id = ANY($2::text[]) AND c.phone = ANY($3::text[])`;
+const READ_LOCKED = readSql(true);
+const READ_UNLOCKED = readSql(false);
 
-async function readState(tx: Tx, charged: string[], pairs: Pair[]) {
-  const { rows } = await tx.query<ContactRow & { wallets: Wallet[] }>(
-    READ_SQL,
+async function readState(sql: Sql, locked: boolean, charged: string[], pairs: Pair[]) {
+  const { rows } = await sql.query<ContactRow & { wallets: Wallet[] }>(
+    locked ? READ_LOCKED : READ_UNLOCKED,
     [charged, [...new Set(pairs.map((p) => p.accountId))], [...new Set(pairs.map((p) => p.phone))]],
-    { prepared: 'accept-read' },
+    { prepared: locked ? 'accept-read-locked' : 'accept-read' },
   );
   return {
     wallets: new Map((rows[0]?.wallets ?? []).map((w) => [w.id, w])),
@@ -157,8 +160,11 @@ async function createContacts(
  * Writes the accepted messages, their debits and ledger rows, the wallets' new balances, the
  * batch's API call counts and the messages' dispatch jobs, and wakes the dispatchers at commit:
  * one statement. A ledger row is written only for a message that was (its Idempotency-Key may
- * already have one), and a wallet moves by exactly its ledger rows. (A job of a message that was
- * not written finds no message to send, and ends.)
+ * already have one), and a wallet moves by exactly its ledger rows, and only from the balance the
+ * debits were computed from (the first debit's balance before it). With $6 (strict), the statement
+ * fails, writing nothing, unless every message was written and every wallet moved: what lets it
+ * run on its own, after an unlocked read. (A job of a message that was not written finds no
+ * message to send, and ends.) Answers a row per written message, or one row of nulls.
  */
 function writeSql(jobs: Jobs): string {
   return `
@@ -181,11 +187,12 @@ function writeSql(jobs: Jobs): string {
       FROM jsonb_to_recordset($2::jsonb) AS l (id text, account_id text, amount bigint, balance_after bigint,
            currency text, message_id text, description text)
       JOIN msg ON msg.id = l.message_id
-    RETURNING account_id, amount_micros
+    RETURNING account_id, amount_micros, balance_after_micros
   ), moved AS (
     UPDATE accounts a SET wallet_balance_micros = a.wallet_balance_micros + t.total, updated_at = $4
-      FROM (SELECT account_id, sum(amount_micros) AS total FROM ledger GROUP BY account_id) t
-     WHERE a.id = t.account_id
+      FROM (SELECT account_id, sum(amount_micros) AS total, max(balance_after_micros - amount_micros) AS before
+              FROM ledger GROUP BY account_id) t
+     WHERE a.id = t.account_id AND a.wallet_balance_micros = t.before
     RETURNING a.id
   ), month AS (
     INSERT INTO api_usage_monthly AS m (account_id, period, calls)
@@ -201,13 +208,23 @@ function writeSql(jobs: Jobs): string {
     ${jobs.insertStatement(DISPATCH_JOB, 5)}
   ), wake AS (
     SELECT pg_notify('${JOB_CHANNEL}', '${DISPATCH_JOB}') WHERE EXISTS (SELECT 1 FROM msg)
+  ), checked AS (
+    -- wake is a SELECT: it runs only when used.
+    SELECT (SELECT count(*) FROM wake) >= 0
+       AND (NOT $6::boolean OR abort_unless(
+             (SELECT count(*) FROM msg) = jsonb_array_length($1::jsonb)
+               AND (SELECT count(*) FROM moved) = (SELECT count(DISTINCT account_id) FROM ledger),
+             'the wallet or a message changed since it was read')) AS ok
   )
-  -- wake is a SELECT: it runs only when used.
-  SELECT msg.* FROM msg WHERE (SELECT count(*) FROM wake) >= 0`;
+  -- checked is the outer side: it is evaluated even when no message was written.
+  SELECT msg.* FROM checked LEFT JOIN msg ON true WHERE checked.ok`;
 }
 
 /** The write statement of each job queue (it names pg-boss's table), made once. */
 const writeSqlOf = new WeakMap<Jobs, string>();
+
+/** The strict write statement found what it was told had changed (see writeSql). */
+const STATE_CHANGED = 'TD001';
 
 /** The API calls to count, per account and day. */
 function usageRows(requests: SendRequest[]) {
@@ -223,16 +240,25 @@ function usageRows(requests: SendRequest[]) {
   return [...counts.values()];
 }
 
-/**
- * Accepts the requests in order inside `tx`; answers each one's result. The dispatch jobs of the
- * accepted messages are enqueued in the same transaction. Throws SplitBatch (nothing is written
- * then, once the caller rolls back) when a message of a batch of several turned out to exist
- * already: the running balances assumed it would be written, so the caller accepts them one by one.
- */
-export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendRequest[]): Promise<SendResult[]> {
+/** What a batch will do, decided from the wallets and contacts as read. */
+interface Plan {
+  now: Date;
+  wallets: Map<string, Wallet>;
+  /** Each wallet's balance after the batch's debits. */
+  balances: Map<string, number>;
+  /** Per request: its refusal, or null when it is among `messages`. */
+  results: (SendResult | null)[];
+  messages: Record<string, unknown>[];
+  ledger: Record<string, unknown>[];
+  /** Numbers being sent to that have no contact yet. */
+  newNumbers: Map<string, Pair>;
+}
+
+/** Reads the state the batch depends on and decides each request in order, as if it were alone. */
+async function plan(s: AcceptServices, sql: Sql, locked: boolean, requests: SendRequest[]): Promise<Plan> {
   const now = s.now();
   const providers = requests.map((r) => providerFor(r.sender.account.channelProvider, r.sender.mode));
-  // Only sends that can cost something take their wallet's lock; free ones never wait for it.
+  // Only sends that can cost something read (and lock) their wallet; free ones never wait for it.
   const charged = new Set(
     requests.flatMap((r, i) =>
       providers[i] !== 'sandbox' && s.prices.listPrice(r.message.country, r.message.category) > 0
@@ -241,7 +267,8 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
     ),
   );
   const { wallets, contacts } = await readState(
-    tx,
+    sql,
+    locked,
     [...charged].sort(),
     requests.map((r) => ({ accountId: r.sender.account.id, phone: r.message.to })),
   );
@@ -250,6 +277,7 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
   const results: (SendResult | null)[] = [];
   const messages: Record<string, unknown>[] = [];
   const ledger: Record<string, unknown>[] = [];
+  const newNumbers = new Map<string, Pair>();
   for (const [i, { sender, message: m, bulk }] of requests.entries()) {
     const accountId = sender.account.id;
     // A new number has no contact yet: it never wrote, so its window is closed.
@@ -278,7 +306,8 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
     if (q.chargeMicros > 0) {
       balances.set(accountId, balance - q.chargeMicros);
       ledger.push({
-        // Made under the wallet's lock: ids sort in the order the debits apply.
+        // Made under the wallet's lock, or before a write that fails unless the wallet is as read:
+        // ids sort in the order the debits apply.
         id: newId('walletTransaction'),
         account_id: accountId,
         amount: q.chargeMicros,
@@ -288,6 +317,8 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
         description: `${q.category} message to ${m.to} (${q.country ?? 'no country'})`,
       });
     }
+    // Contacts are made only for numbers actually being sent to: a refused send leaves nothing.
+    if (!contact) newNumbers.set(pairKey(accountId, m.to), { accountId, phone: m.to });
     messages.push({
       id,
       account_id: accountId,
@@ -309,56 +340,75 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
     });
     results.push(null);
   }
+  return { now, wallets, balances, results, messages, ledger, newNumbers };
+}
 
-  // Contacts are made only for numbers actually being sent to: a refused send leaves nothing.
-  const newNumbers = new Map<string, Pair>();
-  for (const m of messages) {
-    if (m.contact_id === null)
-      newNumbers.set(pairKey(m.account_id as string, m.phone as string), {
-        accountId: m.account_id as string,
-        phone: m.phone as string,
-      });
+/** Runs the write statement; answers the messages written. */
+async function write(
+  s: AcceptServices,
+  sql: Sql,
+  p: Plan,
+  requests: SendRequest[],
+  strict: boolean,
+): Promise<Map<string, MessageRow>> {
+  let statement = writeSqlOf.get(s.jobs);
+  if (!statement) {
+    statement = writeSql(s.jobs);
+    writeSqlOf.set(s.jobs, statement);
   }
-  if (newNumbers.size > 0) {
-    const made = await createContacts(s, tx, [...newNumbers.values()], now);
-    for (const m of messages)
-      m.contact_id ??= made.get(pairKey(m.account_id as string, m.phone as string))!.id;
-  }
-  let sql = writeSqlOf.get(s.jobs);
-  if (!sql) {
-    sql = writeSql(s.jobs);
-    writeSqlOf.set(s.jobs, sql);
-  }
-  const { rows } = await tx.query<MessageRow>(
-    sql,
+  const { rows } = await sql.query<MessageRow>(
+    statement,
     [
-      JSON.stringify(messages),
-      JSON.stringify(ledger),
+      JSON.stringify(p.messages),
+      JSON.stringify(p.ledger),
       JSON.stringify(usageRows(requests)),
-      now,
+      p.now,
       // One dispatch job for the batch's messages (none when all were refused).
-      JSON.stringify(messages.length > 0 ? [{ data: { messageIds: messages.map((m) => m.id) } }] : []),
+      JSON.stringify(p.messages.length > 0 ? [{ data: { messageIds: p.messages.map((m) => m.id) } }] : []),
+      strict,
     ],
     { prepared: 'accept-write' },
   );
-  if (rows.length < messages.length && requests.length > 1) throw new SplitBatch();
-  const written = new Map(rows.map((r) => [r.id, r]));
+  return new Map(rows.flatMap((r) => (r.id ? [[r.id, r]] : [])));
+}
+
+function answers(p: Plan, written: Map<string, MessageRow>): SendResult[] {
   let next = 0;
-  const out = results.map((r): SendResult => {
+  return p.results.map((r): SendResult => {
     if (r) return r;
-    const row = written.get(messages[next++]!.id as string);
+    const row = written.get(p.messages[next++]!.id as string);
     return row ? { kind: 'accepted', message: row } : { kind: 'existing' };
   });
+}
 
-  for (const [accountId, wallet] of wallets) {
-    const after = balances.get(accountId)!;
-    if (after === wallet.balance) continue;
-    const last = ledger.findLast((l) => l.account_id === accountId)!;
+/** The wallets whose balance the batch takes below their low-balance threshold. */
+const crossings = (p: Plan) =>
+  [...p.wallets.values()].filter((w) => crossesBelow(w.balance, p.balances.get(w.id)!, w.threshold));
+
+/**
+ * Accepts the requests in order inside `tx`; answers each one's result. The dispatch jobs of the
+ * accepted messages are enqueued in the same transaction. Throws SplitBatch (nothing is written
+ * then, once the caller rolls back) when a message of a batch of several turned out to exist
+ * already: the running balances assumed it would be written, so the caller accepts them one by one.
+ */
+export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendRequest[]): Promise<SendResult[]> {
+  const p = await plan(s, tx, true, requests);
+  if (p.newNumbers.size > 0) {
+    const made = await createContacts(s, tx, [...p.newNumbers.values()], p.now);
+    for (const m of p.messages)
+      m.contact_id ??= made.get(pairKey(m.account_id as string, m.phone as string))!.id;
+  }
+  const written = await write(s, tx, p, requests, false);
+  if (written.size < p.messages.length && requests.length > 1) throw new SplitBatch();
+
+  for (const wallet of crossings(p)) {
+    const after = p.balances.get(wallet.id)!;
+    const last = p.ledger.findLast((l) => l.account_id === wallet.id)!;
     // The batch as one charge, for the threshold: it crossed it at most once.
     await emitIfBelowThreshold(
       tx,
       s.events,
-      accountId,
+      wallet.id,
       {
         id: last.id as string,
         amount_micros: after - wallet.balance,
@@ -368,5 +418,27 @@ export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendReque
       wallet.threshold,
     );
   }
-  return out;
+  return answers(p, written);
+}
+
+/**
+ * The same acceptance in two round trips and no transaction, when it can be: the state is read
+ * without locks, and the write is one statement that fails, writing nothing, if a wallet moved or
+ * a message exists already meanwhile. Answers null (nothing written) when the batch needs the
+ * locked transaction instead: a new contact or a low-balance event to write with it, or the state
+ * changed under it. Most sends of a busy account are to known numbers, so most batches take this
+ * path, and hold a wallet's row lock for one statement instead of a transaction's four round trips.
+ */
+export async function acceptBatchOptimistically(
+  s: AcceptServices,
+  requests: SendRequest[],
+): Promise<SendResult[] | null> {
+  const p = await plan(s, s.db, false, requests);
+  if (p.newNumbers.size > 0 || crossings(p).length > 0) return null;
+  try {
+    return answers(p, await write(s, s.db, p, requests, true));
+  } catch (err) {
+    if (sqlState(err) === STATE_CHANGED) return null;
+    throw err;
+  }
 }

@@ -1,6 +1,7 @@
-// Accepting one message (POST /messages): in one transaction the recipient's contact is found or
-// made, the customer service window is checked, the price is charged to the wallet, the message is
-// stored `queued` and its dispatch job is enqueued. So a message exists exactly when it was paid
+// Accepting one message (POST /messages): all at once (one transaction, or one statement when
+// nothing changed since the read) the recipient's contact is found or made, the customer service
+// window is checked, the price is charged to the wallet, the message is stored `queued` and its
+// dispatch job is enqueued. So a message exists exactly when it was paid
 // for and will be sent; a refusal (402, 422) leaves nothing behind. The dispatch job hands it to
 // the provider afterwards (dispatch.ts). Sends that arrive together share that transaction
 // (accept-queue.ts, accept-batch.ts).
