@@ -13,7 +13,8 @@
 //      transaction. The two alternate over BENCH_ROUNDS rounds; the ratio is the median of the
 //      rounds' ratios.
 //   2. PostgreSQL, latency at half the measured rate, at steady state (after a pause and 3 s at
-//      that rate; open loop: latency counts from each request's scheduled start).
+//      that rate; open loop: latency counts from each request's scheduled start); then the
+//      plain-SQL baseline at the same rate, to tell the machine's latency tail from the API's.
 //   3. PostgreSQL, the sandbox end to end: a server with workers, a sandbox account with no delays,
 //      each message timed from the POST to its `message.delivered` webhook arriving here.
 //   4. PGlite: `tidings serve` on its embedded database (a DATA_DIR, workers running, as
@@ -269,6 +270,10 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   say(
     `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half)} (target p99 < 25 ms)`,
   );
+  // The baseline at the same rate, as a yardstick for what this machine's latency tail is made of.
+  await openLoop(apiRate / 2, 3, plainSql);
+  const halfSql = await openLoop(apiRate / 2, SECONDS * 2, plainSql);
+  say(`         plain SQL at the same rate:       ${describe(halfSql)}`);
   await c.http.close();
   await jobs.stop(0);
   // The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the
