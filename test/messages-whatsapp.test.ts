@@ -5,7 +5,7 @@
 // does not check out (refused and logged).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type FakeWhatsAppCloud, graphError } from './fakes/whatsapp-cloud.ts';
-import { call } from './helpers/client.ts';
+import { call, createAccountKey } from './helpers/client.ts';
 import {
   balanceOf,
   credit,
@@ -562,6 +562,74 @@ describe('the template lifecycle through Meta', () => {
       ['APPROVED', 'PAUSED'],
       ['PAUSED', 'APPROVED'],
     ]);
+  });
+});
+
+describe('deleting a template submitted to Meta', () => {
+  it('deletes it at Meta, then here; keeps it while Meta cannot be reached (503) or refuses (409); never for a sandbox key', async () => {
+    const t = await liveTenant();
+    const create = async (name: string) => {
+      const created = await call(env.app, 'POST', '/templates', {
+        key: t.apiKey,
+        body: {
+          name,
+          language: 'en_US',
+          category: 'UTILITY',
+          components: [
+            { type: 'BODY', text: 'Your order {{1}} has shipped. Thanks!', example: { body_text: [['42']] } },
+          ],
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      return created.body.id as string;
+    };
+    const id = await create('shipped');
+    const submitted = await call(env.app, 'POST', `/templates/${id}/submit`, { key: t.apiKey });
+    const metaId = submitted.body.providerTemplateId as string;
+    expect(env.fake.templates.has(metaId)).toBe(true);
+    const remove = (key = t.apiKey) => call(env.app, 'DELETE', `/templates/${id}`, { key });
+    const stillHere = async () => {
+      expect((await call(env.app, 'GET', `/templates/${id}`, { key: t.apiKey })).status).toBe(200);
+      expect(env.fake.templates.has(metaId)).toBe(true);
+    };
+
+    const sandboxKey = await createAccountKey(env.app, env.partner.partnerKey, t.accountId, {
+      scope: 'sandbox',
+    });
+    expectError(await remove(sandboxKey.apiKey), 403, 'FORBIDDEN');
+    await stillHere();
+
+    env.fake.respond = (req) => (req.method === 'DELETE' ? graphError(2) : undefined);
+    const unreachable = await remove();
+    expectError(unreachable, 503, 'SERVICE_UNAVAILABLE');
+    expect(unreachable.headers['retry-after']).toBe('5');
+    await stillHere();
+
+    env.fake.respond = (req) => (req.method === 'DELETE' ? graphError(190) : undefined);
+    expectError(await remove(), 409, 'CONFLICT');
+    await stillHere();
+
+    env.fake.respond = undefined;
+    expect((await remove()).status).toBe(204);
+    expect((await call(env.app, 'GET', `/templates/${id}`, { key: t.apiKey })).status).toBe(404);
+    expect(env.fake.templates.has(metaId)).toBe(false);
+    const asked = env.fake.requests.filter((r) => r.method === 'DELETE').at(-1)!;
+    const query = new URL(asked.path, 'http://graph.invalid').searchParams;
+    expect([query.get('hsm_id'), query.get('name')]).toEqual([metaId, 'shipped']);
+    expect(asked.path).toContain(`/${t.business.businessAccountId}/message_templates?`);
+
+    // Deleted in WhatsApp Manager meanwhile: Meta no longer has it, so it goes here too.
+    const gone = await create('gone_at_meta');
+    const goneMetaId = (await call(env.app, 'POST', `/templates/${gone}/submit`, { key: t.apiKey })).body
+      .providerTemplateId;
+    env.fake.templates.delete(goneMetaId);
+    expect((await call(env.app, 'DELETE', `/templates/${gone}`, { key: t.apiKey })).status).toBe(204);
+
+    // Never submitted: nothing to ask Meta.
+    const draft = await create('never_submitted');
+    const deletesBefore = env.fake.requests.filter((r) => r.method === 'DELETE').length;
+    expect((await call(env.app, 'DELETE', `/templates/${draft}`, { key: t.apiKey })).status).toBe(204);
+    expect(env.fake.requests.filter((r) => r.method === 'DELETE')).toHaveLength(deletesBefore);
   });
 });
 

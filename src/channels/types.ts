@@ -112,6 +112,14 @@ export type SubmitOutcome =
   /** The provider could not be reached: the template stays as it was; the caller may retry. */
   | { kind: 'retry'; error: ProviderError };
 
+export type DeleteOutcome =
+  /** The provider no longer has the template (deleted now, or before by other means). */
+  | { kind: 'deleted' }
+  /** The provider refused (credentials, permissions): it still has the template. */
+  | { kind: 'rejected'; error: ProviderError }
+  /** The provider could not be reached: nothing changed; the caller may retry. */
+  | { kind: 'retry'; error: ProviderError };
+
 export type MessageStatusUpdate = 'sent' | 'delivered' | 'read' | 'failed';
 
 export type TemplateStatusEvent = 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED' | 'REINSTATED';
@@ -152,4 +160,6 @@ export interface ChannelAdapter {
     template: TemplateDefinition,
     previous?: { providerTemplateId: string },
   ): Promise<SubmitOutcome>;
+  /** Deletes a template submitted to this provider (one language of it: the provider's id). */
+  deleteTemplate(template: { providerTemplateId: string; name: string }): Promise<DeleteOutcome>;
 }

@@ -374,11 +374,35 @@ export class FakeWhatsAppCloud {
     if (req.method === 'POST' && edge === 'messages' && onPhone) return this.#send(owner, req.body);
     if (req.method === 'POST' && edge === 'message_templates' && !onPhone)
       return this.#createTemplate(owner, req.body);
+    if (req.method === 'DELETE' && edge === 'message_templates' && !onPhone)
+      return this.#deleteTemplate(owner, url);
     if (req.method === 'GET' && edge === undefined && onPhone) return this.#phoneNumber(owner, url);
     if (edge !== undefined && !['messages', 'message_templates'].includes(edge)) {
       return graphError(2500, { message: `Unknown path components: /${edge}` });
     }
     return unsupported();
+  }
+
+  /** DELETE /{waba-id}/message_templates?name=…[&hsm_id=…]: every language of the name, or one. */
+  #deleteTemplate(business: FakeBusiness, url: URL): GraphAnswer {
+    const name = url.searchParams.get('name');
+    const hsmId = url.searchParams.get('hsm_id');
+    if (!name) return graphError(100, { message: '(#100) The parameter name is required.' });
+    const doomed = [...this.templates.values()].filter(
+      (t) =>
+        t.businessAccountId === business.businessAccountId &&
+        t.name === name &&
+        (hsmId === null || t.id === hsmId),
+    );
+    if (doomed.length === 0) {
+      return graphError(100, {
+        type: 'GraphMethodException',
+        subcode: 33,
+        message: `Unsupported delete request. Object with ID '${hsmId ?? name}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
+      });
+    }
+    for (const t of doomed) this.templates.delete(t.id);
+    return { status: 200, body: { success: true } };
   }
 
   #phoneNumber(business: FakeBusiness, url: URL): GraphAnswer {

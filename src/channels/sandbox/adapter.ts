@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type {
   ChannelAdapter,
+  DeleteOutcome,
   OutboundMessage,
   SendOutcome,
   SubmitOutcome,
@@ -36,5 +37,10 @@ export class SandboxAdapter implements ChannelAdapter {
       providerTemplateId: `sandbox.${randomBytes(12).toString('hex')}`,
       status: 'PENDING',
     };
+  }
+
+  async deleteTemplate(_template: { providerTemplateId: string; name: string }): Promise<DeleteOutcome> {
+    // The sandbox keeps no templates of its own: the review job reads Tidings' row.
+    return { kind: 'deleted' };
   }
 }

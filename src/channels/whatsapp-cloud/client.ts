@@ -6,6 +6,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { describeRequestFailure, parseRetryAfter, readLimited } from '../../kernel/http-answers.ts';
 import type {
   ChannelAdapter,
+  DeleteOutcome,
   OutboundMessage,
   ProviderError,
   SendOutcome,
@@ -17,6 +18,7 @@ import {
   type ClassifiedFailure,
   classifyAnswer,
   classifyNoAnswer,
+  graphErrorOf,
   toSendOutcome,
   toSubmitOutcome,
   trimMessage,
@@ -113,6 +115,24 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
     return { kind: 'submitted', providerTemplateId, status: 'PENDING' };
   }
 
+  /**
+   * Meta's delete of one language of a template: DELETE /{waba-id}/message_templates with the
+   * template's id (hsm_id) and name, both required. A template Meta no longer has (deleted in
+   * WhatsApp Manager) is answered as an unknown object (code 100, subcode 33) or a 404: deleted.
+   */
+  async deleteTemplate(template: { providerTemplateId: string; name: string }): Promise<DeleteOutcome> {
+    const query = new URLSearchParams({ hsm_id: template.providerTemplateId, name: template.name });
+    const path = `/${encodeURIComponent(this.#connection.businessAccountId)}/message_templates?${query}`;
+    const result = await this.#call('DELETE', path);
+    if (!result.answered) return toDeleteOutcome(this.#noAnswer(result.reason));
+    const { answer } = result;
+    if (answer.status >= 200 && answer.status <= 299) return { kind: 'deleted' };
+    const error = graphErrorOf(answer.body);
+    if (answer.status === 404 || (error?.code === 100 && error.error_subcode === 33))
+      return { kind: 'deleted' };
+    return toDeleteOutcome(this.#failed(answer));
+  }
+
   /** Reads the number's display number and verified name: a check of the credentials. */
   async fetchPhoneNumber(): Promise<PhoneNumberCheck> {
     const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}?fields=display_phone_number,verified_name`;
@@ -136,7 +156,7 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
     };
   }
 
-  async #call(method: 'GET' | 'POST', path: string, json?: unknown): Promise<CallResult> {
+  async #call(method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown): Promise<CallResult> {
     const { graphUrl, accessToken, timeoutMs } = this.#connection;
     const headers: Record<string, string> = {
       authorization: `Bearer ${accessToken}`,
@@ -201,4 +221,8 @@ function parseJson(text: string): unknown {
   } catch {
     return null;
   }
+}
+
+function toDeleteOutcome(failure: ClassifiedFailure): DeleteOutcome {
+  return failure.retry ? { kind: 'retry', error: failure.error } : { kind: 'rejected', error: failure.error };
 }

@@ -116,17 +116,23 @@ export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.delete(
       '/templates/:id',
       {
-        config: found,
+        config: {
+          access: 'account',
+          errors: ['RESOURCE_NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'SERVICE_UNAVAILABLE'],
+        },
         schema: {
           tags,
           operationId: 'deleteTemplate',
           summary: 'Delete a template, whatever its status',
+          description:
+            "A template submitted to the WhatsApp Cloud API is deleted at Meta first (that language of it; a live key is needed, a sandbox key gets 403), then here. 503 with Retry-After when Meta cannot be reached, 409 with Meta's reason when it refuses: in both cases nothing changed. Meta does not let a deleted approved template's name be used again for 30 days.",
           params: TemplateIdParams,
           response: { 204: Type.Null({ description: 'Deleted.' }) },
         },
       },
       async (request, reply) => {
-        await removeTemplate(s, accountOf(request).id, request.params.id);
+        const mode = request.principal?.mode ?? 'live';
+        await removeTemplate(s, accountOf(request).id, request.params.id, mode);
         reply.status(204);
       },
     );

@@ -3,6 +3,7 @@
 // change of status emits template.status_changed in the transaction that makes it.
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
 import type {
+  DeleteOutcome,
   ProviderUpdate,
   SubmitOutcome,
   TemplateCategory,
@@ -141,10 +142,59 @@ export async function editTemplate(
   });
 }
 
-export async function removeTemplate(s: TemplateServices, accountId: string, id: string): Promise<void> {
-  const row = await deleteTemplate(s.db, accountId, id);
-  if (!row) throw notFound('template');
-  s.approvedTemplates.forget(row);
+/**
+ * Deletes a template. One submitted to the WhatsApp Cloud API is deleted at Meta first (a template
+ * left there would keep its name and language taken, and stay sendable from anywhere else): only
+ * once Meta no longer has it is it deleted here. Meta unreachable: 503, nothing changed; Meta
+ * refusing (a revoked token): 409 with Meta's reason, nothing changed. An account no longer on the
+ * WhatsApp Cloud API has no way to reach Meta: its template is deleted here only.
+ */
+export async function removeTemplate(
+  s: TemplateServices,
+  accountId: string,
+  id: string,
+  mode: SendMode,
+): Promise<void> {
+  const row = await getTemplate(s, accountId, id);
+  if (row.provider === 'whatsapp_cloud' && row.provider_template_id) {
+    if (mode === 'sandbox') {
+      throw new ApiError(
+        'FORBIDDEN',
+        'A sandbox key may not delete a template submitted to the WhatsApp Cloud API: that is a live-only action; use a live key.',
+      );
+    }
+    await deleteAtMeta(s, accountId, row);
+  }
+  const deleted = await deleteTemplate(s.db, accountId, id);
+  if (!deleted) throw notFound('template');
+  s.approvedTemplates.forget(deleted);
+}
+
+async function deleteAtMeta(s: TemplateServices, accountId: string, row: TemplateRow): Promise<void> {
+  const channel = await loadChannel(s.db, accountId);
+  if (channel.provider !== 'whatsapp_cloud') return;
+  let outcome: DeleteOutcome;
+  try {
+    outcome = await s.channels
+      .adapter(channel, 'whatsapp_cloud')
+      .deleteTemplate({ providerTemplateId: row.provider_template_id!, name: row.name });
+  } catch (err) {
+    if (!(err instanceof ChannelNotConfigured)) throw err;
+    throw conflict(`The account's channel cannot delete the template at Meta: ${err.message}.`);
+  }
+  if (outcome.kind === 'retry') {
+    throw new ApiError(
+      'SERVICE_UNAVAILABLE',
+      `The WhatsApp Cloud API could not delete the template now (${outcome.error.message}); nothing changed. Retry shortly.`,
+      { headers: { 'retry-after': '5' } },
+    );
+  }
+  if (outcome.kind === 'rejected') {
+    throw conflict(
+      `The WhatsApp Cloud API refused to delete the template (${outcome.error.message}); it is kept, here and at Meta.`,
+      [{ field: 'provider', issue: outcome.error.message, templateId: row.id }],
+    );
+  }
 }
 
 /** Meta says NONE when it gives no reason. */
