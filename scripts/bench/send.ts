@@ -37,7 +37,7 @@ import { loadPrices } from '../../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
 import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
 import { closedLoop, describe, type LoadResult, openLoop } from './load.ts';
-import { benchDatabase, percentile, sleep, startServer } from './support.ts';
+import { benchDatabase, percentile, sleep, startServer, withCpuUsage } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -270,14 +270,14 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   // settle, then the measured run.
   await sleep(5000);
   await openLoop(apiRate / 2, 3, sendWork(c, accounts));
-  const half = await openLoop(apiRate / 2, STEADY_SECONDS, sendWork(c, accounts));
+  const half = await withCpuUsage(() => openLoop(apiRate / 2, STEADY_SECONDS, sendWork(c, accounts)));
   say(
-    `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half)} (target p99 < 25 ms)`,
+    `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half.result)} (target p99 < 25 ms; ${half.cpu})`,
   );
   // The baseline at the same rate, as a yardstick for what this machine's latency tail is made of.
   await openLoop(apiRate / 2, 3, plainSql);
-  const halfSql = await openLoop(apiRate / 2, STEADY_SECONDS, plainSql);
-  say(`         plain SQL at the same rate:       ${describe(halfSql)}`);
+  const halfSql = await withCpuUsage(() => openLoop(apiRate / 2, STEADY_SECONDS, plainSql));
+  say(`         plain SQL at the same rate:       ${describe(halfSql.result)} (${halfSql.cpu})`);
   await c.http.close();
   await jobs.stop(0);
   // The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the

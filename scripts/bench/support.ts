@@ -2,6 +2,7 @@
 // and percentiles.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -57,4 +58,33 @@ export async function startServer(
     await sleep(100);
   }
   throw new Error('server did not start');
+}
+
+/** The machine's CPU counters (/proc/stat's first line; null where there is none). */
+function cpuTicks(): number[] | null {
+  try {
+    return readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Measures how busy the machine's CPUs were while `work` ran, and how much of their time the
+ * hypervisor gave to someone else (steal): a latency tail on a shared VM is often not ours.
+ */
+export async function withCpuUsage<T>(work: () => Promise<T>): Promise<{ result: T; cpu: string }> {
+  const before = cpuTicks();
+  const result = await work();
+  const after = cpuTicks();
+  if (!before || !after) return { result, cpu: 'CPU use unknown' };
+  const d = after.map((v, i) => v - (before[i] ?? 0));
+  // user nice system idle iowait irq softirq steal
+  const total = d.slice(0, 8).reduce((a, b) => a + b, 0) || 1;
+  const idle = (d[3] ?? 0) + (d[4] ?? 0);
+  const pct = (n: number) => `${((100 * n) / total).toFixed(0)}%`;
+  return {
+    result,
+    cpu: `CPUs ${pct(total - idle - (d[7] ?? 0))} busy, ${pct(d[7] ?? 0)} stolen by the host`,
+  };
 }
