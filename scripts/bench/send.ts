@@ -36,8 +36,8 @@ import { type PreparedMessage, prepareMessage, templateLookup } from '../../src/
 import { loadPrices } from '../../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
 import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
-import { closedLoop, describe, type LoadResult, openLoop } from './load.ts';
-import { benchDatabase, percentile, sleep, startServer, withCpuUsage } from './support.ts';
+import { closedLoop, describe, type LoadResult, openLoop, type Work } from './load.ts';
+import { benchDatabase, percentile, sleep, startServer, withCpuUsage, withDiskFlushes } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -270,14 +270,19 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   // settle, then the measured run.
   await sleep(5000);
   await openLoop(apiRate / 2, 3, sendWork(c, accounts));
-  const half = await withCpuUsage(() => openLoop(apiRate / 2, STEADY_SECONDS, sendWork(c, accounts)));
+  // Measured beside it: the machine's CPU use and its disk's flush times (each commit waits for one).
+  const steady = (work: Work) =>
+    withDiskFlushes(STEADY_SECONDS, () => withCpuUsage(() => openLoop(apiRate / 2, STEADY_SECONDS, work)));
+  const half = await steady(sendWork(c, accounts));
   say(
-    `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half.result)} (target p99 < 25 ms; ${half.cpu})`,
+    `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half.result.result)} (target p99 < 25 ms)`,
   );
+  say(`         meanwhile: ${half.result.cpu}; ${half.disk}`);
   // The baseline at the same rate, as a yardstick for what this machine's latency tail is made of.
   await openLoop(apiRate / 2, 3, plainSql);
-  const halfSql = await withCpuUsage(() => openLoop(apiRate / 2, STEADY_SECONDS, plainSql));
-  say(`         plain SQL at the same rate:       ${describe(halfSql.result)} (${halfSql.cpu})`);
+  const halfSql = await steady(plainSql);
+  say(`         plain SQL at the same rate:       ${describe(halfSql.result.result)}`);
+  say(`         meanwhile: ${halfSql.result.cpu}; ${halfSql.disk}`);
   await c.http.close();
   await jobs.stop(0);
   // The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the

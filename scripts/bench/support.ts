@@ -88,3 +88,49 @@ export async function withCpuUsage<T>(work: () => Promise<T>): Promise<{ result:
     cpu: `CPUs ${pct(total - idle - (d[7] ?? 0))} busy, ${pct(d[7] ?? 0)} stolen by the host`,
   };
 }
+
+// Runs in a child process (fdatasync blocks its thread): writes 8 KiB and flushes it to the disk
+// every 10 ms for the given seconds, then prints the flush times' p50, p99 and max in ms.
+const DISK_PROBE = `
+const fs = require('node:fs'), os = require('node:os'), path = require('node:path');
+const file = path.join(os.tmpdir(), 'tidings-bench-disk-probe-' + process.pid);
+const fd = fs.openSync(file, 'w'); const buf = Buffer.alloc(8192, 120); const times = [];
+const end = Date.now() + Number(process.argv[1]) * 1000;
+const tick = () => {
+  if (Date.now() >= end) {
+    fs.closeSync(fd); fs.rmSync(file, { force: true }); times.sort((a, b) => a - b);
+    const q = (f) => times[Math.min(times.length - 1, Math.floor(f * times.length))];
+    process.stdout.write(JSON.stringify({ p50: q(0.5), p99: q(0.99), max: times.at(-1) }));
+    return;
+  }
+  const t = performance.now(); fs.writeSync(fd, buf, 0, buf.length, 0); fs.fdatasyncSync(fd);
+  times.push(performance.now() - t); setTimeout(tick, 10);
+};
+tick();`;
+
+/**
+ * Measures this machine's disk flushes (what every commit waits for) while `work` runs, from a
+ * child process: on a VM whose disk stalls now and then, a commit's latency tail is the disk's.
+ */
+export async function withDiskFlushes<T>(
+  seconds: number,
+  work: () => Promise<T>,
+): Promise<{ result: T; disk: string }> {
+  const probe = spawn('node', ['-e', DISK_PROBE, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  probe.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const done = new Promise<void>((resolve) => probe.once('close', () => resolve()));
+  const result = await work();
+  await done;
+  try {
+    const { p50, p99, max } = JSON.parse(out) as { p50: number; p99: number; max: number };
+    return {
+      result,
+      disk: `disk flushes p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${max.toFixed(1)} ms`,
+    };
+  } catch {
+    return { result, disk: 'disk flushes not measured' };
+  }
+}
