@@ -195,13 +195,21 @@ function writeSql(jobs: Jobs): string {
      WHERE a.id = t.account_id AND a.wallet_balance_micros = t.before
     RETURNING a.id
   ), month AS (
+    -- Rows in account order, month before day (day reads month), as countCall takes them: two
+    -- statements counting the same account never wait on each other in a cycle. One row per
+    -- (account, month) even for a batch that straddles midnight.
     INSERT INTO api_usage_monthly AS m (account_id, period, calls)
-    SELECT u.account_id, u.period, u.calls FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
+    SELECT u.account_id, u.period, sum(u.calls)
+      FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
+     GROUP BY u.account_id, u.period ORDER BY u.account_id
     ON CONFLICT (account_id, period) DO UPDATE SET calls = m.calls + EXCLUDED.calls
     RETURNING 1
   ), day AS (
     INSERT INTO api_usage_daily AS d (account_id, day, calls)
-    SELECT u.account_id, u.day, u.calls FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
+    SELECT u.account_id, u.day, u.calls
+      FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
+     WHERE (SELECT count(*) FROM month) >= 0
+     ORDER BY u.account_id, u.day
     ON CONFLICT (account_id, day) DO UPDATE SET calls = d.calls + EXCLUDED.calls
     RETURNING 1
   ), jobs AS (

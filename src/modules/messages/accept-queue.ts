@@ -9,7 +9,7 @@
 // queue on the account's wallet lock anyway), and lanes never wait on each other's wallets.
 // PostgreSQL gets several lanes, PGlite (one connection) one.
 import { createHash } from 'node:crypto';
-import type { Database } from '../../kernel/db.ts';
+import { type Database, sqlState } from '../../kernel/db.ts';
 import type { AcceptServices } from './accept.ts';
 import {
   acceptBatch,
@@ -18,6 +18,9 @@ import {
   type SendResult,
   SplitBatch,
 } from './accept-batch.ts';
+
+/** PostgreSQL's deadlock_detected. */
+const DEADLOCK = '40P01';
 
 /** The most sends one batch takes. */
 const BATCH_LIMIT = 100;
@@ -65,9 +68,20 @@ export class AcceptQueue {
   readonly #lanes: Lane[];
 
   constructor(s: AcceptServices, lanes: number) {
-    const once = async (requests: SendRequest[]) =>
+    const attempt = async (requests: SendRequest[]) =>
       (await acceptBatchOptimistically(s, requests)) ??
       (await s.db.transaction((tx) => acceptBatch(s, tx, requests)));
+    // A deadlock (with another process's batch, or a refund, taking the same wallets in another
+    // order) aborted the statement or transaction: nothing was written, so it runs again.
+    const once = async (requests: SendRequest[]) => {
+      for (let tries = 1; ; tries++) {
+        try {
+          return await attempt(requests);
+        } catch (err) {
+          if (sqlState(err) !== DEADLOCK || tries >= 3) throw err;
+        }
+      }
+    };
     const run = async (requests: SendRequest[]): Promise<SendResult[]> => {
       try {
         return await once(requests);
