@@ -1,12 +1,12 @@
 // Picks the adapter a message or template goes through: the sandbox for every sandbox key and for
 // accounts on the sandbox channel, the WhatsApp Cloud API for live keys of accounts configured for
 // it. One HTTP agent is shared by every WhatsApp adapter, so connections to the Graph API are reused.
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import type { SecretBox } from '../kernel/secrets.ts';
 import type { ChannelConfig, WhatsAppSecrets } from '../modules/channel/settings.ts';
 import { SandboxAdapter } from './sandbox/adapter.ts';
 import type { ChannelAdapter, Provider } from './types.ts';
-import { WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
+import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
 
 export type SendMode = 'live' | 'sandbox';
 
@@ -31,12 +31,7 @@ export class Channels {
     this.#secrets = deps.secrets;
     this.#graphUrl = deps.whatsappGraphUrl;
     this.#timeoutMs = deps.timeoutMs;
-    this.#agent = new Agent({
-      connect: { timeout: deps.timeoutMs },
-      headersTimeout: deps.timeoutMs,
-      bodyTimeout: deps.timeoutMs,
-      keepAliveTimeout: 30_000,
-    });
+    this.#agent = createGraphAgent(deps.timeoutMs);
   }
 
   /** The channel's credentials (whatsapp_cloud only). */

@@ -25,8 +25,6 @@ import {
 } from './errors.ts';
 import { messageBody, templateSubmissionBody } from './payloads.ts';
 
-// More of a response than this is not read: Graph answers are small, and a huge one is not Meta.
-
 /** The dispatcher adapters share: keep-alive connections to the Graph API, bounded waits. */
 export function createGraphAgent(timeoutMs: number): Agent {
   return new Agent({

@@ -3,7 +3,7 @@
 // change of status emits template.status_changed in the transaction that makes it.
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
 import type {
-  DeleteOutcome,
+  Provider,
   ProviderUpdate,
   SubmitOutcome,
   TemplateCategory,
@@ -15,6 +15,7 @@ import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { Jobs } from '../../kernel/jobs.ts';
 import { loadChannel } from '../channel/repo.ts';
+import type { ChannelConfig } from '../channel/settings.ts';
 import type { ApprovedTemplates } from './approved.ts';
 import { checkTemplate } from './components.ts';
 import {
@@ -90,6 +91,31 @@ async function write(
   return updated;
 }
 
+/** 403 for an action a sandbox key may not take (it would reach a real provider). */
+function liveOnly(action: string): ApiError {
+  return new ApiError(
+    'FORBIDDEN',
+    `A sandbox key may not ${action}: that is a live-only action; use a live key.`,
+  );
+}
+
+/** 503 for a provider that could not be reached: nothing changed, the client may retry. */
+function providerUnavailable(message: string): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', `${message}; nothing changed. Retry shortly.`, {
+    headers: { 'retry-after': '5' },
+  });
+}
+
+/** The channel's adapter for `provider`; 409 (saying what could not be done) if it is not usable. */
+function adapterOf(s: TemplateServices, channel: ChannelConfig, provider: Provider, cannot: string) {
+  try {
+    return s.channels.adapter(channel, provider);
+  } catch (err) {
+    if (!(err instanceof ChannelNotConfigured)) throw err;
+    throw conflict(`The account's channel cannot ${cannot}: ${err.message}.`);
+  }
+}
+
 async function lockOwn(tx: Tx, accountId: string, id: string): Promise<TemplateRow> {
   const row = await findTemplate(tx, accountId, id, { forUpdate: true });
   if (!row) throw notFound('template');
@@ -157,12 +183,7 @@ export async function removeTemplate(
 ): Promise<void> {
   const row = await getTemplate(s, accountId, id);
   if (row.provider === 'whatsapp_cloud' && row.provider_template_id) {
-    if (mode === 'sandbox') {
-      throw new ApiError(
-        'FORBIDDEN',
-        'A sandbox key may not delete a template submitted to the WhatsApp Cloud API: that is a live-only action; use a live key.',
-      );
-    }
+    if (mode === 'sandbox') throw liveOnly('delete a template submitted to the WhatsApp Cloud API');
     await deleteAtMeta(s, accountId, row);
   }
   const deleted = await deleteTemplate(s.db, accountId, id);
@@ -173,20 +194,15 @@ export async function removeTemplate(
 async function deleteAtMeta(s: TemplateServices, accountId: string, row: TemplateRow): Promise<void> {
   const channel = await loadChannel(s.db, accountId);
   if (channel.provider !== 'whatsapp_cloud') return;
-  let outcome: DeleteOutcome;
-  try {
-    outcome = await s.channels
-      .adapter(channel, 'whatsapp_cloud')
-      .deleteTemplate({ providerTemplateId: row.provider_template_id!, name: row.name });
-  } catch (err) {
-    if (!(err instanceof ChannelNotConfigured)) throw err;
-    throw conflict(`The account's channel cannot delete the template at Meta: ${err.message}.`);
-  }
+  const outcome = await adapterOf(s, channel, 'whatsapp_cloud', 'delete the template at Meta').deleteTemplate(
+    {
+      providerTemplateId: row.provider_template_id!,
+      name: row.name,
+    },
+  );
   if (outcome.kind === 'retry') {
-    throw new ApiError(
-      'SERVICE_UNAVAILABLE',
-      `The WhatsApp Cloud API could not delete the template now (${outcome.error.message}); nothing changed. Retry shortly.`,
-      { headers: { 'retry-after': '5' } },
+    throw providerUnavailable(
+      `The WhatsApp Cloud API could not delete the template now (${outcome.error.message})`,
     );
   }
   if (outcome.kind === 'rejected') {
@@ -240,34 +256,24 @@ export async function submitTemplate(
 ): Promise<TemplateRow> {
   const channel = await loadChannel(s.db, accountId);
   if (mode === 'sandbox' && channel.provider !== 'sandbox') {
-    throw new ApiError(
-      'FORBIDDEN',
-      'A sandbox key may not submit templates of an account on the WhatsApp Cloud API: that is a live-only action; use a live key.',
-    );
+    throw liveOnly('submit templates of an account on the WhatsApp Cloud API');
   }
   const provider = providerFor(channel.provider, mode);
   const before = await getTemplate(s, accountId, id);
   if (!EDITABLE.includes(before.status)) throw wrongState(before, 'submitted');
 
-  let outcome: SubmitOutcome;
-  try {
-    // Submitted to this provider before (rejected, then edited): the provider edits its template,
-    // since it refuses a second one of the same name and language.
-    const previous =
-      before.provider === provider && before.provider_template_id
-        ? { providerTemplateId: before.provider_template_id }
-        : undefined;
-    outcome = await s.channels.adapter(channel, provider).submitTemplate(toDefinition(before), previous);
-  } catch (err) {
-    if (!(err instanceof ChannelNotConfigured)) throw err;
-    throw conflict(`The account's channel cannot submit templates: ${err.message}.`);
-  }
+  // Submitted to this provider before (rejected, then edited): the provider edits its template,
+  // since it refuses a second one of the same name and language.
+  const previous =
+    before.provider === provider && before.provider_template_id
+      ? { providerTemplateId: before.provider_template_id }
+      : undefined;
+  const outcome = await adapterOf(s, channel, provider, 'submit templates').submitTemplate(
+    toDefinition(before),
+    previous,
+  );
   if (outcome.kind === 'retry') {
-    throw new ApiError(
-      'SERVICE_UNAVAILABLE',
-      `The provider could not take the template now (${outcome.error.message}); nothing changed. Retry shortly.`,
-      { headers: { 'retry-after': '5' } },
-    );
+    throw providerUnavailable(`The provider could not take the template now (${outcome.error.message})`);
   }
 
   return s.db.transaction(async (tx) => {
