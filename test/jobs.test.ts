@@ -1,6 +1,6 @@
 // The job queue shares the caller's transaction: a job exists exactly when its change commits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Jobs } from '../src/kernel/jobs.ts';
+import { JOB_CHANNEL, Jobs } from '../src/kernel/jobs.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/harness.ts';
 
 let tdb: TestDatabase;
@@ -101,5 +101,23 @@ describe('graceful stop', () => {
     await waitFor(() => received.includes('slow-started'));
     await jobs.stop(10_000);
     expect(received).toContain('slow-done');
+  });
+});
+
+describe('wake', () => {
+  it('sends a NOTIFY at once, and folds the wake-ups asked for meanwhile into one more', async () => {
+    let heard = 0;
+    const unlisten = await tdb.db.listen(JOB_CHANNEL, () => {
+      heard++;
+    });
+    try {
+      for (let i = 0; i < 20; i++) jobs.wake('test.note');
+      await waitFor(() => heard >= 2);
+      // Nothing more comes: twenty wake-ups in a burst cost the database two notifications.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(heard).toBe(2);
+    } finally {
+      await unlisten();
+    }
   });
 });

@@ -21,6 +21,7 @@ import {
   useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
+import { onPostgres } from './helpers/harness.ts';
 import { expectError } from './helpers/setup.ts';
 
 const env = useMessagingApp({ autoApprove: true });
@@ -470,6 +471,53 @@ describe('under concurrency', () => {
       expect(row.after).toBe(running);
     }
   });
+
+  it.runIf(onPostgres)(
+    'a send waiting for its wallet (held by another transaction) does not hold up the next account’s send',
+    async () => {
+      const a = await liveTenant('1.00');
+      const b = await liveTenant('1.00');
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let lockTaken!: () => void;
+      const locked = new Promise<void>((resolve) => {
+        lockTaken = resolve;
+      });
+      const holder = env.tdb.db.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [a.accountId]);
+        lockTaken();
+        await released;
+      });
+      await locked;
+      let aAnswered = false;
+      const aSend = call(env.app, 'POST', '/messages', { key: a.apiKey, body: offer('+14155550180') }).then(
+        (res) => {
+          aAnswered = true;
+          return res;
+        },
+      );
+      try {
+        // A's batch is now waiting for the wallet row, far longer than a lane gathers behind it.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const bSend = await Promise.race([
+          call(env.app, 'POST', '/messages', { key: b.apiKey, body: offer('+14155550181') }),
+          new Promise<{ status: string; body: string }>((resolve) =>
+            setTimeout(() => resolve({ status: 'held up behind A', body: '' }), 5000),
+          ),
+        ]);
+        expect(bSend.status, JSON.stringify(bSend.body)).toBe(202);
+        expect(aAnswered).toBe(false);
+      } finally {
+        release();
+        await holder;
+      }
+      const aAnswer = await aSend;
+      expect(aAnswer.status, JSON.stringify(aAnswer.body)).toBe(202);
+      expect(await balanceOf(env.app, a.apiKey)).toBe('0.9750');
+    },
+  );
 
   it('a batch gathered across midnight counts its calls on both days and once in the month', async () => {
     const t = await liveTenant('1.00');

@@ -8,9 +8,9 @@
 //      baseline: the same concurrency on a plain `pg` pool of the server's size runs the SQL of one
 //      send in its own transaction, by calling the code the route calls, without HTTP (BEGIN; the
 //      wallet lock; the recipient's contact; the message, debit, ledger row and call count in one
-//      statement; the dispatch job; COMMIT). The API gathers concurrent sends into shared
-//      transactions (accept-queue.ts); the baseline is what a client would run by hand, one send per
-//      transaction. The two alternate over BENCH_ROUNDS rounds; the ratio is the median of the
+//      statement; the dispatch job; COMMIT; the dispatchers' wake-up). The API gathers concurrent
+//      sends into shared transactions (accept-queue.ts); the baseline is what a client would run by
+//      hand, one send per transaction. The two alternate over BENCH_ROUNDS rounds; the ratio is the median of the
 //      rounds' ratios.
 //   2. PostgreSQL, latency at half the measured rate, at steady state (after a pause and 3 s at
 //      that rate, BENCH_STEADY_SECONDS, 30 by default; open loop: latency counts from each
@@ -31,7 +31,7 @@ import { openPostgres } from '../../src/kernel/db.ts';
 import { EventOutbox } from '../../src/kernel/events.ts';
 import { Jobs } from '../../src/kernel/jobs.ts';
 import { type AcceptServices, DISPATCH_JOB } from '../../src/modules/messages/accept.ts';
-import { acceptBatch } from '../../src/modules/messages/accept-batch.ts';
+import { acceptBatch, wakeDispatchers } from '../../src/modules/messages/accept-batch.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from '../../src/modules/messages/prepare.ts';
 import { loadPrices } from '../../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
@@ -241,9 +241,11 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   const plainSql = async (i: number): Promise<true> => {
     const a = i % accounts.length;
     const m = prepared[a]![Math.floor(i / accounts.length) % RECIPIENTS]!;
-    const [result] = await db.transaction((tx) =>
+    const results = await db.transaction((tx) =>
       acceptBatch(services, tx, [{ sender: senderOf(a), message: m }]),
     );
+    wakeDispatchers(services, results);
+    const [result] = results;
     if (result?.kind !== 'accepted') throw new Error(`baseline send not accepted: ${result?.kind}`);
     return true;
   };

@@ -6,7 +6,10 @@
 // forever on a transaction that is holding the connection.
 //
 // Wake-ups: enqueue() also sends a NOTIFY in the same transaction; PostgreSQL delivers it at commit
-// to every process, whose workers then fetch at once instead of at their next poll.
+// to every process, whose workers then fetch at once instead of at their next poll. The busiest
+// path (sending messages) wakes after its commit instead (wake()): a transaction that sent a
+// NOTIFY holds one lock for the whole database from its commit until its WAL is on disk, so such
+// commits cannot share a disk flush and queue behind each other whenever the disk stalls.
 //
 // A worker that dies leaves its job `active`; pg-boss fails it once `expireInSeconds` have passed
 // (checked every `superviseSeconds`) and retries it. Handlers must therefore be idempotent, and
@@ -46,6 +49,15 @@ export interface JobDefinition<T extends object = object> {
 }
 
 const givenUpQueue = (name: string) => `${name}.given-up`;
+
+/** The least time between two wake-ups of a queue sent by one process (see wake()). */
+const WAKE_INTERVAL_MS = 5;
+
+/**
+ * A wake-up on its own, as one statement: not waiting for its commit to reach the disk (nothing is
+ * lost with it but a wake-up, and the workers poll) keeps the NOTIFY lock for microseconds.
+ */
+const WAKE_SQL = `SELECT pg_notify($1, $2) FROM set_config('synchronous_commit', 'off', true)`;
 /** A job id that exists nowhere: completing it touches nothing but warms pg-boss's queue cache. */
 const NO_JOB = '00000000-0000-0000-0000-000000000000';
 
@@ -71,6 +83,8 @@ export class Jobs {
   readonly #tables = new Map<string, string>();
   #unlisten: (() => Promise<void>) | null = null;
   #started = false;
+  /** Per queue: when this process last sent it a wake-up, and the one it has scheduled, if any. */
+  readonly #wakes = new Map<string, { sentAt: number; timer: NodeJS.Timeout | null }>();
 
   constructor(db: Database, options: JobsOptions = {}) {
     this.#db = db;
@@ -186,6 +200,29 @@ export class Jobs {
   }
 
   /**
+   * Wakes the workers of queue `name` in every process (this one too) with a NOTIFY, after the
+   * caller committed jobs for it without one (insertStatement). A process sends
+   * a queue at most one wake-up per WAKE_INTERVAL_MS: the first at once, the ones asked for
+   * meanwhile as one at the end of the interval (a woken worker fetches every job that is ready).
+   * Best effort: a lost wake-up costs a worker's polling interval, not a job.
+   */
+  wake(name: string): void {
+    const w = this.#wakes.get(name) ?? { sentAt: -Infinity, timer: null };
+    this.#wakes.set(name, w);
+    if (w.timer) return;
+    const send = () => {
+      w.timer = null;
+      w.sentAt = performance.now();
+      this.#db.query(WAKE_SQL, [JOB_CHANNEL, name]).catch(() => {
+        // The database is away or closing: the workers' polling finds the jobs.
+      });
+    };
+    const wait = w.sentAt + WAKE_INTERVAL_MS - performance.now();
+    if (wait <= 0) send();
+    else w.timer = setTimeout(send, wait);
+  }
+
+  /**
    * Adds many jobs of one queue in one statement, inside the caller's transaction; each may wait
    * until its own `startAfter`.
    */
@@ -214,7 +251,8 @@ export class Jobs {
   /**
    * pg-boss's own INSERT that adds jobs of queue `name` from the JSON array parameter `$param`
    * (`[{ "data": … }]`), for a caller to run inside one of its statements (as a CTE) instead of a
-   * statement of its own: a round trip less on the busiest paths. No NOTIFY: the caller sends it.
+   * statement of its own: a round trip less on the busiest paths. No NOTIFY: the caller calls
+   * wake() once it committed.
    */
   insertStatement(name: string, param: number): string {
     const table = this.#tables.get(name);
@@ -228,6 +266,8 @@ export class Jobs {
   async stop(timeoutMs: number): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
+    for (const w of this.#wakes.values()) if (w.timer) clearTimeout(w.timer);
+    this.#wakes.clear();
     await this.#unlisten?.();
     this.#unlisten = null;
     await this.#boss.stop({ graceful: true, wait: true, timeout: Math.max(timeoutMs, 1000), close: false });

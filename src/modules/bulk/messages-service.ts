@@ -10,7 +10,7 @@ import type { Tx } from '../../kernel/db.ts';
 import { type ApiError, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { type AcceptServices, insufficientBalance } from '../messages/accept.ts';
-import { acceptBatch, type SendResult } from '../messages/accept-batch.ts';
+import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { prepareRecipients, type RecipientInput } from '../messages/batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
 import { emitSendCompleted } from './messages-progress.ts';
@@ -35,7 +35,7 @@ export async function acceptBulkSend(
   const { recipients, ...fields } = body;
   const { account } = sender;
   const ready = await prepareRecipients(s.db, s.approvedTemplates, account, fields, recipients);
-  return s.db.transaction(async (tx) => {
+  const accepted = await s.db.transaction(async (tx) => {
     const now = s.now();
     const jobId = newId('bulkJob');
     await tx.query(
@@ -78,8 +78,10 @@ export async function acceptBulkSend(
     );
     const job = rows[0]!;
     if (done) await emitSendCompleted(s, tx, job);
-    return { job, outcomes };
+    return { job, outcomes, results };
   });
+  wakeDispatchers(s, accepted.results);
+  return { job: accepted.job, outcomes: accepted.outcomes };
 }
 
 /**

@@ -11,7 +11,7 @@ import { type Sql, sqlState, type Tx } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
-import { JOB_CHANNEL, type Jobs } from '../../kernel/jobs.ts';
+import type { Jobs } from '../../kernel/jobs.ts';
 import { usageKeys } from '../../kernel/limits.ts';
 import { crossesBelow, emitIfBelowThreshold } from '../billing/wallet.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
@@ -158,8 +158,8 @@ async function createContacts(
 
 /**
  * Writes the accepted messages, their debits and ledger rows, the wallets' new balances, the
- * batch's API call counts and the messages' dispatch jobs, and wakes the dispatchers at commit:
- * one statement. A ledger row is written only for a message that was (its Idempotency-Key may
+ * batch's API call counts and the messages' dispatch jobs: one statement. (It sends no NOTIFY:
+ * the caller wakes the dispatchers once it committed, with wakeDispatchers.) A ledger row is written only for a message that was (its Idempotency-Key may
  * already have one), and a wallet moves by exactly its ledger rows, and only from the balance the
  * debits were computed from (the first debit's balance before it). With $6 (strict), the statement
  * fails, writing nothing, unless every message was written and every wallet moved: what lets it
@@ -214,18 +214,22 @@ function writeSql(jobs: Jobs): string {
     RETURNING 1
   ), jobs AS (
     ${jobs.insertStatement(DISPATCH_JOB, 5)}
-  ), wake AS (
-    SELECT pg_notify('${JOB_CHANNEL}', '${DISPATCH_JOB}') WHERE EXISTS (SELECT 1 FROM msg)
   ), checked AS (
-    -- wake is a SELECT: it runs only when used.
-    SELECT (SELECT count(*) FROM wake) >= 0
-       AND (NOT $6::boolean OR abort_unless(
+    SELECT (NOT $6::boolean OR abort_unless(
              (SELECT count(*) FROM msg) = jsonb_array_length($1::jsonb)
                AND (SELECT count(*) FROM moved) = (SELECT count(DISTINCT account_id) FROM ledger),
              'the wallet or a message changed since it was read')) AS ok
   )
   -- checked is the outer side: it is evaluated even when no message was written.
   SELECT msg.* FROM checked LEFT JOIN msg ON true WHERE checked.ok`;
+}
+
+/**
+ * After the transaction (or statement) that accepted messages committed: wakes the workers that
+ * hand them to their provider (see Jobs.wake for why not in the same transaction).
+ */
+export function wakeDispatchers(s: Pick<AcceptServices, 'jobs'>, results: SendResult[]): void {
+  if (results.some((r) => r.kind === 'accepted')) s.jobs.wake(DISPATCH_JOB);
 }
 
 /** The write statement of each job queue (it names pg-boss's table), made once. */
@@ -395,7 +399,8 @@ const crossings = (p: Plan) =>
 
 /**
  * Accepts the requests in order inside `tx`; answers each one's result. The dispatch jobs of the
- * accepted messages are enqueued in the same transaction. Throws SplitBatch (nothing is written
+ * accepted messages are enqueued in the same transaction; the caller calls wakeDispatchers after
+ * its commit. Throws SplitBatch (nothing is written
  * then, once the caller rolls back) when a message of a batch of several turned out to exist
  * already: the running balances assumed it would be written, so the caller accepts them one by one.
  */

@@ -4,11 +4,16 @@
 // of messages instead of each paying its own round trips and commit. A send that arrives alone goes
 // at once, as a batch of one.
 //
-// Accounts are spread over a few lanes by a hash of their id; a lane runs one batch at a time and
-// gathers what arrives meanwhile into the next. Sends of one account share a lane (they would
-// queue on the account's wallet lock anyway), and lanes never wait on each other's wallets.
+// Lanes: a lane runs one batch at a time and gathers what arrives meanwhile into the next. A send
+// joins the first lane that is idle or whose running batch began less than SPILL_AFTER_MS ago, so
+// at ordinary load nearly every send goes through the first lane, in batches of a few: every batch
+// costs the database its round trips and a commit (a disk flush) whatever its size, so the fewer
+// batches, the less CPU and disk a send costs. A batch that takes long (its wallet row held by
+// another transaction, or a slow disk) lets the sends that arrive after it spill over into the next
+// lane instead of waiting behind it. An account's sends stay in the lane that holds its earlier
+// sends, waiting or running: two lanes never write one wallet at once, so they never deadlock
+// with each other, and the unlocked path's read is never overtaken by the same process.
 // PostgreSQL gets several lanes, PGlite (one connection) one.
-import { createHash } from 'node:crypto';
 import { type Database, sqlState } from '../../kernel/db.ts';
 import type { AcceptServices } from './accept.ts';
 import {
@@ -17,10 +22,14 @@ import {
   type SendRequest,
   type SendResult,
   SplitBatch,
+  wakeDispatchers,
 } from './accept-batch.ts';
 
 /** PostgreSQL's deadlock_detected. */
 const DEADLOCK = '40P01';
+
+/** A batch running longer than this makes the sends that arrive after it go to the next lane. */
+const SPILL_AFTER_MS = 10;
 
 /** The most sends one batch takes. */
 const BATCH_LIMIT = 100;
@@ -34,6 +43,8 @@ interface Pending {
 class Lane {
   readonly #pending: Pending[] = [];
   #running = false;
+  /** When the running batch began (performance.now()), or null between batches. */
+  #batchStartedAt: number | null = null;
   readonly #run: (requests: SendRequest[]) => Promise<SendResult[]>;
 
   constructor(run: (requests: SendRequest[]) => Promise<SendResult[]>) {
@@ -47,18 +58,29 @@ class Lane {
     });
   }
 
+  /** Whether a send joining now would go in its next batch soon: idle, or its batch is young. */
+  gathering(now: number): boolean {
+    return this.#batchStartedAt === null || now - this.#batchStartedAt < SPILL_AFTER_MS;
+  }
+
+  get waiting(): number {
+    return this.#pending.length;
+  }
+
   async #drain(): Promise<void> {
     this.#running = true;
     // Let the sends that arrived in the same turn of the event loop join the first batch.
     await new Promise((resolve) => setImmediate(resolve));
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, BATCH_LIMIT);
+      this.#batchStartedAt = performance.now();
       try {
         const results = await this.#run(batch.map((p) => p.request));
         for (const [i, p] of batch.entries()) p.resolve(results[i]!);
       } catch (err) {
         for (const p of batch) p.reject(err);
       }
+      this.#batchStartedAt = null;
     }
     this.#running = false;
   }
@@ -66,11 +88,17 @@ class Lane {
 
 export class AcceptQueue {
   readonly #lanes: Lane[];
+  /** The lane of each account with sends waiting or running, and how many. */
+  readonly #homes = new Map<string, { lane: Lane; sends: number }>();
 
   constructor(s: AcceptServices, lanes: number) {
-    const attempt = async (requests: SendRequest[]) =>
-      (await acceptBatchOptimistically(s, requests)) ??
-      (await s.db.transaction((tx) => acceptBatch(s, tx, requests)));
+    const attempt = async (requests: SendRequest[]) => {
+      const results =
+        (await acceptBatchOptimistically(s, requests)) ??
+        (await s.db.transaction((tx) => acceptBatch(s, tx, requests)));
+      wakeDispatchers(s, results);
+      return results;
+    };
     // A deadlock (with another process's batch, or a refund, taking the same wallets in another
     // order) aborted the statement or transaction: nothing was written, so it runs again.
     const once = async (requests: SendRequest[]) => {
@@ -98,9 +126,22 @@ export class AcceptQueue {
 
   /** Accepts one send with whatever else arrives meanwhile; resolves with its own result. */
   submit(request: SendRequest): Promise<SendResult> {
-    const lane =
-      createHash('sha1').update(request.sender.account.id).digest().readUInt32BE(0) % this.#lanes.length;
-    return this.#lanes[lane]!.submit(request);
+    const accountId = request.sender.account.id;
+    let home = this.#homes.get(accountId);
+    if (!home) {
+      const now = performance.now();
+      const lane =
+        this.#lanes.find((l) => l.gathering(now)) ??
+        // Every lane is slow (the disk, most likely): the shortest queue.
+        this.#lanes.reduce((a, b) => (b.waiting < a.waiting ? b : a));
+      home = { lane, sends: 0 };
+      this.#homes.set(accountId, home);
+    }
+    home.sends++;
+    const settled = home;
+    return settled.lane.submit(request).finally(() => {
+      if (--settled.sends === 0) this.#homes.delete(accountId);
+    });
   }
 }
 
