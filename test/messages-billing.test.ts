@@ -12,6 +12,7 @@ import {
 import { AcceptQueue } from '../src/modules/messages/accept-queue.ts';
 import { prepareMessage, templateLookup } from '../src/modules/messages/prepare.ts';
 import { call, createAccountKey } from './helpers/client.ts';
+import { onPostgres } from './helpers/harness.ts';
 import {
   balanceOf,
   credit,
@@ -21,7 +22,6 @@ import {
   useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
-import { onPostgres } from './helpers/harness.ts';
 import { expectError } from './helpers/setup.ts';
 
 const env = useMessagingApp({ autoApprove: true });
