@@ -163,7 +163,12 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
   if (quota.limit !== null) {
     quotaHeaders(reply, quota.limit, quota.used);
     if (deps.lastCounts.size > 100_000) deps.lastCounts.clear();
-    deps.lastCounts.set(account.id, { period: usagePeriod(now), used: quota.used });
+    // Concurrent calls' counts come back in any order: keep the highest (a month's count only grows).
+    const period = usagePeriod(now);
+    const seen = deps.lastCounts.get(account.id);
+    if (!seen || seen.period !== period || quota.used > seen.used) {
+      deps.lastCounts.set(account.id, { period, used: quota.used });
+    }
   }
   if (!quota.allowed) {
     // The quota renews when the next calendar month (UTC) begins; every 429 carries Retry-After.
