@@ -10,8 +10,8 @@
 //      wallet lock; the recipient's contact; the message, debit, ledger row and call count in one
 //      statement; the dispatch job; COMMIT; the dispatchers' wake-up). The API gathers concurrent
 //      sends into shared transactions (accept-queue.ts); the baseline is what a client would run by
-//      hand, one send per transaction. The two alternate over BENCH_ROUNDS rounds; the ratio is the median of the
-//      rounds' ratios.
+//      hand, one send per transaction. The two alternate over BENCH_ROUNDS rounds; the ratio is the
+//      median of the rounds' ratios.
 //   2. PostgreSQL, latency at half the measured rate, at steady state (after a pause and 3 s at
 //      that rate, BENCH_STEADY_SECONDS, 30 by default; open loop: latency counts from each
 //      request's scheduled start); then the plain-SQL baseline at half its own rate, to tell the

@@ -201,9 +201,9 @@ export class Jobs {
 
   /**
    * Wakes the workers of queue `name` in every process (this one too) with a NOTIFY, after the
-   * caller committed jobs for it without one (insertStatement). A process sends
-   * a queue at most one wake-up per WAKE_INTERVAL_MS: the first at once, the ones asked for
-   * meanwhile as one at the end of the interval (a woken worker fetches every job that is ready).
+   * caller committed jobs for it without one (insertStatement). A process sends a queue at most
+   * one wake-up per WAKE_INTERVAL_MS: the first at once, the ones asked for meanwhile as one at the
+   * end of the interval (a woken worker fetches every job that is ready).
    * Best effort: a lost wake-up costs a worker's polling interval, not a job.
    */
   wake(name: string): void {

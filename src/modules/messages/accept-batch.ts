@@ -159,9 +159,9 @@ async function createContacts(
 /**
  * Writes the accepted messages, their debits and ledger rows, the wallets' new balances, the
  * batch's API call counts and the messages' dispatch jobs: one statement. (It sends no NOTIFY:
- * the caller wakes the dispatchers once it committed, with wakeDispatchers.) A ledger row is written only for a message that was (its Idempotency-Key may
- * already have one), and a wallet moves by exactly its ledger rows, and only from the balance the
- * debits were computed from (the first debit's balance before it). With $6 (strict), the statement
+ * the caller wakes the dispatchers once it committed, with wakeDispatchers.) A ledger row is
+ * written only for a message that was (its Idempotency-Key may already have one), and a wallet
+ * moves by exactly its ledger rows, and only from the balance the debits were computed from (the first debit's balance before it). With $6 (strict), the statement
  * fails, writing nothing, unless every message was written and every wallet moved: what lets it
  * run on its own, after an unlocked read. (A job of a message that was not written finds no
  * message to send, and ends.) Answers a row per written message, or one row of nulls.
@@ -400,9 +400,9 @@ const crossings = (p: Plan) =>
 /**
  * Accepts the requests in order inside `tx`; answers each one's result. The dispatch jobs of the
  * accepted messages are enqueued in the same transaction; the caller calls wakeDispatchers after
- * its commit. Throws SplitBatch (nothing is written
- * then, once the caller rolls back) when a message of a batch of several turned out to exist
- * already: the running balances assumed it would be written, so the caller accepts them one by one.
+ * its commit. Throws SplitBatch (nothing is written then, once the caller rolls back) when a
+ * message of a batch of several turned out to exist already: the running balances assumed it
+ * would be written, so the caller accepts them one by one.
  */
 export async function acceptBatch(s: AcceptServices, tx: Tx, requests: SendRequest[]): Promise<SendResult[]> {
   const p = await plan(s, tx, true, requests);

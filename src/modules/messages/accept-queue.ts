@@ -127,21 +127,22 @@ export class AcceptQueue {
   /** Accepts one send with whatever else arrives meanwhile; resolves with its own result. */
   submit(request: SendRequest): Promise<SendResult> {
     const accountId = request.sender.account.id;
-    let home = this.#homes.get(accountId);
-    if (!home) {
-      const now = performance.now();
-      const lane =
-        this.#lanes.find((l) => l.gathering(now)) ??
-        // Every lane is slow (the disk, most likely): the shortest queue.
-        this.#lanes.reduce((a, b) => (b.waiting < a.waiting ? b : a));
-      home = { lane, sends: 0 };
-      this.#homes.set(accountId, home);
-    }
+    const home = this.#homes.get(accountId) ?? { lane: this.#openLane(), sends: 0 };
+    this.#homes.set(accountId, home);
     home.sends++;
-    const settled = home;
-    return settled.lane.submit(request).finally(() => {
-      if (--settled.sends === 0) this.#homes.delete(accountId);
+    return home.lane.submit(request).finally(() => {
+      if (--home.sends === 0) this.#homes.delete(accountId);
     });
+  }
+
+  /** The lane for an account with nothing under way: the first that is gathering. */
+  #openLane(): Lane {
+    const now = performance.now();
+    return (
+      this.#lanes.find((l) => l.gathering(now)) ??
+      // Every lane is slow (the disk, most likely): the shortest queue.
+      this.#lanes.reduce((a, b) => (b.waiting < a.waiting ? b : a))
+    );
   }
 }
 
