@@ -213,6 +213,120 @@ describe('charging', () => {
   });
 });
 
+// The app decides a busy account's sends from what it last read or wrote of the wallet and the
+// recipients' contacts, without reading them again (accept-cache.ts). What it remembers may be out
+// of date: each case changes the database behind its back, and the next send must be decided as
+// the database has it now.
+describe('sends decided from what the process last saw', () => {
+  const send = (t: Tenant, body: object) => call(env.app, 'POST', '/messages', { key: t.apiKey, body });
+
+  it('a top-up after the wallet ran dry: the next send is accepted, not refused from the old balance', async () => {
+    const t = await liveTenant('0.05');
+    expect((await send(t, offer('+14155550200'))).status).toBe(202);
+    expect((await send(t, offer('+14155550200'))).status).toBe(202);
+    expectError(await send(t, offer('+14155550200')), 402, 'INSUFFICIENT_BALANCE');
+    await credit(env.app, env.partner.partnerKey, t.accountId, '1.00');
+    const after = await send(t, offer('+14155550200'));
+    expect(after.status, JSON.stringify(after.body)).toBe(202);
+    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9750');
+    expect(await ledgerSum(t.accountId)).toBe(975_000);
+  });
+
+  it('a threshold set after the process last saw the wallet: the send that crosses it emits wallet.low_balance', async () => {
+    const t = await liveTenant('0.10');
+    const r = await env.receiver();
+    await call(env.app, 'POST', '/webhooks', {
+      key: t.apiKey,
+      body: { url: r.url(), events: ['wallet.low_balance'] },
+    });
+    expect((await send(t, offer('+14155550201'))).status).toBe(202);
+    await call(env.app, 'PATCH', '/account/wallet', {
+      key: t.apiKey,
+      body: { lowBalanceThreshold: { amount: '0.06' } },
+    });
+    expect((await send(t, offer('+14155550201'))).status).toBe(202);
+    const [event] = await r.waitFor(1);
+    expect(event!.json.data).toMatchObject({
+      balance: { amount: '0.0500' },
+      lowBalanceThreshold: { amount: '0.0600' },
+    });
+  });
+
+  it('a window that opened since: the utility template is free; one that closed: the reply is refused', async () => {
+    const t = await liveTenant('1.00');
+    const to = '+14155550202';
+    expect((await send(t, update(to))).body.pricing.charged.amount).toBe('0.0034');
+    expect((await send(t, update(to))).body.pricing.charged.amount).toBe('0.0034');
+    await customerWrote(env.tdb.db, t.accountId, to, new Date(Date.now() - 60_000));
+    const inside = await send(t, update(to));
+    expect(inside.body.pricing).toMatchObject({
+      charged: { amount: '0.0000' },
+      freeReason: 'customer_service_window',
+    });
+    expect((await send(t, { to, type: 'text', text: 'Thanks!' })).status).toBe(202);
+    // As if the inbound message had been misdated: the window is closed after all.
+    await env.tdb.db.query(
+      `UPDATE contacts SET last_inbound_at = now() - interval '2 days' WHERE account_id = $1 AND phone = $2`,
+      [t.accountId, to],
+    );
+    expectError(await send(t, { to, type: 'text', text: 'Thanks again!' }), 422, 'CSW_VIOLATION');
+    expect((await send(t, update(to))).body.pricing.charged.amount).toBe('0.0034');
+    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9898');
+  });
+
+  it('a contact deleted since: the next send makes a new one and points to it', async () => {
+    const t = await liveTenant('1.00');
+    const to = '+14155550203';
+    const first = await send(t, offer(to));
+    expect((await send(t, offer(to))).body.contactId).toBe(first.body.contactId);
+    const deleted = await call(env.app, 'DELETE', `/contacts/${first.body.contactId}`, { key: t.apiKey });
+    expect(deleted.status).toBe(204);
+    const after = await send(t, offer(to));
+    expect(after.status).toBe(202);
+    expect(after.body.contactId).not.toBe(first.body.contactId);
+    const contact = await call(env.app, 'GET', `/contacts/${after.body.contactId}`, { key: t.apiKey });
+    expect(contact.status).toBe(200);
+    expect(contact.body.phone).toBe(to);
+  });
+
+  it('sends to known numbers read nothing first once the process has seen them (to the microsecond)', async () => {
+    const t = await liveTenant('1.00');
+    const to = '+14155550204';
+    // now(): on PostgreSQL a timestamp with microseconds, which the process knows to the millisecond.
+    await env.tdb.db.query(
+      `INSERT INTO contacts (id, account_id, phone, created_at, updated_at, last_inbound_at)
+       VALUES ('ctc_' || substr(md5(random()::text), 1, 26), $1, $2, now(), now(), now() - interval '1 minute')`,
+      [t.accountId, to],
+    );
+    const db = env.app.ctx.db;
+    const reads: string[] = [];
+    const counting: Database = Object.assign(Object.create(db) as Database, {
+      query(text: string, params?: unknown[], options?: { prepared?: string }) {
+        if (options?.prepared) reads.push(options.prepared);
+        return db.query(text, params, options as never);
+      },
+    });
+    const queue = new AcceptQueue({ ...env.app.ctx, db: counting }, 1);
+    const message = await prepareMessage(update(to), {
+      countryCode: 'US',
+      lookup: templateLookup(db, t.accountId, env.app.ctx.approvedTemplates),
+    });
+    const sender = {
+      account: { id: t.accountId, channelProvider: 'whatsapp_cloud' as const },
+      mode: 'live' as const,
+    };
+    for (let i = 0; i < 3; i++) {
+      const result = await queue.submit({ sender, message: { ...message } });
+      expect(result.kind).toBe('accepted');
+    }
+    // The wallet and the contact are read once, for the first send.
+    expect(reads).toEqual(['accept-read', 'accept-write', 'accept-write', 'accept-write']);
+    expect(await count('SELECT count(*)::int AS n FROM messages WHERE account_id = $1', [t.accountId])).toBe(
+      3,
+    );
+  });
+});
+
 describe('estimates', () => {
   it('equal what the sends then charge, recipient by recipient', async () => {
     const t = await liveTenant('2.00');

@@ -1,6 +1,7 @@
-// POST /messages gathers the sends that arrive together and accepts them together: in two
-// statements without a transaction when nothing moved between them (acceptBatchOptimistically),
-// else in one locked transaction (acceptBatch). Under load, a batch's few statements serve dozens
+// POST /messages gathers the sends that arrive together and accepts them together: in one or two
+// statements without a transaction when nothing moved meanwhile (acceptBatchOptimistically; one
+// when the process already knows the wallets and contacts, accept-cache.ts), else in one locked
+// transaction (acceptBatch). Under load, a batch's few statements serve dozens
 // of messages instead of each paying its own round trips and commit. A send that arrives alone goes
 // at once, as a batch of one.
 //
@@ -24,6 +25,7 @@ import {
   SplitBatch,
   wakeDispatchers,
 } from './accept-batch.ts';
+import { AcceptCache } from './accept-cache.ts';
 
 /** PostgreSQL's deadlock_detected. */
 const DEADLOCK = '40P01';
@@ -90,12 +92,14 @@ export class AcceptQueue {
   readonly #lanes: Lane[];
   /** The lane of each account with sends waiting or running, and how many. */
   readonly #homes = new Map<string, { lane: Lane; sends: number }>();
+  /** The wallets and contacts this process last read or wrote (see accept-cache.ts). */
+  readonly #cache = new AcceptCache();
 
   constructor(s: AcceptServices, lanes: number) {
     const attempt = async (requests: SendRequest[]) => {
       const results =
-        (await acceptBatchOptimistically(s, requests)) ??
-        (await s.db.transaction((tx) => acceptBatch(s, tx, requests)));
+        (await acceptBatchOptimistically(s, requests, this.#cache)) ??
+        (await s.db.transaction((tx) => acceptBatch(s, tx, requests, this.#cache)));
       wakeDispatchers(s, results);
       return results;
     };
