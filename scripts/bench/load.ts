@@ -13,6 +13,8 @@ export interface LoadResult {
   /** Answers that were not what the work expects (non-2xx, or a thrown error). */
   failures: number;
   firstFailure: string | null;
+  /** Open loop only: each request's scheduled start (Date.now() scale, ms) and latency (ms). */
+  timeline?: { at: number; ms: number }[];
 }
 
 /** One unit of work; answers whether it succeeded (or a description of how it failed). */
@@ -64,6 +66,7 @@ export async function closedLoop(concurrency: number, seconds: number, work: Wor
 /** Starts `work` `rate` times a second for `seconds`; latency counts from each scheduled start. */
 export async function openLoop(rate: number, seconds: number, work: Work): Promise<LoadResult> {
   const latencies: number[] = [];
+  const timeline: { at: number; ms: number }[] = [];
   let failures = 0;
   let firstFailure: string | null = null;
   const total = Math.round(rate * seconds);
@@ -78,6 +81,7 @@ export async function openLoop(rate: number, seconds: number, work: Work): Promi
         .catch((err: Error) => err.message)
         .then((ok) => {
           latencies.push(performance.now() - due);
+          timeline.push({ at: performance.timeOrigin + due, ms: performance.now() - due });
           if (ok !== true) {
             failures++;
             firstFailure ??= ok;
@@ -86,7 +90,7 @@ export async function openLoop(rate: number, seconds: number, work: Work): Promi
     );
   }
   await Promise.all(pending);
-  return result(latencies, seconds, failures, firstFailure);
+  return { ...result(latencies, seconds, failures, firstFailure), timeline };
 }
 
 export function describe(r: LoadResult): string {

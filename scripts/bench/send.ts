@@ -37,7 +37,15 @@ import { loadPrices } from '../../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
 import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
 import { closedLoop, describe, type LoadResult, openLoop, type Work } from './load.ts';
-import { benchDatabase, percentile, sleep, startServer, withCpuUsage, withDiskFlushes } from './support.ts';
+import {
+  benchDatabase,
+  describeTail,
+  percentile,
+  sleep,
+  startServer,
+  withCpuUsage,
+  withDiskFlushes,
+} from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -281,6 +289,7 @@ if (process.env.BENCH_ONLY !== 'pglite') {
     `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half.result.result)} (target p99 < 25 ms)`,
   );
   say(`         meanwhile: ${half.result.cpu}; ${half.disk}`);
+  say(`         the tail: ${describeTail(half.result.result.timeline ?? [], half.stalls, 25)}`);
   // The baseline at half its own rate, as a yardstick for what this machine's latency tail is made of.
   await openLoop(sqlRate / 2, 3, plainSql);
   const halfSql = await steady(sqlRate / 2, plainSql);
@@ -288,6 +297,7 @@ if (process.env.BENCH_ONLY !== 'pglite') {
     `         plain SQL at half its rate (${(sqlRate / 2).toFixed(0)}/s): ${describe(halfSql.result.result)}`,
   );
   say(`         meanwhile: ${halfSql.result.cpu}; ${halfSql.disk}`);
+  say(`         the tail: ${describeTail(halfSql.result.result.timeline ?? [], halfSql.stalls, 25)}`);
   await c.http.close();
   await jobs.stop(0);
   // The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the

@@ -90,21 +90,23 @@ export async function withCpuUsage<T>(work: () => Promise<T>): Promise<{ result:
 }
 
 // Runs in a child process (fdatasync blocks its thread): writes 8 KiB and flushes it to the disk
-// every 10 ms for the given seconds, then prints the flush times' p50, p99 and max in ms.
+// every 10 ms for the given seconds, then prints the flush times' p50, p99 and max in ms, and the
+// flushes that took over 10 ms (when they began, Date.now() scale, and how long they took).
 const DISK_PROBE = `
 const fs = require('node:fs'), os = require('node:os'), path = require('node:path');
 const file = path.join(os.tmpdir(), 'tidings-bench-disk-probe-' + process.pid);
-const fd = fs.openSync(file, 'w'); const buf = Buffer.alloc(8192, 120); const times = [];
+const fd = fs.openSync(file, 'w'); const buf = Buffer.alloc(8192, 120); const times = [], stalls = [];
 const end = Date.now() + Number(process.argv[1]) * 1000;
 const tick = () => {
   if (Date.now() >= end) {
     fs.closeSync(fd); fs.rmSync(file, { force: true }); times.sort((a, b) => a - b);
     const q = (f) => times[Math.min(times.length - 1, Math.floor(f * times.length))];
-    process.stdout.write(JSON.stringify({ p50: q(0.5), p99: q(0.99), max: times.at(-1) }));
+    process.stdout.write(JSON.stringify({ p50: q(0.5), p99: q(0.99), max: times.at(-1), stalls }));
     return;
   }
-  const t = performance.now(); fs.writeSync(fd, buf, 0, buf.length, 0); fs.fdatasyncSync(fd);
-  times.push(performance.now() - t); setTimeout(tick, 10);
+  const at = Date.now(), t = performance.now(); fs.writeSync(fd, buf, 0, buf.length, 0); fs.fdatasyncSync(fd);
+  const ms = performance.now() - t; times.push(ms); if (ms > 10) stalls.push({ at, ms });
+  setTimeout(tick, 10);
 };
 tick();`;
 
@@ -115,7 +117,7 @@ tick();`;
 export async function withDiskFlushes<T>(
   seconds: number,
   work: () => Promise<T>,
-): Promise<{ result: T; disk: string }> {
+): Promise<{ result: T; disk: string; stalls: Stall[] }> {
   const probe = spawn('node', ['-e', DISK_PROBE, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   probe.stdout.on('data', (chunk: Buffer) => {
@@ -125,12 +127,37 @@ export async function withDiskFlushes<T>(
   const result = await work();
   await done;
   try {
-    const { p50, p99, max } = JSON.parse(out) as { p50: number; p99: number; max: number };
+    const { p50, p99, max, stalls } = JSON.parse(out) as {
+      p50: number;
+      p99: number;
+      max: number;
+      stalls: Stall[];
+    };
     return {
       result,
       disk: `disk flushes p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${max.toFixed(1)} ms`,
+      stalls,
     };
   } catch {
-    return { result, disk: 'disk flushes not measured' };
+    return { result, disk: 'disk flushes not measured', stalls: [] };
   }
+}
+
+/** A flush of the disk probe that took over 10 ms: when it began (Date.now() scale) and how long. */
+export interface Stall {
+  at: number;
+  ms: number;
+}
+
+/**
+ * Where a latency tail lies: how many requests took longer than `limitMs`, in how many distinct
+ * seconds, and how many of them were under way while the disk probe's flush stalled (a request
+ * overlapping a stall waited for the same disk, most likely).
+ */
+export function describeTail(timeline: { at: number; ms: number }[], stalls: Stall[], limitMs: number) {
+  const slow = timeline.filter((t) => t.ms > limitMs);
+  const seconds = new Set(slow.map((t) => Math.floor(t.at / 1000))).size;
+  const duringStall = slow.filter((t) => stalls.some((s) => t.at < s.at + s.ms && t.at + t.ms > s.at)).length;
+  const pct = (n: number, of: number) => `${((100 * n) / Math.max(1, of)).toFixed(1)}%`;
+  return `${slow.length} over ${limitMs} ms (${pct(slow.length, timeline.length)}) in ${seconds} distinct seconds, ${duringStall} of them (${pct(duringStall, slow.length)}) under way during one of the disk's ${stalls.length} flushes over 10 ms`;
 }
