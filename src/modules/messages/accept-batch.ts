@@ -305,7 +305,7 @@ function batchOf(s: AcceptServices, requests: SendRequest[]): Batch {
   };
 }
 
-/** What a batch will do, decided from the wallets and contacts as read. */
+/** What a batch will do, decided from the wallets and contacts as read or remembered. */
 interface Plan {
   now: Date;
   wallets: Map<string, Wallet>;
@@ -463,7 +463,9 @@ export async function acceptBatch(
   }
   const written = await write(s, tx, p, requests, false);
   if (written.size < p.messages.length && requests.length > 1) throw new SplitBatch();
-  cache?.moved(p.wallets, p.balances);
+  // A lone request whose Idempotency-Key message exists already debited nothing.
+  if (written.size === p.messages.length) cache?.moved(p.wallets, p.balances);
+  else cache?.forget(b.charged, b.pairs);
 
   for (const wallet of crossings(p)) {
     const after = p.balances.get(wallet.id)!;
