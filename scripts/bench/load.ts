@@ -1,6 +1,7 @@
 // Load generation for the benchmarks: closed loops (N workers, each starting its next request when
 // the last answers: the most the system can take) and an open loop (requests started on a fixed
 // schedule whatever happens, latency counted from the scheduled start, so a stall is not hidden).
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile, sleep } from './support.ts';
 
 export interface LoadResult {
@@ -13,8 +14,13 @@ export interface LoadResult {
   /** Answers that were not what the work expects (non-2xx, or a thrown error). */
   failures: number;
   firstFailure: string | null;
-  /** Open loop only: each request's scheduled start (Date.now() scale, ms) and latency (ms). */
-  timeline?: { at: number; ms: number }[];
+  /**
+   * Open loop only: each request's scheduled start (Date.now() scale, ms), latency (ms) and how
+   * late the generator itself started it (ms).
+   */
+  timeline?: { at: number; ms: number; late: number }[];
+  /** Open loop only: the generator's event loop, late by up to this much (ms; its own pauses). */
+  loopDelayMax?: number;
 }
 
 /** One unit of work; answers whether it succeeded (or a description of how it failed). */
@@ -66,22 +72,27 @@ export async function closedLoop(concurrency: number, seconds: number, work: Wor
 /** Starts `work` `rate` times a second for `seconds`; latency counts from each scheduled start. */
 export async function openLoop(rate: number, seconds: number, work: Work): Promise<LoadResult> {
   const latencies: number[] = [];
-  const timeline: { at: number; ms: number }[] = [];
+  const timeline: { at: number; ms: number; late: number }[] = [];
   let failures = 0;
   let firstFailure: string | null = null;
   const total = Math.round(rate * seconds);
+  // A pause of the generator's own (a GC, say) delays every request due meanwhile: counted, so
+  // that it is not taken for the server's.
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const started = performance.now();
   const pending: Promise<void>[] = [];
   for (let i = 0; i < total; i++) {
     const due = started + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
+    const late = performance.now() - due;
     pending.push(
       work(i)
         .catch((err: Error) => err.message)
         .then((ok) => {
           latencies.push(performance.now() - due);
-          timeline.push({ at: performance.timeOrigin + due, ms: performance.now() - due });
+          timeline.push({ at: performance.timeOrigin + due, ms: performance.now() - due, late });
           if (ok !== true) {
             failures++;
             firstFailure ??= ok;
@@ -90,7 +101,12 @@ export async function openLoop(rate: number, seconds: number, work: Work): Promi
     );
   }
   await Promise.all(pending);
-  return { ...result(latencies, seconds, failures, firstFailure), timeline };
+  loop.disable();
+  return {
+    ...result(latencies, seconds, failures, firstFailure),
+    timeline,
+    loopDelayMax: loop.max / 1e6,
+  };
 }
 
 export function describe(r: LoadResult): string {

@@ -264,7 +264,9 @@ if (process.env.BENCH_ONLY !== 'pglite') {
 
   const rounds: { api: LoadResult; sql: LoadResult }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
+    await database.vacuum();
     const api = await closedLoop(CONCURRENCY, SECONDS, sendWork(c, accounts));
+    await database.vacuum();
     const sql = await closedLoop(CONCURRENCY, SECONDS, plainSql);
     rounds.push({ api, sql });
     say(`round ${r + 1}: API        ${describe(api)}`);
@@ -279,6 +281,7 @@ if (process.env.BENCH_ONLY !== 'pglite') {
 
   // Steady state at that rate: a pause after the saturated rounds, a few seconds at the rate to
   // settle, then the measured run.
+  await database.vacuum();
   await sleep(5000);
   await openLoop(apiRate / 2, 3, sendWork(c, accounts));
   // Measured beside it: the machine's CPU use and its disk's flush times (each commit waits for one).
@@ -289,15 +292,16 @@ if (process.env.BENCH_ONLY !== 'pglite') {
     `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half.result.result)} (target p99 < 25 ms)`,
   );
   say(`         meanwhile: ${half.result.cpu}; ${half.disk}`);
-  say(`         the tail: ${describeTail(half.result.result.timeline ?? [], half.stalls, 25)}`);
+  say(`         the tail: ${describeTail(half.result.result, half.stalls, 25)}`);
   // The baseline at half its own rate, as a yardstick for what this machine's latency tail is made of.
+  await database.vacuum();
   await openLoop(sqlRate / 2, 3, plainSql);
   const halfSql = await steady(sqlRate / 2, plainSql);
   say(
     `         plain SQL at half its rate (${(sqlRate / 2).toFixed(0)}/s): ${describe(halfSql.result.result)}`,
   );
   say(`         meanwhile: ${halfSql.result.cpu}; ${halfSql.disk}`);
-  say(`         the tail: ${describeTail(halfSql.result.result.timeline ?? [], halfSql.stalls, 25)}`);
+  say(`         the tail: ${describeTail(halfSql.result.result, halfSql.stalls, 25)}`);
   await c.http.close();
   await jobs.stop(0);
   // The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the

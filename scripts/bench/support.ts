@@ -2,7 +2,7 @@
 // and percentiles.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -21,13 +21,32 @@ export async function admin(sql: string): Promise<void> {
   await client.end();
 }
 
-/** A new, empty database on the benchmark server; answers its URL and how to drop it. */
-export async function benchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A new, empty database on the benchmark server; answers its URL, how to vacuum it and how to drop
+ * it. A phase starts from a vacuumed database, as pgbench's do: the machine's PostgreSQL may run
+ * without autovacuum (CI's does), and the dead rows and missing statistics the phases before left
+ * would otherwise weigh on the ones after.
+ */
+export async function benchDatabase(): Promise<{
+  url: string;
+  vacuum: () => Promise<void>;
+  drop: () => Promise<void>;
+}> {
   const name = `tidings_bench_${randomBytes(4).toString('hex')}`;
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  const vacuum = async () => {
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    await client.query('VACUUM (ANALYZE)');
+    await client.end();
+  };
+  return {
+    url: url.toString(),
+    vacuum,
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }
 
 /**
@@ -70,13 +89,41 @@ function cpuTicks(): number[] | null {
 }
 
 /**
- * Measures how busy the machine's CPUs were while `work` ran, and how much of their time the
- * hypervisor gave to someone else (steal): a latency tail on a shared VM is often not ours.
+ * The time every process of the machine spent runnable but waiting for a CPU, per process id, in
+ * ns (the second field of Linux's /proc/<pid>/schedstat; empty where there is none).
+ */
+function runQueueWaits(): Map<string, number> {
+  const waits = new Map<string, number>();
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        waits.set(pid, Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return waits;
+}
+
+/**
+ * Measures how busy the machine's CPUs were while `work` ran, how much of their time the
+ * hypervisor gave to someone else (steal), and how long the processes waited for a CPU in all
+ * (per second of the run): a latency tail on a small or shared machine is often a queue for the
+ * CPUs, not the code.
  */
 export async function withCpuUsage<T>(work: () => Promise<T>): Promise<{ result: T; cpu: string }> {
   const before = cpuTicks();
+  const waitsBefore = runQueueWaits();
+  const started = performance.now();
   const result = await work();
+  const seconds = (performance.now() - started) / 1000;
   const after = cpuTicks();
+  let waited = 0;
+  for (const [pid, ns] of runQueueWaits()) waited += ns - (waitsBefore.get(pid) ?? 0);
   if (!before || !after) return { result, cpu: 'CPU use unknown' };
   const d = after.map((v, i) => v - (before[i] ?? 0));
   // user nice system idle iowait irq softirq steal
@@ -85,7 +132,9 @@ export async function withCpuUsage<T>(work: () => Promise<T>): Promise<{ result:
   const pct = (n: number) => `${((100 * n) / total).toFixed(0)}%`;
   return {
     result,
-    cpu: `CPUs ${pct(total - idle - (d[7] ?? 0))} busy, ${pct(d[7] ?? 0)} stolen by the host`,
+    cpu:
+      `CPUs ${pct(total - idle - (d[7] ?? 0))} busy, ${pct(d[7] ?? 0)} stolen by the host, ` +
+      `processes waiting for a CPU ${(waited / 1e9 / seconds).toFixed(2)} s a second in all`,
   };
 }
 
@@ -151,13 +200,24 @@ export interface Stall {
 
 /**
  * Where a latency tail lies: how many requests took longer than `limitMs`, in how many distinct
- * seconds, and how many of them were under way while the disk probe's flush stalled (a request
- * overlapping a stall waited for the same disk, most likely).
+ * seconds, how many of them were under way while the disk probe's flush stalled (a request
+ * overlapping a stall waited for the same disk, most likely), and how many the load generator
+ * itself started over 5 ms late (its own pause, not the server's).
  */
-export function describeTail(timeline: { at: number; ms: number }[], stalls: Stall[], limitMs: number) {
+export function describeTail(
+  load: { timeline?: { at: number; ms: number; late: number }[]; loopDelayMax?: number },
+  stalls: Stall[],
+  limitMs: number,
+) {
+  const timeline = load.timeline ?? [];
   const slow = timeline.filter((t) => t.ms > limitMs);
   const seconds = new Set(slow.map((t) => Math.floor(t.at / 1000))).size;
   const duringStall = slow.filter((t) => stalls.some((s) => t.at < s.at + s.ms && t.at + t.ms > s.at)).length;
+  const startedLate = slow.filter((t) => t.late > 5).length;
   const pct = (n: number, of: number) => `${((100 * n) / Math.max(1, of)).toFixed(1)}%`;
-  return `${slow.length} over ${limitMs} ms (${pct(slow.length, timeline.length)}) in ${seconds} distinct seconds, ${duringStall} of them (${pct(duringStall, slow.length)}) under way during one of the disk's ${stalls.length} flushes over 10 ms`;
+  return (
+    `${slow.length} over ${limitMs} ms (${pct(slow.length, timeline.length)}) in ${seconds} distinct seconds, ` +
+    `${duringStall} of them (${pct(duringStall, slow.length)}) under way during one of the disk's ${stalls.length} flushes over 10 ms, ` +
+    `${startedLate} (${pct(startedLate, slow.length)}) started over 5 ms late by the load generator (its event loop late by up to ${(load.loopDelayMax ?? 0).toFixed(1)} ms)`
+  );
 }
