@@ -31,7 +31,7 @@ import { openPostgres } from '../../src/kernel/db.ts';
 import { EventOutbox } from '../../src/kernel/events.ts';
 import { Jobs } from '../../src/kernel/jobs.ts';
 import { type AcceptServices, DISPATCH_JOB } from '../../src/modules/messages/accept.ts';
-import { acceptBatch, wakeDispatchers } from '../../src/modules/messages/accept-batch.ts';
+import { ACCEPT_TRANSACTION, acceptBatch, wakeDispatchers } from '../../src/modules/messages/accept-batch.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from '../../src/modules/messages/prepare.ts';
 import { loadPrices } from '../../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
@@ -249,8 +249,9 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   const plainSql = async (i: number): Promise<true> => {
     const a = i % accounts.length;
     const m = prepared[a]![Math.floor(i / accounts.length) % RECIPIENTS]!;
-    const results = await db.transaction((tx) =>
-      acceptBatch(services, tx, [{ sender: senderOf(a), message: m }]),
+    const results = await db.transaction(
+      (tx) => acceptBatch(services, tx, [{ sender: senderOf(a), message: m }]),
+      ACCEPT_TRANSACTION,
     );
     wakeDispatchers(services, results);
     const [result] = results;

@@ -18,6 +18,7 @@
 import { type Database, sqlState } from '../../kernel/db.ts';
 import type { AcceptServices } from './accept.ts';
 import {
+  ACCEPT_TRANSACTION,
   acceptBatch,
   acceptBatchOptimistically,
   type SendRequest,
@@ -99,7 +100,7 @@ export class AcceptQueue {
     const attempt = async (requests: SendRequest[]) => {
       const results =
         (await acceptBatchOptimistically(s, requests, this.#cache)) ??
-        (await s.db.transaction((tx) => acceptBatch(s, tx, requests, this.#cache)));
+        (await s.db.transaction((tx) => acceptBatch(s, tx, requests, this.#cache), ACCEPT_TRANSACTION));
       wakeDispatchers(s, results);
       return results;
     };
