@@ -106,7 +106,11 @@ describe.runIf(onPostgres)('sends to new numbers, on one connection', () => {
         language: 'en_US',
         category: 'UTILITY',
         components: [
-          { type: 'BODY', text: 'Hi {{1}}, see you on {{2}} at the shop.', example: { body_text: [['Ann', 'Monday']] } },
+          {
+            type: 'BODY',
+            text: 'Hi {{1}}, see you on {{2}} at the shop.',
+            example: { body_text: [['Ann', 'Monday']] },
+          },
         ],
       },
     });
