@@ -45,6 +45,7 @@ import {
   startServer,
   withCpuUsage,
   withDiskFlushes,
+  withServerView,
 } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -288,12 +289,16 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   // Measured beside it: the machine's CPU use and its disk's flush times (each commit waits for one).
   const steady = (rate: number, work: Work) =>
     withDiskFlushes(STEADY_SECONDS, () => withCpuUsage(() => openLoop(rate, STEADY_SECONDS, work)));
-  const half = await steady(apiRate / 2, sendWork(c, accounts));
+  const viewed = await withServerView(pgPort, '/api/v1/public/messages', 202, () =>
+    steady(apiRate / 2, sendWork(c, accounts)),
+  );
+  const half = viewed.result;
   say(
     `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half.result.result)} (target p99 < 25 ms)`,
   );
   say(`         meanwhile: ${half.result.cpu}; ${half.disk}`);
   say(`         the tail: ${describeTail(half.result.result, half.stalls, 25)}`);
+  say(`         ${viewed.server}`);
   // The baseline at half its own rate, as a yardstick for what this machine's latency tail is made of.
   await database.vacuum();
   await openLoop(sqlRate / 2, 3, plainSql);

@@ -221,3 +221,57 @@ export function describeTail(
     `${startedLate} (${pct(startedLate, slow.length)}) started over 5 ms late by the load generator (its event loop late by up to ${(load.loopDelayMax ?? 0).toFixed(1)} ms)`
   );
 }
+
+/** What the server's /metrics said at one moment (see serverView). */
+interface ServerMetrics {
+  /** Answers of `route` with `status`, by upper bound in seconds (the histogram's cumulative buckets). */
+  buckets: Map<string, number>;
+  gcSeconds: number;
+  loopLagP99: number;
+  loopLagMax: number;
+}
+
+async function scrape(port: number, route: string, status: number): Promise<ServerMetrics> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const buckets = new Map<string, number>();
+  let gcSeconds = 0;
+  let loopLagP99 = 0;
+  let loopLagMax = 0;
+  for (const line of text.split('\n')) {
+    const [series, value] = line.split(' ') as [string, string];
+    if (series.startsWith('tidings_http_request_duration_seconds_bucket{')) {
+      if (!series.includes(`route="${route}"`) || !series.includes(`status="${status}"`)) continue;
+      buckets.set(/le="([^"]+)"/.exec(series)![1]!, Number(value));
+    } else if (series.startsWith('tidings_nodejs_gc_duration_seconds_sum')) gcSeconds += Number(value);
+    else if (series === 'tidings_nodejs_eventloop_lag_p99_seconds') loopLagP99 = Number(value);
+    else if (series === 'tidings_nodejs_eventloop_lag_max_seconds') loopLagMax = Number(value);
+  }
+  return { buckets, gcSeconds, loopLagP99, loopLagMax };
+}
+
+/**
+ * The server's own view of `work`, from its /metrics before and after: how many answers of `route`
+ * took over 25 ms from the request's arrival (the generator's and the network's delays left out),
+ * how late its event loop was (prom-client's figures cover the time since the last scrape) and how
+ * long it spent in garbage collection.
+ */
+export async function withServerView<T>(
+  port: number,
+  route: string,
+  status: number,
+  work: () => Promise<T>,
+): Promise<{ result: T; server: string }> {
+  const before = await scrape(port, route, status);
+  const result = await work();
+  const after = await scrape(port, route, status);
+  const delta = (le: string) => (after.buckets.get(le) ?? 0) - (before.buckets.get(le) ?? 0);
+  const total = delta('+Inf');
+  const slow = total - delta('0.025');
+  return {
+    result,
+    server:
+      `the server's own view: ${slow} of ${total} answers (${((100 * slow) / Math.max(1, total)).toFixed(1)}%) over 25 ms from arrival, ` +
+      `its event loop late by p99 ${(after.loopLagP99 * 1000).toFixed(1)} ms, max ${(after.loopLagMax * 1000).toFixed(1)} ms, ` +
+      `${((after.gcSeconds - before.gcSeconds) * 1000).toFixed(0)} ms in garbage collection`,
+  };
+}
