@@ -12,10 +12,13 @@
 //      sends into shared transactions (accept-queue.ts); the baseline is what a client would run by
 //      hand, one send per transaction. The two alternate over BENCH_ROUNDS rounds; the ratio is the
 //      median of the rounds' ratios.
-//   2. PostgreSQL, latency at half the measured rate, at steady state (after a pause and 3 s at
-//      that rate, BENCH_STEADY_SECONDS, 30 by default; open loop: latency counts from each
-//      request's scheduled start); then the plain-SQL baseline at half its own rate, to tell the
-//      machine's latency tail from the API's. Beside both: CPU use and the disk's flush times.
+//   2. PostgreSQL, latency at steady state (after 3 s at the rate, BENCH_STEADY_SECONDS, 30 by
+//      default; open loop: latency counts from each request's scheduled start): the API at half its
+//      own measured rate, then at half the baseline's (the issue's target reads "p99 under 25 ms at
+//      half that rate": both readings are measured), then the plain-SQL baseline at half its own
+//      rate, to tell the machine's latency tail from the API's. Beside each: CPU use, how long the
+//      processes waited for a CPU, the disk's flush times, where the tail lies, and for the API the
+//      server's own view from its /metrics.
 //   3. PostgreSQL, the sandbox end to end: a server with workers, a sandbox account with no delays,
 //      each message timed from the POST to its `message.delivered` webhook arriving here.
 //   4. PGlite: `tidings serve` on its embedded database (a DATA_DIR, workers running, as
@@ -281,24 +284,27 @@ if (process.env.BENCH_ONLY !== 'pglite') {
     `PostgreSQL sends/s: API ${apiRate.toFixed(0)}, plain SQL ${sqlRate.toFixed(0)}; ratio (median of rounds) ${ratio.toFixed(2)} (target ≥ 0.8)`,
   );
 
-  // Steady state at that rate: a pause after the saturated rounds, a few seconds at the rate to
-  // settle, then the measured run.
-  await database.vacuum();
-  await sleep(5000);
-  await openLoop(apiRate / 2, 3, sendWork(c, accounts));
-  // Measured beside it: the machine's CPU use and its disk's flush times (each commit waits for one).
+  // Steady state at a rate: a few seconds at the rate to settle, then the measured run, beside the
+  // machine's CPU use and its disk's flush times (each commit waits for one).
   const steady = (rate: number, work: Work) =>
     withDiskFlushes(STEADY_SECONDS, () => withCpuUsage(() => openLoop(rate, STEADY_SECONDS, work)));
-  const viewed = await withServerView(pgPort, '/api/v1/public/messages', 202, () =>
-    steady(apiRate / 2, sendWork(c, accounts)),
-  );
-  const half = viewed.result;
-  say(
-    `PostgreSQL at half that rate (${(apiRate / 2).toFixed(0)}/s, open loop): ${describe(half.result.result)} (target p99 < 25 ms)`,
-  );
-  say(`         meanwhile: ${half.result.cpu}; ${half.disk}`);
-  say(`         the tail: ${describeTail(half.result.result, half.stalls, 25)}`);
-  say(`         ${viewed.server}`);
+  const apiAt = async (rate: number, title: string) => {
+    await database.vacuum();
+    await openLoop(rate, 3, sendWork(c, accounts));
+    const viewed = await withServerView(pgPort, '/api/v1/public/messages', 202, () =>
+      steady(rate, sendWork(c, accounts)),
+    );
+    const r = viewed.result;
+    say(`${title} (${rate.toFixed(0)}/s, open loop): ${describe(r.result.result)} (target p99 < 25 ms)`);
+    say(`         meanwhile: ${r.result.cpu}; ${r.disk}`);
+    say(`         the tail: ${describeTail(r.result.result, r.stalls, 25)}`);
+    say(`         ${viewed.server}`);
+  };
+  await sleep(5000); // a pause after the saturated rounds
+  // Half the API's own saturated rate: more than the baseline's whole rate, the stricter reading.
+  await apiAt(apiRate / 2, 'PostgreSQL at half that rate');
+  // Half the plain-SQL baseline's rate: the load at which the issue compares the two.
+  await apiAt(sqlRate / 2, "PostgreSQL at half the baseline's rate");
   // The baseline at half its own rate, as a yardstick for what this machine's latency tail is made of.
   await database.vacuum();
   await openLoop(sqlRate / 2, 3, plainSql);
