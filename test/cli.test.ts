@@ -46,7 +46,9 @@ async function withApp<T>(work: (app: Awaited<ReturnType<typeof createTestApp>>)
   }
 }
 
-describe('tidings CLI', () => {
+// Each step starts a process that opens the embedded database from disk (2–5 s each, more while the
+// other test files load the machine): the five of one test took 26 s alone and over 30 under CI.
+describe('tidings CLI', { timeout: 120_000 }, () => {
   it('stops on an invalid or unknown setting, naming each', async () => {
     const run = await tidings(['migrate'], { PORT: 'abc', TIDINGS_RATE_LIMT: '5' });
     expect(run.code).toBe(2);
