@@ -21,6 +21,8 @@
 //      server's own view from its /metrics.
 //   3. PostgreSQL, the sandbox end to end: a server with workers, a sandbox account with no delays,
 //      each message timed from the POST to its `message.delivered` webhook arriving here.
+//      Then pgbench (where installed), PostgreSQL's own client running its simple-update transaction,
+//      saturated and at half its rate: the machine's own latency tail at that relative load.
 //   4. PGlite: `tidings serve` on its embedded database (a DATA_DIR, workers running, as
 //      `npm start` runs it), sandbox sends/s under the same closed loop.
 import { randomBytes } from 'node:crypto';
@@ -40,6 +42,7 @@ import { loadPrices } from '../../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
 import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
 import { closedLoop, describe, type LoadResult, openLoop, type Work } from './load.ts';
+import { hasPgbench, initPgbench, pgbenchAtRate, pgbenchSaturated } from './pgbench.ts';
 import {
   benchDatabase,
   describeTail,
@@ -314,6 +317,31 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   );
   say(`         meanwhile: ${halfSql.result.cpu}; ${halfSql.disk}`);
   say(`         the tail: ${describeTail(halfSql.result.result, halfSql.stalls, 25)}`);
+  // pgbench's simple-update transaction, saturated and at half its rate: the machine's latency tail
+  // at the same relative load, from a client in C (no Node, no HTTP, no code of ours).
+  if (hasPgbench()) {
+    await initPgbench(database.url, CONCURRENCY);
+    const tps: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      await database.vacuum();
+      tps.push(await pgbenchSaturated(database.url, CONCURRENCY, SECONDS));
+    }
+    const half = median(tps) / 2;
+    await database.vacuum();
+    const atHalf = await withDiskFlushes(STEADY_SECONDS, () =>
+      withCpuUsage(() => pgbenchAtRate(database.url, CONCURRENCY, half, STEADY_SECONDS)),
+    );
+    const { load, share } = atHalf.result.result;
+    say(
+      `pgbench (simple-update, ${CONCURRENCY} clients): ${tps.map((t) => t.toFixed(0)).join(', ')} tps saturated`,
+    );
+    say(
+      `         at half its rate (${half.toFixed(0)}/s): ${describe(load)}, ${(100 * share(25)).toFixed(1)}% over 25 ms`,
+    );
+    say(`         meanwhile: ${atHalf.result.cpu}; ${atHalf.disk}`);
+  } else {
+    say('pgbench: not installed (Debian: postgresql-client), its yardstick skipped');
+  }
   await c.http.close();
   await jobs.stop(0);
   // The tens of thousands of messages accepted above wait for dispatch: drop their jobs, so that the
