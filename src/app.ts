@@ -29,6 +29,8 @@ import { bulkRoutes } from './modules/bulk/routes.ts';
 import { CALLBACKS_PREFIX, whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
+import { conversationRoutes } from './modules/conversations/routes.ts';
+import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
 import { AcceptQueue, lanesFor } from './modules/messages/accept-queue.ts';
 import { dispatchJob } from './modules/messages/dispatch.ts';
 import { messageRoutes } from './modules/messages/routes.ts';
@@ -232,6 +234,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));
+      await api.register(conversationRoutes(ctx));
+      await api.register(sandboxRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

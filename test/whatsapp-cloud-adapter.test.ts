@@ -1156,7 +1156,7 @@ describe('parseCallback', () => {
     expect(update?.kind === 'template_status' && update.providerTemplateId).toBe('18014398509481985');
   });
 
-  it('an inbound message comes whole, with its contact and metadata', () => {
+  it("an inbound message comes parsed, with its sender's profile name", () => {
     const payload = fake.inboundPayload(business, {
       from: '+16505551234',
       name: 'Sheena',
@@ -1167,13 +1167,14 @@ describe('parseCallback', () => {
     expect(parseCallback(payload)).toStrictEqual([
       {
         kind: 'inbound_message',
-        raw: {
-          message: value.messages[0],
-          contact: { profile: { name: 'Sheena' }, wa_id: '16505551234' },
-          metadata: {
-            display_phone_number: business.displayPhoneNumber.replace(/\D/g, ''),
-            phone_number_id: business.phoneNumberId,
-          },
+        message: {
+          providerMessageId: value.messages[0].id,
+          from: '+16505551234',
+          profileName: 'Sheena',
+          sentAt: new Date(AT * 1000),
+          type: 'text',
+          content: { text: { body: 'Another colour?' } },
+          replyTo: null,
         },
       },
     ]);

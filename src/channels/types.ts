@@ -143,10 +143,87 @@ export type ProviderUpdate =
       /** Meta's reason (REJECTED: INVALID_FORMAT, ABUSIVE_CONTENT, …), null for none. */
       reason: string | null;
     }
-  /** A message a customer sent (parsed by the conversations issue; kept whole until then). */
-  | { kind: 'inbound_message'; raw: unknown }
+  /** A message a customer sent. */
+  | { kind: 'inbound_message'; message: InboundMessage }
   /** Anything else the provider sent, kept for the log rather than dropped silently. */
   | { kind: 'unknown'; field: string; raw: unknown };
+
+export type InboundMediaKind = MediaKind | 'sticker';
+
+/**
+ * What a customer's message says, as stored and shown (the message's `content`): one key named
+ * after its type. Nothing the provider said is dropped: a type Tidings does not model is kept
+ * whole under `unsupported`.
+ */
+export type InboundContent =
+  | { text: { body: string } }
+  | {
+      media: {
+        kind: InboundMediaKind;
+        /** The provider's media id (fetch it from the provider with the channel's credentials). */
+        id: string;
+        mimeType: string | null;
+        sha256: string | null;
+        caption: string | null;
+        filename: string | null;
+        /** Audio recorded as a voice note. */
+        voice: boolean;
+        /** An animated sticker. */
+        animated: boolean;
+      };
+    }
+  /** A tap on a reply button or a list row of an interactive message Tidings sent. */
+  | {
+      interactive: {
+        kind: 'button_reply' | 'list_reply';
+        id: string;
+        title: string;
+        description: string | null;
+      };
+    }
+  /** A tap on a template's quick-reply button. */
+  | { button: { text: string; payload: string | null } }
+  /** An emoji on an earlier message (`emoji` empty: the reaction was removed). */
+  | { reaction: { providerMessageId: string; messageId: string | null; emoji: string } }
+  | {
+      location: {
+        latitude: number;
+        longitude: number;
+        name: string | null;
+        address: string | null;
+        url: string | null;
+      };
+    }
+  /** Contact cards, in the provider's own shape (names, phones, emails, addresses, org, urls). */
+  | { contacts: Record<string, unknown>[] }
+  /** A type Tidings does not model (order, system, a future one): the provider's message whole. */
+  | { unsupported: { providerType: string; raw: unknown } };
+
+export type InboundType =
+  | 'text'
+  | 'media'
+  | 'interactive'
+  | 'button'
+  | 'reaction'
+  | 'location'
+  | 'contacts'
+  | 'unsupported';
+
+/** A message a customer sent to the business, as a channel reports it. */
+export interface InboundMessage {
+  /** The provider's id for it (Meta's wamid): a message reported twice is stored once. */
+  providerMessageId: string;
+  /** The customer's number, E.164 with the leading +. */
+  from: string;
+  /** The name on the customer's profile, when the provider gives one. */
+  profileName: string | null;
+  /** When the customer sent it (the provider's timestamp). */
+  sentAt: Date;
+  type: InboundType;
+  content: InboundContent;
+  /** The provider's id of the message this one answers (Meta's `context.id`), if any. */
+  replyTo: string | null;
+}
 
 export interface ChannelAdapter {
   readonly provider: Provider;

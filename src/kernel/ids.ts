@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   bulkJob: 'job',
   template: 'tpl',
   message: 'msg',
+  conversation: 'cnv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -813,7 +813,11 @@ export class FakeWhatsAppCloud {
     return this.postCallback(callbackUrl, business, this.templateStatusPayload(business, update), options);
   }
 
-  /** The `messages` webhook for a customer's message to the business (a text unless `message` is given). */
+  /**
+   * The `messages` webhook for a customer's message to the business: a text unless `message` (e.g.
+   * one of `inboundMessages`) gives its type; `context` makes it a reply to (or a button tap on) a
+   * message the business sent, as Meta marks those.
+   */
   inboundPayload(
     business: FakeBusiness,
     inbound: {
@@ -822,15 +826,19 @@ export class FakeWhatsAppCloud {
       text?: string;
       message?: Record<string, unknown>;
       timestamp?: number;
+      context?: { id: string };
     },
   ) {
     const from = inbound.from.replace(/\D/g, '');
-    const message = {
+    const message: Record<string, unknown> = {
+      ...(inbound.context && {
+        context: { from: this.#metadata(business).display_phone_number, id: inbound.context.id },
+      }),
       from,
       id: newWamid(),
       timestamp: String(inbound.timestamp ?? Math.floor(Date.now() / 1000)),
-      type: 'text',
-      text: { body: inbound.text ?? 'Hello' },
+      // Meta sends only the content of the message's own type: no `text` beside an `image`.
+      ...(inbound.message?.type === undefined && { type: 'text', text: { body: inbound.text ?? 'Hello' } }),
       ...inbound.message,
     };
     return this.#envelope(business, 'messages', {
@@ -863,6 +871,197 @@ export class FakeWhatsAppCloud {
     return { status: res.statusCode, text: await res.body.text() };
   }
 }
+
+/** Drops the keys left undefined: Meta leaves absent fields out rather than sending null. */
+function present<T extends Record<string, unknown>>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** Meta's media ids are numeric strings; its sha256 is the file's hash in base64. */
+const newMediaId = () => digits(16);
+const newSha256 = () => randomBytes(32).toString('base64');
+
+interface MediaOptions {
+  id?: string;
+  mimeType?: string;
+  sha256?: string;
+  /** The media's download URL, which newer webhook versions include. */
+  url?: string;
+}
+
+/**
+ * A customer's message of each type, as the `message` of `inboundPayload`: `type` and the object
+ * named after it, shaped as Meta's webhook reference for `messages` documents them.
+ */
+export const inboundMessages = {
+  text: (options: { body?: string } = {}) => ({ type: 'text', text: { body: options.body ?? 'Hello' } }),
+
+  image: (options: MediaOptions & { caption?: string } = {}) => ({
+    type: 'image',
+    image: present({
+      caption: options.caption,
+      mime_type: options.mimeType ?? 'image/jpeg',
+      sha256: options.sha256 ?? newSha256(),
+      id: options.id ?? newMediaId(),
+      url: options.url,
+    }),
+  }),
+
+  video: (options: MediaOptions & { caption?: string } = {}) => ({
+    type: 'video',
+    video: present({
+      caption: options.caption,
+      mime_type: options.mimeType ?? 'video/mp4',
+      sha256: options.sha256 ?? newSha256(),
+      id: options.id ?? newMediaId(),
+      url: options.url,
+    }),
+  }),
+
+  /** A voice note (`voice: true`, recorded in WhatsApp as Ogg/Opus) or an audio file. */
+  audio: (options: MediaOptions & { voice?: boolean } = {}) => ({
+    type: 'audio',
+    audio: present({
+      mime_type: options.mimeType ?? (options.voice ? 'audio/ogg; codecs=opus' : 'audio/mpeg'),
+      sha256: options.sha256 ?? newSha256(),
+      id: options.id ?? newMediaId(),
+      url: options.url,
+      voice: options.voice ?? false,
+    }),
+  }),
+
+  document: (options: MediaOptions & { caption?: string; filename?: string } = {}) => ({
+    type: 'document',
+    document: present({
+      caption: options.caption,
+      filename: options.filename ?? 'invoice.pdf',
+      mime_type: options.mimeType ?? 'application/pdf',
+      sha256: options.sha256 ?? newSha256(),
+      id: options.id ?? newMediaId(),
+      url: options.url,
+    }),
+  }),
+
+  sticker: (options: MediaOptions & { animated?: boolean } = {}) => ({
+    type: 'sticker',
+    sticker: present({
+      mime_type: options.mimeType ?? 'image/webp',
+      sha256: options.sha256 ?? newSha256(),
+      id: options.id ?? newMediaId(),
+      url: options.url,
+      animated: options.animated ?? false,
+    }),
+  }),
+
+  /** A tap on a reply button of an interactive message (Meta adds `context`: pass it to inboundPayload). */
+  buttonReply: (options: { id?: string; title?: string } = {}) => ({
+    type: 'interactive',
+    interactive: {
+      type: 'button_reply',
+      button_reply: { id: options.id ?? 'cancel-button', title: options.title ?? 'Cancel' },
+    },
+  }),
+
+  /** A row chosen from an interactive list message. */
+  listReply: (options: { id?: string; title?: string; description?: string } = {}) => ({
+    type: 'interactive',
+    interactive: {
+      type: 'list_reply',
+      list_reply: present({
+        id: options.id ?? 'priority_express',
+        title: options.title ?? 'Priority Mail Express',
+        description: options.description,
+      }),
+    },
+  }),
+
+  /** A tap on a template's quick-reply button: `payload` is the one the send set, else the label. */
+  templateButton: (options: { text?: string; payload?: string } = {}) => ({
+    type: 'button',
+    button: {
+      payload: options.payload ?? options.text ?? 'Unsubscribe',
+      text: options.text ?? 'Unsubscribe',
+    },
+  }),
+
+  /** An emoji on the business's message `messageId` (a wamid); `emoji: null` takes the reaction back. */
+  reaction: (options: { messageId: string; emoji?: string | null }) => ({
+    type: 'reaction',
+    reaction: present({
+      message_id: options.messageId,
+      emoji: options.emoji === null ? undefined : (options.emoji ?? '\u{1F44D}'),
+    }),
+  }),
+
+  /** A named place by default; `null` leaves a field out (a dropped pin has coordinates only). */
+  location: (
+    options: {
+      latitude?: number;
+      longitude?: number;
+      name?: string | null;
+      address?: string | null;
+      url?: string | null;
+    } = {},
+  ) => {
+    const field = <T>(value: T | null | undefined, fallback: T) =>
+      value === null ? undefined : (value ?? fallback);
+    return {
+      type: 'location',
+      location: present({
+        address: field(options.address, '101 Forest Ave, Palo Alto, CA 94301'),
+        latitude: options.latitude ?? 37.44216251868683,
+        longitude: options.longitude ?? -122.16153582049394,
+        name: field(options.name, 'Philz Coffee'),
+        url: field(options.url, 'https://philzcoffee.com/'),
+      }),
+    };
+  },
+
+  /** One contact card as a phone shares it: name, two numbers (one on WhatsApp), an email, the employer. */
+  contacts: (options: { formattedName?: string } = {}) => ({
+    type: 'contacts',
+    contacts: [
+      {
+        name: {
+          formatted_name: options.formattedName ?? 'Barbara J. Johnson',
+          first_name: 'Barbara',
+          last_name: 'Johnson',
+          middle_name: 'Joana',
+        },
+        phones: [
+          { phone: '+1 (940) 555-1234', wa_id: '19405551234', type: 'CELL' },
+          { phone: '+1 (650) 555-1234', type: 'WORK' },
+        ],
+        emails: [{ email: 'bjohnson@luckyshrub.com', type: 'WORK' }],
+        org: { company: 'Lucky Shrub', department: 'Legal', title: 'Lead Counsel' },
+      },
+    ],
+  }),
+
+  /** A message Cloud API cannot pass on (a poll, say): Meta says only that, with error 131051. */
+  unsupported: (options: { unsupportedType?: string } = {}) => ({
+    type: 'unsupported',
+    errors: [
+      {
+        code: 131051,
+        title: 'Message type unknown',
+        message: 'Message type unknown',
+        error_data: { details: 'Message type is currently not supported.' },
+      },
+    ],
+    unsupported: { type: options.unsupportedType ?? 'poll_creation' },
+  }),
+
+  /** An order placed from the business's catalog (a type Tidings does not model). */
+  order: (options: { catalogId?: string; text?: string } = {}) => ({
+    type: 'order',
+    order: {
+      catalog_id: options.catalogId ?? '194836987003835',
+      text: options.text ?? 'Love these!',
+      product_items: [{ product_retailer_id: 'di9ozbzfi4', quantity: 2, item_price: 7.99, currency: 'USD' }],
+    },
+  }),
+};
 
 function checkInteractive(interactive: Record<string, any>): GraphAnswer | null {
   const invalid = (details: string) => graphError(131009, { details });

@@ -156,7 +156,12 @@ export interface MessagingEnv extends TestEnv {
  * workers and webhook dispatcher running, on the file's own database.
  */
 export function useMessagingApp(
-  options: { autoApprove?: boolean; config?: Partial<Config>; logStream?: TestAppOptions['logStream'] } = {},
+  options: {
+    autoApprove?: boolean;
+    config?: Partial<Config>;
+    logStream?: TestAppOptions['logStream'];
+    now?: TestAppOptions['now'];
+  } = {},
 ): MessagingEnv {
   const receivers: Receiver[] = [];
   const m = {} as MessagingEnv;
@@ -173,6 +178,7 @@ export function useMessagingApp(
       ...options.config,
     }),
     logStream: options.logStream,
+    now: options.now,
   });
   beforeAll(async () => {
     Object.assign(m, env);

@@ -5,6 +5,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { MessageStatusUpdate, ProviderError, ProviderUpdate, TemplateStatusEvent } from '../types.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
+import { parseInboundMessage } from './inbound.ts';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
@@ -100,20 +101,25 @@ function messagesChange(value: Json): ProviderUpdate[] {
   if (statuses.length === 0 && messages.length === 0)
     return [{ kind: 'unknown', field: 'messages', raw: value }];
   const contacts = records(value.contacts);
-  const metadata = isRecord(value.metadata) ? value.metadata : null;
-  return [
-    ...statuses.map(statusUpdate),
-    ...messages.map(
-      (message): ProviderUpdate => ({
-        kind: 'inbound_message',
-        raw: {
-          message,
-          contact: (isRecord(message) && contacts.find((c) => c.wa_id === message.from)) || null,
-          metadata,
-        },
-      }),
-    ),
-  ];
+  return [...statuses.map(statusUpdate), ...messages.map((message) => inboundUpdate(message, contacts))];
+}
+
+/** A customer's message, or `unknown` (to be logged) when it has no id, sender or time to store it by. */
+function inboundUpdate(message: unknown, contacts: Json[]): ProviderUpdate {
+  const parsed = parseInboundMessage(message, senderContact(message, contacts));
+  return parsed
+    ? { kind: 'inbound_message', message: parsed }
+    : { kind: 'unknown', field: 'messages', raw: message };
+}
+
+/**
+ * The `contacts[]` entry of a message's sender: the one whose wa_id is its `from`. Meta warns that a
+ * user's wa_id and phone number may differ, so a lone contact is taken as the sender's when none matches.
+ */
+function senderContact(message: unknown, contacts: Json[]): Json | null {
+  const from = isRecord(message) && typeof message.from === 'string' ? message.from : null;
+  const match = from === null ? undefined : contacts.find((c) => c.wa_id === from);
+  return match ?? (contacts.length === 1 ? contacts[0]! : null);
 }
 
 function statusUpdate(status: unknown): ProviderUpdate {

@@ -1,6 +1,7 @@
 // The WhatsApp Cloud API's callbacks for one account, /api/v1/callbacks/whatsapp/{accountId}:
 //   GET  Meta's subscription handshake (hub.mode, hub.verify_token, hub.challenge);
-//   POST status updates of messages and templates, signed with the Meta app's secret.
+//   POST status updates of messages and templates, and customers' messages, signed with the Meta
+//        app's secret.
 // Not under /public and without an API key: the provider's signature is the authentication. The
 // raw body is kept, since the signature covers the exact bytes. Everything a POST reports is
 // applied in one transaction, so Meta's retry of a callback that failed half-way repeats nothing
@@ -18,6 +19,7 @@ import {
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
+import { receiveInbound } from '../conversations/inbound.ts';
 import { applyStatuses } from '../messages/status.ts';
 import { applyTemplateStatus } from '../templates/service.ts';
 
@@ -111,12 +113,17 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
         schema: {
           tags,
           operationId: 'receiveWhatsAppCallback',
-          summary: 'Status updates from the WhatsApp Cloud API (signed with X-Hub-Signature-256)',
+          summary:
+            'Status updates and customers’ messages from the WhatsApp Cloud API (signed with X-Hub-Signature-256)',
           description:
-            'Message statuses (sent, delivered, read, failed) and template status updates, applied and emitted as `message.*` and `template.status_changed` events. A missing or wrong signature is refused with 401 and logged; nothing is applied.',
+            'Message statuses (sent, delivered, read, failed) and template status updates, applied and emitted as `message.*` and `template.status_changed` events; customers’ messages, stored once each (`message.received`, their conversation and customer service window). A missing or wrong signature is refused with 401 and logged; nothing is applied.',
           params: Params,
           response: {
-            200: Type.Object({ applied: Type.Integer({ description: 'Updates that changed something.' }) }),
+            200: Type.Object({
+              applied: Type.Integer({
+                description: 'Updates that changed something, and new messages stored.',
+              }),
+            }),
           },
         },
       },
@@ -143,12 +150,22 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
         }
         const updates = parseCallback(payload);
         for (const u of updates) {
-          if (u.kind === 'inbound_message')
-            request.log.info({ accountId }, 'inbound WhatsApp message (not handled yet)');
-          else if (u.kind === 'unknown')
+          if (u.kind === 'unknown')
             request.log.info({ accountId, field: u.field }, 'WhatsApp callback field ignored');
         }
-        return { applied: await apply(accountId, updates) };
+        let applied = await apply(accountId, updates);
+        // Customers' messages, in a transaction of their own (a redelivery of either part repeats
+        // nothing: statuses only move forward, and a stored message id is not stored again).
+        const inbound = updates.flatMap((u) => (u.kind === 'inbound_message' ? [u.message] : []));
+        if (inbound.length > 0) {
+          const received = await receiveInbound(
+            ctx,
+            { accountId, provider: 'whatsapp_cloud', sandbox: false },
+            inbound,
+          );
+          applied += received.filter((r) => !r.duplicate).length;
+        }
+        return { applied };
       },
     );
   };

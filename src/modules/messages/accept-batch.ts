@@ -170,7 +170,8 @@ async function createContacts(
 }
 
 /**
- * Writes the accepted messages, their debits and ledger rows, the wallets' new balances, the
+ * Writes the accepted messages (each joining its recipient's open conversation, if any), their
+ * debits and ledger rows, the wallets' new balances, the conversations' last activity, the
  * batch's API call counts and the messages' dispatch jobs: one statement. (It sends no NOTIFY:
  * the caller wakes the dispatchers once it committed, with wakeDispatchers.) A ledger row is
  * written only for a message that was (its Idempotency-Key may already have one), and a wallet
@@ -184,18 +185,30 @@ async function createContacts(
 function writeSql(jobs: Jobs): string {
   return `
   WITH msg AS (
-    INSERT INTO messages (id, account_id, contact_id, direction, type, phone, content, template_id, status,
-                          provider, sandbox, country, category, list_price_micros, charged_micros, free_reason,
-                          idempotency_key, bulk_job_id, bulk_index, created_at, updated_at)
-    SELECT m.id, m.account_id, m.contact_id, 'outbound', m.type, m.phone, m.content, m.template_id, 'queued',
+    INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id,
+                          status, provider, sandbox, country, category, list_price_micros, charged_micros,
+                          free_reason, idempotency_key, bulk_job_id, bulk_index, created_at, updated_at)
+    SELECT m.id, m.account_id, m.contact_id, cv.id, 'outbound', m.type, m.phone, m.content, m.template_id, 'queued',
            m.provider, m.sandbox, m.country, m.category, m.list_price_micros, m.charged_micros, m.free_reason,
            m.idempotency_key, m.bulk_job_id, m.bulk_index, $4, $4
       FROM jsonb_to_recordset($1::jsonb) AS m (id text, account_id text, contact_id text, type text, phone text,
            content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
            list_price_micros bigint, charged_micros bigint, free_reason text, idempotency_key text,
            bulk_job_id text, bulk_index integer)
+      -- The recipient's open conversation, if any, takes the message in.
+      LEFT JOIN conversations cv ON cv.account_id = m.account_id AND cv.contact_id = m.contact_id
+                                AND cv.status = 'open'
     ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${MESSAGE_COLUMNS}
+  ), conversed AS (
+    -- The business wrote: the conversation's last activity, and nothing left unread.
+    UPDATE conversations cv SET last_message_at = greatest(cv.last_message_at, $4), unread_count = 0,
+           last_message_id = CASE WHEN $4 >= cv.last_message_at THEN t.last_id ELSE cv.last_message_id END,
+           updated_at = $4
+      FROM (SELECT conversation_id, max(id) AS last_id FROM msg WHERE conversation_id IS NOT NULL
+             GROUP BY conversation_id) t
+     WHERE cv.id = t.conversation_id
+    RETURNING 1
   ), ledger AS (
     INSERT INTO wallet_transactions (id, account_id, type, amount_micros, balance_after_micros, currency, reference, description)
     SELECT l.id, l.account_id, 'debit', -l.amount, l.balance_after, l.currency, l.message_id, l.description

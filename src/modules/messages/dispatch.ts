@@ -21,7 +21,7 @@ import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import type { TemplateRow } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
-import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
+import { MESSAGE_COLUMNS, type MessageRow, type OutboundContent } from './repo.ts';
 import { changesOf, type SandboxPlay, scheduleLater, split } from './sandbox-job.ts';
 import { applyStatuses, type TargetedChange } from './status.ts';
 
@@ -58,7 +58,8 @@ async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promi
 const MAX_RETRY_DELAY_SECONDS = 3600;
 
 function contentOf(message: MessageRow, template: Loaded['template']): MessageContent | ProviderError {
-  const c = message.content;
+  // Only outbound messages are dispatched.
+  const c = message.content as OutboundContent;
   if ('template' in c) {
     if (!template) {
       return {

@@ -1,5 +1,5 @@
 // Message rows. Every read is scoped by account_id: another account's id finds nothing.
-import type { Provider } from '../../channels/types.ts';
+import type { InboundContent, Provider } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/db.ts';
 import type { Page } from '../../kernel/pagination.ts';
 import type { PriceCategory } from '../pricing/prices.ts';
@@ -7,7 +7,10 @@ import type { PriceCategory } from '../pricing/prices.ts';
 export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
 
 /** What messages.content holds: the message as the API shows it, one key per type. */
-export type StoredContent =
+export type StoredContent = OutboundContent | InboundStoredContent;
+
+/** What the business sent. */
+export type OutboundContent =
   | {
       template: {
         id: string;
@@ -22,10 +25,21 @@ export type StoredContent =
   | { media: { kind: string; url: string; caption?: string; filename?: string } }
   | { interactive: Record<string, unknown> };
 
+/** What a customer sent (channels/types.ts), with the message it answers, if any. */
+export type InboundStoredContent = InboundContent & { context?: MessageContext };
+
+/** The message an inbound one answers: Tidings' id when it is one of ours, and the provider's. */
+export interface MessageContext {
+  messageId: string | null;
+  providerMessageId: string;
+}
+
 export interface MessageRow {
   id: string;
   account_id: string;
   contact_id: string | null;
+  /** The conversation it belongs to (none for an outbound message sent while none was open). */
+  conversation_id: string | null;
   direction: 'outbound' | 'inbound';
   type: string;
   phone: string;
@@ -54,7 +68,7 @@ export interface MessageRow {
 }
 
 export const MESSAGE_COLUMNS =
-  'id, account_id, contact_id, direction, type, phone, content, template_id, status, error, provider, sandbox, ' +
+  'id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id, status, error, provider, sandbox, ' +
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, created_at, sent_at, delivered_at, read_at, failed_at, updated_at';
 

@@ -1,14 +1,12 @@
 // POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, usageCounted, usageToCount } from '../../kernel/access.ts';
+import { accountOf } from '../../kernel/access.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { money } from '../../kernel/money.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { invalidFields, normalizePhone } from '../contacts/fields.ts';
-import { acceptMessage } from './accept.ts';
 import { estimate } from './estimate.ts';
-import { prepareMessage, templateLookup } from './prepare.ts';
 import { findMessage, listMessages } from './repo.ts';
 import {
   EstimateBody,
@@ -18,6 +16,7 @@ import {
   MessageSchema,
   SendMessageBody,
 } from './schemas.ts';
+import { sendForRequest } from './send-request.ts';
 import { toMessage } from './view.ts';
 
 export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -42,25 +41,9 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const account = accountOf(request);
-        const prepared = await prepareMessage(request.body, {
-          countryCode: account.countryCode,
-          lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
-        });
-        const accepted = await acceptMessage(
-          ctx,
-          {
-            account,
-            mode: request.principal!.mode,
-            idempotencyKey: request.idempotency?.key ?? null,
-            usage: usageToCount(request),
-          },
-          prepared,
-        );
-        if (accepted.usageCounted) usageCounted(request);
-        if (accepted.kind === 'refused') throw accepted.error;
+        const message = await sendForRequest(ctx, request, request.body);
         reply.status(202);
-        return toMessage(accepted.message);
+        return message;
       },
     );
 

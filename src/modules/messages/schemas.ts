@@ -105,6 +105,32 @@ const InteractiveSchema = Type.Object(
   },
 );
 
+/** A message's media as shown: what was sent (`url`), or what a customer sent (`id` and its details). */
+const MediaView = Type.Object({
+  kind: Type.String({ description: 'image, video, audio, document, or (inbound) sticker.' }),
+  url: Type.Optional(Type.String({ description: 'Outbound: the link sent.' })),
+  id: Type.Optional(
+    Type.String({ description: "Inbound: the provider's media id (fetch it from the provider)." }),
+  ),
+  mimeType: Type.Optional(nullable(Type.String())),
+  sha256: Type.Optional(nullable(Type.String())),
+  caption: Type.Optional(nullable(Type.String())),
+  filename: Type.Optional(nullable(Type.String())),
+  voice: Type.Optional(Type.Boolean({ description: 'Inbound audio: recorded as a voice note.' })),
+  animated: Type.Optional(Type.Boolean({ description: 'Inbound sticker: animated.' })),
+});
+
+/** An interactive message as shown: what was sent (buttons, list), or the customer's tap on one. */
+const InteractiveView = Type.Object({
+  ...Type.Partial(InteractiveSchema).properties,
+  kind: Type.String({ description: 'Outbound: buttons or list. Inbound: button_reply or list_reply.' }),
+  id: Type.Optional(Type.String({ description: 'Inbound: the id of the button or row tapped.' })),
+  title: Type.Optional(Type.String({ description: 'Inbound: its title.' })),
+  description: Type.Optional(
+    nullable(Type.String({ description: 'Inbound list_reply: the row’s description.' })),
+  ),
+});
+
 /** What to send, without the recipient. */
 export const messageFields = {
   type: Type.Optional(
@@ -196,10 +222,18 @@ export const MessageSchema = Type.Object(
   {
     id: Type.String({ examples: ['msg_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
     direction: Type.Union([Type.Literal('outbound'), Type.Literal('inbound')]),
-    type: Type.String({ description: 'template, text, media or interactive.' }),
+    type: Type.String({
+      description:
+        'Outbound: template, text, media or interactive. Inbound: text, media, interactive (a reply button or list row tapped), button (a template quick reply tapped), reaction, location, contacts, or unsupported (a type Tidings does not model, kept whole).',
+    }),
     to: nullable(Type.String({ description: 'Outbound: the recipient.' })),
     from: nullable(Type.String({ description: 'Inbound: the sender.' })),
     contactId: nullable(Type.String()),
+    conversationId: nullable(
+      Type.String({
+        description: 'The conversation it belongs to; null for one sent while the contact had none open.',
+      }),
+    ),
     status: MessageStatusSchema,
     template: nullable(
       Type.Object({
@@ -212,8 +246,62 @@ export const MessageSchema = Type.Object(
       }),
     ),
     text: nullable(Type.String()),
-    media: nullable(Type.Object(MediaSchema.properties)),
-    interactive: nullable(Type.Object(InteractiveSchema.properties)),
+    media: nullable(MediaView),
+    interactive: nullable(InteractiveView),
+    button: nullable(
+      Type.Object(
+        { text: Type.String(), payload: nullable(Type.String()) },
+        { description: 'Inbound type button.' },
+      ),
+    ),
+    reaction: nullable(
+      Type.Object(
+        {
+          messageId: nullable(
+            Type.String({ description: 'The message reacted to, when it is one of ours.' }),
+          ),
+          providerMessageId: Type.String(),
+          emoji: Type.String({ description: 'Empty: the customer removed the reaction.' }),
+        },
+        { description: 'Inbound type reaction.' },
+      ),
+    ),
+    location: nullable(
+      Type.Object(
+        {
+          latitude: Type.Number(),
+          longitude: Type.Number(),
+          name: nullable(Type.String()),
+          address: nullable(Type.String()),
+          url: nullable(Type.String()),
+        },
+        { description: 'Inbound type location.' },
+      ),
+    ),
+    contacts: nullable(
+      Type.Array(Type.Object({}, { additionalProperties: true }), {
+        description:
+          'Inbound type contacts: the cards as WhatsApp sends them (name, phones, emails, org, …).',
+      }),
+    ),
+    unsupported: nullable(
+      Type.Object(
+        {
+          providerType: Type.String({ description: "The provider's type for it (order, system, …)." }),
+          raw: Type.Unknown({ description: "The provider's message, whole." }),
+        },
+        { description: 'Inbound type unsupported.' },
+      ),
+    ),
+    context: nullable(
+      Type.Object(
+        {
+          messageId: nullable(Type.String({ description: 'The message answered, when it is one of ours.' })),
+          providerMessageId: Type.String(),
+        },
+        { description: 'Inbound: the message this one answers (a reply, a button tapped).' },
+      ),
+    ),
     channel: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
       description: 'The provider that carries it.',
     }),

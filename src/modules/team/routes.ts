@@ -79,7 +79,7 @@ export function teamRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        await removeMember(ctx.db, accountOf(request).id, request.params.id);
+        await removeMember(ctx, accountOf(request).id, request.params.id);
         reply.status(204);
       },
     );

@@ -2,6 +2,7 @@
 import { type Database, sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
 import { type ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
+import { type ConversationServices, unassignMember } from '../conversations/service.ts';
 import {
   countMembers,
   deleteMember,
@@ -65,6 +66,10 @@ export async function getMember(db: Database, accountId: string, id: string): Pr
   return row;
 }
 
-export async function removeMember(db: Database, accountId: string, id: string): Promise<void> {
-  if (!(await deleteMember(db, accountId, id))) throw notFound('team member');
+/** Removes a member; the conversations assigned to them are assigned to nobody (with their events). */
+export async function removeMember(s: ConversationServices, accountId: string, id: string): Promise<void> {
+  await s.db.transaction(async (tx) => {
+    if (!(await deleteMember(tx, accountId, id))) throw notFound('team member');
+    await unassignMember(s, tx, accountId, id);
+  });
 }

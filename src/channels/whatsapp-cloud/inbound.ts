@@ -1,0 +1,188 @@
+// One customer message from Meta's `messages` webhook (an element of `value.messages[]`) turned into
+// Tidings' InboundMessage. The rule is "never lose a message": a type Tidings models but whose fields
+// are missing or mistyped, and any type it does not model (order, system, unsupported, whatever Meta
+// adds next), comes back as `unsupported` with Meta's message whole. Only a message without an id,
+// a sender or a time is refused (null), since it could be neither stored once nor shown in order.
+import type { InboundContent, InboundMediaKind, InboundMessage, InboundType } from '../types.ts';
+
+type Json = Record<string, unknown>;
+
+/** What a message's content parses to; null when the fields its type needs are missing or mistyped. */
+type Parsed = { type: InboundType; content: InboundContent } | null;
+
+/**
+ * The InboundMessage for one of Meta's `value.messages[]`, given the `value.contacts[]` entry of its
+ * sender (or null); null when it has no usable id, sender or timestamp. Never throws.
+ */
+export function parseInboundMessage(
+  message: unknown,
+  contact: Record<string, unknown> | null,
+): InboundMessage | null {
+  // The payload came off the wire: whatever shape it has, a bad message must not take its batch
+  // (and the callback's other updates) down with it.
+  try {
+    return parse(message, contact);
+  } catch {
+    return null;
+  }
+}
+
+function parse(message: unknown, contact: Json | null): InboundMessage | null {
+  if (!isRecord(message)) return null;
+  const providerMessageId = optionalString(message.id);
+  const from = phoneNumber(message.from);
+  const sentAt = unixSeconds(message.timestamp);
+  if (!providerMessageId || !from || !sentAt) return null;
+  const providerType = typeof message.type === 'string' ? message.type : '';
+  const parsed = parseContent(providerType, message) ?? {
+    type: 'unsupported',
+    content: { unsupported: { providerType, raw: message } },
+  };
+  return {
+    providerMessageId,
+    from,
+    profileName: profileName(contact),
+    sentAt,
+    type: parsed.type,
+    content: parsed.content,
+    replyTo: isRecord(message.context) ? optionalString(message.context.id) : null,
+  };
+}
+
+function parseContent(providerType: string, message: Json): Parsed {
+  // Meta names the content after the type: `{ type: 'image', image: {...} }`.
+  switch (providerType) {
+    case 'text':
+      return text(message.text);
+    case 'image':
+    case 'video':
+    case 'audio':
+    case 'document':
+    case 'sticker':
+      return media(providerType, message[providerType]);
+    case 'interactive':
+      return interactive(message.interactive);
+    case 'button':
+      return button(message.button);
+    case 'reaction':
+      return reaction(message.reaction);
+    case 'location':
+      return location(message.location);
+    case 'contacts':
+      return contacts(message.contacts);
+    default:
+      return null;
+  }
+}
+
+function text(body: unknown): Parsed {
+  if (!isRecord(body) || typeof body.body !== 'string') return null;
+  return { type: 'text', content: { text: { body: body.body } } };
+}
+
+function media(kind: InboundMediaKind, body: unknown): Parsed {
+  if (!isRecord(body)) return null;
+  const id = optionalString(body.id);
+  if (!id) return null;
+  return {
+    type: 'media',
+    content: {
+      media: {
+        kind,
+        id,
+        mimeType: optionalString(body.mime_type),
+        sha256: optionalString(body.sha256),
+        caption: optionalString(body.caption),
+        filename: optionalString(body.filename),
+        voice: body.voice === true,
+        animated: body.animated === true,
+      },
+    },
+  };
+}
+
+/** A reply-button tap or a list-row choice; other interactive replies (Flows' nfm_reply) are not modelled. */
+function interactive(body: unknown): Parsed {
+  if (!isRecord(body)) return null;
+  const kind = body.type;
+  if (kind !== 'button_reply' && kind !== 'list_reply') return null;
+  const reply = body[kind];
+  if (!isRecord(reply) || typeof reply.id !== 'string' || typeof reply.title !== 'string') return null;
+  // Meta gives a description for list rows only.
+  const description = optionalString(reply.description);
+  return {
+    type: 'interactive',
+    content: { interactive: { kind, id: reply.id, title: reply.title, description } },
+  };
+}
+
+/** A template's quick-reply button: `text` is its label, `payload` what the template set (if any). */
+function button(body: unknown): Parsed {
+  if (!isRecord(body) || typeof body.text !== 'string') return null;
+  return { type: 'button', content: { button: { text: body.text, payload: optionalString(body.payload) } } };
+}
+
+/** Meta leaves `emoji` out when the customer takes a reaction back: stored as ''. */
+function reaction(body: unknown): Parsed {
+  if (!isRecord(body)) return null;
+  const providerMessageId = optionalString(body.message_id);
+  const emoji = body.emoji ?? '';
+  if (!providerMessageId || typeof emoji !== 'string') return null;
+  // Tidings' own id of the message reacted to is the storage layer's to find.
+  return { type: 'reaction', content: { reaction: { providerMessageId, messageId: null, emoji } } };
+}
+
+/** A shared place: a dropped pin has only coordinates; a named place also its name, address and url. */
+function location(body: unknown): Parsed {
+  if (!isRecord(body) || !isCoordinate(body.latitude, 90) || !isCoordinate(body.longitude, 180)) return null;
+  return {
+    type: 'location',
+    content: {
+      location: {
+        latitude: body.latitude,
+        longitude: body.longitude,
+        name: optionalString(body.name),
+        address: optionalString(body.address),
+        url: optionalString(body.url),
+      },
+    },
+  };
+}
+
+/** Contact cards are kept as Meta sends them: every part of a card is optional and Tidings shows them as such. */
+function contacts(body: unknown): Parsed {
+  if (!Array.isArray(body) || body.length === 0 || !body.every(isRecord)) return null;
+  return { type: 'contacts', content: { contacts: body } };
+}
+
+function profileName(contact: Json | null): string | null {
+  const profile = contact && isRecord(contact.profile) ? contact.profile : null;
+  return profile ? optionalString(profile.name) : null;
+}
+
+/** Meta writes the sender as digits without the plus; Tidings keeps E.164 with it. */
+function phoneNumber(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const found = /^\+?(\d{1,15})$/.exec(value.trim());
+  return found ? `+${found[1]}` : null;
+}
+
+/** Meta sends timestamps as strings of Unix seconds. */
+function unixSeconds(value: unknown): Date | null {
+  const seconds = typeof value === 'number' ? String(value) : value;
+  if (typeof seconds !== 'string' || !/^\d{1,12}$/.test(seconds)) return null;
+  return new Date(Number(seconds) * 1000);
+}
+
+function isCoordinate(value: unknown, limit: number): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= limit;
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An optional text field: absent, empty or not a string is null. */
+function optionalString(value: unknown): string | null {
+  return typeof value === 'string' && value ? value : null;
+}

@@ -1,0 +1,241 @@
+// A customer's messages arriving, from any channel (the WhatsApp Cloud callback, the sandbox's
+// POST /sandbox/inbound-messages). Each one, in one transaction with the rest of its batch:
+//   - is stored once: a provider message id already stored is a redelivery and changes nothing;
+//   - finds or makes the sender's contact, and (re)opens the customer service window on it (the
+//     contact's last_inbound_at, which the send path reads: 24 hours from the customer's message);
+//   - continues the contact's open conversation, or opens a new one, which takes in the business's
+//     messages sent since the contact's previous conversation closed (the template the customer is
+//     answering belongs to the conversation the answer opens);
+//   - emits message.received, and conversation.opened / contact.created where it made them.
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { InboundContent, InboundMessage, Provider } from '../../channels/types.ts';
+import { type Database, sqlState, type Tx } from '../../kernel/db.ts';
+import type { EventInput, EventOutbox } from '../../kernel/events.ts';
+import { newId } from '../../kernel/ids.ts';
+import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { toContact } from '../contacts/schemas.ts';
+import {
+  MESSAGE_COLUMNS,
+  type MessageContext,
+  type MessageRow,
+  type StoredContent,
+} from '../messages/repo.ts';
+import { toMessage } from '../messages/view.ts';
+import { CONVERSATION_COLUMNS, type ConversationRow, findConversation } from './repo.ts';
+import { toConversation } from './schemas.ts';
+
+export interface InboundServices {
+  db: Database;
+  events: EventOutbox;
+  now: () => Date;
+}
+
+export interface InboundSource {
+  accountId: string;
+  provider: Provider;
+  /** Came through the sandbox (a sandbox key's simulated customer). */
+  sandbox: boolean;
+}
+
+export interface InboundResult {
+  /** The stored message: the new one, or, for a redelivery, the one stored the first time. */
+  message: MessageRow;
+  duplicate: boolean;
+}
+
+/** Raised inside the transaction when a concurrent delivery of the same message won the insert. */
+class RacedDuplicate extends Error {}
+
+const RETRYABLE = new Set(['40P01', '40001', '23505']);
+
+/** Stores a channel's inbound messages (see the top of this file); answers them in the order given. */
+export async function receiveInbound(
+  s: InboundServices,
+  source: InboundSource,
+  messages: InboundMessage[],
+): Promise<InboundResult[]> {
+  // One sender's messages in the order sent, senders in a fixed order: two batches never lock
+  // contacts in a cycle.
+  const order = messages
+    .map((m, i) => ({ m: { ...m, from: e164(m.from) }, i }))
+    .sort(
+      (a, b) => a.m.from.localeCompare(b.m.from) || a.m.sentAt.getTime() - b.m.sentAt.getTime() || a.i - b.i,
+    );
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const results = await s.db.transaction(async (tx) => {
+        const out: InboundResult[] = new Array(messages.length);
+        for (const { m, i } of order) out[i] = await receiveOne(s, tx, source, m);
+        return out;
+      });
+      return results;
+    } catch (err) {
+      // A redelivery racing the first delivery, or two batches of one contact crossing: run again
+      // (the rolled-back attempt wrote nothing; the next one finds what the other committed).
+      const raced = err instanceof RacedDuplicate || RETRYABLE.has(sqlState(err) ?? '');
+      if (!raced || attempt >= 4) throw err;
+    }
+  }
+}
+
+/** Meta's numbers come without the plus; a number libphonenumber cannot read is kept as given. */
+function e164(from: string): string {
+  const raw = from.startsWith('+') ? from : `+${from}`;
+  const parsed = parsePhoneNumberFromString(raw);
+  return parsed?.isValid() ? parsed.number : raw;
+}
+
+async function receiveOne(
+  s: InboundServices,
+  tx: Tx,
+  source: InboundSource,
+  m: InboundMessage,
+): Promise<InboundResult> {
+  const { accountId } = source;
+  const existing = await tx.query<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE account_id = $1 AND provider_message_id = $2`,
+    [accountId, m.providerMessageId],
+  );
+  if (existing.rows[0]) return { message: existing.rows[0], duplicate: true };
+
+  const now = s.now();
+  const events: EventInput[] = [];
+  const contact = await lockOrCreateContact(tx, accountId, m, now, events);
+  // The window runs from when the customer wrote (never from the future, whatever the clock said).
+  const wroteAt = new Date(Math.min(m.sentAt.getTime(), now.getTime()));
+  await tx.query(
+    `UPDATE contacts SET last_inbound_at = greatest(last_inbound_at, $3)
+      WHERE account_id = $1 AND id = $2`,
+    [accountId, contact.id, wroteAt],
+  );
+
+  const { conversation, opened } = await openOrContinue(tx, accountId, contact, now);
+  const id = newId('message');
+  const inserted = await tx.query<MessageRow>(
+    `INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, status,
+                           provider, sandbox, provider_message_id, created_at, sent_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'inbound', $5, $6, $7, 'received', $8, $9, $10, $11, $12, $11)
+     ON CONFLICT (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+     RETURNING ${MESSAGE_COLUMNS}`,
+    [
+      id,
+      accountId,
+      contact.id,
+      conversation.id,
+      m.type,
+      contact.phone,
+      JSON.stringify(await storedContent(tx, accountId, m)),
+      source.provider,
+      source.sandbox,
+      m.providerMessageId,
+      now,
+      m.sentAt,
+    ],
+  );
+  const message = inserted.rows[0];
+  if (!message) throw new RacedDuplicate();
+
+  await tx.query(
+    `UPDATE conversations SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
+            last_inbound_at = greatest(last_inbound_at, $5), unread_count = unread_count + 1, updated_at = $3
+      WHERE account_id = $1 AND id = $2`,
+    [accountId, conversation.id, now, message.id, wroteAt],
+  );
+  events.push({ type: 'message.received', accountId, data: toMessage(message) });
+  if (opened) {
+    const view = await findConversation(tx, accountId, conversation.id);
+    events.push({ type: 'conversation.opened', accountId, data: toConversation(view!, now) });
+  }
+  await s.events.emitMany(tx, events);
+  return { message, duplicate: false };
+}
+
+/** The sender's contact, locked for this transaction; made (contact.created) if the number is new. */
+async function lockOrCreateContact(
+  tx: Tx,
+  accountId: string,
+  m: InboundMessage,
+  now: Date,
+  events: EventInput[],
+): Promise<ContactRow> {
+  const find = () =>
+    tx.query<ContactRow>(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND phone = $2 FOR NO KEY UPDATE`,
+      [accountId, m.from],
+    );
+  const found = (await find()).rows[0];
+  if (found) return found;
+  const { rows } = await tx.query<ContactRow>(
+    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $5)
+     ON CONFLICT (account_id, phone) DO NOTHING
+     RETURNING ${CONTACT_COLUMNS}`,
+    [newId('contact'), accountId, m.from, m.profileName?.trim().slice(0, 200) || null, now],
+  );
+  const created = rows[0];
+  if (created) {
+    events.push({ type: 'contact.created', accountId, data: toContact(created) });
+    return created;
+  }
+  // Made meanwhile by another transaction (a send to the number, the API): a new statement sees it.
+  return (await find()).rows[0]!;
+}
+
+/**
+ * The contact's open conversation, or a new one. A new conversation takes in the business's
+ * messages to the contact that are in no conversation and were sent since its previous one closed.
+ */
+async function openOrContinue(
+  tx: Tx,
+  accountId: string,
+  contact: ContactRow,
+  now: Date,
+): Promise<{ conversation: ConversationRow; opened: boolean }> {
+  const { rows } = await tx.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+      WHERE account_id = $1 AND contact_id = $2 AND status = 'open' FOR UPDATE`,
+    [accountId, contact.id],
+  );
+  if (rows[0]) return { conversation: rows[0], opened: false };
+  const created = await tx.query<ConversationRow>(
+    `INSERT INTO conversations (id, account_id, contact_id, phone, status, last_message_at, opened_at,
+                                created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'open', $5, $5, $5, $5)
+     RETURNING ${CONVERSATION_COLUMNS}`,
+    [newId('conversation'), accountId, contact.id, contact.phone, now],
+  );
+  const conversation = created.rows[0]!;
+  await tx.query(
+    `UPDATE messages SET conversation_id = $3
+      WHERE account_id = $1 AND phone = $4 AND contact_id = $2 AND conversation_id IS NULL
+        AND direction = 'outbound'
+        AND created_at > coalesce((SELECT max(closed_at) FROM conversations
+                                    WHERE account_id = $1 AND contact_id = $2), '-infinity')`,
+    [accountId, contact.id, conversation.id, contact.phone],
+  );
+  return { conversation, opened: true };
+}
+
+/** The content to store: the channel's, with Tidings' own ids for the messages it refers to. */
+async function storedContent(tx: Tx, accountId: string, m: InboundMessage): Promise<StoredContent> {
+  const referred = [m.replyTo, 'reaction' in m.content ? m.content.reaction.providerMessageId : null].filter(
+    (id): id is string => !!id,
+  );
+  const ours = new Map<string, string>();
+  if (referred.length > 0) {
+    const { rows } = await tx.query<{ id: string; provider_message_id: string }>(
+      `SELECT id, provider_message_id FROM messages WHERE account_id = $1 AND provider_message_id = ANY($2::text[])`,
+      [accountId, referred],
+    );
+    for (const r of rows) ours.set(r.provider_message_id, r.id);
+  }
+  let content: InboundContent = m.content;
+  if ('reaction' in content) {
+    const { reaction } = content;
+    content = { reaction: { ...reaction, messageId: ours.get(reaction.providerMessageId) ?? null } };
+  }
+  const context: MessageContext | undefined = m.replyTo
+    ? { providerMessageId: m.replyTo, messageId: ours.get(m.replyTo) ?? null }
+    : undefined;
+  return context ? { ...content, context } : content;
+}

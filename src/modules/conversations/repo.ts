@@ -1,0 +1,181 @@
+// Conversation rows. Every function takes the account: another tenant's conversation is not found.
+import type { Sql } from '../../kernel/db.ts';
+import { invalid } from '../../kernel/errors.ts';
+import { MESSAGE_COLUMNS, type MessageRow } from '../messages/repo.ts';
+
+export type ConversationStatus = 'open' | 'closed';
+
+export interface ConversationRow {
+  id: string;
+  account_id: string;
+  contact_id: string;
+  phone: string;
+  status: ConversationStatus;
+  assignee_id: string | null;
+  last_inbound_at: Date | null;
+  last_message_at: Date;
+  last_message_id: string | null;
+  unread_count: number;
+  opened_at: Date;
+  closed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A conversation with what its view shows beside it: the contact's window and the last message. */
+export interface ConversationView extends ConversationRow {
+  /** The contact's last inbound message, in any conversation: the customer service window's start. */
+  contact_last_inbound_at: Date | null;
+  last_message: MessageRow | null;
+}
+
+export const CONVERSATION_COLUMNS =
+  'id, account_id, contact_id, phone, status, assignee_id, last_inbound_at, last_message_at, last_message_id, ' +
+  'unread_count, opened_at, closed_at, created_at, updated_at';
+
+const columnsOf = (alias: string, columns: string) =>
+  columns
+    .split(', ')
+    .map((c) => `${alias}.${c}`)
+    .join(', ');
+
+/** Selects conversations `cv` with their view's extras; `where` filters `cv`. */
+const viewSql = (where: string, tail = '') => `
+  SELECT ${columnsOf('cv', CONVERSATION_COLUMNS)},
+         ct.last_inbound_at AS contact_last_inbound_at,
+         CASE WHEN m.id IS NULL THEN NULL ELSE row_to_json(m) END AS last_message
+    FROM conversations cv
+    LEFT JOIN contacts ct ON ct.id = cv.contact_id AND ct.account_id = cv.account_id
+    LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages
+                        WHERE id = cv.last_message_id AND account_id = cv.account_id) m ON true
+   WHERE ${where} ${tail}`;
+
+/** row_to_json gives timestamps as strings: back to Dates, as a message row has them. */
+function reviveMessage(raw: unknown): MessageRow | null {
+  if (!raw) return null;
+  const m = raw as Record<string, unknown>;
+  for (const k of [
+    'created_at',
+    'sent_at',
+    'delivered_at',
+    'read_at',
+    'failed_at',
+    'refunded_at',
+    'updated_at',
+  ])
+    if (typeof m[k] === 'string') m[k] = new Date(m[k] as string);
+  for (const k of ['list_price_micros', 'charged_micros']) m[k] = Number(m[k]);
+  return m as unknown as MessageRow;
+}
+
+function toView(row: ConversationView): ConversationView {
+  return { ...row, last_message: reviveMessage(row.last_message) };
+}
+
+export async function findConversation(
+  sql: Sql,
+  accountId: string,
+  id: string,
+): Promise<ConversationView | null> {
+  const { rows } = await sql.query<ConversationView>(viewSql('cv.account_id = $1 AND cv.id = $2'), [
+    accountId,
+    id,
+  ]);
+  return rows[0] ? toView(rows[0]) : null;
+}
+
+/** Locks a conversation for a change of its state; null when the account has no such conversation. */
+export async function lockConversation(
+  sql: Sql,
+  accountId: string,
+  id: string,
+): Promise<ConversationRow | null> {
+  const { rows } = await sql.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+    [accountId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findOpenConversation(
+  sql: Sql,
+  accountId: string,
+  contactId: string,
+): Promise<ConversationRow | null> {
+  const { rows } = await sql.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+      WHERE account_id = $1 AND contact_id = $2 AND status = 'open'`,
+    [accountId, contactId],
+  );
+  return rows[0] ?? null;
+}
+
+export interface ConversationFilters {
+  status?: ConversationStatus;
+  assigneeId?: string;
+  unassigned?: boolean;
+  contactId?: string;
+}
+
+/** The list's position: the last conversation seen, by last activity then id. */
+export interface ActivityPage {
+  limit: number;
+  after: { at: Date; id: string } | null;
+}
+
+export function readActivityCursor(query: { limit?: number; cursor?: string }): ActivityPage {
+  const limit = query.limit ?? 20;
+  if (!query.cursor) return { limit, after: null };
+  const [at, id] = Buffer.from(query.cursor, 'base64url').toString('utf8').split('|');
+  const time = Number(at);
+  if (!id || !/^cnv_[0-9a-z]{26}$/.test(id) || !Number.isSafeInteger(time))
+    throw invalid('cursor', 'is not a cursor this API returned');
+  return { limit, after: { at: new Date(time), id } };
+}
+
+export function activityCursor(row: ConversationRow): string {
+  return Buffer.from(`${row.last_message_at.getTime()}|${row.id}`, 'utf8').toString('base64url');
+}
+
+/** Conversations by last activity, most recent first (then newest id first). */
+export async function listConversations(
+  sql: Sql,
+  accountId: string,
+  page: ActivityPage,
+  filters: ConversationFilters,
+): Promise<ConversationView[]> {
+  const params: unknown[] = [accountId];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = ['cv.account_id = $1'];
+  if (page.after)
+    where.push(
+      `(cv.last_message_at, cv.id) < (${param(page.after.at)}::timestamptz, ${param(page.after.id)})`,
+    );
+  if (filters.status) where.push(`cv.status = ${param(filters.status)}`);
+  if (filters.assigneeId) where.push(`cv.assignee_id = ${param(filters.assigneeId)}`);
+  if (filters.unassigned) where.push('cv.assignee_id IS NULL');
+  if (filters.contactId) where.push(`cv.contact_id = ${param(filters.contactId)}`);
+  const { rows } = await sql.query<ConversationView>(
+    viewSql(where.join(' AND '), `ORDER BY cv.last_message_at DESC, cv.id DESC LIMIT ${page.limit + 1}`),
+    params,
+  );
+  return rows.map(toView);
+}
+
+/** A conversation's messages in both directions, newest first. */
+export async function listConversationMessages(
+  sql: Sql,
+  accountId: string,
+  conversationId: string,
+  page: { limit: number; before: string | null },
+): Promise<MessageRow[]> {
+  const params: unknown[] = [accountId, conversationId];
+  const before = page.before ? `AND id < $${params.push(page.before)}` : '';
+  const { rows } = await sql.query<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages
+      WHERE conversation_id = $2 AND account_id = $1 ${before}
+      ORDER BY id DESC LIMIT ${page.limit + 1}`,
+    params,
+  );
+  return rows;
+}

@@ -1,0 +1,198 @@
+// /conversations: list, get, history, reply, assign, close, reopen.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access.ts';
+import { conflict, notFound } from '../../kernel/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { MessageSchema } from '../messages/schemas.ts';
+import { sendForRequest } from '../messages/send-request.ts';
+import { toMessage } from '../messages/view.ts';
+import {
+  activityCursor,
+  findConversation,
+  listConversationMessages,
+  listConversations,
+  readActivityCursor,
+} from './repo.ts';
+import {
+  AssignBody,
+  ConversationIdParams,
+  ConversationListQuery,
+  ConversationMessagesQuery,
+  ConversationSchema,
+  ReplyBody,
+  toConversation,
+} from './schemas.ts';
+import { assignConversation, closeConversation, reopenConversation } from './service.ts';
+
+export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['conversations'];
+  const params = ConversationIdParams;
+  const response = { 200: ConversationSchema };
+
+  return async (app) => {
+    app.get(
+      '/conversations',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'listConversations',
+          summary: 'List conversations, most recent activity first',
+          description:
+            'Ordered by the last message in either direction, then newest first. A conversation whose activity changes while you page moves to the top: it may then be missing from the pages still to come (it is on the first page again).',
+          querystring: ConversationListQuery,
+          response: { 200: listOf(ConversationSchema) },
+        },
+      },
+      async (request) => {
+        const { status, assigneeId, unassigned, contactId } = request.query;
+        const page = readActivityCursor(request.query);
+        const rows = await listConversations(ctx.db, accountOf(request).id, page, {
+          status,
+          assigneeId,
+          unassigned,
+          contactId,
+        });
+        const hasMore = rows.length > page.limit;
+        const data = hasMore ? rows.slice(0, page.limit) : rows;
+        const now = ctx.now();
+        return {
+          data: data.map((row) => toConversation(row, now)),
+          nextCursor: hasMore ? activityCursor(data.at(-1)!) : null,
+        };
+      },
+    );
+
+    app.get(
+      '/conversations/:id',
+      {
+        config: ON_RESOURCE,
+        schema: {
+          tags,
+          operationId: 'getConversation',
+          summary: 'Get a conversation, with its customer service window, last message and unread count',
+          params,
+          response,
+        },
+      },
+      async (request) => {
+        const row = await findConversation(ctx.db, accountOf(request).id, request.params.id);
+        if (!row) throw notFound('conversation');
+        return toConversation(row, ctx.now());
+      },
+    );
+
+    app.get(
+      '/conversations/:id/messages',
+      {
+        config: ON_RESOURCE,
+        schema: {
+          tags,
+          operationId: 'listConversationMessages',
+          summary: "A conversation's messages in both directions, newest first",
+          description:
+            'Cursor-paginated by message id: messages that arrive while you page come before the first page and never shift the pages still to come.',
+          params,
+          querystring: ConversationMessagesQuery,
+          response: { 200: listOf(MessageSchema) },
+        },
+      },
+      async (request) => {
+        const accountId = accountOf(request).id;
+        const page = readPage(request.query);
+        if (!(await findConversation(ctx.db, accountId, request.params.id))) throw notFound('conversation');
+        const rows = await listConversationMessages(ctx.db, accountId, request.params.id, page);
+        return pageOf(rows, page, (row) => toMessage(row));
+      },
+    );
+
+    app.post(
+      '/conversations/:id/messages',
+      {
+        config: {
+          access: 'account',
+          errors: [
+            'RESOURCE_NOT_FOUND',
+            'CONFLICT',
+            'INSUFFICIENT_BALANCE',
+            'CSW_VIOLATION',
+            'TEMPLATE_NOT_APPROVED',
+          ],
+          countsUsageItself: true,
+        },
+        schema: {
+          tags,
+          operationId: 'replyInConversation',
+          summary: 'Reply to the contact of an open conversation',
+          description:
+            'The same send as POST /messages, to the conversation’s contact: a template at any time, free-form only inside the customer service window (422 `CSW_VIOLATION`), paid from the wallet. Answers 202 with the message, which joins the conversation. A closed conversation is 409: reopen it first.',
+          params,
+          body: ReplyBody,
+          response: { 202: MessageSchema },
+        },
+      },
+      async (request, reply) => {
+        const row = await findConversation(ctx.db, accountOf(request).id, request.params.id);
+        if (!row) throw notFound('conversation');
+        if (row.status !== 'open') throw conflict('The conversation is closed; reopen it to reply.');
+        const message = await sendForRequest(ctx, request, { ...request.body, to: row.phone });
+        reply.status(202);
+        return message;
+      },
+    );
+
+    app.post(
+      '/conversations/:id/assign',
+      {
+        config: ON_RESOURCE,
+        schema: {
+          tags,
+          operationId: 'assignConversation',
+          summary: 'Assign to a team member, or to nobody (null)',
+          description:
+            'Emits `conversation.assigned` (with `previousAssigneeId`) when the assignee changes. A member of another account is not found (404).',
+          params,
+          body: AssignBody,
+          response,
+        },
+      },
+      async (request) =>
+        assignConversation(ctx, accountOf(request).id, request.params.id, request.body.assigneeId),
+    );
+
+    app.post(
+      '/conversations/:id/close',
+      {
+        config: ON_RESOURCE_OR_CONFLICT,
+        schema: {
+          tags,
+          operationId: 'closeConversation',
+          summary: 'Close an open conversation',
+          description:
+            'Emits `conversation.closed`. The customer service window is the contact’s and stays as it is; the customer’s next message opens a new conversation. Closing a closed conversation is 409.',
+          params,
+          response,
+        },
+      },
+      async (request) => closeConversation(ctx, accountOf(request).id, request.params.id),
+    );
+
+    app.post(
+      '/conversations/:id/reopen',
+      {
+        config: ON_RESOURCE_OR_CONFLICT,
+        schema: {
+          tags,
+          operationId: 'reopenConversation',
+          summary: 'Reopen a closed conversation',
+          description:
+            'Emits `conversation.opened` (with `previousStatus: closed`). 409 if it is open, or if the contact has another open conversation (its id in `details`).',
+          params,
+          response,
+        },
+      },
+      async (request) => reopenConversation(ctx, accountOf(request).id, request.params.id),
+    );
+  };
+}

@@ -1,0 +1,97 @@
+// How conversations look on the wire, and the bodies and queries of their routes.
+import { Type } from 'typebox';
+import { PageQuery } from '../../kernel/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { MessageSchema, messageFields } from '../messages/schemas.ts';
+import { toMessage } from '../messages/view.ts';
+import { SERVICE_WINDOW_MS } from '../pricing/quote.ts';
+import type { ConversationView } from './repo.ts';
+
+const StatusSchema = Type.Enum(['open', 'closed'], { description: '`open` or `closed`.' });
+
+export const ConversationSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['cnv_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
+    contactId: Type.String(),
+    phone: Type.String({ description: "The contact's number when the conversation opened." }),
+    status: StatusSchema,
+    assigneeId: nullable(Type.String({ description: 'The team member it is assigned to.' })),
+    serviceWindowExpiresAt: {
+      ...NullableTimestamp,
+      description:
+        "24 hours after the contact's last message (in any conversation): until then free-form messages may be sent; null if the contact never wrote.",
+    },
+    serviceWindowOpen: Type.Boolean({ description: 'Whether the customer service window is open now.' }),
+    lastInboundAt: {
+      ...NullableTimestamp,
+      description: "The customer's last message in this conversation.",
+    },
+    lastMessageAt: { ...Timestamp, description: 'The last message in either direction: the list’s order.' },
+    lastMessage: nullable(MessageSchema),
+    unreadCount: Type.Integer({
+      minimum: 0,
+      description: "The customer's messages since the business last wrote in this conversation.",
+    }),
+    openedAt: Timestamp,
+    closedAt: NullableTimestamp,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'Conversation' },
+);
+
+export const ConversationIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+export const ConversationListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(StatusSchema),
+    assigneeId: Type.Optional(Type.String({ maxLength: 100, description: 'Assigned to this member.' })),
+    unassigned: Type.Optional(
+      Type.Boolean({ description: '`true`: only conversations assigned to nobody.' }),
+    ),
+    contactId: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ConversationMessagesQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+
+export const AssignBody = Type.Object(
+  {
+    assigneeId: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
+      description: 'A team member of the account (`usr_…`), or null to unassign.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** POST /conversations/{id}/messages: what POST /messages takes, without `to` (the contact's). */
+export const ReplyBody = Type.Object(messageFields, {
+  additionalProperties: false,
+  description:
+    'The body of POST /messages without `to`: a template (`templateName`, `templateLanguage`, `parameters`), or `type` text, media or interactive inside the customer service window.',
+});
+
+export function toConversation(row: ConversationView, now: Date) {
+  const windowEnds = row.contact_last_inbound_at
+    ? new Date(row.contact_last_inbound_at.getTime() + SERVICE_WINDOW_MS)
+    : null;
+  return {
+    id: row.id,
+    contactId: row.contact_id,
+    phone: row.phone,
+    status: row.status,
+    assigneeId: row.assignee_id,
+    serviceWindowExpiresAt: windowEnds?.toISOString() ?? null,
+    serviceWindowOpen: windowEnds !== null && now < windowEnds,
+    lastInboundAt: row.last_inbound_at?.toISOString() ?? null,
+    lastMessageAt: row.last_message_at.toISOString(),
+    lastMessage: row.last_message ? toMessage(row.last_message) : null,
+    unreadCount: row.unread_count,
+    openedAt: row.opened_at.toISOString(),
+    closedAt: row.closed_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,147 @@
+// Changing a conversation's state: assign, close, reopen. Each is one transaction that locks the
+// conversation, checks the move is allowed (409 otherwise), writes it and emits its event.
+import type { Database, Tx } from '../../kernel/db.ts';
+import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
+import type { EventInput, EventOutbox } from '../../kernel/events.ts';
+import { findMember } from '../team/repo.ts';
+import {
+  CONVERSATION_COLUMNS,
+  type ConversationRow,
+  findConversation,
+  findOpenConversation,
+  lockConversation,
+} from './repo.ts';
+import { toConversation } from './schemas.ts';
+
+export interface ConversationServices {
+  db: Database;
+  events: EventOutbox;
+  now: () => Date;
+}
+
+const notFoundConversation = (): ApiError => notFound('conversation');
+
+/** Runs `change` on the locked conversation; answers the conversation as the API shows it after. */
+async function changeConversation(
+  s: ConversationServices,
+  accountId: string,
+  id: string,
+  change: (tx: Tx, row: ConversationRow, now: Date) => Promise<EventInput['type'] | null>,
+  options: { lockContactFirst?: boolean } = {},
+) {
+  return s.db.transaction(async (tx) => {
+    // Inbound messages lock the contact, then its conversation: a change that needs the contact
+    // locks in the same order, so the two never wait on each other in a cycle.
+    if (options.lockContactFirst) await lockContactOf(tx, accountId, id);
+    const row = await lockConversation(tx, accountId, id);
+    if (!row) throw notFoundConversation();
+    const now = s.now();
+    const event = await change(tx, row, now);
+    const view = toConversation((await findConversation(tx, accountId, id))!, now);
+    if (event) {
+      const previous =
+        event === 'conversation.assigned'
+          ? { previousAssigneeId: row.assignee_id }
+          : { previousStatus: row.status };
+      await s.events.emit(tx, { type: event, accountId, data: { ...view, ...previous } });
+    }
+    return view;
+  });
+}
+
+/** Assigns to a member of the account's team (another account's member is not found), or to nobody. */
+export function assignConversation(
+  s: ConversationServices,
+  accountId: string,
+  id: string,
+  assigneeId: string | null,
+) {
+  return changeConversation(s, accountId, id, async (tx, row, now) => {
+    if (assigneeId !== null && !(await findMember(tx, accountId, assigneeId))) throw notFound('team member');
+    if (row.assignee_id === assigneeId) return null;
+    await tx.query('UPDATE conversations SET assignee_id = $2, updated_at = $3 WHERE id = $1', [
+      id,
+      assigneeId,
+      now,
+    ]);
+    return 'conversation.assigned';
+  });
+}
+
+export function closeConversation(s: ConversationServices, accountId: string, id: string) {
+  return changeConversation(s, accountId, id, async (tx, row, now) => {
+    if (row.status === 'closed') throw conflict('The conversation is already closed.');
+    await tx.query(
+      `UPDATE conversations SET status = 'closed', closed_at = $2, unread_count = 0, updated_at = $2 WHERE id = $1`,
+      [id, now],
+    );
+    return 'conversation.closed';
+  });
+}
+
+/**
+ * Reopens a closed conversation, unless the contact has another one open (409 naming it: a
+ * customer's message after the close opened a new one). The contact's row is locked first, as an
+ * inbound message locks it, so the two never both leave an open conversation behind.
+ */
+export function reopenConversation(s: ConversationServices, accountId: string, id: string) {
+  return changeConversation(
+    s,
+    accountId,
+    id,
+    async (tx, row, now) => {
+      if (row.status === 'open') throw conflict('The conversation is already open.');
+      const other = await findOpenConversation(tx, accountId, row.contact_id);
+      if (other) {
+        throw conflict('The contact has another open conversation; continue that one.', [
+          { field: 'id', issue: 'the contact has another open conversation', conversationId: other.id },
+        ]);
+      }
+      await tx.query(
+        `UPDATE conversations SET status = 'open', closed_at = NULL, updated_at = $2 WHERE id = $1`,
+        [id, now],
+      );
+      return 'conversation.opened';
+    },
+    { lockContactFirst: true },
+  );
+}
+
+async function lockContactOf(tx: Tx, accountId: string, conversationId: string): Promise<void> {
+  await tx.query(
+    `SELECT 1 FROM contacts
+      WHERE account_id = $1
+        AND id = (SELECT contact_id FROM conversations WHERE account_id = $1 AND id = $2)
+      FOR NO KEY UPDATE`,
+    [accountId, conversationId],
+  );
+}
+
+/**
+ * A team member is being removed: the conversations assigned to them are assigned to nobody, each
+ * with its conversation.assigned event, in the caller's transaction.
+ */
+export async function unassignMember(
+  s: Pick<ConversationServices, 'events' | 'now'>,
+  tx: Tx,
+  accountId: string,
+  memberId: string,
+): Promise<void> {
+  const now = s.now();
+  const { rows } = await tx.query<ConversationRow>(
+    `UPDATE conversations SET assignee_id = NULL, updated_at = $3
+      WHERE account_id = $1 AND assignee_id = $2
+      RETURNING ${CONVERSATION_COLUMNS}`,
+    [accountId, memberId, now],
+  );
+  const events: EventInput[] = [];
+  for (const row of rows) {
+    const view = await findConversation(tx, accountId, row.id);
+    events.push({
+      type: 'conversation.assigned',
+      accountId,
+      data: { ...toConversation(view!, now), previousAssigneeId: memberId },
+    });
+  }
+  await s.events.emitMany(tx, events);
+}

@@ -1,0 +1,37 @@
+// One send on behalf of an HTTP request: POST /messages, and a reply in a conversation
+// (POST /conversations/{id}/messages), which is the same send with the contact's number as `to`.
+
+import type { FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf, usageCounted, usageToCount } from '../../kernel/access.ts';
+import { acceptMessage } from './accept.ts';
+import { prepareMessage, templateLookup } from './prepare.ts';
+import type { SendMessageBody } from './schemas.ts';
+import { toMessage } from './view.ts';
+
+/** Prepares, prices and accepts the message; throws the refusal (400, 402, 404, 422) as the API error. */
+export async function sendForRequest(
+  ctx: AppContext,
+  request: FastifyRequest,
+  body: Static<typeof SendMessageBody>,
+): Promise<ReturnType<typeof toMessage>> {
+  const account = accountOf(request);
+  const prepared = await prepareMessage(body, {
+    countryCode: account.countryCode,
+    lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
+  });
+  const accepted = await acceptMessage(
+    ctx,
+    {
+      account,
+      mode: request.principal!.mode,
+      idempotencyKey: request.idempotency?.key ?? null,
+      usage: usageToCount(request),
+    },
+    prepared,
+  );
+  if (accepted.usageCounted) usageCounted(request);
+  if (accepted.kind === 'refused') throw accepted.error;
+  return toMessage(accepted.message);
+}
