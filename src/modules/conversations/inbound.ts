@@ -209,7 +209,7 @@ async function openOrContinue(
     `UPDATE messages SET conversation_id = $3
       WHERE account_id = $1 AND phone = $4 AND contact_id = $2 AND conversation_id IS NULL
         AND direction = 'outbound'
-        AND created_at > coalesce((SELECT max(closed_at) FROM conversations
+        AND created_at >= coalesce((SELECT max(closed_at) FROM conversations
                                     WHERE account_id = $1 AND contact_id = $2), '-infinity')`,
     [accountId, contact.id, conversation.id, contact.phone],
   );
