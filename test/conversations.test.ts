@@ -66,12 +66,7 @@ describe('the customer service window, end to end (appointment reminder and real
     const t = await inbox();
     await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');
     await approvedTemplate(env.app, t.apiKey, { name: 'appointment_reminder' });
-    const r = await env.receiver();
-    const hook = await call(env.app, 'POST', '/webhooks', {
-      key: t.apiKey,
-      body: { url: r.url(), events: ['message.received', 'conversation.*'] },
-    });
-    expect(hook.status).toBe(201);
+    const { receiver: r, secret } = await env.subscribe(t.apiKey, ['message.received', 'conversation.*']);
 
     const contact = await call(env.app, 'POST', '/contacts', {
       key: t.apiKey,
@@ -114,7 +109,7 @@ describe('the customer service window, end to end (appointment reminder and real
 
     // The webhook receives message.received (and conversation.opened), signed.
     const events = await eventually(
-      async () => r.received.map((x) => verifySignature(hook.body.secret, x) as { type: string; data: any }),
+      async () => r.received.map((x) => verifySignature(secret, x) as { type: string; data: any }),
       (e) => e.some((x) => x.type === 'message.received') && e.some((x) => x.type === 'conversation.opened'),
     );
     const received = events.find((e) => e.type === 'message.received')!;
@@ -332,11 +327,7 @@ describe('conversations', () => {
   it('assigns to a team member and back to nobody, with events; another tenant’s member or conversation is 404', async () => {
     const t = await inbox();
     const other = await inbox();
-    const r = await env.receiver();
-    const hook = await call(env.app, 'POST', '/webhooks', {
-      key: t.apiKey,
-      body: { url: r.url(), events: ['conversation.assigned'] },
-    });
+    const { receiver: r, secret } = await env.subscribe(t.apiKey, ['conversation.assigned']);
     const m = await customerWrites(t, newNumber(), 'help');
     const otherMessage = await customerWrites(other, newNumber(), 'mine');
     const ours = await call(env.app, 'POST', '/team/members', {
@@ -371,7 +362,7 @@ describe('conversations', () => {
     expect((await assign(t.apiKey, m.conversationId, ours.body.id)).status).toBe(200); // no change, no event
     expect((await assign(t.apiKey, m.conversationId, null)).body.assigneeId).toBeNull();
     const events = await eventually(
-      async () => r.received.map((x) => verifySignature(hook.body.secret, x) as { type: string; data: any }),
+      async () => r.received.map((x) => verifySignature(secret, x) as { type: string; data: any }),
       (e) => e.length >= 2,
     );
     expect(events.map((e) => [e.type, e.data.assigneeId, e.data.previousAssigneeId])).toEqual([
@@ -389,11 +380,10 @@ describe('conversations', () => {
   it('close and reopen: 409s for the wrong state, replies to a closed one refused, the next message opens a new one', async () => {
     const t = await inbox();
     const phone = newNumber();
-    const r = await env.receiver();
-    const hook = await call(env.app, 'POST', '/webhooks', {
-      key: t.apiKey,
-      body: { url: r.url(), events: ['conversation.opened', 'conversation.closed'] },
-    });
+    const { receiver: r, secret } = await env.subscribe(t.apiKey, [
+      'conversation.opened',
+      'conversation.closed',
+    ]);
     const first = await customerWrites(t, phone, 'question');
     const id = first.conversationId as string;
     const close = () => call(env.app, 'POST', `/conversations/${id}/close`, { key: t.apiKey });
@@ -435,7 +425,7 @@ describe('conversations', () => {
     expect(third.conversationId).toBe(id);
 
     const events = await eventually(
-      async () => r.received.map((x) => verifySignature(hook.body.secret, x) as { type: string; data: any }),
+      async () => r.received.map((x) => verifySignature(secret, x) as { type: string; data: any }),
       (e) => e.length >= 5,
     );
     // Webhooks promise no order: compared as sets.

@@ -45,10 +45,7 @@ async function newTenant(money?: string): Promise<Tenant> {
 }
 
 async function subscribe(t: Tenant, events: string[]): Promise<Receiver> {
-  const r = await env.receiver();
-  const res = await call(env.app, 'POST', '/webhooks', { key: t.apiKey, body: { url: r.url(), events } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return r;
+  return (await env.subscribe(t.apiKey, events)).receiver;
 }
 
 /** Unix seconds, `ago` seconds in the past (Meta's timestamps have whole seconds). */

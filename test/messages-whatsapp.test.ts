@@ -47,10 +47,7 @@ async function liveTenant(money = '10.00'): Promise<Tenant> {
 }
 
 async function subscribe(t: Tenant, events: string[]): Promise<Receiver> {
-  const r = await env.receiver();
-  const res = await call(env.app, 'POST', '/webhooks', { key: t.apiKey, body: { url: r.url(), events } });
-  expect(res.status).toBe(201);
-  return r;
+  return (await env.subscribe(t.apiKey, events)).receiver;
 }
 
 /** Creates and submits a template; Meta (the fake) takes it as PENDING and approves it by callback. */

@@ -26,7 +26,8 @@ export interface LoadResult {
 /** One unit of work; answers whether it succeeded (or a description of how it failed). */
 export type Work = (i: number) => Promise<true | string>;
 
-function result(
+/** The figures of a run from its latencies (ms, any order). */
+export function result(
   latencies: number[],
   seconds: number,
   failures: number,

@@ -8,8 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LoadResult } from './load.ts';
-import { percentile } from './support.ts';
+import { type LoadResult, result } from './load.ts';
 
 /** Whether pgbench is on this machine (Debian's postgresql-client has it). */
 export function hasPgbench(): boolean {
@@ -88,17 +87,7 @@ export async function pgbenchAtRate(
         if (time) latencies.push(Number(time) / 1000);
       }
     }
-    latencies.sort((a, b) => a - b);
-    const load: LoadResult = {
-      count: latencies.length,
-      seconds,
-      perSecond: latencies.length / seconds,
-      p50: percentile(latencies, 0.5),
-      p99: percentile(latencies, 0.99),
-      max: latencies.at(-1) ?? 0,
-      failures: 0,
-      firstFailure: null,
-    };
+    const load = result(latencies, seconds, 0, null);
     return { load, share: (overMs) => latencies.filter((ms) => ms > overMs).length / latencies.length };
   } finally {
     rmSync(dir, { recursive: true, force: true });

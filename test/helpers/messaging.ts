@@ -149,6 +149,8 @@ export interface MessagingEnv extends TestEnv {
   fake: FakeWhatsAppCloud;
   /** A webhook receiver, closed when the file ends. */
   receiver: () => Promise<Receiver>;
+  /** A receiver subscribed to `events` with the account's key; `secret` signs its deliveries. */
+  subscribe: (key: string, events: string[]) => Promise<{ receiver: Receiver; secret: string }>;
 }
 
 /**
@@ -192,6 +194,12 @@ export function useMessagingApp(
     const r = await Receiver.start();
     receivers.push(r);
     return r;
+  };
+  m.subscribe = async (key, events) => {
+    const receiver = await m.receiver();
+    const res = await call(m.app, 'POST', '/webhooks', { key, body: { url: receiver.url(), events } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return { receiver, secret: res.body.secret as string };
   };
   return m;
 }
