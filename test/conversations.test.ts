@@ -445,6 +445,35 @@ describe('conversations', () => {
     );
   });
 
+  it('deleting a contact closes its open conversation and keeps its history; the number starts afresh', async () => {
+    const t = await inbox();
+    const phone = newNumber();
+    const first = await customerWrites(t, phone, 'please forget me');
+    const { receiver: r, secret } = await env.subscribe(t.apiKey, ['conversation.closed']);
+    const deleted = await call(env.app, 'DELETE', `/contacts/${first.contactId}`, { key: t.apiKey });
+    expect(deleted.status).toBe(204);
+    const old = await call(env.app, 'GET', `/conversations/${first.conversationId}`, { key: t.apiKey });
+    expect(old.body).toMatchObject({
+      status: 'closed',
+      serviceWindowExpiresAt: null,
+      serviceWindowOpen: false,
+    });
+    expect((await history(t.apiKey, first.conversationId)).map((m) => m.id)).toEqual([first.id]);
+    const closed = await eventually(
+      async () => r.received.map((x) => verifySignature(secret, x) as { type: string; data: any }),
+      (e) => e.length >= 1,
+    );
+    expect(closed.map((e) => [e.type, e.data.id, e.data.previousStatus])).toEqual([
+      ['conversation.closed', first.conversationId, 'open'],
+    ]);
+
+    const again = await customerWrites(t, phone, 'hello again');
+    expect(again.contactId).not.toBe(first.contactId);
+    expect(again.conversationId).not.toBe(first.conversationId);
+    const open = await call(env.app, 'GET', `/conversations?status=open`, { key: t.apiKey });
+    expect(open.body.data.map((c: { id: string }) => c.id)).toEqual([again.conversationId]);
+  });
+
   it('concurrent messages from a new number make one contact and one conversation', async () => {
     const t = await inbox();
     const phone = newNumber();

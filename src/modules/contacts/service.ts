@@ -5,6 +5,7 @@ import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel
 import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
 import type { EventOutbox, EventType } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
+import { closeConversationsOf } from '../conversations/service.ts';
 import {
   type AttributeValue,
   type ContactFields,
@@ -175,6 +176,9 @@ export async function removeContact(s: ContactServices, accountId: string, id: s
     const row = await deleteContact(tx, accountId, id);
     if (!row) throw notFound('contact');
     await emit(s, tx, 'contact.deleted', row, { deleted: true });
+    // A conversation left open on a deleted contact could never be continued: the number's next
+    // message makes a new contact, and a new conversation.
+    await closeConversationsOf(s, tx, accountId, id);
   });
 }
 

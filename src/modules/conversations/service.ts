@@ -134,14 +134,43 @@ export async function unassignMember(
       RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, memberId, now],
   );
+  await emitEach(s, tx, accountId, rows, now, 'conversation.assigned', { previousAssigneeId: memberId });
+}
+
+/**
+ * A contact is being deleted (its row locked by the caller's transaction, as an inbound message
+ * locks it): its open conversation is closed, with conversation.closed. Its history stays.
+ */
+export async function closeConversationsOf(
+  s: Pick<ConversationServices, 'events' | 'now'>,
+  tx: Tx,
+  accountId: string,
+  contactId: string,
+): Promise<void> {
+  const now = s.now();
+  const { rows } = await tx.query<ConversationRow>(
+    `UPDATE conversations SET status = 'closed', closed_at = $3, unread_count = 0, updated_at = $3
+      WHERE account_id = $1 AND contact_id = $2 AND status = 'open'
+      RETURNING ${CONVERSATION_COLUMNS}`,
+    [accountId, contactId, now],
+  );
+  await emitEach(s, tx, accountId, rows, now, 'conversation.closed', { previousStatus: 'open' });
+}
+
+/** One event per conversation changed in bulk, with the conversation as the API shows it after. */
+async function emitEach(
+  s: Pick<ConversationServices, 'events'>,
+  tx: Tx,
+  accountId: string,
+  rows: ConversationRow[],
+  now: Date,
+  type: EventInput['type'],
+  previous: object,
+): Promise<void> {
   const events: EventInput[] = [];
   for (const row of rows) {
     const view = await findConversation(tx, accountId, row.id);
-    events.push({
-      type: 'conversation.assigned',
-      accountId,
-      data: { ...toConversation(view!, now), previousAssigneeId: memberId },
-    });
+    events.push({ type, accountId, data: { ...toConversation(view!, now), ...previous } });
   }
   await s.events.emitMany(tx, events);
 }
