@@ -36,17 +36,20 @@ export function readPage(query: { limit?: number; cursor?: string }): Page {
   return { limit, before: decoded };
 }
 
-/** Cuts the one extra fetched row off, turns it into the next cursor, and shows each row. */
+const idCursor = (row: { id: string }) => Buffer.from(row.id, 'utf8').toString('base64url');
+
+/**
+ * Cuts the one extra fetched row off, turns it into the next cursor, and shows each row. The cursor
+ * is the last row's id, unless the list is in another order and says how to write its position.
+ */
 export function pageOf<T extends { id: string }, V>(
   rows: T[],
-  page: Page,
+  page: { limit: number },
   show: (row: T) => V,
+  cursorOf: (row: T) => string = idCursor,
 ): { data: V[]; nextCursor: string | null } {
   const hasMore = rows.length > page.limit;
   const data = hasMore ? rows.slice(0, page.limit) : rows;
   const last = data.at(-1);
-  return {
-    data: data.map(show),
-    nextCursor: hasMore && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null,
-  };
+  return { data: data.map(show), nextCursor: hasMore && last ? cursorOf(last) : null };
 }

@@ -6,6 +6,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { MessageStatusUpdate, ProviderError, ProviderUpdate, TemplateStatusEvent } from '../types.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
 import { parseInboundMessage } from './inbound.ts';
+import { isRecord, type Json, records, unixSeconds } from './json.ts';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
@@ -52,16 +53,6 @@ export function readCallbackBody(raw: Buffer | string): unknown {
       ? context.source
       : value;
   return JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'), reviver);
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function records(value: unknown): Json[] {
-  return Array.isArray(value) ? value.filter(isRecord) : [];
 }
 
 const STATUSES: readonly MessageStatusUpdate[] = ['sent', 'delivered', 'read', 'failed'];
@@ -136,13 +127,6 @@ function statusUpdate(status: unknown): ProviderUpdate {
     at,
     error: statusError(records(status.errors)[0]),
   };
-}
-
-/** Meta sends timestamps as strings of Unix seconds. */
-function unixSeconds(value: unknown): Date | null {
-  const text = typeof value === 'number' ? String(value) : value;
-  if (typeof text !== 'string' || !/^\d{1,12}$/.test(text)) return null;
-  return new Date(Number(text) * 1000);
 }
 
 /** The first error of a failed status; what Tidings does not classify is an unreachable recipient. */

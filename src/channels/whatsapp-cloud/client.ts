@@ -23,6 +23,7 @@ import {
   toSubmitOutcome,
   trimMessage,
 } from './errors.ts';
+import { isRecord } from './json.ts';
 import { messageBody, templateSubmissionBody } from './payloads.ts';
 
 /** The dispatcher adapters share: keep-alive connections to the Graph API, bounded waits. */
@@ -47,10 +48,6 @@ interface Answer {
 }
 
 type CallResult = { answered: true; answer: Answer } | { answered: false; reason: string };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export class WhatsAppCloudAdapter implements ChannelAdapter {
   readonly provider = 'whatsapp_cloud' as const;

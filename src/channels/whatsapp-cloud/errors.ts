@@ -3,6 +3,7 @@
 // 190 has come as 400 as well as 401), so the table below looks at Meta's code first and falls back
 // to the HTTP status only for codes it does not know. The first matching row wins.
 import type { ProviderError, SendOutcome, SubmitOutcome } from '../types.ts';
+import { isRecord } from './json.ts';
 
 export type WhatsAppErrorCode =
   | 'CHANNEL_UNAUTHORIZED'
@@ -116,10 +117,6 @@ export interface ClassifiedFailure {
   error: ProviderError;
   retry: boolean;
   retryAfterSeconds: number | null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Meta's `error` object out of a response body, if the body is a Graph error. */

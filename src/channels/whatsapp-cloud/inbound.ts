@@ -4,8 +4,7 @@
 // adds next), comes back as `unsupported` with Meta's message whole. Only a message without an id,
 // a sender or a time is refused (null), since it could be neither stored once nor shown in order.
 import type { InboundContent, InboundMediaKind, InboundMessage, InboundType } from '../types.ts';
-
-type Json = Record<string, unknown>;
+import { isRecord, type Json, unixSeconds } from './json.ts';
 
 /** What a message's content parses to; null when the fields its type needs are missing or mistyped. */
 type Parsed = { type: InboundType; content: InboundContent } | null;
@@ -167,19 +166,8 @@ function phoneNumber(value: unknown): string | null {
   return found ? `+${found[1]}` : null;
 }
 
-/** Meta sends timestamps as strings of Unix seconds. */
-function unixSeconds(value: unknown): Date | null {
-  const seconds = typeof value === 'number' ? String(value) : value;
-  if (typeof seconds !== 'string' || !/^\d{1,12}$/.test(seconds)) return null;
-  return new Date(Number(seconds) * 1000);
-}
-
 function isCoordinate(value: unknown, limit: number): value is number {
   return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= limit;
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** An optional text field: absent, empty or not a string is null. */

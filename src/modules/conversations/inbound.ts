@@ -9,8 +9,8 @@
 //   - emits message.received, and conversation.opened / contact.created where it made them.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { InboundContent, InboundMessage, Provider } from '../../channels/types.ts';
-import { type Database, sqlState, type Tx } from '../../kernel/db.ts';
-import type { EventInput, EventOutbox } from '../../kernel/events.ts';
+import { sqlState, type Tx } from '../../kernel/db.ts';
+import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
@@ -23,12 +23,7 @@ import {
 import { toMessage } from '../messages/view.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow, findConversation } from './repo.ts';
 import { toConversation } from './schemas.ts';
-
-export interface InboundServices {
-  db: Database;
-  events: EventOutbox;
-  now: () => Date;
-}
+import type { ConversationServices } from './service.ts';
 
 export interface InboundSource {
   accountId: string;
@@ -50,7 +45,7 @@ const RETRYABLE = new Set(['40P01', '40001', '23505']);
 
 /** Stores a channel's inbound messages (see the top of this file); answers them in the order given. */
 export async function receiveInbound(
-  s: InboundServices,
+  s: ConversationServices,
   source: InboundSource,
   messages: InboundMessage[],
 ): Promise<InboundResult[]> {
@@ -86,7 +81,7 @@ function e164(from: string): string {
 }
 
 async function receiveOne(
-  s: InboundServices,
+  s: ConversationServices,
   tx: Tx,
   source: InboundSource,
   m: InboundMessage,

@@ -84,14 +84,16 @@ export async function findConversation(
   return rows[0] ? toView(rows[0]) : null;
 }
 
-/** Locks a conversation for a change of its state; null when the account has no such conversation. */
-export async function lockConversation(
+/** The conversation's own row, without its view's extras (`lock`: for a change of its state). */
+export async function findConversationRow(
   sql: Sql,
   accountId: string,
   id: string,
+  options: { lock?: boolean } = {},
 ): Promise<ConversationRow | null> {
   const { rows } = await sql.query<ConversationRow>(
-    `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE account_id = $1 AND id = $2
+     ${options.lock ? 'FOR UPDATE' : ''}`,
     [accountId, id],
   );
   return rows[0] ?? null;

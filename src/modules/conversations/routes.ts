@@ -10,6 +10,7 @@ import { toMessage } from '../messages/view.ts';
 import {
   activityCursor,
   findConversation,
+  findConversationRow,
   listConversationMessages,
   listConversations,
   readActivityCursor,
@@ -54,13 +55,8 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           unassigned,
           contactId,
         });
-        const hasMore = rows.length > page.limit;
-        const data = hasMore ? rows.slice(0, page.limit) : rows;
         const now = ctx.now();
-        return {
-          data: data.map((row) => toConversation(row, now)),
-          nextCursor: hasMore ? activityCursor(data.at(-1)!) : null,
-        };
+        return pageOf(rows, page, (row) => toConversation(row, now), activityCursor);
       },
     );
 
@@ -101,7 +97,8 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const accountId = accountOf(request).id;
         const page = readPage(request.query);
-        if (!(await findConversation(ctx.db, accountId, request.params.id))) throw notFound('conversation');
+        if (!(await findConversationRow(ctx.db, accountId, request.params.id)))
+          throw notFound('conversation');
         const rows = await listConversationMessages(ctx.db, accountId, request.params.id, page);
         return pageOf(rows, page, (row) => toMessage(row));
       },
@@ -133,7 +130,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const row = await findConversation(ctx.db, accountOf(request).id, request.params.id);
+        const row = await findConversationRow(ctx.db, accountOf(request).id, request.params.id);
         if (!row) throw notFound('conversation');
         if (row.status !== 'open') throw conflict('The conversation is closed; reopen it to reply.');
         const message = await sendForRequest(ctx, request, { ...request.body, to: row.phone });

@@ -8,8 +8,8 @@ import {
   CONVERSATION_COLUMNS,
   type ConversationRow,
   findConversation,
+  findConversationRow,
   findOpenConversation,
-  lockConversation,
 } from './repo.ts';
 import { toConversation } from './schemas.ts';
 
@@ -33,7 +33,7 @@ async function changeConversation(
     // Inbound messages lock the contact, then its conversation: a change that needs the contact
     // locks in the same order, so the two never wait on each other in a cycle.
     if (options.lockContactFirst) await lockContactOf(tx, accountId, id);
-    const row = await lockConversation(tx, accountId, id);
+    const row = await findConversationRow(tx, accountId, id, { lock: true });
     if (!row) throw notFoundConversation();
     const now = s.now();
     const event = await change(tx, row, now);
