@@ -1,0 +1,267 @@
+// The rules of the tenant isolation matrix as data: which callers try which operations of the
+// OpenAPI document, and what each must get (API.md § Errors, § Keys and partners). The matrix is
+// generated from the document, so a new route is tried by every caller without an edit here; only
+// the documented exceptions are listed by hand, each with the line that justifies it.
+import { FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
+import type { World } from './world.ts';
+
+export interface Operation {
+  operationId: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** The path template without the /api/v1/public prefix. */
+  path: string;
+  /** Who may call it: an account's key (or a partner key naming the account), or a partner key. */
+  access: 'account' | 'partner';
+  params: string[];
+  hasBody: boolean;
+  /** The documented success status (the one 2xx response). */
+  success: number;
+  /** The documented responses: status → description (which names the error codes). */
+  responses: Record<string, string>;
+}
+
+export const PREFIX = '/api/v1/public';
+
+/** Operations with a path parameter that no API key reaches, and why the matrix leaves them out. */
+export const NOT_KEYED: Record<string, string> = {
+  // API.md § Provider callbacks: "not under `public`, authenticated by the provider's own signature".
+  verifyWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
+  receiveWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
+};
+
+interface RawOperation {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; in: string }[];
+  requestBody?: unknown;
+  responses: Record<string, { description?: string }>;
+}
+
+/** Every operation of the document an API key can call (bootstrap, probes and callbacks aside). */
+export function operationsOf(doc: { paths: Record<string, Record<string, RawOperation>> }): {
+  keyed: Operation[];
+  unkeyed: { operationId: string; path: string; params: string[] }[];
+} {
+  const keyed: Operation[] = [];
+  const unkeyed: { operationId: string; path: string; params: string[] }[] = [];
+  for (const [fullPath, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      if (!op?.operationId) continue;
+      const params = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
+      const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
+      if (!schemes.includes('ApiKey') && !schemes.includes('PartnerKey')) {
+        unkeyed.push({ operationId: op.operationId, path: fullPath, params });
+        continue;
+      }
+      const successes = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+      if (successes.length !== 1)
+        throw new Error(`${op.operationId}: expected one 2xx response, got ${successes}`);
+      keyed.push({
+        operationId: op.operationId,
+        method: method.toUpperCase() as Operation['method'],
+        path: fullPath.slice(PREFIX.length),
+        access: schemes.includes('ApiKey') ? 'account' : 'partner',
+        params,
+        hasBody: Boolean(op.requestBody),
+        success: Number(successes[0]),
+        responses: Object.fromEntries(Object.entries(op.responses).map(([s, r]) => [s, r.description ?? ''])),
+      });
+    }
+  }
+  return { keyed, unkeyed };
+}
+
+/** Whether the document lists this answer for the operation (its status, and its code if any). */
+export function documents(op: Operation, status: number, code: string | undefined): boolean {
+  const description = op.responses[String(status)];
+  return description !== undefined && (!code || description.includes(code));
+}
+
+/** The path template up to and including `{param}`: the key of the fixture that fills it. */
+export function fixtureKey(path: string, param: string): string {
+  const at = path.indexOf(`{${param}}`);
+  return path.slice(0, at + param.length + 2);
+}
+
+export type Caller =
+  | 'owner'
+  | 'ownPartner'
+  | 'sandbox'
+  | 'otherTenant'
+  | 'otherTenantNamingA'
+  | 'unrelatedPartner'
+  | 'revokedKey'
+  | 'revokedPartnerKey'
+  | 'expiredKey'
+  | 'suspendedKey'
+  | 'suspendedViaPartner'
+  | 'closedKey'
+  | 'closedViaPartner';
+
+/** The key (and X-Account-Id) each caller sends; account routes get A's account from partners. */
+export function credentialsOf(
+  world: World,
+  caller: Caller,
+  op: Operation,
+): { key: string; accountId?: string } {
+  const namingA = op.access === 'account' ? world.accountId : undefined;
+  switch (caller) {
+    case 'owner':
+      return op.access === 'account' ? { key: world.keys.live } : { key: world.partner.partnerKey };
+    case 'ownPartner':
+    case 'suspendedViaPartner':
+    case 'closedViaPartner':
+      return { key: world.partner.partnerKey, accountId: namingA };
+    case 'sandbox':
+      return { key: world.keys.sandbox };
+    case 'otherTenant':
+      return { key: world.keys.otherTenant };
+    case 'otherTenantNamingA':
+      return { key: world.keys.otherTenant, accountId: world.accountId };
+    case 'unrelatedPartner':
+      return { key: world.unrelatedPartner.partnerKey, accountId: namingA };
+    case 'revokedKey':
+      return { key: world.keys.revoked };
+    case 'revokedPartnerKey':
+      return { key: world.revokedPartnerKey, accountId: namingA };
+    case 'expiredKey':
+      return { key: world.keys.expired };
+    case 'suspendedKey':
+    case 'closedKey':
+      return { key: world.keys.live };
+  }
+}
+
+/** `success`: the operation's documented 2xx; otherwise the exact error. */
+export type Expected = 'success' | { status: number; code: string };
+
+const error = (status: number, code: string): Expected => ({ status, code });
+// API.md § Errors: "RESOURCE_NOT_FOUND 404 … (also for other tenants' ids)".
+const NOT_FOUND = error(404, 'RESOURCE_NOT_FOUND');
+// API.md § Errors: "FORBIDDEN 403 the key may not do this (standard key on `/partner/*`, live-only
+// action with a sandbox key, `X-Account-Id` of an account the key does not own)".
+const FORBIDDEN = error(403, 'FORBIDDEN');
+// API.md § Errors: "INVALID_API_KEY 401 key missing, unknown, revoked or expired".
+const INVALID_KEY = error(401, 'INVALID_API_KEY');
+// API.md § Keys and partners: "Keys of a suspended or closed account get 403 `ACCOUNT_SUSPENDED`."
+const SUSPENDED = error(403, 'ACCOUNT_SUSPENDED');
+
+/**
+ * The general rule: what `caller` gets from `op` with A's ids, or null where the caller has no case
+ * (e.g. tenant B on a list of its own, or a sandbox key's writes, which act on A like A's own key).
+ */
+function generalRule(op: Operation, caller: Caller): Expected | null {
+  const hasId = op.params.length > 0;
+  const partnerRoute = op.access === 'partner';
+  switch (caller) {
+    case 'revokedKey':
+    case 'revokedPartnerKey':
+    case 'expiredKey':
+      return INVALID_KEY;
+    case 'owner':
+      return hasId ? 'success' : null;
+    case 'ownPartner':
+      return !partnerRoute && hasId && op.method === 'GET' ? 'success' : null;
+    case 'otherTenant':
+      // A standard key on /partner/* is refused before any id is looked at.
+      return hasId ? (partnerRoute ? FORBIDDEN : NOT_FOUND) : null;
+    case 'otherTenantNamingA':
+      // docs/decisions.md: "A standard key naming any account other than its own gets 403 FORBIDDEN".
+      return partnerRoute ? null : FORBIDDEN;
+    case 'unrelatedPartner':
+      // docs/decisions.md: "A partner key naming another partner's account (or an unknown one) gets
+      // 404: other tenants' ids are invisible" (API.md's RESOURCE_NOT_FOUND "also for other
+      // tenants' ids"); on /partner/* the other partner's ids are as invisible.
+      return partnerRoute ? (hasId ? NOT_FOUND : null) : NOT_FOUND;
+    case 'sandbox':
+      // A sandbox key sees its account's data (there is no separate sandbox data set: only sends go
+      // elsewhere, API.md § Keys and partners); its writes act like the live key's, so only reads.
+      if (partnerRoute) return hasId ? FORBIDDEN : null;
+      return hasId && op.method === 'GET' ? 'success' : null;
+    case 'suspendedKey':
+    case 'closedKey':
+      if (partnerRoute) return hasId ? FORBIDDEN : null;
+      return SUSPENDED;
+    case 'suspendedViaPartner':
+    case 'closedViaPartner':
+      return partnerRoute ? null : SUSPENDED;
+  }
+}
+
+export interface Exception {
+  expected: Expected | null;
+  /** Fixtures this row needs instead of the usual ones (a resource in a particular state). */
+  ids?: (world: World) => Record<string, string>;
+  why: string;
+}
+
+/** Documented departures from the general rule, by `operationId:caller`. */
+export const EXCEPTIONS: Record<string, Exception> = {
+  'putChannel:sandbox': {
+    expected: FORBIDDEN,
+    why: 'API.md FORBIDDEN: "live-only action with a sandbox key"; decisions.md: a sandbox key may not change the channel',
+  },
+  'putChannel:owner': { expected: 'success', why: 'the control of the row above' },
+  'submitTemplate:sandbox': {
+    expected: FORBIDDEN,
+    why: 'API.md FORBIDDEN: "live-only action with a sandbox key"; decisions.md: a sandbox key of a WhatsApp Cloud API account may not submit',
+  },
+  'deleteTemplate:sandbox': {
+    expected: FORBIDDEN,
+    ids: (w) => ({ id: w.submittedTemplateId }),
+    why: 'API.md FORBIDDEN: "live-only action with a sandbox key"; decisions.md: a sandbox key may not delete a template Meta holds',
+  },
+  'simulateInboundMessage:owner': {
+    expected: FORBIDDEN,
+    why: 'API.md: "POST /sandbox/inbound-messages (sandbox keys only)"; decisions.md: a live key gets 403',
+  },
+  'simulateInboundMessage:sandbox': { expected: 'success', why: 'the control of the row above' },
+};
+
+export function expectedFor(op: Operation, caller: Caller): Exception {
+  return (
+    EXCEPTIONS[`${op.operationId}:${caller}`] ?? { expected: generalRule(op, caller), why: 'general rule' }
+  );
+}
+
+/**
+ * A minimal valid body for every operation that takes one, so that only the caller can be the
+ * reason for a refusal. Bodies of the success rows must also succeed.
+ */
+export const BODIES: Record<string, (w: World) => unknown> = {
+  updateWallet: () => ({ lowBalanceThreshold: { amount: '1.00' } }),
+  createPartnerKey: () => ({ name: 'matrix' }),
+  provisionAccount: () => ({ accountName: 'Matrix', countryCode: 'US', planCode: 'scale' }),
+  updateAccount: () => ({ accountName: 'Renamed by the matrix' }),
+  createAccountKey: () => ({ name: 'matrix', scope: 'live' }),
+  creditAccountWallet: () => ({ amount: '1.00' }),
+  createContact: () => ({ phone: '+14155550190' }),
+  updateContact: () => ({ name: 'Ann Patched' }),
+  replaceContact: (w) => ({ phone: w.customerPhone, name: 'Ann Replaced', tags: ['vip'] }),
+  tagContact: () => ({ tags: ['gold'] }),
+  importContacts: () => ({ contacts: [{ phone: '+14155550191' }] }),
+  sendBulkMessages: (w) => ({ type: 'text', text: 'Noted.', recipients: [{ to: w.customerPhone }] }),
+  createWebhook: () => ({ url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] }),
+  updateWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),
+  rotateWebhookSecret: () => ({}),
+  createPartnerWebhook: () => ({ url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] }),
+  updatePartnerWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),
+  rotatePartnerWebhookSecret: () => ({}),
+  createTeamMember: () => ({ name: 'Di', email: 'di@example.com', role: 'agent' }),
+  putChannel: (w) => ({
+    provider: 'whatsapp_cloud',
+    whatsapp: FakeWhatsAppCloud.channelSettings(w.business),
+  }),
+  createTemplate: () => ({
+    name: 'isolation_new',
+    language: 'en_US',
+    category: 'UTILITY',
+    components: [{ type: 'BODY', text: 'Your order is ready for pickup today.' }],
+  }),
+  updateTemplate: () => ({ category: 'UTILITY' }),
+  sendMessage: (w) => ({ to: w.customerPhone, type: 'text', text: 'Noted.' }),
+  estimateMessages: (w) => ({ to: w.customerPhone, type: 'text', text: 'Noted.' }),
+  replyInConversation: () => ({ type: 'text', text: 'Thanks, on it.' }),
+  assignConversation: (w) => ({ assigneeId: w.memberId }),
+  simulateInboundMessage: (w) => ({ from: w.customerPhone, text: 'Still there?' }),
+};

@@ -1,0 +1,206 @@
+// One tenant holding one of every kind of resource, made through the public API, plus the callers
+// that must not reach it: for the tenant isolation matrix (test/isolation-matrix.test.ts).
+//
+// Tenant A is on the fake WhatsApp Cloud API, so that a sandbox key's live-only refusals (submitting
+// or deleting a template Meta holds) are reachable. Nothing here needs the job workers: queued jobs
+// and pending deliveries simply stay put, which keeps A's rows still while the matrix compares them.
+import { expect } from 'vitest';
+import type { App } from '../../src/app.ts';
+import { type FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
+import { call, createAccountKey, otherPartner, type Partner, provision, tenant } from './client.ts';
+import { credit, INSTANT_SANDBOX } from './messaging.ts';
+import type { TestEnv } from './setup.ts';
+import { sleep } from './wait.ts';
+
+export interface World {
+  app: App;
+  /** A's partner (the installation's) and a partner of no relation to A. */
+  partner: Partner;
+  unrelatedPartner: Partner;
+  revokedPartnerKey: string;
+  accountId: string;
+  business: FakeBusiness;
+  keys: {
+    live: string;
+    sandbox: string;
+    revoked: string;
+    expired: string;
+    /** Tenant B: another account of the same partner. */
+    otherTenant: string;
+  };
+  /** A's resources, by the path template up to the parameter they fill ('/contacts/{id}'). */
+  ids: Record<string, string>;
+  /** Resources the success rows of DELETE routes may destroy, by the route's full path template. */
+  spares: Record<string, Record<string, string>>;
+  /** A template Meta holds (submitted through the WhatsApp Cloud API). */
+  submittedTemplateId: string;
+  /** A team member (the assignee of assignConversation). */
+  memberId: string;
+  /** A's contact's phone, which wrote in (its service window is open). */
+  customerPhone: string;
+}
+
+const HOOK_URL = 'http://127.0.0.1:9/hook';
+const TAG = 'vip';
+
+async function ok(res: Promise<{ status: number; body: any }>, status: number): Promise<any> {
+  const r = await res;
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  return r.body;
+}
+
+export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise<World> {
+  const { app } = env;
+  const partnerKey = env.partner.partnerKey;
+  const p = (method: 'POST' | 'DELETE', path: string, body?: unknown) =>
+    call(app, method, path, { key: partnerKey, body });
+
+  // The expired key first: it must be in the future when made, and past by the time it is used.
+  const account = await provision(app, partnerKey);
+  const accountId = account.accountId;
+  const expiresAt = Date.now() + 2000;
+  const expired = await createAccountKey(app, partnerKey, accountId, {
+    expiresAt: new Date(expiresAt).toISOString(),
+  });
+  const live = await createAccountKey(app, partnerKey, accountId);
+  const sandbox = await createAccountKey(app, partnerKey, accountId, { scope: 'sandbox' });
+  const a = (method: 'POST' | 'GET', path: string, body?: unknown, key = live.apiKey) =>
+    call(app, method, path, { key, body });
+
+  const business = fake.createBusiness();
+  await ok(
+    call(app, 'PUT', '/account/channel', {
+      key: live.apiKey,
+      body: {
+        provider: 'whatsapp_cloud',
+        whatsapp: FakeWhatsAppCloud.channelSettings(business),
+        sandbox: INSTANT_SANDBOX,
+      },
+    }),
+    200,
+  );
+  await credit(app, partnerKey, accountId, '10.00');
+
+  // Revoked after one use, so that the key is in the key cache when it is revoked: the revoking
+  // process drops its cache at once (docs/decisions.md, "Caching and revocation").
+  const revoked = await createAccountKey(app, partnerKey, accountId);
+  await ok(a('GET', '/account', undefined, revoked.apiKey), 200);
+  await ok(p('DELETE', `/partner/accounts/${accountId}/keys/${revoked.id}`), 204);
+  const extraKey = await createAccountKey(app, partnerKey, accountId);
+  const spareKey = await createAccountKey(app, partnerKey, accountId);
+
+  const customerPhone = '+14155550101';
+  const contact = await ok(a('POST', '/contacts', { phone: customerPhone, name: 'Ann', tags: [TAG] }), 201);
+  const spareContact = await ok(a('POST', '/contacts', { phone: '+14155550102', tags: [TAG] }), 201);
+  const inbound = await ok(
+    a('POST', '/sandbox/inbound-messages', { from: customerPhone, text: 'Hello?' }, sandbox.apiKey),
+    201,
+  );
+  const member = await ok(
+    a('POST', '/team/members', { name: 'Bo', email: 'bo@example.com', role: 'agent' }),
+    201,
+  );
+  const spareMember = await ok(
+    a('POST', '/team/members', { name: 'Cy', email: 'cy@example.com', role: 'agent' }),
+    201,
+  );
+
+  const template = (name: string) => ({
+    name,
+    language: 'en_US',
+    category: 'UTILITY',
+    components: [
+      {
+        type: 'BODY',
+        text: 'Hi {{1}}, your appointment is on {{2}}. Reply to confirm.',
+        example: { body_text: [['Ann', 'Monday 10:00']] },
+      },
+    ],
+  });
+  const draft = await ok(a('POST', '/templates', template('isolation_draft')), 201);
+  const spareTemplate = await ok(a('POST', '/templates', template('isolation_spare')), 201);
+  const submitted = await ok(a('POST', '/templates', template('isolation_submitted')), 201);
+  await ok(a('POST', `/templates/${submitted.id}/submit`), 200);
+
+  const webhook = await ok(a('POST', '/webhooks', { url: HOOK_URL, events: ['webhook.test'] }), 201);
+  const spareWebhook = await ok(a('POST', '/webhooks', { url: HOOK_URL, events: ['webhook.test'] }), 201);
+  const delivery = await ok(a('POST', `/webhooks/${webhook.id}/test`), 202);
+
+  const partnerHook = await ok(
+    p('POST', '/partner/webhooks', { url: HOOK_URL, events: ['webhook.test'] }),
+    201,
+  );
+  const sparePartnerHook = await ok(
+    p('POST', '/partner/webhooks', { url: HOOK_URL, events: ['webhook.test'] }),
+    201,
+  );
+  const partnerDelivery = await ok(p('POST', `/partner/webhooks/${partnerHook.id}/test`), 202);
+  const partnerExtraKey = await ok(p('POST', '/partner/keys', { name: 'extra' }), 201);
+  const partnerSpareKey = await ok(p('POST', '/partner/keys', { name: 'spare' }), 201);
+  const partnerRevoked = await ok(p('POST', '/partner/keys', { name: 'revoked' }), 201);
+  await ok(call(app, 'GET', '/partner/keys', { key: partnerRevoked.apiKey }), 200);
+  await ok(p('DELETE', `/partner/keys/${partnerRevoked.id}`), 204);
+  const spareAccount = await provision(app, partnerKey);
+
+  const contactsJob = await ok(a('POST', '/bulk/contacts', { contacts: [{ phone: '+14155550103' }] }), 202);
+  const messagesJob = await ok(
+    a(
+      'POST',
+      '/bulk/messages',
+      { type: 'text', text: 'Noted.', recipients: [{ to: customerPhone }] },
+      sandbox.apiKey,
+    ),
+    202,
+  );
+
+  const other = await tenant(app, partnerKey);
+  const unrelatedPartner = await otherPartner(app.ctx.db);
+  await sleep(Math.max(0, expiresAt - Date.now() + 50));
+
+  return {
+    app,
+    partner: env.partner,
+    unrelatedPartner,
+    revokedPartnerKey: partnerRevoked.apiKey,
+    accountId,
+    business,
+    keys: {
+      live: live.apiKey,
+      sandbox: sandbox.apiKey,
+      revoked: revoked.apiKey,
+      expired: expired.apiKey,
+      otherTenant: other.apiKey,
+    },
+    ids: {
+      '/contacts/{id}': contact.id,
+      '/contacts/{id}/tags/{tag}': TAG,
+      '/templates/{id}': draft.id,
+      '/messages/{id}': inbound.id,
+      '/conversations/{id}': inbound.conversationId,
+      '/webhooks/{id}': webhook.id,
+      '/webhooks/{id}/deliveries/{deliveryId}': delivery.id,
+      '/partner/webhooks/{id}': partnerHook.id,
+      '/partner/webhooks/{id}/deliveries/{deliveryId}': partnerDelivery.id,
+      '/team/members/{id}': member.id,
+      '/bulk/contacts/{jobId}': contactsJob.jobId,
+      '/bulk/messages/{jobId}': messagesJob.jobId,
+      '/partner/keys/{keyId}': partnerExtraKey.id,
+      '/partner/accounts/{accountId}': accountId,
+      '/partner/accounts/{accountId}/keys/{keyId}': extraKey.id,
+    },
+    spares: {
+      '/contacts/{id}': { id: spareContact.id },
+      '/contacts/{id}/tags/{tag}': { id: spareContact.id },
+      '/templates/{id}': { id: spareTemplate.id },
+      '/webhooks/{id}': { id: spareWebhook.id },
+      '/partner/webhooks/{id}': { id: sparePartnerHook.id },
+      '/team/members/{id}': { id: spareMember.id },
+      '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
+      '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
+      '/partner/accounts/{accountId}/keys/{keyId}': { keyId: spareKey.id },
+    },
+    submittedTemplateId: submitted.id,
+    memberId: member.id,
+    customerPhone,
+  };
+}

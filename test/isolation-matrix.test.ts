@@ -1,0 +1,227 @@
+// The tenant isolation matrix: every operation of the OpenAPI document an API key can call, tried
+// with tenant A's real ids by every kind of caller that must not reach them (tenant B's key, B's key
+// naming A, a partner of no relation, A's sandbox key on live-only actions, revoked and expired
+// keys, A suspended, A closed), each answer compared with the exact documented status and code.
+// The control rows (A's own keys) prove the ids are real, and a fingerprint of A's rows before and
+// after each refusing phase proves no refused request changed anything.
+//
+// The matrix is generated from the document the app serves: a new route is in it without an edit,
+// and the coverage test fails when it has a path parameter no fixture fills or a body it lacks.
+// Mismatches are collected and reported together, so a failure shows the whole picture.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
+import { call } from './helpers/client.ts';
+import {
+  BODIES,
+  type Caller,
+  credentialsOf,
+  documents,
+  EXCEPTIONS,
+  type Expected,
+  expectedFor,
+  fixtureKey,
+  NOT_KEYED,
+  type Operation,
+  operationsOf,
+  PREFIX,
+} from './helpers/isolation-rules.ts';
+import { useTestApp } from './helpers/setup.ts';
+import { changedTables, fingerprint } from './helpers/snapshot.ts';
+import { buildWorld, type World } from './helpers/world.ts';
+
+let fake: FakeWhatsAppCloud;
+beforeAll(async () => {
+  fake = await FakeWhatsAppCloud.start();
+});
+const env = useTestApp({
+  config: () => ({ whatsappGraphUrl: fake.graphUrl, webhookAllowedHosts: ['127.0.0.1'] }),
+});
+afterAll(async () => {
+  await fake?.close();
+});
+
+let world: World;
+let operations: Operation[];
+let unkeyed: ReturnType<typeof operationsOf>['unkeyed'];
+beforeAll(async () => {
+  const doc = await call(env.app, 'GET', `${PREFIX}/openapi.json`);
+  expect(doc.status).toBe(200);
+  ({ keyed: operations, unkeyed } = operationsOf(doc.body));
+  world = await buildWorld(env, fake);
+});
+
+// Callers that are not tenant A: nothing of A's may change, not even its monthly call count.
+const STRANGERS: Caller[] = [
+  'otherTenant',
+  'otherTenantNamingA',
+  'unrelatedPartner',
+  'revokedKey',
+  'revokedPartnerKey',
+  'expiredKey',
+];
+const EVERY_CALLER: Caller[] = [
+  'owner',
+  'ownPartner',
+  'sandbox',
+  ...STRANGERS,
+  'suspendedKey',
+  'suspendedViaPartner',
+  'closedKey',
+  'closedViaPartner',
+];
+// A's own status changes: the suspension phase runs them (as its entry and exit), not the controls.
+const STATUS_CHANGES = ['suspendAccount', 'reactivateAccount'];
+
+interface Row {
+  op: Operation;
+  caller: Caller;
+  expected: Expected;
+  ids?: Record<string, string>;
+}
+
+function rowsOf(callers: Caller[], which: 'refusals' | 'successes'): Row[] {
+  const rows: Row[] = [];
+  for (const op of operations) {
+    for (const caller of callers) {
+      const { expected, ids } = expectedFor(op, caller);
+      if (expected === null || (expected === 'success') !== (which === 'successes')) continue;
+      rows.push({ op, caller, expected, ids: ids?.(world) });
+    }
+  }
+  return rows;
+}
+
+function pathOf(row: Row, spares?: Record<string, string>): string {
+  return row.op.path.replace(/\{(\w+)\}/g, (_, param: string) => {
+    const id = row.ids?.[param] ?? spares?.[param] ?? world.ids[fixtureKey(row.op.path, param)];
+    if (!id) throw new Error(`no fixture for {${param}} of ${row.op.operationId}`);
+    return encodeURIComponent(id);
+  });
+}
+
+/** Sends the row's request; answers a mismatch line, or null when the answer is the documented one. */
+async function run(row: Row, spares?: Record<string, string>): Promise<string | null> {
+  const { op, caller, expected } = row;
+  const body = op.hasBody ? BODIES[op.operationId]!(world) : undefined;
+  const res = await call(env.app, op.method, pathOf(row, spares), {
+    ...credentialsOf(world, caller, op),
+    body,
+  });
+  const want = expected === 'success' ? { status: op.success, code: undefined } : expected;
+  const code = res.body?.error?.code;
+  const where = `${caller.padEnd(20)} ${op.method} ${op.path} (${op.operationId})`;
+  const got = `${res.status} ${code ?? ''} ${res.body?.error?.message ?? ''}`.trim();
+  if (res.status !== want.status || code !== want.code)
+    return `${where}: expected ${want.status} ${want.code ?? ''}, got ${got}`;
+  // The answer is the documented one for this caller; the operation's document must list it too.
+  if (!documents(op, res.status, code))
+    return `${where}: answered ${got}, which the OpenAPI document does not list`;
+  return null;
+}
+
+async function runAll(rows: Row[], mismatches: string[]): Promise<void> {
+  for (const row of rows) {
+    const mismatch = await run(row);
+    if (mismatch) mismatches.push(mismatch);
+  }
+}
+
+/** Runs `rows` between two fingerprints of A's rows, and reports any table they changed. */
+async function runUnchanged(label: string, rows: Row[], mismatches: string[], skip: string[] = []) {
+  const owner = { accountId: world.accountId, partnerId: world.partner.partnerId };
+  const before = await fingerprint(env.app.ctx.db, owner, { skip });
+  await runAll(rows, mismatches);
+  const after = await fingerprint(env.app.ctx.db, owner, { skip });
+  for (const change of changedTables(before, after)) mismatches.push(`${label} changed ${change}`);
+}
+
+function operation(operationId: string): Operation {
+  const op = operations.find((o) => o.operationId === operationId);
+  if (!op) throw new Error(`the document has no ${operationId}`);
+  return op;
+}
+
+/**
+ * A's status changed by its partner through the API (the owner row of the operation, on A itself).
+ * The process that changes an account drops its cached copy at once (docs/decisions.md, "Caching
+ * and revocation"), and this app is that process, so no wait for the one-second cache is needed.
+ */
+async function changeStatus(operationId: string): Promise<void> {
+  const mismatch = await run({ op: operation(operationId), caller: 'owner', expected: 'success' });
+  if (mismatch) throw new Error(`could not change A's status: ${mismatch}`);
+}
+
+describe('tenant isolation matrix', () => {
+  it('covers every operation: each path parameter has a fixture, each write a body, each DELETE a spare', () => {
+    const gaps: string[] = [];
+    for (const op of unkeyed) {
+      if (op.params.length && !NOT_KEYED[op.operationId])
+        gaps.push(`${op.operationId} (${op.path}) has a path parameter but no API key; list it in NOT_KEYED`);
+    }
+    for (const op of operations) {
+      for (const param of op.params) {
+        if (!world.ids[fixtureKey(op.path, param)])
+          gaps.push(`${op.operationId}: no fixture for '${fixtureKey(op.path, param)}' in world.ts`);
+      }
+      if (op.hasBody && !BODIES[op.operationId]) gaps.push(`${op.operationId}: no body in BODIES`);
+      if (op.method === 'DELETE' && op.params.length && !world.spares[op.path])
+        gaps.push(`${op.operationId}: no spare fixture for its success row in world.ts`);
+    }
+    for (const key of Object.keys(EXCEPTIONS)) {
+      if (!operations.some((o) => o.operationId === key.split(':')[0])) gaps.push(`stale exception ${key}`);
+    }
+    expect(gaps, gaps.join('\n')).toEqual([]);
+  });
+
+  it('answers every caller exactly as documented, and refused requests change nothing', async () => {
+    const mismatches: string[] = [];
+    let rowCount = 0;
+    const count = (rows: Row[]) => {
+      rowCount += rows.length;
+      return rows;
+    };
+
+    // Strangers first, while every fixture is as built.
+    await runUnchanged('strangers', count(rowsOf(STRANGERS, 'refusals')), mismatches);
+    // A's sandbox key on live-only actions: a call that passed authentication counts in A's month
+    // whatever its outcome (API.md § Plans), so only the usage counters may move.
+    await runUnchanged('sandbox refusals', count(rowsOf(['sandbox', 'owner'], 'refusals')), mismatches, [
+      'api_usage_monthly',
+      'api_usage_daily',
+    ]);
+
+    await changeStatus('suspendAccount');
+    await runUnchanged(
+      'suspended',
+      count(rowsOf(['suspendedKey', 'suspendedViaPartner'], 'refusals')),
+      mismatches,
+    );
+    await changeStatus('reactivateAccount');
+
+    // The controls: A's own keys reach every id. Destructive rows last, on spare fixtures, and a
+    // resource's children before the resource (untag before deleting the contact).
+    const successes = count(rowsOf(['owner', 'ownPartner', 'sandbox'], 'successes')).filter(
+      (r) => !STATUS_CHANGES.includes(r.op.operationId),
+    );
+    await runAll(
+      successes.filter((r) => r.op.method !== 'DELETE'),
+      mismatches,
+    );
+    const deletions = successes
+      .filter((r) => r.op.method === 'DELETE')
+      .sort((a, b) => b.op.path.split('/').length - a.op.path.split('/').length);
+    for (const row of deletions) {
+      const mismatch = await run(row, world.spares[row.op.path]);
+      if (mismatch) mismatches.push(mismatch);
+    }
+
+    // Closing is final: the last phase.
+    await changeStatus('closeAccount');
+    await runUnchanged('closed', count(rowsOf(['closedKey', 'closedViaPartner'], 'refusals')), mismatches);
+
+    console.info(
+      `isolation matrix: ${operations.length} operations × ${EVERY_CALLER.length} callers, ${rowCount} rows with a case`,
+    );
+    expect(mismatches, `${mismatches.length} mismatches:\n${mismatches.join('\n')}`).toEqual([]);
+  }, 90_000);
+});
