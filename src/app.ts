@@ -14,9 +14,10 @@ import { installAccessPolicy } from './kernel/access.ts';
 import { Authenticator } from './kernel/auth.ts';
 import type { Database } from './kernel/db.ts';
 import { Egress, type Resolver } from './kernel/egress.ts';
-import { installErrorHandling } from './kernel/error-handler.ts';
+import { installErrorHandling, sendError, toApiError } from './kernel/error-handler.ts';
 import { EventOutbox } from './kernel/events.ts';
 import { installIdempotency } from './kernel/idempotency.ts';
+import { installInputGuard } from './kernel/input-guard.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { RateLimits } from './kernel/limits.ts';
 import { installMetrics, Metrics } from './kernel/metrics.ts';
@@ -98,6 +99,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
     requestIdHeader: false,
     return503OnClosing: true,
+    // A URL the router cannot read (bad percent-encoding, an over-long parameter) is answered
+    // before any hook runs; it gets the documented error body too.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id);
+      return sendError(request, reply, toApiError(err), config.publicBaseUrl);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const now = deps.now ?? (() => new Date());
@@ -171,6 +178,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       concurrency: config.dispatchConcurrency,
       retryLimit: config.dispatchRetryLimit,
       retryDelaySeconds: config.dispatchRetryDelaySeconds,
+      inDoubtSeconds: config.dispatchInDoubtSeconds,
+      expireInSeconds: config.dispatchJobExpireSeconds,
     }),
   );
   ctx.jobs.define(sandboxStatusJob(ctx));
@@ -217,6 +226,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     lastCounts: new Map(),
     now: ctx.now,
   });
+  installInputGuard(app);
   installIdempotency(app, { db: deps.db, now: ctx.now });
 
   await app.register(opsRoutes(ctx));

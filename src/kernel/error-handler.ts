@@ -3,6 +3,7 @@
 // route) are translated into the catalogue; anything unexpected becomes a 500 that shows nothing
 // of its cause to the caller and is logged in full.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { databaseUnreachable } from './db.ts';
 import { ApiError, type ErrorCode, type FieldIssue } from './errors.ts';
 
 interface AjvIssue {
@@ -58,8 +59,6 @@ export function validationIssues(issues: AjvIssue[], part: string | undefined): 
   return out.filter((d) => d.issue !== 'must be null' || out.filter((o) => o.field === d.field).length === 1);
 }
 
-const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300']);
-
 export function toApiError(err: FastifyError | Error): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
@@ -73,12 +72,24 @@ export function toApiError(err: FastifyError | Error): ApiError {
       return new ApiError('UNSUPPORTED_MEDIA_TYPE');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('PAYLOAD_TOO_LARGE');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError(
+        'INVALID_REQUEST',
+        'The URL is not valid: a part of it is not percent-encoded UTF-8.',
+        {
+          details: [{ field: 'path', issue: 'is not valid percent-encoded UTF-8' }],
+        },
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('INVALID_REQUEST', 'A path parameter is too long.', {
+        details: [{ field: 'path', issue: 'has a parameter longer than any id' }],
+      });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('INVALID_REQUEST', 'The body is not valid JSON.', {
         details: [{ field: 'body', issue: 'is not valid JSON' }],
       });
   }
-  if (e.code && CONNECTION_FAILURES.has(e.code)) {
+  if (databaseUnreachable(e)) {
     return new ApiError('SERVICE_UNAVAILABLE', undefined, { headers: { 'retry-after': '5' } });
   }
   const status = e.statusCode ?? 500;

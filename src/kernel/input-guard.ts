@@ -1,0 +1,52 @@
+// Input no route can use, refused for every route before validation (400 INVALID_REQUEST):
+//   - text PostgreSQL cannot store: NUL (refused by text and jsonb alike) and unpaired UTF-16
+//     surrogates (no UTF-8 form: jsonb refuses their escapes, text would get U+FFFD in their
+//     place). JSON and URLs can carry both; without this a request carrying either failed (500)
+//     or was changed silently in the database.
+//   - bodies nested deeper than MAX_DEPTH: the body limit allows half a million levels, which
+//     overflow the stack of anything recursive that reads the body (validation, JSON.stringify,
+//     the idempotency fingerprint), a 500. No request of this API nests more than a few levels.
+import type { FastifyInstance } from 'fastify';
+import { invalid } from './errors.ts';
+
+export const MAX_DEPTH = 64;
+
+const storable = (s: string) => !s.includes('\u0000') && s.isWellFormed();
+
+/**
+ * The first problem of a value: the field (as validation errors name it) and what is wrong with it,
+ * or null. Iterative, so that a value nested as deep as the body limit allows is read safely.
+ */
+export function inputProblem(value: unknown, root: string): { field: string; issue: string } | null {
+  const stack: [unknown, string, number][] = [[value, root, 0]];
+  while (stack.length > 0) {
+    const [v, field, depth] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (!storable(v)) return { field, issue: 'contains a NUL character or an unpaired surrogate' };
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_DEPTH) return { field, issue: `nests deeper than ${MAX_DEPTH} levels` };
+    if (Array.isArray(v)) {
+      for (const [i, item] of v.entries()) stack.push([item, `${field}[${i}]`, depth + 1]);
+      continue;
+    }
+    for (const [k, item] of Object.entries(v)) {
+      const name = field ? `${field}.${k}` : k;
+      if (!storable(k))
+        return { field: name, issue: 'has a name with a NUL character or an unpaired surrogate' };
+      stack.push([item, name, depth + 1]);
+    }
+  }
+  return null;
+}
+
+export function installInputGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    const problem =
+      inputProblem(request.params, 'path') ??
+      inputProblem(request.query, 'query') ??
+      inputProblem(request.body, '');
+    if (problem) throw invalid(problem.field || 'body', problem.issue);
+  });
+}
