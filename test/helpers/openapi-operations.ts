@@ -1,0 +1,106 @@
+// The operations of the OpenAPI document the app serves, in the shape the fuzzer needs: who may
+// call each one (from its `security`), its path, query and header parameters, its JSON body schema
+// and its documented responses. Read from the document, not from the routes, so that the fuzzer
+// holds the document to what the service does.
+
+export type JsonSchema = {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  minItems?: number;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  format?: string;
+  pattern?: string;
+  $ref?: string;
+};
+
+export type Access = 'public' | 'bootstrap' | 'partner' | 'account';
+
+export interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  schema: JsonSchema;
+}
+
+export interface Operation {
+  /** "POST /api/v1/public/contacts", for messages. */
+  name: string;
+  method: string;
+  path: string;
+  access: Access;
+  pathParams: Parameter[];
+  queryParams: Parameter[];
+  /** The JSON body's schema, or null when the operation documents none. */
+  body: JsonSchema | null;
+  /** POST, PUT and PATCH take a body (the document then lists 413 and 415). */
+  takesBody: boolean;
+  /** Status → the error codes its description lists (empty for a success status). */
+  responses: Record<string, string[]>;
+}
+
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, RawOperation>>;
+  components: { schemas: Record<string, JsonSchema> };
+}
+
+interface RawOperation {
+  security?: Record<string, string[]>[];
+  parameters?: Parameter[];
+  requestBody?: { content?: Record<string, { schema: JsonSchema }> };
+  responses: Record<string, { description?: string }>;
+}
+
+const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+
+/** The access level an operation's `security` names; throws for one the fuzzer cannot satisfy. */
+function accessOf(name: string, security: Record<string, string[]>[] | undefined): Access {
+  const schemes = new Set((security ?? []).flatMap((s) => Object.keys(s)));
+  if (schemes.size === 0) return 'public';
+  if (schemes.has('ApiKey')) return 'account';
+  if (schemes.has('PartnerKey') && schemes.size === 1) return 'partner';
+  if (schemes.has('BootstrapToken') && schemes.size === 1) return 'bootstrap';
+  throw new Error(`${name}: the fuzzer has no credentials for security ${JSON.stringify(security)}`);
+}
+
+/** Error codes listed in a response description ("CONFLICT, ALREADY_BOOTSTRAPPED"). */
+function codesOf(description: string | undefined): string[] {
+  return (description ?? '').split(/,\s*/).filter((c) => /^[A-Z_]+$/.test(c));
+}
+
+export function operationsOf(doc: OpenApiDocument): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, raw] of Object.entries(item)) {
+      if (!METHODS.has(method)) continue;
+      const name = `${method.toUpperCase()} ${path}`;
+      const params = raw.parameters ?? [];
+      const content = raw.requestBody?.content;
+      const json = content?.['application/json'];
+      if (content && !json) throw new Error(`${name}: a request body the fuzzer cannot write (not JSON)`);
+      out.push({
+        name,
+        method: method.toUpperCase(),
+        path,
+        access: accessOf(name, raw.security),
+        pathParams: params.filter((p) => p.in === 'path'),
+        queryParams: params.filter((p) => p.in === 'query'),
+        body: json?.schema ?? null,
+        takesBody: ['post', 'put', 'patch'].includes(method),
+        responses: Object.fromEntries(
+          Object.entries(raw.responses).map(([status, r]) => [status, codesOf(r.description)]),
+        ),
+      });
+    }
+  }
+  return out;
+}
