@@ -203,6 +203,30 @@ export async function deleteInBatches(
   }
 }
 
+// SQLSTATEs of a database that cannot be reached or used for now: connection exceptions (class
+// 08), the server shutting down or terminating the session (57P01, 57P02, 57P03), too many
+// connections (53300); and the errors of a socket that went away.
+const UNREACHABLE_CODES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+]);
+// pg's own errors for a lost connection carry no code, only these words.
+const LOST_CONNECTION =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect)/;
+
+/** Whether an error means the database is unreachable (for now), not that the statement was wrong. */
+export function databaseUnreachable(err: unknown): boolean {
+  const code = sqlState(err);
+  if (code && (code.startsWith('08') || UNREACHABLE_CODES.has(code))) return true;
+  return err instanceof Error && LOST_CONNECTION.test(err.message);
+}
+
 /** The SQLSTATE of a database error, if it is one. */
 export function sqlState(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
