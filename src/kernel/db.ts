@@ -104,6 +104,13 @@ export async function openPostgres(url: string, poolSize: number): Promise<Datab
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  // Nor one checked out: pg reports a connection lost between two statements (terminated by the
+  // server, say) as an 'error' event on the client, and the pool listens only while it is idle.
+  // That leaves gaps no caller can close: a client released by one query and handed to a waiting
+  // pool.connect() in the same tick as its connection's FATAL arrives has no listener until the
+  // connect() promise resolves, and the process died on the unhandled event. With this one the
+  // error goes to the statement that uses the client next, and release() drops the dead client.
+  pool.on('connect', (client) => client.on('error', () => {}));
   await pool.query('SELECT 1');
   const wrap = (q: pg.Pool | pg.PoolClient): Sql => ({
     async query<T>(text: string, params?: unknown[], options?: { prepared?: string }) {
