@@ -168,7 +168,17 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
 
   app.addHook('onSend', async (request, reply, payload) => {
     // Only a request that claimed its key settles it (not a replay, nor a refusal).
-    if (request.idempotency?.claimed) await settle(deps.db, request, reply, payload);
+    if (!request.idempotency?.claimed) return payload;
+    try {
+      await settle(deps.db, request, reply, payload);
+    } catch (err) {
+      // The database went away after the handler was done. The answer goes out as it is: a 2xx
+      // or 4xx says what was done (turning it into an error would have the client retry a change
+      // that was made), and a 503 stays one. The key stays claimed, unanswered: a retry with it
+      // gets 409 IDEMPOTENCY_IN_PROGRESS until the claim runs out (CLAIM_MS), then runs again.
+      // (Thrown from here, the error became a 500 whose body showed the driver's message.)
+      request.log.warn({ err }, 'could not record the answer of an idempotent request');
+    }
     return payload;
   });
 }
