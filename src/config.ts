@@ -38,6 +38,8 @@ export interface Config {
   dispatchConcurrency: number;
   dispatchRetryLimit: number;
   dispatchRetryDelaySeconds: number;
+  dispatchInDoubtSeconds: number;
+  dispatchJobExpireSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -318,6 +320,22 @@ export const SETTINGS: Setting<any>[] = [
     description: 'first wait before such a retry; each later wait doubles',
     default: '5',
     parse: integer(1, 3600),
+  },
+  {
+    env: 'TIDINGS_DISPATCH_IN_DOUBT_SECONDS',
+    key: 'dispatchInDoubtSeconds',
+    description:
+      "how long a message whose hand-over was cut off (a crash) waits for the provider's status callback before it is sent again",
+    default: '300',
+    parse: integer(0, 86_400),
+  },
+  {
+    env: 'TIDINGS_DISPATCH_JOB_EXPIRE_SECONDS',
+    key: 'dispatchJobExpireSeconds',
+    description:
+      "how long a dispatch job may run before it is presumed dead (its worker's process gone) and run again",
+    default: '300',
+    parse: integer(5, 3600),
   },
 ];
 

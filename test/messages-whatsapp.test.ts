@@ -117,6 +117,7 @@ describe('a template message through the WhatsApp Cloud API', () => {
       messaging_product: 'whatsapp',
       recipient_type: 'individual',
       to: '+14155550123',
+      biz_opaque_callback_data: queued.id,
       type: 'template',
       template: {
         name: 'order_shipped',
@@ -260,6 +261,7 @@ describe('free-form messages', () => {
         messaging_product: 'whatsapp',
         recipient_type: 'individual',
         to,
+        biz_opaque_callback_data: ids[0],
         type: 'text',
         text: { body: 'Your table is ready', preview_url: true },
       },
@@ -267,6 +269,7 @@ describe('free-form messages', () => {
         messaging_product: 'whatsapp',
         recipient_type: 'individual',
         to,
+        biz_opaque_callback_data: ids[1],
         type: 'document',
         document: { link: 'https://example.com/menu.pdf', caption: 'Menu', filename: 'menu.pdf' },
       },
@@ -274,6 +277,7 @@ describe('free-form messages', () => {
         messaging_product: 'whatsapp',
         recipient_type: 'individual',
         to,
+        biz_opaque_callback_data: ids[2],
         type: 'interactive',
         interactive: {
           type: 'button',
@@ -292,6 +296,7 @@ describe('free-form messages', () => {
         messaging_product: 'whatsapp',
         recipient_type: 'individual',
         to,
+        biz_opaque_callback_data: ids[3],
         type: 'interactive',
         interactive: {
           type: 'list',

@@ -90,6 +90,7 @@ describe('send: the Graph body for each message type', () => {
       messaging_product: 'whatsapp',
       recipient_type: 'individual',
       to: TO,
+      biz_opaque_callback_data: 'msg_test',
       type: 'text',
       text: { body: 'Your code is 1234', preview_url: true },
     });
@@ -108,6 +109,7 @@ describe('send: the Graph body for each message type', () => {
       messaging_product: 'whatsapp',
       recipient_type: 'individual',
       to: TO,
+      biz_opaque_callback_data: 'msg_test',
       type: 'image',
       image: { link: 'https://cdn.example/a.png', caption: 'Look' },
     });
@@ -163,6 +165,7 @@ describe('send: the Graph body for each message type', () => {
       messaging_product: 'whatsapp',
       recipient_type: 'individual',
       to: TO,
+      biz_opaque_callback_data: 'msg_test',
       type: 'interactive',
       interactive: {
         type: 'button',
@@ -257,6 +260,7 @@ describe('send: the Graph body for each message type', () => {
       messaging_product: 'whatsapp',
       recipient_type: 'individual',
       to: TO,
+      biz_opaque_callback_data: 'msg_test',
       type: 'template',
       template: {
         name: 'order_shipped',

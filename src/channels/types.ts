@@ -129,6 +129,11 @@ export type ProviderUpdate =
   | {
       kind: 'message_status';
       providerMessageId: string;
+      /**
+       * Our id of the message, when the provider echoes it (WhatsApp's biz_opaque_callback_data):
+       * how a message whose hand-over was cut off before its provider id was recorded is found.
+       */
+      messageId?: string;
       status: MessageStatusUpdate;
       at: Date;
       /** For `failed`. */

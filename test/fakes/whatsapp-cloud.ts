@@ -189,6 +189,8 @@ export class FakeWhatsAppCloud {
   /** Submitted templates are APPROVED at once instead of PENDING. */
   autoApprove: boolean;
   respond: Responder | undefined;
+  /** How long every answer takes (Meta's own latency), unless a scripted answer says otherwise. */
+  latencyMs = 0;
   readonly #version: string;
   readonly #server: Server;
   readonly #businesses: FakeBusiness[] = [];
@@ -333,7 +335,8 @@ export class FakeWhatsAppCloud {
       res.writeHead(answer.status, { 'content-type': 'application/json; charset=UTF-8', ...answer.headers });
       res.end(payload);
     };
-    if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
+    const delay = answer.delayMs ?? this.latencyMs;
+    if (delay) setTimeout(send, delay).unref();
     else send();
   }
 
@@ -467,6 +470,11 @@ export class FakeWhatsAppCloud {
     const toDigits = body.to.replace(/\D/g, '');
     if (!/^\+?[\d\s()-]+$/.test(body.to) || toDigits.length < 7 || toDigits.length > 15) {
       return invalid(`Invalid recipient phone number: ${body.to}`);
+    }
+    // An arbitrary string Meta echoes in the message's status callbacks, up to 512 characters.
+    const opaque = body.biz_opaque_callback_data;
+    if (opaque !== undefined && (typeof opaque !== 'string' || chars(opaque) > 512)) {
+      return invalid('biz_opaque_callback_data must be a string of at most 512 characters');
     }
     const type = body.type ?? 'text';
     if (!MESSAGE_TYPES.includes(type)) {
@@ -727,6 +735,8 @@ export class FakeWhatsAppCloud {
       recipientId: string;
       /** Unix seconds; now by default. */
       timestamp?: number;
+      /** What the send carried in biz_opaque_callback_data: Meta echoes it in each status. */
+      bizOpaqueCallbackData?: string;
       errors?: { code: number; title: string; message?: string; details?: string }[];
     },
   ) {
@@ -737,6 +747,8 @@ export class FakeWhatsAppCloud {
       timestamp: String(timestamp),
       recipient_id: update.recipientId.replace(/\D/g, ''),
     };
+    if (update.bizOpaqueCallbackData !== undefined)
+      status.biz_opaque_callback_data = update.bizOpaqueCallbackData;
     if (update.status === 'failed') {
       const errors = update.errors ?? [{ code: 131026, title: 'Message undeliverable' }];
       status.errors = errors.map((e) => ({

@@ -55,6 +55,8 @@ export function readCallbackBody(raw: Buffer | string): unknown {
   return JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'), reviver);
 }
 
+/** Our message ids (a TypeID with the `msg` prefix). */
+const MESSAGE_ID = /^msg_[0-9a-z]{26}$/;
 const STATUSES: readonly MessageStatusUpdate[] = ['sent', 'delivered', 'read', 'failed'];
 const TEMPLATE_EVENTS: readonly TemplateStatusEvent[] = [
   'APPROVED',
@@ -119,14 +121,17 @@ function statusUpdate(status: unknown): ProviderUpdate {
   const kind = STATUSES.find((s) => s === status.status);
   const at = unixSeconds(status.timestamp);
   if (!kind || !at) return unknown;
-  if (kind !== 'failed') return { kind: 'message_status', providerMessageId: status.id, status: kind, at };
-  return {
+  // Tidings sends its message id as biz_opaque_callback_data; anything else there is not ours.
+  const opaque = status.biz_opaque_callback_data;
+  const messageId = typeof opaque === 'string' && MESSAGE_ID.test(opaque) ? { messageId: opaque } : {};
+  const update = {
     kind: 'message_status',
     providerMessageId: status.id,
+    ...messageId,
     status: kind,
     at,
-    error: statusError(records(status.errors)[0]),
-  };
+  } as const;
+  return kind === 'failed' ? { ...update, error: statusError(records(status.errors)[0]) } : update;
 }
 
 /** The first error of a failed status; what Tidings does not classify is an unreachable recipient. */

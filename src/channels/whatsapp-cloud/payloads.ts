@@ -26,6 +26,9 @@ export function messageBody(message: OutboundMessage): Json {
     // E.164 with its +: without the +, Meta prepends the business number's own country code.
     to: message.to,
     ...contentFields(message.content),
+    // Meta echoes it in every status callback of the message: the callback names our message even
+    // when the answer carrying Meta's id was lost (a crash or a timeout mid-send; dispatch.ts).
+    biz_opaque_callback_data: message.id,
   };
 }
 

@@ -45,8 +45,17 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
         u.kind === 'message_status'
           ? [
               {
-                target: { accountId, providerMessageId: u.providerMessageId },
-                change: { status: u.status, at: u.at, ...(u.error ? { error: u.error } : {}) },
+                // By our id where Meta echoes it: a message whose hand-over was cut off (dispatch.ts)
+                // has no provider id yet, and learns it here.
+                target: u.messageId
+                  ? { accountId, id: u.messageId }
+                  : { accountId, providerMessageId: u.providerMessageId },
+                change: {
+                  status: u.status,
+                  at: u.at,
+                  providerMessageId: u.providerMessageId,
+                  ...(u.error ? { error: u.error } : {}),
+                },
               },
             ]
           : [],

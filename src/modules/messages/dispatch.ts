@@ -7,9 +7,15 @@
 //   rejected → failed, refunded;
 //   retry    → a new job after a growing delay (or the provider's Retry-After), until the retries
 //              run out → failed, refunded.
-// A message is sent only while it is `queued`, so a job run twice (a worker died after the provider
-// took the message but before recording it) is the only way a message can go out twice: delivery
-// to the provider is at least once, like every provider API without idempotency keys.
+//
+// Exactly once, across crashes. A message is sent only while it is `queued`, and only after its
+// hand-over was claimed: `handover_started_at` set and committed before the provider is called. A
+// job run again (its worker died, or it failed after calling the provider) finds its messages
+// claimed and still queued: in doubt, since the provider may have taken them. They are not sent
+// again at once. WhatsApp echoes our message id (biz_opaque_callback_data) in the status callback
+// of every message it took, which settles the message as sent with its provider id; only a
+// message no callback has claimed after TIDINGS_DISPATCH_IN_DOUBT_SECONDS is sent again (then at
+// least once: a callback that never came). The sandbox has no outside effect, so it resends at once.
 import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels } from '../../channels/registry.ts';
 import { simulatedStatuses } from '../../channels/sandbox/simulation.ts';
@@ -36,6 +42,10 @@ export interface DispatchDeps {
   concurrency: number;
   retryLimit: number;
   retryDelaySeconds: number;
+  /** How long a message in doubt waits for its provider's callback before it is sent again. */
+  inDoubtSeconds: number;
+  /** How long a job may run before pg-boss presumes its worker dead and runs it again. */
+  expireInSeconds: number;
 }
 
 /** A batch's messages (those accepted, or retried, together), and how many tries they have had. */
@@ -179,7 +189,15 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       plays.push(play);
     }
   }
+  const notTaken = [...retries.values()].flatMap((r) => r.data.messageIds);
   await d.db.transaction(async (tx) => {
+    // The provider answered that it did not take these: their next hand-over is a new claim.
+    if (notTaken.length > 0) {
+      await tx.query(
+        `UPDATE messages SET handover_started_at = NULL WHERE id = ANY($1::text[]) AND status = 'queued'`,
+        [notTaken],
+      );
+    }
     const results = await applyStatuses(d, tx, changes);
     const sent = new Set(results.flatMap((r) => (r && r.status !== 'queued' ? [r.id] : [])));
     await scheduleLater(
@@ -191,10 +209,70 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
   });
 }
 
+/**
+ * Claims the hand-over of the jobs' messages that may go now: queued, and either never handed over
+ * or in doubt for longer than the wait (or on the sandbox). Committed before any provider call.
+ */
+async function claim(d: DispatchDeps, ids: string[]): Promise<string[]> {
+  const now = d.now();
+  const { rows } = await d.db.query<{ id: string; previous: Date | null }>(
+    `WITH wanted AS (SELECT id, handover_started_at AS previous FROM messages WHERE id = ANY($1::text[]))
+     UPDATE messages m SET handover_started_at = $3
+       FROM wanted
+      WHERE m.id = wanted.id AND m.status = 'queued'
+        AND (m.handover_started_at IS NULL OR m.handover_started_at <= $2 OR m.provider = 'sandbox')
+      RETURNING m.id, wanted.previous`,
+    [ids, new Date(now.getTime() - d.inDoubtSeconds * 1000), now],
+  );
+  const resent = rows.filter((r) => r.previous !== null);
+  if (resent.length > 0) {
+    d.log.warn(
+      { messageIds: resent.map((r) => r.id), inDoubtSeconds: d.inDoubtSeconds },
+      'messages whose hand-over was cut off, and that no provider callback has settled, are sent again',
+    );
+  }
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The jobs' messages in doubt that are not due again yet (another run handed them over lately and
+ * never recorded the answer): a job for each at the end of its wait, unless a callback settles it.
+ */
+async function waitForCallbacks(
+  d: DispatchDeps,
+  ids: string[],
+  attemptOf: Map<string, number>,
+): Promise<void> {
+  if (ids.length === 0) return;
+  const { rows } = await d.db.query<{ id: string; handover_started_at: Date }>(
+    `SELECT id, handover_started_at FROM messages
+      WHERE id = ANY($1::text[]) AND status = 'queued' AND handover_started_at IS NOT NULL`,
+    [ids],
+  );
+  if (rows.length === 0) return;
+  d.log.warn({ messageIds: rows.map((r) => r.id) }, "messages in doubt wait for their provider's callback");
+  await d.jobs.enqueueMany(
+    d.db,
+    DISPATCH_JOB,
+    rows.map((r) => ({
+      data: { messageIds: [r.id], attempt: attemptOf.get(r.id) ?? 0 },
+      // A second past the wait, so the claim's `<=` finds it due.
+      startAfter: new Date(new Date(r.handover_started_at).getTime() + (d.inDoubtSeconds + 1) * 1000),
+    })),
+  );
+}
+
 async function dispatchAll(d: DispatchDeps, jobs: DispatchJob[]): Promise<void> {
   const attemptOf = new Map<string, number>();
   for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
-  const loaded = await load(d.db, [...attemptOf.keys()]);
+  const claimed = await claim(d, [...attemptOf.keys()]);
+  const mine = new Set(claimed);
+  await waitForCallbacks(
+    d,
+    [...attemptOf.keys()].filter((id) => !mine.has(id)),
+    attemptOf,
+  );
+  const loaded = await load(d.db, claimed);
   // Messages to one number go out in order; different numbers in parallel, at most
   // TIDINGS_DISPATCH_CONCURRENCY hand-overs at a time.
   const byPhone = new Map<string, Loaded[]>();
@@ -212,7 +290,7 @@ async function dispatchAll(d: DispatchDeps, jobs: DispatchJob[]): Promise<void> 
     }
   });
   // Should this fail (the database went away), pg-boss retries the batch's jobs; the messages it
-  // did not record are still queued and go again (at least once, as with any provider call).
+  // did not record are still queued, claimed: in doubt (see the top of this file).
   await settle(d, outcomes);
 }
 
@@ -223,8 +301,9 @@ export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {
     batchSize: 10,
     retryLimit: 10,
     retryDelaySeconds: 5,
-    // Longer than the slowest provider call, so a live run is never presumed dead.
-    expireInSeconds: 300,
+    // Longer than the slowest provider call, so a live run is seldom presumed dead (and if it is,
+    // the run after it finds its messages claimed, in doubt, and does not send them twice).
+    expireInSeconds: d.expireInSeconds,
     handle: (job) => dispatchAll(d, [job]),
     handleBatch: (jobs) =>
       dispatchAll(
