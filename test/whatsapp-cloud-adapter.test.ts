@@ -1004,6 +1004,33 @@ describe('parseCallback', () => {
     }
   });
 
+  it('a status names our message when Meta echoes its id (biz_opaque_callback_data), and only then', () => {
+    const ours = 'msg_01jz5r8k2m4n6p8q0s2t4v6w8y';
+    const parsed = (opaque: string) =>
+      parseCallback(
+        fake.statusPayload(business, {
+          wamid: 'wamid.X',
+          status: 'sent',
+          recipientId: TO,
+          timestamp: AT,
+          bizOpaqueCallbackData: opaque,
+        }),
+      );
+    expect(parsed(ours)).toStrictEqual([
+      {
+        kind: 'message_status',
+        providerMessageId: 'wamid.X',
+        messageId: ours,
+        status: 'sent',
+        at: new Date(AT * 1000),
+      },
+    ]);
+    // Not one of our ids (another app's tracking string, or a mangled one): found by Meta's id alone.
+    for (const other of ['order-42', `${ours}x`, 'msg_', 'con_01jz5r8k2m4n6p8q0s2t4v6w8y']) {
+      expect(parsed(other)[0]).not.toHaveProperty('messageId');
+    }
+  });
+
   it('a failed status carries its first error, classified like a send error', () => {
     const failed = (errors?: { code: number; title: string; details?: string }[]) =>
       parseCallback(
