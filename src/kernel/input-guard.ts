@@ -25,7 +25,8 @@ export function inputProblem(value: unknown, root: string): { field: string; iss
       if (!storable(v)) return { field, issue: 'contains a NUL character or an unpaired surrogate' };
       continue;
     }
-    if (v === null || typeof v !== 'object') continue;
+    // Raw bodies (the WhatsApp callback keeps its bytes for the signature) are not JSON values.
+    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
     if (depth >= MAX_DEPTH) return { field, issue: `nests deeper than ${MAX_DEPTH} levels` };
     if (Array.isArray(v)) {
       for (const [i, item] of v.entries()) stack.push([item, `${field}[${i}]`, depth + 1]);
