@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { changeBalance } from '../src/modules/billing/wallet.ts';
 import { call, otherPartner, type Reply, tenant } from './helpers/client.ts';
+import { micros } from './helpers/money.ts';
 import { useTestApp } from './helpers/setup.ts';
 
 const env = useTestApp();
@@ -29,13 +30,6 @@ async function balanceOf(apiKey: string): Promise<string> {
 async function transactions(apiKey: string, query: Record<string, string> = {}): Promise<Reply> {
   const res = await call(env.app, 'GET', '/account/wallet/transactions', { key: apiKey, query });
   return res;
-}
-
-/** Exact micro-units of a decimal string, without floats. */
-function micros(amount: string): bigint {
-  const [whole, fraction = ''] = amount.replace('-', '').split('.');
-  const value = BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
-  return amount.startsWith('-') ? -value : value;
 }
 
 describe('wallet balance', () => {
