@@ -43,12 +43,14 @@ import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
 import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
 import { closedLoop, describe, type LoadResult, openLoop, type Work } from './load.ts';
 import { hasPgbench, initPgbench, pgbenchAtRate, pgbenchSaturated } from './pgbench.ts';
+import { record } from './report.ts';
 import {
   benchDatabase,
   describeTail,
   percentile,
   sleep,
   startServer,
+  stopServer,
   withCpuUsage,
   withDiskFlushes,
   withServerView,
@@ -192,7 +194,10 @@ if (process.env.BENCH_ONLY !== 'pglite') {
     TIDINGS_DB_POOL_SIZE: String(POOL_SIZE),
     TIDINGS_PARTNER_RATE_LIMIT: '100000',
   };
-  let server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_RUN_WORKERS: 'false' });
+  let server = await startServer(
+    { ...serverEnv, PORT: String(pgPort), TIDINGS_RUN_WORKERS: 'false' },
+    { label: 'PostgreSQL server, API only' },
+  );
   let c = client(pgPort);
   const accounts = await setUpAccounts(c, ACCOUNTS, async (key) => {
     const business = fake.createBusiness();
@@ -286,6 +291,16 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   say(
     `PostgreSQL sends/s: API ${apiRate.toFixed(0)}, plain SQL ${sqlRate.toFixed(0)}; ratio (median of rounds) ${ratio.toFixed(2)} (target ≥ 0.8)`,
   );
+  record({
+    figure: 'accepted sends/s (PostgreSQL)',
+    value: apiRate,
+    unit: 'sends/s',
+    baseline: { name: 'the same SQL through a plain pg pool, one send a transaction', value: sqlRate },
+    ratio,
+    target: '≥ 0.8×',
+    met: ratio >= 0.8,
+    note: `${CONCURRENCY} clients; medians of ${ROUNDS} rounds; ratio: median of the rounds' ratios`,
+  });
 
   // Steady state at a rate: a few seconds at the rate to settle, then the measured run, beside the
   // machine's CPU use and its disk's flush times (each commit waits for one).
@@ -302,12 +317,13 @@ if (process.env.BENCH_ONLY !== 'pglite') {
     say(`         meanwhile: ${r.result.cpu}; ${r.disk}`);
     say(`         the tail: ${describeTail(r.result.result, r.stalls, 25)}`);
     say(`         ${viewed.server}`);
+    return r.result.result;
   };
   await sleep(5000); // a pause after the saturated rounds
   // Half the API's own saturated rate: more than the baseline's whole rate, the stricter reading.
-  await apiAt(apiRate / 2, 'PostgreSQL at half that rate');
+  const atHalfApi = await apiAt(apiRate / 2, 'PostgreSQL at half that rate');
   // Half the plain-SQL baseline's rate: the load at which the issue compares the two.
-  await apiAt(sqlRate / 2, "PostgreSQL at half the baseline's rate");
+  const atHalfSql = await apiAt(sqlRate / 2, "PostgreSQL at half the baseline's rate");
   // The baseline at half its own rate, as a yardstick for what this machine's latency tail is made of.
   await database.vacuum();
   await openLoop(sqlRate / 2, 3, plainSql);
@@ -317,6 +333,20 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   );
   say(`         meanwhile: ${halfSql.result.cpu}; ${halfSql.disk}`);
   say(`         the tail: ${describeTail(halfSql.result.result, halfSql.stalls, 25)}`);
+  for (const [at, load] of [
+    ["half the API's own rate", atHalfApi],
+    ["half the baseline's rate", atHalfSql],
+  ] as const) {
+    record({
+      figure: `send p99 at ${at} (${load.perSecond.toFixed(0)}/s, open loop)`,
+      value: load.p99,
+      unit: 'ms',
+      baseline: { name: 'plain SQL at half its own rate, p99', value: halfSql.result.result.p99 },
+      target: '< 25 ms',
+      met: load.p99 < 25 && load.failures === 0,
+      note: `${STEADY_SECONDS} s; p50 ${load.p50.toFixed(1)} ms`,
+    });
+  }
   // pgbench's simple-update transaction, saturated and at half its rate: the machine's latency tail
   // at the same relative load, from a client in C (no Node, no HTTP, no code of ours).
   if (hasPgbench()) {
@@ -339,6 +369,12 @@ if (process.env.BENCH_ONLY !== 'pglite') {
       `         at half its rate (${half.toFixed(0)}/s): ${describe(load)}, ${(100 * share(25)).toFixed(1)}% over 25 ms`,
     );
     say(`         meanwhile: ${atHalf.result.cpu}; ${atHalf.disk}`);
+    record({
+      figure: `pgbench simple-update p99 at half its rate (${half.toFixed(0)}/s)`,
+      value: load.p99,
+      unit: 'ms',
+      note: `the machine's yardstick beside the 25 ms target: PostgreSQL's own client, ${CONCURRENCY} clients`,
+    });
   } else {
     say('pgbench: not installed (Debian: postgresql-client), its yardstick skipped');
   }
@@ -351,8 +387,7 @@ if (process.env.BENCH_ONLY !== 'pglite') {
 
   // BENCH_ONLY=postgres stops here (quicker, when tuning the send path).
   if (process.env.BENCH_ONLY === 'postgres') {
-    server.kill('SIGTERM');
-    await new Promise((resolve) => server.once('exit', resolve));
+    await stopServer(server);
     await fake.close();
     await database.drop();
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -360,9 +395,11 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   }
 
   // ---------------------------------------------------------------- sandbox end to end
-  server.kill('SIGTERM');
-  await new Promise((resolve) => server.once('exit', resolve));
-  server = await startServer({ ...serverEnv, PORT: String(pgPort), TIDINGS_WEBHOOK_POLL_MS: '1000' });
+  await stopServer(server);
+  server = await startServer(
+    { ...serverEnv, PORT: String(pgPort), TIDINGS_WEBHOOK_POLL_MS: '1000' },
+    { label: 'PostgreSQL server with workers (sandbox end to end)' },
+  );
   c = client(pgPort);
   const delivered = new Map<string, number>();
   const receiver = createServer((req, res) => {
@@ -415,10 +452,17 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   say(
     `sandbox end to end (PostgreSQL, workers on, ${E2E_RATE}/s): POST → message.delivered webhook p50 ${percentile(endToEnd, 0.5).toFixed(1)} ms, p99 ${percentile(endToEnd, 0.99).toFixed(1)} ms (${endToEnd.length}/${accepted.size} delivered; accept ${describe(e2e)})`,
   );
+  for (const q of [0.5, 0.99]) {
+    record({
+      figure: `sandbox POST → message.delivered webhook, p${q * 100} (PostgreSQL)`,
+      value: percentile(endToEnd, q),
+      unit: 'ms',
+      note: `${E2E_RATE}/s; ${endToEnd.length}/${accepted.size} delivered`,
+    });
+  }
   receiver.close();
   await c.http.close();
-  server.kill('SIGTERM');
-  await new Promise((resolve) => server.once('exit', resolve));
+  await stopServer(server);
   await fake.close();
   await database.drop();
 }
@@ -426,13 +470,16 @@ if (process.env.BENCH_ONLY !== 'pglite') {
 // ---------------------------------------------------------------- PGlite
 const dataDir = mkdtempSync(join(tmpdir(), 'tidings-bench-send-'));
 const litePort = 40_000 + Math.floor(Math.random() * 10_000);
-const lite = await startServer({
-  DATA_DIR: dataDir,
-  PORT: String(litePort),
-  BOOTSTRAP_TOKEN: TOKEN,
-  SECRETS_KEY,
-  TIDINGS_PARTNER_RATE_LIMIT: '100000',
-});
+const lite = await startServer(
+  {
+    DATA_DIR: dataDir,
+    PORT: String(litePort),
+    BOOTSTRAP_TOKEN: TOKEN,
+    SECRETS_KEY,
+    TIDINGS_PARTNER_RATE_LIMIT: '100000',
+  },
+  { label: 'PGlite server (workers on)' },
+);
 const lc = client(litePort);
 const liteAccounts = await setUpAccounts(lc, 4, async (key) => {
   await lc.ok(
@@ -462,12 +509,19 @@ const unfinished = async () => {
   return false;
 };
 while ((await unfinished()) && performance.now() - drainStarted < 120_000) await sleep(200);
-say(
-  `PGlite sends/s (sandbox, workers on): median ${median(liteRuns.map((r) => r.perSecond)).toFixed(0)} (target ≥ 500); every message read ${((performance.now() - drainStarted) / 1000).toFixed(1)} s after the last send`,
-);
+const liteRate = median(liteRuns.map((r) => r.perSecond));
+const readAfter = `every message read ${((performance.now() - drainStarted) / 1000).toFixed(1)} s after the last send`;
+say(`PGlite sends/s (sandbox, workers on): median ${liteRate.toFixed(0)} (target ≥ 500); ${readAfter}`);
+record({
+  figure: 'accepted sends/s (PGlite, sandbox, workers on)',
+  value: liteRate,
+  unit: 'sends/s',
+  target: '≥ 500/s',
+  met: liteRate >= 500,
+  note: `median of ${ROUNDS} rounds; ${readAfter}`,
+});
 await lc.http.close();
-lite.kill('SIGTERM');
-await new Promise((resolve) => lite.once('exit', resolve));
+await stopServer(lite);
 rmSync(dataDir, { recursive: true, force: true });
 
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
+import { record } from './report.ts';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const ROOT = new URL('../..', import.meta.url).pathname;
@@ -50,33 +51,106 @@ export async function benchDatabase(): Promise<{
 }
 
 /**
- * Starts `tidings serve` on the database (or DATA_DIR) and port; resolves once /healthz answers.
- * BENCH_NODE_ARGS adds Node options (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
+ * Drops the `tidings_bench_*` databases that killed runs left behind: only those nobody is
+ * connected to, so that a benchmark running beside this one keeps its own.
+ */
+export async function dropStaleBenchDatabases(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  const { rows } = await client.query<{ datname: string }>(
+    `SELECT datname FROM pg_database d
+      WHERE datname LIKE 'tidings\\_bench\\_%'
+        AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
+  );
+  const dropped: string[] = [];
+  for (const { datname } of rows) {
+    // One that a run has connected to meanwhile refuses to go: it is that run's.
+    await client.query(`DROP DATABASE IF EXISTS "${datname}"`).then(
+      () => dropped.push(datname),
+      () => {},
+    );
+  }
+  await client.end();
+  return dropped;
+}
+
+/** A process's peak resident memory so far, in KiB (Linux's VmHWM; null where there is none). */
+function peakRssKib(pid: number): number | null {
+  try {
+    const line = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return line ? Number(line[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Records a server's peak RSS (as a row of report.ts) when it exits. VmHWM is a high-water mark,
+ * but /proc/<pid> is gone once the process has exited: it is read until then, every 200 ms.
+ */
+function samplePeakRss(proc: ChildProcess, label: string): void {
+  const pid = proc.pid;
+  if (pid === undefined) return;
+  let peak: number | null = null;
+  const timer = setInterval(() => {
+    peak = peakRssKib(pid) ?? peak;
+  }, 200);
+  timer.unref();
+  let done = false;
+  const report = () => {
+    if (done) return;
+    done = true;
+    clearInterval(timer);
+    if (peak !== null) record({ figure: `peak RSS: ${label}`, value: peak / 1024, unit: 'MiB' });
+  };
+  proc.once('exit', report);
+  // A server still running when the script ends is killed then: what it reached so far counts.
+  process.once('exit', report);
+}
+
+/**
+ * Starts `tidings serve` (or `command`, another server script) with `env` (its DATABASE_URL or
+ * DATA_DIR, and PORT); resolves once `readyPath` (/healthz) answers. BENCH_NODE_ARGS adds Node options (e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it). `label` names the server in the results'
+ * peak-RSS row.
  */
 export async function startServer(
-  env: ({ DATABASE_URL: string } | { DATA_DIR: string }) & { PORT: string } & Record<string, string>,
-  stdout: 'inherit' | 'pipe' = 'inherit',
+  env: { PORT: string } & Record<string, string>,
+  options: { label?: string; command?: string[]; readyPath?: string } = {},
 ): Promise<ChildProcess> {
   const proc = spawn(
     'node',
-    [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), 'src/cli.ts', 'serve'],
+    [
+      ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ...(options.command ?? ['src/cli.ts', 'serve']),
+    ],
     {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', stdout, 'inherit'],
+      stdio: ['ignore', 'inherit', 'inherit'],
     },
   );
+  samplePeakRss(proc, options.label ?? 'server');
   // A benchmark that fails half-way must not leave its servers running (and loading the machine).
   process.once('exit', () => proc.kill('SIGKILL'));
   for (let i = 0; i < 300; i++) {
+    if (proc.exitCode !== null) throw new Error(`server exited with code ${proc.exitCode} before answering`);
     try {
-      if ((await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok) return proc;
+      if ((await fetch(`http://127.0.0.1:${env.PORT}${options.readyPath ?? '/healthz'}`)).ok) return proc;
     } catch {
       // not up yet
     }
     await sleep(100);
   }
   throw new Error('server did not start');
+}
+
+/** Stops a server started above and waits until it has exited. */
+export async function stopServer(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  await exited;
 }
 
 /** The machine's CPU counters (/proc/stat's first line; null where there is none). */

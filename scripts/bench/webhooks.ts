@@ -14,7 +14,15 @@ import autocannon from 'autocannon';
 import { type Database, openPostgres } from '../../src/kernel/db.ts';
 import { EventOutbox } from '../../src/kernel/events.ts';
 import { migrate } from '../../src/kernel/migrate.ts';
-import { benchDatabase, percentile, ROOT, sleep, startServer as startServerOn } from './support.ts';
+import { record } from './report.ts';
+import {
+  benchDatabase,
+  percentile,
+  ROOT,
+  sleep,
+  startServer as startServerOn,
+  stopServer,
+} from './support.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const RATE = Number(process.env.BENCH_RATE ?? 500);
@@ -40,21 +48,19 @@ async function startReceiver(): Promise<{ proc: ChildProcess; port: number }> {
   return { proc, port: (JSON.parse(line) as { port: number }).port };
 }
 
-function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
-  return startServerOn({
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    BOOTSTRAP_TOKEN: TOKEN,
-    SECRETS_KEY,
-    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-    TIDINGS_WEBHOOK_CONCURRENCY: String(CONCURRENCY),
-    TIDINGS_DB_POOL_SIZE: '10',
-  });
-}
-
-async function stopServer(proc: ChildProcess): Promise<void> {
-  proc.kill('SIGTERM');
-  await new Promise((resolve) => proc.once('exit', resolve));
+function startServer(databaseUrl: string, port: number, label: string): Promise<ChildProcess> {
+  return startServerOn(
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      BOOTSTRAP_TOKEN: TOKEN,
+      SECRETS_KEY,
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      TIDINGS_WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+      TIDINGS_DB_POOL_SIZE: '10',
+    },
+    { label },
+  );
 }
 
 async function api(port: number, path: string, headers: Record<string, string>, body: unknown) {
@@ -81,8 +87,9 @@ const databaseUrl = database.url;
 const db: Database = await openPostgres(databaseUrl, 10);
 await migrate(db);
 const receiver = await startReceiver();
+process.once('exit', () => receiver.proc.kill());
 const serverPort = 40_000 + Math.floor(Math.random() * 10_000);
-let server = await startServer(databaseUrl, serverPort);
+let server = await startServer(databaseUrl, serverPort, 'server for the setup');
 
 const { apiKey: partnerKey } = await api(
   serverPort,
@@ -158,7 +165,7 @@ for (let i = 0; i < EVENTS; i += 200) {
   });
 }
 const emitSeconds = (performance.now() - emitStarted) / 1000;
-server = await startServer(databaseUrl, serverPort);
+server = await startServer(databaseUrl, serverPort, 'server draining the backlog, then at 500 events/s');
 let drained = new Map<string, number>();
 for (let i = 0; i < 600 && drained.size < EVENTS; i++) {
   await sleep(500);
@@ -200,16 +207,40 @@ const latencies = [...committed]
   .sort((a, b) => a - b);
 
 const ratio = throughput / direct.requests.average;
+const p50 = percentile(latencies, 0.5);
+const p99 = percentile(latencies, 0.99);
 process.stdout.write(
   [
     `webhooks on PostgreSQL; ${ACCOUNTS} accounts with one webhook each, dispatcher concurrency ${CONCURRENCY}; ${new Date().toISOString()}`,
     `baseline  receiver hit directly (autocannon, ${CONCURRENCY} connections): ${direct.requests.average.toFixed(0)} req/s`,
     `measured  backlog of ${EVENTS} events (emitted at ${(EVENTS / emitSeconds).toFixed(0)}/s) drained: ${throughput.toFixed(0)} deliveries/s (${drained.size} delivered in ${drainSeconds.toFixed(2)} s); target ≥ 2000`,
     `ratio     deliveries/s ÷ direct req/s: ${ratio.toFixed(2)}`,
-    `latency   ${total} events at ${emitRate.toFixed(0)}/s: commit→receipt p50 ${percentile(latencies, 0.5)} ms, p99 ${percentile(latencies, 0.99)} ms, max ${latencies.at(-1)} ms (${latencies.length}/${total} received); target p50 < 50 ms`,
+    `latency   ${total} events at ${emitRate.toFixed(0)}/s: commit→receipt p50 ${p50} ms, p99 ${p99} ms, max ${latencies.at(-1)} ms (${latencies.length}/${total} received); target p50 < 50 ms`,
     '',
   ].join('\n'),
 );
+
+record({
+  figure: `backlog of ${EVENTS.toLocaleString('en')} events drained`,
+  value: throughput,
+  unit: 'deliveries/s',
+  baseline: { name: 'the receiver hit directly', value: direct.requests.average },
+  target: '≥ 2,000/s',
+  met: throughput >= 2000 && drained.size === EVENTS,
+  note: `${drained.size}/${EVENTS} delivered`,
+});
+const latencyRow = {
+  unit: 'ms',
+  note: `${total} events at ${emitRate.toFixed(0)}/s; ${latencies.length}/${total} received`,
+};
+record({
+  figure: `commit→receipt p50 at ${RATE} events/s`,
+  value: p50,
+  ...latencyRow,
+  target: '< 50 ms',
+  met: p50 < 50 && latencies.length === total,
+});
+record({ figure: `commit→receipt p99 at ${RATE} events/s`, value: p99, ...latencyRow });
 
 await stopServer(server);
 receiver.proc.kill();
