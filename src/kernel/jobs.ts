@@ -42,6 +42,12 @@ export interface JobDefinition<T extends object = object> {
   /** Jobs of this queue fetched and run at once by each process. */
   batchSize?: number;
   /**
+   * Fetch loops of this queue in each process (1 by default). A loop fetches its next batch only
+   * when its handler is done with the last one; with several, a batch that waits (on a slow
+   * provider, say) holds up its own jobs only, while the other loops go on fetching.
+   */
+  workers?: number;
+  /**
    * Runs once for a job that failed for good: its retries used up, whether its handler threw or
    * its worker died on the last try (pg-boss moves it to a dead-letter queue either way).
    */
@@ -137,28 +143,7 @@ export class Jobs {
   /** Starts the workers of every defined queue in this process. */
   async runWorkers(): Promise<void> {
     for (const d of this.#definitions.values()) {
-      const batchSize = d.batchSize ?? 1;
-      let id = '';
-      id = await this.#boss.work(
-        d.name,
-        { batchSize, pollingIntervalSeconds: 0.5, includeMetadata: true },
-        async (jobs: PgBoss.JobWithMetadata<object>[]) => {
-          // A full batch means more may be waiting: fetch again at once instead of after the
-          // polling interval (which would cap a queue at batchSize jobs per half second).
-          if (jobs.length === batchSize) setImmediate(() => this.#boss.notifyWorker(id));
-          const handleBatch = d.handleBatch;
-          if (handleBatch) {
-            await handleBatch(
-              jobs.map((j) => ({ data: j.data, meta: { id: j.id, retryCount: j.retryCount } })),
-            );
-            return;
-          }
-          for (const job of jobs) {
-            await d.handle(job.data, { id: job.id, retryCount: job.retryCount });
-          }
-        },
-      );
-      this.#workerIds.push(id);
+      for (let loop = 0; loop < (d.workers ?? 1); loop++) this.#workerIds.push(await this.#work(d));
       const onGiveUp = d.onGiveUp;
       if (onGiveUp) {
         const deadId = await this.#boss.work(
@@ -174,6 +159,32 @@ export class Jobs {
     this.#unlisten = await this.#db.listen(JOB_CHANNEL, () => {
       for (const id of this.#workerIds) this.#boss.notifyWorker(id);
     });
+  }
+
+  /** Starts one fetch loop of a queue; answers its worker id. */
+  async #work(d: JobDefinition): Promise<string> {
+    const batchSize = d.batchSize ?? 1;
+    let id = '';
+    id = await this.#boss.work(
+      d.name,
+      { batchSize, pollingIntervalSeconds: 0.5, includeMetadata: true },
+      async (jobs: PgBoss.JobWithMetadata<object>[]) => {
+        // A full batch means more may be waiting: fetch again at once instead of after the
+        // polling interval (which would cap a queue at batchSize jobs per half second).
+        if (jobs.length === batchSize) setImmediate(() => this.#boss.notifyWorker(id));
+        const handleBatch = d.handleBatch;
+        if (handleBatch) {
+          await handleBatch(
+            jobs.map((j) => ({ data: j.data, meta: { id: j.id, retryCount: j.retryCount } })),
+          );
+          return;
+        }
+        for (const job of jobs) {
+          await d.handle(job.data, { id: job.id, retryCount: job.retryCount });
+        }
+      },
+    );
+    return id;
   }
 
   /**

@@ -1,7 +1,9 @@
-// The dispatch job: hands accepted messages to their provider. A worker takes a batch of jobs and
-// sends their messages concurrently (those to the same number one after another, in the order
-// they were accepted), then records every outcome of the batch in one transaction through
-// applyStatuses:
+// The dispatch job: hands accepted messages to their provider. Each of a process's dispatch loops
+// takes a batch of jobs and sends their messages concurrently (those to the same number one after
+// another, in the order they were accepted; at most TIDINGS_DISPATCH_CONCURRENCY in flight in the
+// whole process), and records the outcomes through applyStatuses: the batch's in one transaction
+// when they all come back within RECORD_WITHIN_MS, else those back so far while a slow hand-over
+// is still out, so one provider that hangs holds up neither its batch nor the other loops:
 //   accepted → sent (and, on the sandbox, the simulated delivery: played at once where its delay
 //              is 0, scheduled otherwise);
 //   rejected → failed, refunded;
@@ -23,6 +25,7 @@ import type { MessageContent, ProviderError, SendOutcome } from '../../channels/
 import type { Database } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
+import { Slots } from '../../kernel/slots.ts';
 import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import type { TemplateRow } from '../templates/repo.ts';
@@ -38,7 +41,7 @@ export interface DispatchDeps {
   channels: Channels;
   now: () => Date;
   log: FastifyBaseLogger;
-  /** Jobs fetched, and messages sent, at once by each process. */
+  /** Messages handed to providers at once by each process (by all its dispatch loops together). */
   concurrency: number;
   retryLimit: number;
   retryDelaySeconds: number;
@@ -66,6 +69,14 @@ async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promi
 }
 
 const MAX_RETRY_DELAY_SECONDS = 3600;
+/** Dispatch loops in each process: a batch waiting on a slow provider holds up only its own jobs. */
+const DISPATCH_LOOPS = 4;
+/**
+ * How long a finished hand-over waits to be recorded with the rest of its batch. A batch whose
+ * messages all come back sooner is recorded in one transaction; one with a slow hand-over records
+ * the others meanwhile instead of keeping them `queued` until the slow one ends (a timeout, 15 s).
+ */
+const RECORD_WITHIN_MS = 200;
 
 function contentOf(message: MessageRow, template: Loaded['template']): MessageContent | ProviderError {
   // Only outbound messages are dispatched.
@@ -262,7 +273,43 @@ async function waitForCallbacks(
   );
 }
 
-async function dispatchAll(d: DispatchDeps, jobs: DispatchJob[]): Promise<void> {
+/**
+ * Records a batch's outcomes as they come, each within RECORD_WITHIN_MS: those that came together
+ * in one transaction, one transaction at a time (so a number's messages are recorded in order).
+ * A failed recording fails the batch at the end (finish()), once every hand-over has come back.
+ */
+function recordAsTheyCome(d: DispatchDeps) {
+  let ready: Outcome[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let recorded: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const outcomes = ready;
+    ready = [];
+    if (outcomes.length > 0) {
+      recorded = recorded
+        .then(() => settle(d, outcomes))
+        .catch((error) => {
+          failure ??= { error };
+        });
+    }
+    return recorded;
+  };
+  return {
+    add(outcome: Outcome) {
+      ready.push(outcome);
+      timer ??= setTimeout(flush, RECORD_WITHIN_MS);
+    },
+    async finish() {
+      await flush();
+      if (failure) throw failure.error;
+    },
+  };
+}
+
+async function dispatchAll(d: DispatchDeps, slots: Slots, jobs: DispatchJob[]): Promise<void> {
   const attemptOf = new Map<string, number>();
   for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
   const claimed = await claim(d, [...attemptOf.keys()]);
@@ -274,40 +321,38 @@ async function dispatchAll(d: DispatchDeps, jobs: DispatchJob[]): Promise<void> 
   );
   const loaded = await load(d.db, claimed);
   // Messages to one number go out in order; different numbers in parallel, at most
-  // TIDINGS_DISPATCH_CONCURRENCY hand-overs at a time.
+  // TIDINGS_DISPATCH_CONCURRENCY hand-overs at a time in the whole process (the slots).
   const byPhone = new Map<string, Loaded[]>();
   for (const l of loaded) byPhone.set(l.message.phone, [...(byPhone.get(l.message.phone) ?? []), l]);
-  const outcomes: Outcome[] = [];
+  const record = recordAsTheyCome(d);
   await inParallel([...byPhone.values()], d.concurrency, async (group) => {
     for (const l of group) {
-      const outcome = await send(d, l);
-      outcomes.push({
-        attempt: attemptOf.get(l.message.id)!,
-        message: l.message,
-        outcome,
-        channel: l.channel,
-      });
+      const outcome = await slots.use(() => send(d, l));
+      record.add({ attempt: attemptOf.get(l.message.id)!, message: l.message, outcome, channel: l.channel });
     }
   });
-  // Should this fail (the database went away), pg-boss retries the batch's jobs; the messages it
-  // did not record are still queued, claimed: in doubt (see the top of this file).
-  await settle(d, outcomes);
+  // Should a recording fail (the database went away), pg-boss retries the batch's jobs; the
+  // messages not recorded are still queued, claimed: in doubt (see the top of this file).
+  await record.finish();
 }
 
 export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {
+  const slots = new Slots(d.concurrency);
   return {
     name: DISPATCH_JOB,
     // Each job is a batch of messages already.
     batchSize: 10,
+    workers: DISPATCH_LOOPS,
     retryLimit: 10,
     retryDelaySeconds: 5,
     // Longer than the slowest provider call, so a live run is seldom presumed dead (and if it is,
     // the run after it finds its messages claimed, in doubt, and does not send them twice).
     expireInSeconds: d.expireInSeconds,
-    handle: (job) => dispatchAll(d, [job]),
+    handle: (job) => dispatchAll(d, slots, [job]),
     handleBatch: (jobs) =>
       dispatchAll(
         d,
+        slots,
         jobs.map((j) => j.data),
       ),
   };
