@@ -5,7 +5,7 @@
 //   npm run bench                     all of them (BENCH_DATABASE_URL, default the local server)
 //   npm run bench -- send contacts    some of them
 // The scripts' own settings (BENCH_SECONDS, …) pass through; at their defaults the whole run takes
-// 8–10 minutes on a 2-core machine.
+// 5–8 minutes on a 2-core machine.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
