@@ -9,9 +9,10 @@
 // PostgreSQL when TEST_DATABASE_URL is set, else on the embedded database in a temporary DATA_DIR.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeBusiness, FakeWhatsAppCloud, type SentMessage } from './fakes/whatsapp-cloud.ts';
-import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
 import {
+  accountOnProcess,
   processApi as api,
+  bootstrapOnProcess,
   exited,
   type ServerProcess,
   startServerProcess,
@@ -132,26 +133,12 @@ describe('a bulk send and a webhook backlog, each cut short by SIGKILL', () => {
 
   it('hands every message to the provider exactly once and delivers every event', async () => {
     let server = await start();
-    const boot = await api(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, { name: 'p' });
-    expect(boot.status).toBe(201);
-    const partnerKey = boot.body.apiKey as string;
-    const account = await api(server, 'POST', '/partner/accounts', partnerKey, {
-      accountName: 'Crash sends',
-      countryCode: 'US',
-      planCode: 'scale',
-      externalRef: 'send-crash',
-    });
-    expect(account.status).toBe(201);
-    const accountId = account.body.accountId as string;
+    const partnerKey = await bootstrapOnProcess(server);
+    const { accountId, apiKey } = await accountOnProcess(server, partnerKey, 'send-crash');
     const credit = await api(server, 'POST', `/partner/accounts/${accountId}/wallet/credits`, partnerKey, {
       amount: '100.00',
     });
     expect(credit.status, JSON.stringify(credit.body)).toBe(201);
-    const key = await api(server, 'POST', `/partner/accounts/${accountId}/keys`, partnerKey, {
-      name: 'k',
-      scope: 'live',
-    });
-    const apiKey = key.body.apiKey as string;
     const business = fake.createBusiness();
     const channel = await api(server, 'PUT', '/account/channel', apiKey, {
       provider: 'whatsapp_cloud',

@@ -9,9 +9,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX } from '../src/app.ts';
-import { BOOTSTRAP_TOKEN, onPostgres } from './helpers/harness.ts';
+import { onPostgres } from './helpers/harness.ts';
 import {
+  accountOnProcess,
   processApi as api,
+  bootstrapOnProcess,
   type ServerProcess,
   startServerProcess,
   useDurableStore,
@@ -125,21 +127,16 @@ describe.skipIf(!onPostgres)('PostgreSQL connections terminated under load', () 
     await admin.connect();
     server = await startServerProcess(store.settings);
     store.servers.push(server);
-    const boot = await api(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, { name: 'p' });
-    const partnerKey = boot.body.apiKey as string;
-    const account = await api(server, 'POST', '/partner/accounts', partnerKey, {
-      accountName: 'Faults',
-      countryCode: 'US',
-      planCode: 'scale',
-      externalRef: 'faults-db',
+    const partnerKey = await bootstrapOnProcess(server);
+    let live: string;
+    ({ accountId, apiKey: live } = await accountOnProcess(server, partnerKey, 'faults-db'));
+    // The load uses a sandbox key, which may also play the customer; the live key sets the channel.
+    const sandbox = await api(server, 'POST', `/partner/accounts/${accountId}/keys`, partnerKey, {
+      name: 'sandbox',
+      scope: 'sandbox',
     });
-    accountId = account.body.accountId;
-    const keyOf = async (scope: string) =>
-      (await api(server, 'POST', `/partner/accounts/${accountId}/keys`, partnerKey, { name: scope, scope }))
-        .body.apiKey as string;
-    // The load uses a sandbox key, which may also play the customer; a live key sets the channel.
-    key = await keyOf('sandbox');
-    const channel = await api(server, 'PUT', '/account/channel', await keyOf('live'), {
+    key = sandbox.body.apiKey as string;
+    const channel = await api(server, 'PUT', '/account/channel', live, {
       provider: 'sandbox',
       sandbox: { deliveredAfterMs: 0, readAfterMs: 0, reviewAfterMs: 0 },
     });

@@ -3,8 +3,14 @@
 // Runs the real server as a child process: on PostgreSQL when TEST_DATABASE_URL is set, else on
 // the embedded database in a temporary DATA_DIR.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
-import { processApi as api, exited, startServerProcess, useDurableStore } from './helpers/processes.ts';
+import {
+  accountOnProcess,
+  processApi as api,
+  bootstrapOnProcess,
+  exited,
+  startServerProcess,
+  useDurableStore,
+} from './helpers/processes.ts';
 import { Receiver, verifySignature } from './helpers/receiver.ts';
 
 const CREDITS = 40;
@@ -29,21 +35,9 @@ describe('events committed right before a crash', () => {
   it('are all delivered after a restart, none missing, each as committed', async () => {
     const first = await startServerProcess(store.settings);
     store.servers.push(first);
-    const boot = await api(first, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, { name: 'p' });
-    expect(boot.status).toBe(201);
-    const partnerKey = boot.body.apiKey as string;
-    const account = await api(first, 'POST', '/partner/accounts', partnerKey, {
-      accountName: 'Crash test',
-      countryCode: 'US',
-      planCode: 'scale',
-      externalRef: 'crash-1',
-    });
-    const accountId = account.body.accountId as string;
-    const key = await api(first, 'POST', `/partner/accounts/${accountId}/keys`, partnerKey, {
-      name: 'k',
-      scope: 'live',
-    });
-    const webhook = await api(first, 'POST', '/webhooks', key.body.apiKey, {
+    const partnerKey = await bootstrapOnProcess(first);
+    const { accountId, apiKey } = await accountOnProcess(first, partnerKey, 'crash-1');
+    const webhook = await api(first, 'POST', '/webhooks', apiKey, {
       url: receiver.url(),
       events: ['wallet.credited'],
     });
@@ -95,7 +89,7 @@ describe('events committed right before a crash', () => {
         second,
         'GET',
         `/webhooks/${webhook.body.id}/deliveries?status=succeeded&limit=100`,
-        key.body.apiKey,
+        apiKey,
       );
       succeeded = list.body.data.length;
       if (succeeded === CREDITS) break;

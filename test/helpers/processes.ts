@@ -112,6 +112,38 @@ export async function processApi(
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+/** A partner bootstrapped on a server process. */
+export async function bootstrapOnProcess(server: ServerProcess): Promise<string> {
+  const boot = await processApi(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, {
+    name: 'p',
+  });
+  if (boot.status !== 201) throw new Error(`bootstrap: ${boot.status} ${JSON.stringify(boot.body)}`);
+  return boot.body.apiKey as string;
+}
+
+/** A `scale` account of the partner, provisioned on a server process, and a key of `scope`. */
+export async function accountOnProcess(
+  server: ServerProcess,
+  partnerKey: string,
+  externalRef: string,
+  scope: 'live' | 'sandbox' = 'live',
+): Promise<{ accountId: string; apiKey: string }> {
+  const account = await processApi(server, 'POST', '/partner/accounts', partnerKey, {
+    accountName: externalRef,
+    countryCode: 'US',
+    planCode: 'scale',
+    externalRef,
+  });
+  if (account.status !== 201) throw new Error(`provision: ${account.status} ${JSON.stringify(account.body)}`);
+  const accountId = account.body.accountId as string;
+  const key = await processApi(server, 'POST', `/partner/accounts/${accountId}/keys`, partnerKey, {
+    name: scope,
+    scope,
+  });
+  if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
+  return { accountId, apiKey: key.body.apiKey as string };
+}
+
 export interface DurableStore {
   /** The settings that point a server process at the store, plus the test's own. */
   settings: Record<string, string>;
