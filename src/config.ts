@@ -334,7 +334,7 @@ export const SETTINGS: Setting<any>[] = [
     key: 'dispatchJobExpireSeconds',
     description:
       "how long a dispatch job may run before it is presumed dead (its worker's process gone) and run again",
-    default: '300',
+    default: '60',
     parse: integer(5, 3600),
   },
 ];
