@@ -119,12 +119,15 @@ describe('tidings CLI', { timeout: 120_000 }, () => {
       out += d;
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const deadline = Date.now() + 20_000;
+    // A first start migrates a new embedded database: slow on a machine busy with the rest of the
+    // suite. A SIGTERM before the server listens would find no handler yet and kill it outright.
+    const deadline = Date.now() + 60_000;
     while (!out.includes('Server listening') && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
     expect(out).toContain('Tidings bootstrap token (shown once)');
+    expect(out).toContain('Server listening');
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     rmSync(fresh, { recursive: true, force: true });
-  });
+  }, 90_000);
 });

@@ -198,6 +198,27 @@ describe('a template message through the WhatsApp Cloud API', () => {
 });
 
 describe('free-form messages', () => {
+  it('reach one number one at a time, in the order they were accepted, while Meta takes its time', async () => {
+    const t = await liveTenant('1.00');
+    const to = '+14155550126';
+    await customerWrote(env.tdb.db, t.accountId, to, new Date(Date.now() - 3600_000));
+    // Each hand-over takes 30 ms: sent concurrently, or by two dispatch loops at once, the later
+    // messages would overtake the earlier ones.
+    env.fake.latencyMs = 30;
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await send(t, { to, type: 'text', text: `step ${i}` })).id);
+      const arrived = await eventually(
+        async () => env.fake.sent.filter((s) => s.to === to),
+        (found) => found.length >= 12,
+      );
+      expect(arrived.map((s) => s.body.biz_opaque_callback_data)).toEqual(ids);
+      expect(arrived.map((s) => s.body.text.body)).toEqual(ids.map((_, i) => `step ${i}`));
+    } finally {
+      env.fake.latencyMs = 0;
+    }
+  });
+
   it('reach Meta as text, media, reply buttons and a list, free inside the customer service window', async () => {
     const t = await liveTenant('1.00');
     const to = '+14155550125';

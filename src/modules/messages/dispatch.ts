@@ -30,6 +30,7 @@ import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import type { TemplateRow } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
+import { PhoneOrder } from './phone-order.ts';
 import { MESSAGE_COLUMNS, type MessageRow, type OutboundContent } from './repo.ts';
 import { changesOf, type SandboxPlay, scheduleLater, split } from './sandbox-job.ts';
 import { applyStatuses, type TargetedChange } from './status.ts';
@@ -309,7 +310,13 @@ function recordAsTheyCome(d: DispatchDeps) {
   };
 }
 
-async function dispatchAll(d: DispatchDeps, slots: Slots, jobs: DispatchJob[]): Promise<void> {
+/** What the dispatch loops of a process share: the hand-over slots, and each number's turn. */
+interface Shared {
+  slots: Slots;
+  order: PhoneOrder;
+}
+
+async function dispatchAll(d: DispatchDeps, { slots, order }: Shared, jobs: DispatchJob[]): Promise<void> {
   const attemptOf = new Map<string, number>();
   for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
   const claimed = await claim(d, [...attemptOf.keys()]);
@@ -320,14 +327,22 @@ async function dispatchAll(d: DispatchDeps, slots: Slots, jobs: DispatchJob[]): 
     attemptOf,
   );
   const loaded = await load(d.db, claimed);
-  // Messages to one number go out in order; different numbers in parallel, at most
-  // TIDINGS_DISPATCH_CONCURRENCY hand-overs at a time in the whole process (the slots).
+  // Messages to one number go out one at a time, oldest first, across the process's loops (the
+  // order); different numbers in parallel, at most TIDINGS_DISPATCH_CONCURRENCY hand-overs at a
+  // time in the whole process (the slots).
   const byPhone = new Map<string, Loaded[]>();
-  for (const l of loaded) byPhone.set(l.message.phone, [...(byPhone.get(l.message.phone) ?? []), l]);
+  for (const l of loaded) {
+    const key = `${l.message.account_id}/${l.message.phone}`;
+    byPhone.set(key, [...(byPhone.get(key) ?? []), l]);
+  }
   const record = recordAsTheyCome(d);
-  await inParallel([...byPhone.values()], d.concurrency, async (group) => {
+  await inParallel([...byPhone], d.concurrency, async ([key, group]) => {
+    order.hold(
+      key,
+      group.map((l) => l.message.id),
+    );
     for (const l of group) {
-      const outcome = await slots.use(() => send(d, l));
+      const outcome = await order.inTurn(key, l.message.id, () => slots.use(() => send(d, l)));
       record.add({ attempt: attemptOf.get(l.message.id)!, message: l.message, outcome, channel: l.channel });
     }
   });
@@ -337,7 +352,7 @@ async function dispatchAll(d: DispatchDeps, slots: Slots, jobs: DispatchJob[]): 
 }
 
 export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {
-  const slots = new Slots(d.concurrency);
+  const shared: Shared = { slots: new Slots(d.concurrency), order: new PhoneOrder() };
   return {
     name: DISPATCH_JOB,
     // Each job is a batch of messages already.
@@ -348,11 +363,11 @@ export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {
     // Longer than the slowest provider call, so a live run is seldom presumed dead (and if it is,
     // the run after it finds its messages claimed, in doubt, and does not send them twice).
     expireInSeconds: d.expireInSeconds,
-    handle: (job) => dispatchAll(d, slots, [job]),
+    handle: (job) => dispatchAll(d, shared, [job]),
     handleBatch: (jobs) =>
       dispatchAll(
         d,
-        slots,
+        shared,
         jobs.map((j) => j.data),
       ),
   };

@@ -1,0 +1,47 @@
+// Messages to one number go out one at a time, in the order they were accepted (message ids are
+// time-ordered), also when several dispatch loops of a process hold them in different batches: a
+// customer who is sent a text and then a document gets them in that order. Within a process only:
+// two processes each holding a message to one number hand them over independently.
+//
+// A batch registers a number's messages when it starts on that number (not when it loads them,
+// or a batch still waiting for a free slot could hold up the others); each message then waits
+// until no hand-over to its number is in flight and it is the oldest registered.
+
+interface Queue {
+  /** Registered ids, oldest first. */
+  ids: string[];
+  busy: boolean;
+  wake: Map<string, () => void>;
+}
+
+export class PhoneOrder {
+  readonly #queues = new Map<string, Queue>();
+
+  /** Registers a batch's messages to one number (account and phone), as it starts on them. */
+  hold(key: string, ids: string[]): void {
+    const q: Queue = this.#queues.get(key) ?? { ids: [], busy: false, wake: new Map() };
+    q.ids.push(...ids);
+    q.ids.sort();
+    this.#queues.set(key, q);
+  }
+
+  /** Runs the hand-over of a registered message in its turn, then lets the next one go. */
+  async inTurn<T>(key: string, id: string, work: () => Promise<T>): Promise<T> {
+    const q = this.#queues.get(key)!;
+    if (q.busy || q.ids[0] !== id) await new Promise<void>((resolve) => q.wake.set(id, resolve));
+    q.busy = true;
+    try {
+      return await work();
+    } finally {
+      q.busy = false;
+      q.ids.splice(q.ids.indexOf(id), 1);
+      if (q.ids.length === 0) this.#queues.delete(key);
+      else {
+        const next = q.ids[0]!;
+        const wake = q.wake.get(next);
+        q.wake.delete(next);
+        wake?.();
+      }
+    }
+  }
+}
