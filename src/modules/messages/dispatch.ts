@@ -108,27 +108,48 @@ interface Loaded {
   template: Pick<TemplateRow, 'name' | 'language' | 'category' | 'components'> | null;
 }
 
-/** The jobs' messages still queued, each with its channel and template, in one statement. */
-async function load(db: Database, ids: string[]): Promise<Loaded[]> {
-  const { rows } = await db.query<MessageRow & { channel: ChannelRow | null; template: Loaded['template'] }>(
-    `SELECT ${MESSAGE_COLUMNS.split(', ')
-      .map((c) => `m.${c}`)
-      .join(', ')},
+/**
+ * Claims the hand-over of the jobs' messages that may go now, and loads each with its channel and
+ * template, in one statement committed before any provider call. A message may go if it is queued
+ * and either never handed over, or in doubt for longer than the wait, or on the sandbox (which has
+ * no outside effect).
+ */
+async function claim(d: DispatchDeps, ids: string[]): Promise<Loaded[]> {
+  const now = d.now();
+  const { rows } = await d.db.query<
+    MessageRow & { previous: Date | null; channel: ChannelRow | null; template: Loaded['template'] }
+  >(
+    `WITH wanted AS (SELECT id, handover_started_at AS previous FROM messages WHERE id = ANY($1::text[])),
+          claimed AS (
+            UPDATE messages m SET handover_started_at = $3
+              FROM wanted
+             WHERE m.id = wanted.id AND m.status = 'queued'
+               AND (m.handover_started_at IS NULL OR m.handover_started_at <= $2 OR m.provider = 'sandbox')
+             RETURNING ${MESSAGE_COLUMNS.split(', ')
+               .map((c) => `m.${c}`)
+               .join(', ')}, wanted.previous)
+     SELECT claimed.*,
             CASE WHEN c.account_id IS NULL THEN NULL
                  ELSE jsonb_build_object('provider', c.provider, 'settings', c.settings,
                                          'secrets_sealed', c.secrets_sealed, 'updated_at', c.updated_at) END AS channel,
             CASE WHEN t.id IS NULL THEN NULL
                  ELSE jsonb_build_object('name', t.name, 'language', t.language, 'category', t.category,
                                          'components', t.components) END AS template
-       FROM messages m
-       LEFT JOIN account_channels c ON c.account_id = m.account_id
+       FROM claimed
+       LEFT JOIN account_channels c ON c.account_id = claimed.account_id
        -- A template is only ever looked up in its own account.
-       LEFT JOIN templates t ON t.account_id = m.account_id AND t.id = m.template_id
-      WHERE m.id = ANY($1::text[]) AND m.status = 'queued'
-      ORDER BY m.id`,
-    [ids],
+       LEFT JOIN templates t ON t.account_id = claimed.account_id AND t.id = claimed.template_id
+      ORDER BY claimed.id`,
+    [ids, new Date(now.getTime() - d.inDoubtSeconds * 1000), now],
   );
-  return rows.map(({ channel, template, ...message }) => ({
+  const resent = rows.filter((r) => r.previous !== null);
+  if (resent.length > 0) {
+    d.log.warn(
+      { messageIds: resent.map((r) => r.id), inDoubtSeconds: d.inDoubtSeconds },
+      'messages whose hand-over was cut off, and that no provider callback has settled, are sent again',
+    );
+  }
+  return rows.map(({ previous: _, channel, template, ...message }) => ({
     message,
     channel: toChannelConfig(channel ? { ...channel, updated_at: new Date(channel.updated_at) } : null),
     template,
@@ -222,31 +243,6 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
 }
 
 /**
- * Claims the hand-over of the jobs' messages that may go now: queued, and either never handed over
- * or in doubt for longer than the wait (or on the sandbox). Committed before any provider call.
- */
-async function claim(d: DispatchDeps, ids: string[]): Promise<string[]> {
-  const now = d.now();
-  const { rows } = await d.db.query<{ id: string; previous: Date | null }>(
-    `WITH wanted AS (SELECT id, handover_started_at AS previous FROM messages WHERE id = ANY($1::text[]))
-     UPDATE messages m SET handover_started_at = $3
-       FROM wanted
-      WHERE m.id = wanted.id AND m.status = 'queued'
-        AND (m.handover_started_at IS NULL OR m.handover_started_at <= $2 OR m.provider = 'sandbox')
-      RETURNING m.id, wanted.previous`,
-    [ids, new Date(now.getTime() - d.inDoubtSeconds * 1000), now],
-  );
-  const resent = rows.filter((r) => r.previous !== null);
-  if (resent.length > 0) {
-    d.log.warn(
-      { messageIds: resent.map((r) => r.id), inDoubtSeconds: d.inDoubtSeconds },
-      'messages whose hand-over was cut off, and that no provider callback has settled, are sent again',
-    );
-  }
-  return rows.map((r) => r.id);
-}
-
-/**
  * The jobs' messages in doubt that are not due again yet (another run handed them over lately and
  * never recorded the answer): a job for each at the end of its wait, unless a callback settles it.
  */
@@ -319,14 +315,13 @@ interface Shared {
 async function dispatchAll(d: DispatchDeps, { slots, order }: Shared, jobs: DispatchJob[]): Promise<void> {
   const attemptOf = new Map<string, number>();
   for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
-  const claimed = await claim(d, [...attemptOf.keys()]);
-  const mine = new Set(claimed);
+  const loaded = await claim(d, [...attemptOf.keys()]);
+  const claimed = new Set(loaded.map((l) => l.message.id));
   await waitForCallbacks(
     d,
-    [...attemptOf.keys()].filter((id) => !mine.has(id)),
+    [...attemptOf.keys()].filter((id) => !claimed.has(id)),
     attemptOf,
   );
-  const loaded = await load(d.db, claimed);
   // Messages to one number go out one at a time, oldest first, across the process's loops (the
   // order); different numbers in parallel, at most TIDINGS_DISPATCH_CONCURRENCY hand-overs at a
   // time in the whole process (the slots).
