@@ -1,7 +1,8 @@
-// A fingerprint of everything the application has stored: for each table of the `public` schema
-// (listed from information_schema, so a table added by a later migration is covered without editing
-// this file) its row count and a checksum of its rows. Two equal snapshots mean nothing was
-// written in between; the fuzzer takes one around every request it expects to be refused.
+// A fingerprint of what the application has stored: for each table of the `public` schema (listed
+// from information_schema, so a table added by a later migration is covered without editing this
+// file) its row count and a checksum of its rows, of the whole database or of one tenant's rows.
+// Two equal snapshots mean nothing was written in between: the fuzzer takes one around every
+// request it expects to be refused, the isolation matrix around every stranger's request.
 import type { Database } from '../../src/kernel/db.ts';
 
 /**
@@ -24,41 +25,78 @@ export const MAY_CHANGE_ON_REFUSAL: Record<string, string[] | 'whole table'> = {
 
 export type Snapshot = Record<string, string>;
 
+/** Columns, or whole tables, a snapshot leaves out. */
+export type Ignored = Record<string, string[] | 'whole table'>;
+
+/** One tenant: an account and its partner. */
+export interface Owner {
+  accountId: string;
+  partnerId: string;
+}
+
 function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-async function snapshotQuery(db: Database): Promise<string> {
-  const { rows } = await db.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables
-      WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+/**
+ * One statement over every table: its row count and a checksum of its rows, less what is ignored.
+ * With an owner, a table keeps the rows of the account (account_id, or id for `accounts`) or of its
+ * partner (partner_id); a table with neither column keeps every row.
+ */
+async function snapshotQuery(db: Database, ignore: Ignored, owner: boolean): Promise<string> {
+  const { rows } = await db.query<{ table_name: string; column_name: string }>(
+    `SELECT c.table_name, c.column_name FROM information_schema.columns c
+       JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+      WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
+      ORDER BY c.table_name, c.ordinal_position`,
   );
-  const parts = rows.flatMap(({ table_name: table }) => {
-    const allowed = MAY_CHANGE_ON_REFUSAL[table];
-    if (allowed === 'whole table') return [];
-    const row = (allowed ?? []).reduce((expr, column) => `${expr} - '${column}'`, 'to_jsonb(t)');
+  const tables = new Map<string, string[]>();
+  for (const c of rows) tables.set(c.table_name, [...(tables.get(c.table_name) ?? []), c.column_name]);
+  const parts = [...tables].flatMap(([table, columns]) => {
+    const ignored = ignore[table];
+    if (ignored === 'whole table') return [];
+    const row = (ignored ?? []).reduce((expr, column) => `${expr} - '${column}'`, 'to_jsonb(t)');
+    const mine = [
+      ...(columns.includes('account_id') ? ['t.account_id = $1'] : []),
+      ...(columns.includes('partner_id') ? ['t.partner_id = $2'] : []),
+      ...(table === 'accounts' ? ['t.id = $1'] : []),
+    ];
+    const where = owner && mine.length > 0 ? `WHERE ${mine.join(' OR ')}` : '';
     return [
       `SELECT '${table}' AS name, count(*)::text || ':' ||
               coalesce(md5(string_agg(md5((${row})::text), ',' ORDER BY md5((${row})::text))), '')
               AS fingerprint
-         FROM public.${quoteIdent(table)} t`,
+         FROM public.${quoteIdent(table)} t ${where}`,
     ];
   });
-  return parts.join('\nUNION ALL\n');
+  // Both parameters appear in the statement whatever its tables (it takes exactly its own).
+  return owner
+    ? `SELECT * FROM (${parts.join('\nUNION ALL\n')}) s WHERE $1::text IS NOT NULL AND $2::text IS NOT NULL`
+    : parts.join('\nUNION ALL\n');
 }
 
-/** Takes snapshots of one database; the query over its tables is built once. */
+/**
+ * Takes snapshots of one database (the whole of it, or one owner's rows); the query over its tables
+ * is built once. By default it leaves out what a refused request may still write.
+ */
 export class DatabaseSnapshots {
   readonly #db: Database;
+  readonly #ignore: Ignored;
+  readonly #owner: Owner | null;
   #query: Promise<string> | null = null;
 
-  constructor(db: Database) {
+  constructor(db: Database, options: { ignore?: Ignored; owner?: Owner } = {}) {
     this.#db = db;
+    this.#ignore = options.ignore ?? MAY_CHANGE_ON_REFUSAL;
+    this.#owner = options.owner ?? null;
   }
 
   async take(): Promise<Snapshot> {
-    this.#query ??= snapshotQuery(this.#db);
-    const { rows } = await this.#db.query<{ name: string; fingerprint: string }>(await this.#query);
+    this.#query ??= snapshotQuery(this.#db, this.#ignore, this.#owner !== null);
+    const { rows } = await this.#db.query<{ name: string; fingerprint: string }>(
+      await this.#query,
+      this.#owner ? [this.#owner.accountId, this.#owner.partnerId] : [],
+    );
     return Object.fromEntries(rows.map((r) => [r.name, r.fingerprint]));
   }
 }
