@@ -3,6 +3,7 @@
 // generated from the document, so a new route is tried by every caller without an edit here; only
 // the documented exceptions are listed by hand, each with the line that justifies it.
 import { FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
+import { operationsOf as documentOperations, type OpenApiDocument } from './openapi-operations.ts';
 import type { World } from './world.ts';
 
 export interface Operation {
@@ -16,8 +17,8 @@ export interface Operation {
   hasBody: boolean;
   /** The documented success status (the one 2xx response). */
   success: number;
-  /** The documented responses: status → description (which names the error codes). */
-  responses: Record<string, string>;
+  /** The documented responses: status → the error codes its description names. */
+  responses: Record<string, string[]>;
 }
 
 export const PREFIX = '/api/v1/public';
@@ -29,52 +30,40 @@ export const NOT_KEYED: Record<string, string> = {
   receiveWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
 };
 
-interface RawOperation {
-  operationId?: string;
-  security?: Record<string, string[]>[];
-  parameters?: { name: string; in: string }[];
-  requestBody?: unknown;
-  responses: Record<string, { description?: string }>;
-}
-
 /** Every operation of the document an API key can call (bootstrap, probes and callbacks aside). */
-export function operationsOf(doc: { paths: Record<string, Record<string, RawOperation>> }): {
+export function operationsOf(doc: OpenApiDocument): {
   keyed: Operation[];
   unkeyed: { operationId: string; path: string; params: string[] }[];
 } {
   const keyed: Operation[] = [];
   const unkeyed: { operationId: string; path: string; params: string[] }[] = [];
-  for (const [fullPath, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods)) {
-      if (!op?.operationId) continue;
-      const params = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
-      const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
-      if (!schemes.includes('ApiKey') && !schemes.includes('PartnerKey')) {
-        unkeyed.push({ operationId: op.operationId, path: fullPath, params });
-        continue;
-      }
-      const successes = Object.keys(op.responses).filter((s) => s.startsWith('2'));
-      if (successes.length !== 1)
-        throw new Error(`${op.operationId}: expected one 2xx response, got ${successes}`);
-      keyed.push({
-        operationId: op.operationId,
-        method: method.toUpperCase() as Operation['method'],
-        path: fullPath.slice(PREFIX.length),
-        access: schemes.includes('ApiKey') ? 'account' : 'partner',
-        params,
-        hasBody: Boolean(op.requestBody),
-        success: Number(successes[0]),
-        responses: Object.fromEntries(Object.entries(op.responses).map(([s, r]) => [s, r.description ?? ''])),
-      });
+  for (const op of documentOperations(doc)) {
+    const params = op.pathParams.map((p) => p.name);
+    if (op.access !== 'account' && op.access !== 'partner') {
+      unkeyed.push({ operationId: op.operationId, path: op.path, params });
+      continue;
     }
+    const successes = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+    if (successes.length !== 1)
+      throw new Error(`${op.operationId}: expected one 2xx response, got ${successes}`);
+    keyed.push({
+      operationId: op.operationId,
+      method: op.method as Operation['method'],
+      path: op.path.slice(PREFIX.length),
+      access: op.access,
+      params,
+      hasBody: op.body !== null,
+      success: Number(successes[0]),
+      responses: op.responses,
+    });
   }
   return { keyed, unkeyed };
 }
 
 /** Whether the document lists this answer for the operation (its status, and its code if any). */
 export function documents(op: Operation, status: number, code: string | undefined): boolean {
-  const description = op.responses[String(status)];
-  return description !== undefined && (!code || description.includes(code));
+  const codes = op.responses[String(status)];
+  return codes !== undefined && (!code || codes.includes(code));
 }
 
 /** The path template up to and including `{param}`: the key of the fixture that fills it. */

@@ -1,7 +1,7 @@
-// The operations of the OpenAPI document the app serves, in the shape the fuzzer needs: who may
-// call each one (from its `security`), its path, query and header parameters, its JSON body schema
-// and its documented responses. Read from the document, not from the routes, so that the fuzzer
-// holds the document to what the service does.
+// The operations of the OpenAPI document the app serves, in the shape the fuzzer and the isolation
+// matrix need: who may call each one (from its `security`), its path, query and header parameters,
+// its JSON body schema and its documented responses. Read from the document, not from the routes,
+// so that the tests hold the document to what the service does.
 
 export type JsonSchema = {
   type?: string | string[];
@@ -35,6 +35,7 @@ export interface Parameter {
 export interface Operation {
   /** "POST /api/v1/public/contacts", for messages. */
   name: string;
+  operationId: string;
   method: string;
   path: string;
   access: Access;
@@ -54,6 +55,7 @@ export interface OpenApiDocument {
 }
 
 interface RawOperation {
+  operationId?: string;
   security?: Record<string, string[]>[];
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema: JsonSchema }> };
@@ -89,6 +91,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
       if (content && !json) throw new Error(`${name}: a request body the fuzzer cannot write (not JSON)`);
       out.push({
         name,
+        operationId: raw.operationId ?? name,
         method: method.toUpperCase(),
         path,
         access: accessOf(name, raw.security),
