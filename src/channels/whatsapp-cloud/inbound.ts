@@ -3,6 +3,7 @@
 // are missing or mistyped, and any type it does not model (order, system, unsupported, whatever Meta
 // adds next), comes back as `unsupported` with Meta's message whole. Only a message without an id,
 // a sender or a time is refused (null), since it could be neither stored once nor shown in order.
+import { fromProviderDigits } from '../../kernel/phones.ts';
 import type { InboundContent, InboundMediaKind, InboundMessage, InboundType } from '../types.ts';
 import { isRecord, type Json, unixSeconds } from './json.ts';
 
@@ -29,7 +30,7 @@ export function parseInboundMessage(
 function parse(message: unknown, contact: Json | null): InboundMessage | null {
   if (!isRecord(message)) return null;
   const providerMessageId = optionalString(message.id);
-  const from = phoneNumber(message.from);
+  const from = fromProviderDigits(message.from);
   const sentAt = unixSeconds(message.timestamp);
   if (!providerMessageId || !from || !sentAt) return null;
   const providerType = typeof message.type === 'string' ? message.type : '';
@@ -157,13 +158,6 @@ function contacts(body: unknown): Parsed {
 function profileName(contact: Json | null): string | null {
   const profile = contact && isRecord(contact.profile) ? contact.profile : null;
   return profile ? optionalString(profile.name) : null;
-}
-
-/** Meta writes the sender as digits without the plus; Tidings keeps E.164 with it. */
-function phoneNumber(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const found = /^\+?(\d{1,15})$/.exec(value.trim());
-  return found ? `+${found[1]}` : null;
 }
 
 function isCoordinate(value: unknown, limit: number): value is number {

@@ -2,9 +2,8 @@
 // and tags lower-cased, attribute names checked. Every problem is reported at once, per field, in
 // the documented `details` shape; POST/PUT/PATCH and bulk import rows share these rules.
 
-import type { CountryCode } from 'libphonenumber-js/max';
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { ApiError, type FieldIssue } from '../../kernel/errors.ts';
+import { normalizePhone } from '../../kernel/phones.ts';
 
 export const MAX_TAGS = 50;
 export const MAX_TAG_LENGTH = 50;
@@ -31,12 +30,6 @@ export interface ContactFields {
  * or take their defaults (create, PUT); a null attribute value (PATCH only) removes it.
  */
 export type NormalizedFields = ContactFields;
-
-/** E.164 for a number, reading one without a country code as the account's country's; or null. */
-export function normalizePhone(raw: string, country: string): string | null {
-  const parsed = parsePhoneNumberFromString(raw.trim(), country as CountryCode);
-  return parsed?.isValid() ? parsed.number : null;
-}
 
 /** Lower-cased, trimmed, inner whitespace collapsed; null when it is not an acceptable tag. */
 export function normalizeTag(raw: string): string | null {

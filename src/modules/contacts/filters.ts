@@ -1,7 +1,8 @@
 // The list filters of GET /contacts, from query text to what the repository matches.
 import { invalid } from '../../kernel/errors.ts';
+import { normalizePhone } from '../../kernel/phones.ts';
 import type { AttributeValue } from './fields.ts';
-import { normalizePhone, normalizeTag } from './fields.ts';
+import { normalizeTag } from './fields.ts';
 import type { ContactFilters } from './repo.ts';
 
 export interface ContactListParams {

@@ -7,7 +7,6 @@
 //     messages sent since the contact's previous conversation closed (the template the customer is
 //     answering belongs to the conversation the answer opens);
 //   - emits message.received, and conversation.opened / contact.created where it made them.
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { InboundContent, InboundMessage, Provider } from '../../channels/types.ts';
 import { sqlState, type Tx } from '../../kernel/db.ts';
 import type { EventInput } from '../../kernel/events.ts';
@@ -52,7 +51,7 @@ export async function receiveInbound(
   // One sender's messages in the order sent, senders in a fixed order: two batches never lock
   // contacts in a cycle.
   const order = messages
-    .map((m, i) => ({ m: { ...m, from: e164(m.from) }, i }))
+    .map((m, i) => ({ m, i }))
     .sort(
       (a, b) => a.m.from.localeCompare(b.m.from) || a.m.sentAt.getTime() - b.m.sentAt.getTime() || a.i - b.i,
     );
@@ -71,13 +70,6 @@ export async function receiveInbound(
       if (!raced || attempt >= 4) throw err;
     }
   }
-}
-
-/** Meta's numbers come without the plus; a number libphonenumber cannot read is kept as given. */
-function e164(from: string): string {
-  const raw = from.startsWith('+') ? from : `+${from}`;
-  const parsed = parsePhoneNumberFromString(raw);
-  return parsed?.isValid() ? parsed.number : raw;
 }
 
 async function receiveOne(

@@ -4,9 +4,10 @@
 import type { MessageContent, TemplateCategory, TemplateComponent } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/db.ts';
 import { ApiError, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import { invalidFields, normalizePhone } from '../contacts/fields.ts';
+import { countryOf, normalizePhone } from '../../kernel/phones.ts';
+import { invalidFields } from '../contacts/fields.ts';
 import type { PriceCategory } from '../pricing/prices.ts';
-import { categoryOf, countryOf } from '../pricing/quote.ts';
+import { categoryOf } from '../pricing/quote.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import { type TemplateRow, toDefinition } from '../templates/repo.ts';
 import { type CheckedContent, checkContent, type MessageFieldsInput } from './content.ts';

@@ -5,7 +5,8 @@ import { accountOf } from '../../kernel/access.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { money } from '../../kernel/money.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
-import { invalidFields, normalizePhone } from '../contacts/fields.ts';
+import { normalizePhone } from '../../kernel/phones.ts';
+import { invalidFields } from '../contacts/fields.ts';
 import { estimate } from './estimate.ts';
 import { findMessage, listMessages } from './repo.ts';
 import {

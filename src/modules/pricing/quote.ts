@@ -3,7 +3,6 @@
 // utility templates and free-form (service) messages inside an open customer service window cost
 // nothing, and nothing the sandbox carries is ever charged. Estimates and sends both price through
 // here, so an estimate is exactly what the send then charges.
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { Provider, TemplateCategory } from '../../channels/types.ts';
 import type { PriceCategory, PriceTable } from './prices.ts';
 
@@ -17,10 +16,6 @@ export interface Quote {
   chargeMicros: number;
   /** Why a message with a list price costs nothing; null when it is charged (or costs nothing anyway). */
   freeReason: FreeReason | null;
-}
-
-export function countryOf(e164: string): string | null {
-  return parsePhoneNumberFromString(e164)?.country ?? null;
 }
 
 /** The category billed: the template's, or `service` for a free-form message. */
