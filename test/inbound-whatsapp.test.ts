@@ -421,7 +421,13 @@ describe('reactions and replies to a message Tidings sent', () => {
     const { sent: reply } = await inbound(t, { from, text: 'Great, on my way', context: { id: wamid } });
     const replied = await stored(t, from, reply.id);
     expect(replied).toMatchObject({ type: 'text', text: 'Great, on my way', reaction: null });
-    expect(replied.context).toEqual({ messageId: ours.id, providerMessageId: wamid });
+    expect(replied.context).toEqual({
+      messageId: ours.id,
+      providerMessageId: wamid,
+      forwarded: false,
+      frequentlyForwarded: false,
+      referredProduct: null,
+    });
     // Our message and the answers are in one conversation.
     expect(replied.conversationId).toBe(
       (await call(env.app, 'GET', `/messages/${ours.id}`, { key: t.apiKey })).body.conversationId,

@@ -932,12 +932,14 @@ describe('the webhook handshake and callbacks end to end', () => {
       timestamp: 1_700_000_123,
     });
     expect(status).toStrictEqual({ status: 200, body: 'EVENT_RECEIVED' });
-    expect(parsed.at(-1)).toStrictEqual([
+    expect(parsed.at(-1)).toMatchObject([
       {
         kind: 'message_status',
         providerMessageId: 'wamid.S1',
         status: 'read',
         at: new Date(1_700_000_123_000),
+        pricing: { billable: true, model: 'PMP', category: 'utility', type: 'regular' },
+        conversation: { origin: 'utility', expiresAt: null },
       },
     ]);
 
@@ -989,8 +991,20 @@ describe('the webhook handshake and callbacks end to end', () => {
 
 describe('parseCallback', () => {
   const AT = 1_749_416_383;
+  /** What Meta's statuses (as the fake writes them) report beside the status: pricing, conversation. */
+  const reportsOf = (payload: any, status: string) => {
+    const conversation = payload.entry[0].changes[0].value.statuses[0].conversation;
+    return {
+      pricing: { billable: true, model: 'PMP', category: 'utility', type: 'regular' },
+      conversation: {
+        id: conversation.id,
+        origin: 'utility',
+        expiresAt: status === 'sent' ? new Date((AT + 86_400) * 1000) : null,
+      },
+    };
+  };
 
-  it('sent, delivered and read statuses', () => {
+  it('sent, delivered and read statuses, with what Meta bills and the conversation it counts', () => {
     for (const status of ['sent', 'delivered', 'read'] as const) {
       const payload = fake.statusPayload(business, {
         wamid: `wamid.${status}`,
@@ -999,30 +1013,73 @@ describe('parseCallback', () => {
         timestamp: AT,
       });
       expect(parseCallback(payload)).toStrictEqual([
-        { kind: 'message_status', providerMessageId: `wamid.${status}`, status, at: new Date(AT * 1000) },
+        {
+          kind: 'message_status',
+          providerMessageId: `wamid.${status}`,
+          status,
+          at: new Date(AT * 1000),
+          ...reportsOf(payload, status),
+        },
       ]);
     }
   });
 
+  it("pricing says what Meta bills: billable where given, else read from per-message pricing's type", () => {
+    const pricingOf = (pricing: Record<string, unknown>) => {
+      const payload: any = fake.statusPayload(business, {
+        wamid: 'wamid.P',
+        status: 'delivered',
+        recipientId: TO,
+        timestamp: AT,
+      });
+      payload.entry[0].changes[0].value.statuses[0].pricing = pricing;
+      const [update] = parseCallback(payload);
+      return update?.kind === 'message_status' ? update.pricing : undefined;
+    };
+    expect(
+      pricingOf({ pricing_model: 'PMP', category: 'utility', type: 'free_customer_service' }),
+    ).toStrictEqual({
+      billable: false,
+      model: 'PMP',
+      category: 'utility',
+      type: 'free_customer_service',
+    });
+    expect(pricingOf({ pricing_model: 'PMP', category: 'marketing', type: 'regular' })?.billable).toBe(true);
+    expect(pricingOf({ pricing_model: 'PMP', category: 'service', type: 'free_entry_point' })?.billable).toBe(
+      false,
+    );
+    // Conversation-based pricing had only `billable`; where both are given it is Meta's own answer.
+    expect(
+      pricingOf({ billable: false, pricing_model: 'CBP', category: 'referral_conversion' }),
+    ).toStrictEqual({
+      billable: false,
+      model: 'CBP',
+      category: 'referral_conversion',
+      type: null,
+    });
+    expect(pricingOf({ pricing_model: 'PMP' })?.billable).toBe(null);
+  });
+
   it('a status names our message when Meta echoes its id (biz_opaque_callback_data), and only then', () => {
     const ours = 'msg_01jz5r8k2m4n6p8q0s2t4v6w8y';
-    const parsed = (opaque: string) =>
-      parseCallback(
-        fake.statusPayload(business, {
-          wamid: 'wamid.X',
-          status: 'sent',
-          recipientId: TO,
-          timestamp: AT,
-          bizOpaqueCallbackData: opaque,
-        }),
-      );
-    expect(parsed(ours)).toStrictEqual([
+    const payloadOf = (opaque: string) =>
+      fake.statusPayload(business, {
+        wamid: 'wamid.X',
+        status: 'sent',
+        recipientId: TO,
+        timestamp: AT,
+        bizOpaqueCallbackData: opaque,
+      });
+    const parsed = (opaque: string) => parseCallback(payloadOf(opaque));
+    const payload = payloadOf(ours);
+    expect(parseCallback(payload)).toStrictEqual([
       {
         kind: 'message_status',
         providerMessageId: 'wamid.X',
         messageId: ours,
         status: 'sent',
         at: new Date(AT * 1000),
+        ...reportsOf(payload, 'sent'),
       },
     ]);
     // Not one of our ids (another app's tracking string, or a mangled one): found by Meta's id alone.

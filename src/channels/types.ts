@@ -122,6 +122,26 @@ export type DeleteOutcome =
 
 export type MessageStatusUpdate = 'sent' | 'delivered' | 'read' | 'failed';
 
+/** What a provider says it bills for a message (WhatsApp's `pricing` on status callbacks). */
+export interface ProviderPricing {
+  /** Whether the provider bills it; null when it did not say. */
+  billable: boolean | null;
+  /** The provider's pricing model: Meta's PMP (per message, since July 2025) or CBP (per conversation). */
+  model: string | null;
+  /** The category billed (marketing, utility, authentication, service, …). */
+  category: string | null;
+  /** Meta's kind of charge under per-message pricing: regular, free_customer_service, free_entry_point. */
+  type: string | null;
+}
+
+/** The provider's conversation a message was counted in (WhatsApp's `conversation`, per-conversation pricing). */
+export interface ProviderConversation {
+  id: string;
+  /** What opened it (marketing, utility, authentication, service, referral_conversion, …). */
+  origin: string | null;
+  expiresAt: Date | null;
+}
+
 export type TemplateStatusEvent = 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED' | 'REINSTATED';
 
 /** One fact a provider reports about something Tidings sent or submitted. */
@@ -138,6 +158,9 @@ export type ProviderUpdate =
       at: Date;
       /** For `failed`. */
       error?: ProviderError;
+      /** What the provider says it bills for the message, when it says. */
+      pricing?: ProviderPricing;
+      conversation?: ProviderConversation;
     }
   | {
       kind: 'template_status';
@@ -228,6 +251,37 @@ export interface InboundMessage {
   content: InboundContent;
   /** The provider's id of the message this one answers (Meta's `context.id`), if any. */
   replyTo: string | null;
+  /** Forwarded by the customer (Meta's `context.forwarded`), and forwarded many times over. */
+  forwarded?: boolean;
+  frequentlyForwarded?: boolean;
+  /** The catalog product the customer asks about (Meta's `context.referred_product`). */
+  referredProduct?: ReferredProduct | null;
+  /** The ad or post that brought the customer (a click-to-WhatsApp ad's `referral`). */
+  referral?: InboundReferral | null;
+}
+
+export interface ReferredProduct {
+  catalogId: string;
+  productRetailerId: string;
+}
+
+/** Where a customer who tapped a click-to-WhatsApp ad (or post) came from, as the provider reports it. */
+export interface InboundReferral {
+  sourceUrl: string | null;
+  sourceId: string | null;
+  /** ad or post. */
+  sourceType: string | null;
+  headline: string | null;
+  body: string | null;
+  /** image or video. */
+  mediaType: string | null;
+  imageUrl: string | null;
+  videoUrl: string | null;
+  thumbnailUrl: string | null;
+  /** The click id Meta's Conversions API takes back (none for an ad in WhatsApp Status). */
+  ctwaClid: string | null;
+  /** The greeting the ad showed the customer before they wrote. */
+  welcomeMessage: string | null;
 }
 
 export interface ChannelAdapter {

@@ -11,8 +11,10 @@
 //
 // The claim is written before the handler runs and the answer after it; a process that dies in
 // between leaves a claim that is taken over once `locked_until` passes.
+
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalJson } from './canonical-json.ts';
 import { type Database, deleteInBatches, type Sql } from './db.ts';
 import { ApiError, invalid } from './errors.ts';
 
@@ -27,21 +29,9 @@ declare module 'fastify' {
   }
 }
 
-/** JSON with object keys sorted, so that key order does not make two bodies differ. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
 function fingerprintOf(request: FastifyRequest): string {
   return createHash('sha256')
-    .update(`${request.method} ${request.url}\n${canonical(request.body ?? null)}`)
+    .update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`)
     .digest('base64url');
 }
 

@@ -8,7 +8,7 @@
 //
 // It is written from Meta's documentation, independently of src/channels/whatsapp-cloud, so the
 // adapter cannot pass by agreeing with itself.
-import { createHmac, randomBytes, randomInt } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -759,8 +759,9 @@ export class FakeWhatsAppCloud {
         href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
       }));
     } else {
+      // One conversation per business and customer, as Meta counts them: a repeated status repeats it.
       const conversation: Record<string, unknown> = {
-        id: randomBytes(16).toString('hex'),
+        id: createHash('md5').update(`${business.phoneNumberId}/${status.recipient_id}`).digest('hex'),
         origin: { type: 'utility' },
       };
       if (update.status === 'sent') conversation.expiration_timestamp = String(timestamp + 86_400);

@@ -3,7 +3,14 @@
 // A payload is whatever arrived on the wire: parsing never throws, and what it does not understand
 // comes back as `unknown` to be logged rather than dropped.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { MessageStatusUpdate, ProviderError, ProviderUpdate, TemplateStatusEvent } from '../types.ts';
+import type {
+  MessageStatusUpdate,
+  ProviderConversation,
+  ProviderError,
+  ProviderPricing,
+  ProviderUpdate,
+  TemplateStatusEvent,
+} from '../types.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
 import { parseInboundMessage } from './inbound.ts';
 import { isRecord, type Json, records, unixSeconds } from './json.ts';
@@ -124,14 +131,45 @@ function statusUpdate(status: unknown): ProviderUpdate {
   // Tidings sends its message id as biz_opaque_callback_data; anything else there is not ours.
   const opaque = status.biz_opaque_callback_data;
   const messageId = typeof opaque === 'string' && MESSAGE_ID.test(opaque) ? { messageId: opaque } : {};
+  const pricing = statusPricing(status.pricing);
+  const conversation = statusConversation(status.conversation);
   const update = {
     kind: 'message_status',
     providerMessageId: status.id,
     ...messageId,
     status: kind,
     at,
+    ...(pricing ? { pricing } : {}),
+    ...(conversation ? { conversation } : {}),
   } as const;
   return kind === 'failed' ? { ...update, error: statusError(records(status.errors)[0]) } : update;
+}
+
+/**
+ * What Meta says it bills for the message. `billable` is deprecated under per-message pricing
+ * (July 2025) in favour of `type`: `regular` is billed, `free_customer_service` and
+ * `free_entry_point` are not; where both are given, `billable` is Meta's own answer.
+ */
+function statusPricing(value: unknown): ProviderPricing | null {
+  if (!isRecord(value)) return null;
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  const type = text(value.type);
+  const billable =
+    typeof value.billable === 'boolean'
+      ? value.billable
+      : type === 'regular'
+        ? true
+        : type?.startsWith('free_')
+          ? false
+          : null;
+  return { billable, model: text(value.pricing_model), category: text(value.category), type };
+}
+
+/** The conversation Meta counted the message in (per-conversation pricing; gone from PMP payloads). */
+function statusConversation(value: unknown): ProviderConversation | null {
+  if (!isRecord(value) || typeof value.id !== 'string' || !value.id) return null;
+  const origin = isRecord(value.origin) && typeof value.origin.type === 'string' ? value.origin.type : null;
+  return { id: value.id, origin, expiresAt: unixSeconds(value.expiration_timestamp) };
 }
 
 /** The first error of a failed status; what Tidings does not classify is an unreachable recipient. */

@@ -4,7 +4,14 @@
 // adds next), comes back as `unsupported` with Meta's message whole. Only a message without an id,
 // a sender or a time is refused (null), since it could be neither stored once nor shown in order.
 import { fromProviderDigits } from '../../kernel/phones.ts';
-import type { InboundContent, InboundMediaKind, InboundMessage, InboundType } from '../types.ts';
+import type {
+  InboundContent,
+  InboundMediaKind,
+  InboundMessage,
+  InboundReferral,
+  InboundType,
+  ReferredProduct,
+} from '../types.ts';
 import { isRecord, type Json, unixSeconds } from './json.ts';
 
 /** What a message's content parses to; null when the fields its type needs are missing or mistyped. */
@@ -33,11 +40,15 @@ function parse(message: unknown, contact: Json | null): InboundMessage | null {
   const from = fromProviderDigits(message.from);
   const sentAt = unixSeconds(message.timestamp);
   if (!providerMessageId || !from || !sentAt) return null;
-  const providerType = typeof message.type === 'string' ? message.type : '';
+  const providerType = typeof message.type === 'string' ? message.type : (contentKeyOf(message) ?? '');
   const parsed = parseContent(providerType, message) ?? {
     type: 'unsupported',
     content: { unsupported: { providerType, raw: message } },
   };
+  const context = isRecord(message.context) ? message.context : {};
+  const product = referredProduct(context.referred_product);
+  const ad = referral(message.referral);
+  // Left out where Meta said nothing: most messages are neither forwarded nor from an ad.
   return {
     providerMessageId,
     from,
@@ -45,7 +56,62 @@ function parse(message: unknown, contact: Json | null): InboundMessage | null {
     sentAt,
     type: parsed.type,
     content: parsed.content,
-    replyTo: isRecord(message.context) ? optionalString(message.context.id) : null,
+    replyTo: optionalString(context.id),
+    ...(context.forwarded === true ? { forwarded: true } : {}),
+    ...(context.frequently_forwarded === true ? { frequentlyForwarded: true } : {}),
+    ...(product ? { referredProduct: product } : {}),
+    ...(ad ? { referral: ad } : {}),
+  };
+}
+
+/**
+ * The keys under which Meta puts a message's content, named after its type. Meta's older examples
+ * (and some senders still) leave `type` out of location and contacts messages: the content key
+ * present says what the message is.
+ */
+const CONTENT_KEYS = [
+  'text',
+  'image',
+  'video',
+  'audio',
+  'document',
+  'sticker',
+  'location',
+  'contacts',
+  'interactive',
+  'button',
+  'reaction',
+  'order',
+  'system',
+] as const;
+
+function contentKeyOf(message: Json): string | null {
+  return CONTENT_KEYS.find((key) => isRecord(message[key]) || Array.isArray(message[key])) ?? null;
+}
+
+/** The catalog product a customer asks about ("Message business" on a product). */
+function referredProduct(value: unknown): ReferredProduct | null {
+  if (!isRecord(value)) return null;
+  const catalogId = optionalString(value.catalog_id);
+  const productRetailerId = optionalString(value.product_retailer_id);
+  return catalogId && productRetailerId ? { catalogId, productRetailerId } : null;
+}
+
+/** A click-to-WhatsApp ad's (or post's) referral, every field kept where Meta gives it. */
+function referral(value: unknown): InboundReferral | null {
+  if (!isRecord(value)) return null;
+  return {
+    sourceUrl: optionalString(value.source_url),
+    sourceId: optionalString(value.source_id),
+    sourceType: optionalString(value.source_type),
+    headline: optionalString(value.headline),
+    body: optionalString(value.body),
+    mediaType: optionalString(value.media_type),
+    imageUrl: optionalString(value.image_url),
+    videoUrl: optionalString(value.video_url),
+    thumbnailUrl: optionalString(value.thumbnail_url),
+    ctwaClid: optionalString(value.ctwa_clid),
+    welcomeMessage: isRecord(value.welcome_message) ? optionalString(value.welcome_message.text) : null,
   };
 }
 

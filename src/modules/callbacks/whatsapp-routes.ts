@@ -55,6 +55,8 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
                   at: u.at,
                   providerMessageId: u.providerMessageId,
                   ...(u.error ? { error: u.error } : {}),
+                  ...(u.pricing ? { pricing: u.pricing } : {}),
+                  ...(u.conversation ? { conversation: u.conversation } : {}),
                 },
               },
             ]

@@ -221,8 +221,15 @@ async function storedContent(tx: Tx, accountId: string, m: InboundMessage): Prom
     const { reaction } = content;
     content = { reaction: { ...reaction, messageId: ours.get(reaction.providerMessageId) ?? null } };
   }
-  const context: MessageContext | undefined = m.replyTo
-    ? { providerMessageId: m.replyTo, messageId: ours.get(m.replyTo) ?? null }
-    : undefined;
-  return context ? { ...content, context } : content;
+  const context: MessageContext | undefined =
+    m.replyTo || m.forwarded || m.frequentlyForwarded || m.referredProduct
+      ? {
+          providerMessageId: m.replyTo,
+          messageId: m.replyTo ? (ours.get(m.replyTo) ?? null) : null,
+          forwarded: m.forwarded ?? false,
+          frequentlyForwarded: m.frequentlyForwarded ?? false,
+          referredProduct: m.referredProduct ?? null,
+        }
+      : undefined;
+  return { ...content, ...(context ? { context } : {}), ...(m.referral ? { referral: m.referral } : {}) };
 }

@@ -1,5 +1,11 @@
 // Message rows. Every read is scoped by account_id: another account's id finds nothing.
-import type { InboundContent, Provider } from '../../channels/types.ts';
+import type {
+  InboundContent,
+  InboundReferral,
+  Provider,
+  ProviderPricing,
+  ReferredProduct,
+} from '../../channels/types.ts';
 import type { Sql } from '../../kernel/db.ts';
 import type { Page } from '../../kernel/pagination.ts';
 import type { PriceCategory } from '../pricing/prices.ts';
@@ -26,12 +32,26 @@ export type OutboundContent =
   | { interactive: Record<string, unknown> };
 
 /** What a customer sent (channels/types.ts), with the message it answers, if any. */
-export type InboundStoredContent = InboundContent & { context?: MessageContext };
+export type InboundStoredContent = InboundContent & { context?: MessageContext; referral?: InboundReferral };
 
-/** The message an inbound one answers: Tidings' id when it is one of ours, and the provider's. */
+/**
+ * Where an inbound message stands: the message it answers (Tidings' id when it is one of ours, and
+ * the provider's), whether it was forwarded, the catalog product it asks about. Rows stored before
+ * forwarding was kept have only the first two.
+ */
 export interface MessageContext {
   messageId: string | null;
-  providerMessageId: string;
+  providerMessageId: string | null;
+  forwarded?: boolean;
+  frequentlyForwarded?: boolean;
+  referredProduct?: ReferredProduct | null;
+}
+
+/** The provider's conversation as stored (its expiry as an ISO string). */
+export interface StoredProviderConversation {
+  id: string;
+  origin: string | null;
+  expiresAt: string | null;
 }
 
 export interface MessageRow {
@@ -65,12 +85,15 @@ export interface MessageRow {
   read_at: Date | null;
   failed_at: Date | null;
   updated_at: Date;
+  provider_pricing: ProviderPricing | null;
+  provider_conversation: StoredProviderConversation | null;
 }
 
 export const MESSAGE_COLUMNS =
   'id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id, status, error, provider, sandbox, ' +
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
-  'idempotency_key, bulk_job_id, bulk_index, created_at, sent_at, delivered_at, read_at, failed_at, updated_at';
+  'idempotency_key, bulk_job_id, bulk_index, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
+  'provider_pricing, provider_conversation';
 
 export async function findMessage(sql: Sql, accountId: string, id: string): Promise<MessageRow | null> {
   const { rows } = await sql.query<MessageRow>(

@@ -297,9 +297,46 @@ export const MessageSchema = Type.Object(
       Type.Object(
         {
           messageId: nullable(Type.String({ description: 'The message answered, when it is one of ours.' })),
-          providerMessageId: Type.String(),
+          providerMessageId: nullable(
+            Type.String({
+              description: "The provider's id of the message answered; null when it answers none.",
+            }),
+          ),
+          forwarded: Type.Boolean({ description: 'The customer forwarded this message.' }),
+          frequentlyForwarded: Type.Boolean({
+            description: 'The message has been forwarded many times (WhatsApp marks it so).',
+          }),
+          referredProduct: nullable(
+            Type.Object(
+              { catalogId: Type.String(), productRetailerId: Type.String() },
+              {
+                description: 'The catalog product the customer asks about ("Message business" on a product).',
+              },
+            ),
+          ),
         },
-        { description: 'Inbound: the message this one answers (a reply, a button tapped).' },
+        {
+          description:
+            'Inbound: the message this one answers (a reply, a button tapped), whether it was forwarded, and the product it asks about.',
+        },
+      ),
+    ),
+    referral: nullable(
+      Type.Object(
+        {
+          sourceUrl: nullable(Type.String()),
+          sourceId: nullable(Type.String({ description: 'The ad or post id.' })),
+          sourceType: nullable(Type.String({ description: 'ad or post.' })),
+          headline: nullable(Type.String()),
+          body: nullable(Type.String()),
+          mediaType: nullable(Type.String({ description: 'image or video.' })),
+          imageUrl: nullable(Type.String()),
+          videoUrl: nullable(Type.String()),
+          thumbnailUrl: nullable(Type.String()),
+          ctwaClid: nullable(Type.String({ description: 'The click id, for Meta’s Conversions API.' })),
+          welcomeMessage: nullable(Type.String({ description: 'The greeting the ad showed before they wrote.' })),
+        },
+        { description: 'Inbound: the click-to-WhatsApp ad (or post) the customer came from.' },
       ),
     ),
     channel: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
@@ -308,6 +345,33 @@ export const MessageSchema = Type.Object(
     sandbox: Type.Boolean({ description: 'Sent with a sandbox key: simulated, never charged.' }),
     providerMessageId: nullable(Type.String({ description: "The provider's id (WhatsApp's wamid)." })),
     pricing: nullable(PricingSchema),
+    providerPricing: nullable(
+      Type.Object(
+        {
+          billable: nullable(Type.Boolean({ description: 'Whether the provider bills it; null: not said.' })),
+          model: nullable(Type.String({ description: 'PMP (per message) or CBP (per conversation).' })),
+          category: nullable(Type.String()),
+          type: nullable(
+            Type.String({ description: 'regular, free_customer_service or free_entry_point (PMP).' }),
+          ),
+        },
+        {
+          description: 'Outbound: what the provider reports it bills for this message (WhatsApp’s pricing).',
+        },
+      ),
+    ),
+    providerConversation: nullable(
+      Type.Object(
+        {
+          id: Type.String(),
+          origin: nullable(Type.String({ description: 'What opened it: marketing, utility, service, …' })),
+          expiresAt: NullableTimestamp,
+        },
+        {
+          description: 'Outbound: the provider’s conversation it was counted in (per-conversation pricing).',
+        },
+      ),
+    ),
     error: nullable(ErrorInfo),
     bulkJobId: nullable(Type.String()),
     createdAt: Timestamp,

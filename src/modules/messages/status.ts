@@ -14,7 +14,13 @@
 //
 // A batch of changes (a dispatcher's batch, a callback from Meta with many statuses) costs one
 // statement to lock its messages, one to write them and one for their events, whatever its size.
-import type { MessageStatusUpdate, ProviderError } from '../../channels/types.ts';
+import type {
+  MessageStatusUpdate,
+  ProviderConversation,
+  ProviderError,
+  ProviderPricing,
+} from '../../channels/types.ts';
+import { canonicalJson } from '../../kernel/canonical-json.ts';
 import type { Tx } from '../../kernel/db.ts';
 import type { EventInput, EventOutbox, EventType } from '../../kernel/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
@@ -34,6 +40,9 @@ export interface StatusChange {
   /** The provider's id, learnt when it takes the message. */
   providerMessageId?: string;
   error?: ProviderError;
+  /** What the provider says it bills for the message, and the conversation it counted it in. */
+  pricing?: ProviderPricing;
+  conversation?: ProviderConversation;
 }
 
 export type MessageTarget = { accountId: string } & ({ id: string } | { providerMessageId: string });
@@ -83,9 +92,26 @@ async function lockMessages(tx: Tx, targets: MessageTarget[]): Promise<MessageRo
   return rows;
 }
 
+/** The provider's reports a change carries, laid over the row's (the latest report wins). */
+function withReports(row: MessageRow, change: StatusChange): MessageRow {
+  const { pricing, conversation } = change;
+  if (!pricing && !conversation) return row;
+  return {
+    ...row,
+    provider_pricing: pricing ?? row.provider_pricing,
+    provider_conversation: conversation
+      ? { ...conversation, expiresAt: conversation.expiresAt?.toISOString() ?? null }
+      : row.provider_conversation,
+  };
+}
+
+// Compared key order aside: a jsonb column gives its keys back in an order of its own.
+const sameJson = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+
 /** The row after the change, and whether its status moved (then an event is due); null when moot. */
-function next(row: MessageRow, change: StatusChange): { row: MessageRow; moved: boolean } | null {
+function next(before: MessageRow, change: StatusChange): { row: MessageRow; moved: boolean } | null {
   const at = change.at;
+  const row = withReports(before, change);
   const providerMessageId = row.provider_message_id ?? change.providerMessageId ?? null;
   if (row.status === 'failed' || row.status === 'received') return null;
   if (change.status === 'failed') {
@@ -116,7 +142,9 @@ function next(row: MessageRow, change: StatusChange): { row: MessageRow; moved: 
     filled.sent_at !== row.sent_at ||
     filled.delivered_at !== row.delivered_at ||
     filled.read_at !== row.read_at ||
-    filled.provider_message_id !== row.provider_message_id;
+    filled.provider_message_id !== row.provider_message_id ||
+    !sameJson(row.provider_pricing, before.provider_pricing) ||
+    !sameJson(row.provider_conversation, before.provider_conversation);
   return changed ? { row: filled, moved } : null;
 }
 
@@ -124,10 +152,11 @@ const WRITE_SQL = `
   UPDATE messages m
      SET status = u.status, error = u.error, provider_message_id = u.provider_message_id, sent_at = u.sent_at,
          delivered_at = u.delivered_at, read_at = u.read_at, failed_at = u.failed_at,
-         refunded_at = u.refunded_at, updated_at = u.updated_at
+         refunded_at = u.refunded_at, updated_at = u.updated_at, provider_pricing = u.provider_pricing,
+         provider_conversation = u.provider_conversation
     FROM jsonb_to_recordset($1::jsonb) AS u (id text, status text, error jsonb, provider_message_id text,
          sent_at timestamptz, delivered_at timestamptz, read_at timestamptz, failed_at timestamptz,
-         refunded_at timestamptz, updated_at timestamptz)
+         refunded_at timestamptz, updated_at timestamptz, provider_pricing jsonb, provider_conversation jsonb)
    WHERE m.id = u.id`;
 
 function keyOf(target: MessageTarget): string {
@@ -217,6 +246,8 @@ export async function applyStatuses(
           failed_at: r.failed_at,
           refunded_at: r.refunded_at,
           updated_at: r.updated_at,
+          provider_pricing: r.provider_pricing,
+          provider_conversation: r.provider_conversation,
         })),
       ),
     ]);

@@ -1,8 +1,21 @@
 // A message row as the API shows it (GET /messages, the 202 of a send, and message.* events).
+import type { InboundReferral } from '../../channels/types.ts';
 import { money } from '../../kernel/money.ts';
-import type { MessageRow } from './repo.ts';
+import type { MessageContext, MessageRow } from './repo.ts';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+/** An inbound message's context, with the fields rows stored before they were kept filled in. */
+function contextView(context: MessageContext | undefined) {
+  if (!context) return null;
+  return {
+    messageId: context.messageId,
+    providerMessageId: context.providerMessageId,
+    forwarded: context.forwarded ?? false,
+    frequentlyForwarded: context.frequentlyForwarded ?? false,
+    referredProduct: context.referredProduct ?? null,
+  };
+}
 
 export function toMessage(row: MessageRow, currency = 'USD') {
   const c = row.content as Record<string, unknown>;
@@ -25,7 +38,8 @@ export function toMessage(row: MessageRow, currency = 'USD') {
     location: (c.location as never) ?? null,
     contacts: (c.contacts as never) ?? null,
     unsupported: (c.unsupported as never) ?? null,
-    context: (c.context as never) ?? null,
+    context: contextView(c.context as MessageContext | undefined),
+    referral: (c.referral as InboundReferral | undefined) ?? null,
     channel: row.provider,
     sandbox: row.sandbox,
     providerMessageId: row.provider_message_id,
@@ -40,6 +54,8 @@ export function toMessage(row: MessageRow, currency = 'USD') {
             refunded: row.refunded_at !== null,
           }
         : null,
+    providerPricing: row.provider_pricing,
+    providerConversation: row.provider_conversation,
     error: row.error,
     bulkJobId: row.bulk_job_id,
     createdAt: row.created_at.toISOString(),
