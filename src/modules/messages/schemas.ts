@@ -334,7 +334,9 @@ export const MessageSchema = Type.Object(
           videoUrl: nullable(Type.String()),
           thumbnailUrl: nullable(Type.String()),
           ctwaClid: nullable(Type.String({ description: 'The click id, for Meta’s Conversions API.' })),
-          welcomeMessage: nullable(Type.String({ description: 'The greeting the ad showed before they wrote.' })),
+          welcomeMessage: nullable(
+            Type.String({ description: 'The greeting the ad showed before they wrote.' }),
+          ),
         },
         { description: 'Inbound: the click-to-WhatsApp ad (or post) the customer came from.' },
       ),
