@@ -79,6 +79,7 @@ describe('creating a contact', () => {
       createdAt: expect.stringMatching(ISO),
       updatedAt: res.body.createdAt,
       lastInboundAt: null,
+      waId: null,
     });
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(res.body.createdAt)).toBeLessThanOrEqual(Date.now() + 1000);
@@ -445,6 +446,7 @@ describe('PUT /contacts/{id}', () => {
       createdAt: c.createdAt,
       updatedAt: expect.stringMatching(ISO),
       lastInboundAt: null,
+      waId: null,
     });
     expect(await getOk(t, c.id)).toEqual(res.body);
 

@@ -97,7 +97,12 @@ describe('send: the Graph body for each message type', () => {
     const sent = fake.sent.at(-1)!;
     expect(sent.wamid).toMatch(/^wamid\./);
     expect(sent.businessPhoneNumberId).toBe(business.phoneNumberId);
-    expect(outcome).toStrictEqual({ kind: 'accepted', providerMessageId: sent.wamid });
+    // Meta's answer names the recipient's WhatsApp id (here its number's digits).
+    expect(outcome).toStrictEqual({
+      kind: 'accepted',
+      providerMessageId: sent.wamid,
+      recipientWaId: '447700900123',
+    });
   });
 
   it('media: image and video with captions, audio without, document with a filename', async () => {
@@ -278,7 +283,11 @@ describe('send: the Graph body for each message type', () => {
         ],
       },
     });
-    expect(outcome).toStrictEqual({ kind: 'accepted', providerMessageId: fake.sent.at(-1)!.wamid });
+    expect(outcome).toStrictEqual({
+      kind: 'accepted',
+      providerMessageId: fake.sent.at(-1)!.wamid,
+      recipientWaId: '447700900123',
+    });
   });
 
   it("template: a media header shows the send's first parameter; components with nothing to fill are left out", async () => {
@@ -1018,6 +1027,7 @@ describe('parseCallback', () => {
           providerMessageId: `wamid.${status}`,
           status,
           at: new Date(AT * 1000),
+          recipientWaId: TO.slice(1),
           ...reportsOf(payload, status),
         },
       ]);
@@ -1079,6 +1089,7 @@ describe('parseCallback', () => {
         messageId: ours,
         status: 'sent',
         at: new Date(AT * 1000),
+        recipientWaId: TO.slice(1),
         ...reportsOf(payload, 'sent'),
       },
     ]);
@@ -1110,6 +1121,7 @@ describe('parseCallback', () => {
         providerMessageId: 'wamid.F',
         status: 'failed',
         at: new Date(AT * 1000),
+        recipientWaId: TO.slice(1),
         error: {
           code: 'RECIPIENT_UNREACHABLE',
           message: 'Message undeliverable: Message Undeliverable.',
@@ -1147,6 +1159,7 @@ describe('parseCallback', () => {
         providerMessageId: 'wamid.G',
         status: 'failed',
         at: new Date(AT * 1000),
+        recipientWaId: TO.slice(1),
         error: {
           code: 'RECIPIENT_UNREACHABLE',
           message: 'Meta reported the message failed without an error',
@@ -1258,6 +1271,7 @@ describe('parseCallback', () => {
         message: {
           providerMessageId: value.messages[0].id,
           from: '+16505551234',
+          waId: '16505551234',
           profileName: 'Sheena',
           sentAt: new Date(AT * 1000),
           type: 'text',

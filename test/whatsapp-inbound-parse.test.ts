@@ -53,6 +53,7 @@ function expected(
   const message: InboundMessage = {
     providerMessageId: sent.id,
     from: FROM,
+    waId: FROM.slice(1),
     profileName: 'Sheena Nelson',
     sentAt: new Date(AT * 1000),
     type,

@@ -16,6 +16,7 @@ import {
 import { call } from './helpers/client.ts';
 import {
   credit,
+  eventually,
   type MessagingTenant,
   messageWhen,
   useMessagingApp,
@@ -155,8 +156,17 @@ describe('status callbacks as Meta documents them', () => {
       body: { to, type: 'text', text: 'Hi' },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
-    const wamid = (await env.fake.waitForSends(env.fake.sent.length + 1)).find((s) => s.to === to)!.wamid;
-    return { id: res.body.id as string, wamid, recipientId: to.slice(1) };
+    // Meta's examples carry no biz_opaque_callback_data: they find the message by the wamid, once
+    // the hand-over's answer is recorded.
+    const recorded = await eventually(
+      () => call(env.app, 'GET', `/messages/${res.body.id}`, { key: t.apiKey }),
+      (r) => r.body.providerMessageId !== null,
+    );
+    return {
+      id: res.body.id as string,
+      wamid: recorded.body.providerMessageId as string,
+      recipientId: to.slice(1),
+    };
   }
 
   it('keep what Meta bills and the conversation it counted, the latest report that has them winning', async () => {

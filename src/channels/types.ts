@@ -92,8 +92,11 @@ export interface ProviderError {
 }
 
 export type SendOutcome =
-  /** The provider took the message; its id is how later status updates name it. */
-  | { kind: 'accepted'; providerMessageId: string }
+  /**
+   * The provider took the message; its id is how later status updates name it. `recipientWaId` is
+   * the provider's id for the recipient's number when it reports one (WhatsApp's wa_id).
+   */
+  | { kind: 'accepted'; providerMessageId: string; recipientWaId?: string }
   /** The provider refused it for good (bad number, template unknown to it, …): fail it now. */
   | { kind: 'rejected'; error: ProviderError }
   /** A passing failure (unreachable, 5xx, throttled): try again later. */
@@ -158,6 +161,8 @@ export type ProviderUpdate =
       at: Date;
       /** For `failed`. */
       error?: ProviderError;
+      /** The provider's id for the recipient's number (WhatsApp's recipient_id, its wa_id). */
+      recipientWaId?: string;
       /** What the provider says it bills for the message, when it says. */
       pricing?: ProviderPricing;
       conversation?: ProviderConversation;
@@ -243,6 +248,11 @@ export interface InboundMessage {
   providerMessageId: string;
   /** The customer's number, E.164 with the leading +. */
   from: string;
+  /**
+   * The provider's id for the customer's number (WhatsApp's wa_id, digits), when it has one: the
+   * contact is found by it first, since it can differ from the number the business wrote to.
+   */
+  waId?: string | null;
   /** The name on the customer's profile, when the provider gives one. */
   profileName: string | null;
   /** When the customer sent it (the provider's timestamp). */

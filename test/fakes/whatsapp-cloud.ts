@@ -191,6 +191,12 @@ export class FakeWhatsAppCloud {
   respond: Responder | undefined;
   /** How long every answer takes (Meta's own latency), unless a scripted answer says otherwise. */
   latencyMs = 0;
+  /**
+   * WhatsApp's id for a number a business writes to (E.164 → wa_id), where it is not the number's
+   * digits: "for Brazil and Mexico, the extra added prefix of the phone number may be modified by
+   * the Cloud API" (Meta's send-messages reference). A send's answer reports it.
+   */
+  readonly waIds = new Map<string, string>();
   readonly #version: string;
   readonly #server: Server;
   readonly #businesses: FakeBusiness[] = [];
@@ -443,7 +449,7 @@ export class FakeWhatsAppCloud {
       status: 200,
       body: {
         messaging_product: 'whatsapp',
-        contacts: [{ input: body.to, wa_id: String(body.to).replace(/\D/g, '') }],
+        contacts: [{ input: body.to, wa_id: this.waIds.get(body.to) ?? String(body.to).replace(/\D/g, '') }],
         messages: [message],
       },
     };

@@ -3,6 +3,7 @@
 // A payload is whatever arrived on the wire: parsing never throws, and what it does not understand
 // comes back as `unknown` to be logged rather than dropped.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { providerDigits } from '../../kernel/phones.ts';
 import type {
   MessageStatusUpdate,
   ProviderConversation,
@@ -131,6 +132,7 @@ function statusUpdate(status: unknown): ProviderUpdate {
   // Tidings sends its message id as biz_opaque_callback_data; anything else there is not ours.
   const opaque = status.biz_opaque_callback_data;
   const messageId = typeof opaque === 'string' && MESSAGE_ID.test(opaque) ? { messageId: opaque } : {};
+  const waId = providerDigits(status.recipient_id);
   const pricing = statusPricing(status.pricing);
   const conversation = statusConversation(status.conversation);
   const update = {
@@ -139,6 +141,7 @@ function statusUpdate(status: unknown): ProviderUpdate {
     ...messageId,
     status: kind,
     at,
+    ...(waId ? { recipientWaId: waId } : {}),
     ...(pricing ? { pricing } : {}),
     ...(conversation ? { conversation } : {}),
   } as const;

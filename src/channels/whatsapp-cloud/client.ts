@@ -4,6 +4,7 @@
 // dispatcher shared by every adapter (one per channel would open a pool per tenant).
 import { Agent, type Dispatcher, request } from 'undici';
 import { describeRequestFailure, parseRetryAfter, readLimited } from '../../kernel/http-answers.ts';
+import { providerDigits } from '../../kernel/phones.ts';
 import type {
   ChannelAdapter,
   DeleteOutcome,
@@ -23,7 +24,7 @@ import {
   toSubmitOutcome,
   trimMessage,
 } from './errors.ts';
-import { isRecord } from './json.ts';
+import { isRecord, records } from './json.ts';
 import { messageBody, templateSubmissionBody } from './payloads.ts';
 
 /** The dispatcher adapters share: keep-alive connections to the Graph API, bounded waits. */
@@ -65,10 +66,13 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
     if (!result.answered) return toSendOutcome(this.#noAnswer(result.reason));
     const { answer } = result;
     if (answer.status < 200 || answer.status > 299) return toSendOutcome(this.#failed(answer));
-    const messages = isRecord(answer.body) ? answer.body.messages : undefined;
-    const first = Array.isArray(messages) && isRecord(messages[0]) ? messages[0] : null;
+    const body = isRecord(answer.body) ? answer.body : {};
+    const first = records(body.messages)[0];
     if (first && typeof first.id === 'string' && first.id) {
-      return { kind: 'accepted', providerMessageId: first.id };
+      // Meta's id for the number, which "may not match the input" (Brazil, Mexico): the customer's
+      // replies come from it.
+      const waId = providerDigits(records(body.contacts)[0]?.wa_id);
+      return { kind: 'accepted', providerMessageId: first.id, ...(waId ? { recipientWaId: waId } : {}) };
     }
     return toSendOutcome(this.#unreadable(answer, 'without a message id'));
   }

@@ -3,7 +3,7 @@
 // are missing or mistyped, and any type it does not model (order, system, unsupported, whatever Meta
 // adds next), comes back as `unsupported` with Meta's message whole. Only a message without an id,
 // a sender or a time is refused (null), since it could be neither stored once nor shown in order.
-import { fromProviderDigits } from '../../kernel/phones.ts';
+import { fromProviderDigits, providerDigits } from '../../kernel/phones.ts';
 import type {
   InboundContent,
   InboundMediaKind,
@@ -52,6 +52,8 @@ function parse(message: unknown, contact: Json | null): InboundMessage | null {
   return {
     providerMessageId,
     from,
+    // The sender is named by its wa_id (`from` is one); contacts[] repeats it.
+    waId: providerDigits(contact?.wa_id) ?? providerDigits(message.from),
     profileName: profileName(contact),
     sentAt,
     type: parsed.type,

@@ -9,7 +9,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import type { ProviderUpdate } from '../../channels/types.ts';
 import {
   parseCallback,
   readCallbackBody,
@@ -19,9 +18,7 @@ import {
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
-import { receiveInbound } from '../conversations/inbound.ts';
-import { applyStatuses } from '../messages/status.ts';
-import { applyTemplateStatus } from '../templates/service.ts';
+import { applyProviderUpdates } from './apply.ts';
 
 export const CALLBACKS_PREFIX = '/api/v1/callbacks';
 
@@ -37,38 +34,6 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
       throw notFound('WhatsApp channel for this account');
     }
     return channel;
-  }
-
-  async function apply(accountId: string, updates: ProviderUpdate[]): Promise<number> {
-    return ctx.db.transaction(async (tx) => {
-      const statuses = updates.flatMap((u) =>
-        u.kind === 'message_status'
-          ? [
-              {
-                // By our id where Meta echoes it: a message whose hand-over was cut off (dispatch.ts)
-                // has no provider id yet, and learns it here.
-                target: u.messageId
-                  ? { accountId, id: u.messageId }
-                  : { accountId, providerMessageId: u.providerMessageId },
-                change: {
-                  status: u.status,
-                  at: u.at,
-                  providerMessageId: u.providerMessageId,
-                  ...(u.error ? { error: u.error } : {}),
-                  ...(u.pricing ? { pricing: u.pricing } : {}),
-                  ...(u.conversation ? { conversation: u.conversation } : {}),
-                },
-              },
-            ]
-          : [],
-      );
-      let applied = (await applyStatuses(ctx, tx, statuses)).filter((r) => r !== null).length;
-      for (const update of updates) {
-        if (update.kind === 'template_status' && (await applyTemplateStatus(ctx, tx, accountId, update)))
-          applied++;
-      }
-      return applied;
-    });
   }
 
   return async (app) => {
@@ -164,19 +129,9 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
           if (u.kind === 'unknown')
             request.log.info({ accountId, field: u.field }, 'WhatsApp callback field ignored');
         }
-        let applied = await apply(accountId, updates);
-        // Customers' messages, in a transaction of their own (a redelivery of either part repeats
-        // nothing: statuses only move forward, and a stored message id is not stored again).
-        const inbound = updates.flatMap((u) => (u.kind === 'inbound_message' ? [u.message] : []));
-        if (inbound.length > 0) {
-          const received = await receiveInbound(
-            ctx,
-            { accountId, provider: 'whatsapp_cloud', sandbox: false },
-            inbound,
-          );
-          applied += received.filter((r) => !r.duplicate).length;
-        }
-        return { applied };
+        return {
+          applied: await applyProviderUpdates(ctx, { accountId, provider: 'whatsapp_cloud' }, updates),
+        };
       },
     );
   };

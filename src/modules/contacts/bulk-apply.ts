@@ -82,6 +82,7 @@ export async function applyContactRows(
     created_at: before?.created_at ?? now,
     updated_at: now,
     last_inbound_at: before?.last_inbound_at ?? null,
+    wa_id: before?.wa_id ?? null,
   });
 
   const attempts = rows.map(({ index, fields }) => ({

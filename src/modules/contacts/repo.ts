@@ -16,6 +16,8 @@ export interface ContactRow {
   created_at: Date;
   updated_at: Date;
   last_inbound_at: Date | null;
+  /** WhatsApp's id for the number, as Meta reported it (migrations/008_contacts_wa_id.sql). */
+  wa_id: string | null;
 }
 
 /** The stored fields a write sets. */
@@ -29,7 +31,7 @@ export interface ContactValues {
 }
 
 export const CONTACT_COLUMNS =
-  'id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at, last_inbound_at';
+  'id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at, last_inbound_at, wa_id';
 
 /** Inserts a contact, or answers the id of the account's contact that already has this phone. */
 export async function insertContact(
@@ -89,7 +91,9 @@ export async function writeContact(
 ): Promise<ContactRow> {
   const { rows } = await sql.query<ContactRow>(
     `UPDATE contacts
-        SET phone = $3, name = $4, email = $5, tags = $6, attributes = $7, opted_in = $8, updated_at = $9
+        SET phone = $3, name = $4, email = $5, tags = $6, attributes = $7, opted_in = $8, updated_at = $9,
+            -- WhatsApp's id belongs to the number: a new number's is learnt again from Meta.
+            wa_id = CASE WHEN phone = $3 THEN wa_id END
       WHERE account_id = $1 AND id = $2
       RETURNING ${CONTACT_COLUMNS}`,
     [
@@ -106,6 +110,32 @@ export async function writeContact(
   );
   if (!rows[0]) throw new Error(`contact ${id} vanished while locked`);
   return rows[0];
+}
+
+/** A provider's id for a contact's number, to remember (WhatsApp's wa_id). */
+export interface WaIdReport {
+  accountId: string;
+  contactId: string;
+  waId: string;
+}
+
+/**
+ * Remembers the wa_id Meta reported for each contact (the latest report wins), in one statement
+ * that locks the contacts it changes in id order. Callers run it before they lock messages, as
+ * inbound processing does (contact, then conversation, then messages), so the two never wait on
+ * each other in a cycle. No event: like lastInboundAt, it is the provider's bookkeeping.
+ */
+export async function rememberWaIds(sql: Sql, reports: WaIdReport[]): Promise<void> {
+  const latest = new Map(reports.map((r) => [`${r.accountId}/${r.contactId}`, r]));
+  if (latest.size === 0) return;
+  const sorted = [...latest.values()].sort((a, b) => a.contactId.localeCompare(b.contactId));
+  await sql.query(
+    `UPDATE contacts c SET wa_id = u.wa_id
+       FROM (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS u (account_id, id, wa_id)
+              ORDER BY id) u
+      WHERE c.account_id = u.account_id AND c.id = u.id AND c.wa_id IS DISTINCT FROM u.wa_id`,
+    [sorted.map((r) => r.accountId), sorted.map((r) => r.contactId), sorted.map((r) => r.waId)],
+  );
 }
 
 export async function deleteContact(sql: Sql, accountId: string, id: string): Promise<ContactRow | null> {

@@ -124,6 +124,10 @@ export const ContactSchema = Type.Object(
     lastInboundAt: Type.Union([Timestamp, Type.Null()], {
       description: 'When the contact last wrote in (opens the 24-hour customer service window).',
     }),
+    waId: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "WhatsApp's id for the number (wa_id, digits), as Meta reported it; it can differ from `phone` (Brazilian numbers with or without the ninth digit, Mexican ones with or without the 1 after +52), and the customer's messages from it reach this contact. Read-only; cleared when the phone changes.",
+    }),
   },
   { title: 'Contact' },
 );
@@ -140,5 +144,6 @@ export function toContact(row: ContactRow) {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     lastInboundAt: row.last_inbound_at?.toISOString() ?? null,
+    waId: row.wa_id,
   };
 }

@@ -11,7 +11,7 @@ import type { InboundContent, InboundMessage, Provider } from '../../channels/ty
 import { sqlState, type Tx } from '../../kernel/db.ts';
 import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { CONTACT_COLUMNS, type ContactRow, rememberWaIds } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import {
   MESSAGE_COLUMNS,
@@ -137,7 +137,12 @@ async function receiveOne(
   return { message, duplicate: false };
 }
 
-/** The sender's contact, locked for this transaction; made (contact.created) if the number is new. */
+/**
+ * The sender's contact, locked for this transaction; made (contact.created) if the number is new.
+ * Found by the provider's id for the number first (WhatsApp's wa_id, which the business's number
+ * for the customer may not match: Brazil's ninth digit, Mexico's 1 after +52), then by phone; a
+ * contact found by phone learns the wa_id.
+ */
 async function lockOrCreateContact(
   tx: Tx,
   accountId: string,
@@ -145,19 +150,27 @@ async function lockOrCreateContact(
   now: Date,
   events: EventInput[],
 ): Promise<ContactRow> {
+  const waId = m.waId ?? null;
   const find = () =>
     tx.query<ContactRow>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE account_id = $1 AND phone = $2 FOR NO KEY UPDATE`,
-      [accountId, m.from],
+      `SELECT ${CONTACT_COLUMNS} FROM contacts
+        WHERE account_id = $1 AND (phone = $2 OR wa_id = $3)
+        ORDER BY coalesce(wa_id = $3, false) DESC, id
+        LIMIT 1 FOR NO KEY UPDATE`,
+      [accountId, m.from, waId],
     );
   const found = (await find()).rows[0];
-  if (found) return found;
+  if (found) {
+    if (!waId || found.wa_id === waId) return found;
+    await rememberWaIds(tx, [{ accountId, contactId: found.id, waId }]);
+    return { ...found, wa_id: waId };
+  }
   const { rows } = await tx.query<ContactRow>(
-    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $5)
+    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at, wa_id)
+     VALUES ($1, $2, $3, $4, $5, $5, $6)
      ON CONFLICT (account_id, phone) DO NOTHING
      RETURNING ${CONTACT_COLUMNS}`,
-    [newId('contact'), accountId, m.from, m.profileName?.trim().slice(0, 200) || null, now],
+    [newId('contact'), accountId, m.from, m.profileName?.trim().slice(0, 200) || null, now, waId],
   );
   const created = rows[0];
   if (created) {

@@ -28,6 +28,7 @@ import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
 import { Slots } from '../../kernel/slots.ts';
 import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
+import { rememberWaIds, type WaIdReport } from '../contacts/repo.ts';
 import type { TemplateRow } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
 import { PhoneOrder } from './phone-order.ts';
@@ -187,6 +188,7 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
   const retries = new Map<string, { data: DispatchJob; startAfter: Date }>();
   const changes: TargetedChange[] = [];
   const plays: SandboxPlay[] = [];
+  const waIds: WaIdReport[] = [];
   const at = d.now();
   for (const { attempt, message, outcome, channel } of outcomes) {
     const target = { accountId: message.account_id, id: message.id };
@@ -212,6 +214,13 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       continue;
     }
     changes.push({ target, change: { status: 'sent', at, providerMessageId: outcome.providerMessageId } });
+    if (outcome.recipientWaId && message.contact_id) {
+      waIds.push({
+        accountId: message.account_id,
+        contactId: message.contact_id,
+        waId: outcome.recipientWaId,
+      });
+    }
     if (message.provider === 'sandbox') {
       const play = split(
         { accountId: message.account_id, messageId: message.id },
@@ -231,6 +240,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
         [notTaken],
       );
     }
+    // Contacts before messages, the order inbound processing locks them in.
+    await rememberWaIds(tx, waIds);
     const results = await applyStatuses(d, tx, changes);
     const sent = new Set(results.flatMap((r) => (r && r.status !== 'queued' ? [r.id] : [])));
     await scheduleLater(

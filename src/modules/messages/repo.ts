@@ -103,6 +103,26 @@ export async function findMessage(sql: Sql, accountId: string, id: string): Prom
   return rows[0] ?? null;
 }
 
+/** The contact of each outbound message named (by our id or the provider's), null where none. */
+export async function contactIdsOf(
+  sql: Sql,
+  targets: ({ accountId: string } & ({ id: string } | { providerMessageId: string }))[],
+): Promise<(string | null)[]> {
+  const { rows } = await sql.query<{ i: number; contact_id: string | null }>(
+    `SELECT t.i, m.contact_id
+       FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t (account_id, id, provider_id, i)
+       JOIN messages m ON m.account_id = t.account_id AND m.direction = 'outbound'
+                      AND (m.id = t.id OR m.provider_message_id = t.provider_id)`,
+    [
+      targets.map((t) => t.accountId),
+      targets.map((t) => ('id' in t ? t.id : null)),
+      targets.map((t) => ('providerMessageId' in t ? t.providerMessageId : null)),
+    ],
+  );
+  const found = new Map(rows.map((r) => [Number(r.i), r.contact_id]));
+  return targets.map((_, i) => found.get(i + 1) ?? null);
+}
+
 export async function findByIdempotencyKey(
   sql: Sql,
   accountId: string,

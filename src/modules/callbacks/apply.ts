@@ -1,0 +1,96 @@
+// What a provider reported, applied to one account, whichever provider reported it: the
+// ProviderUpdates a channel adapter parsed from a verified callback. Each kind goes to the module
+// that owns what it changes:
+//   - message statuses → messages/status.ts (with the provider's id for the recipient's number
+//     remembered on the contact first: contacts/repo.ts);
+//   - template statuses → templates/service.ts;
+//   - customers' messages → conversations/inbound.ts.
+// Statuses and template updates are one transaction; customers' messages another. Either part may
+// be repeated (a provider retries a callback that failed half-way): statuses only move forward and
+// a stored message id is not stored again, so a repeat changes nothing.
+import type { ProviderUpdate } from '../../channels/types.ts';
+import type { Tx } from '../../kernel/db.ts';
+import { rememberWaIds } from '../contacts/repo.ts';
+import { receiveInbound } from '../conversations/inbound.ts';
+import type { ConversationServices } from '../conversations/service.ts';
+import { contactIdsOf } from '../messages/repo.ts';
+import { applyStatuses, type TargetedChange } from '../messages/status.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
+import { applyTemplateStatus } from '../templates/service.ts';
+
+export interface CallbackSource {
+  accountId: string;
+  provider: 'whatsapp_cloud';
+}
+
+export type CallbackServices = ConversationServices & { approvedTemplates: ApprovedTemplates };
+
+type StatusUpdate = Extract<ProviderUpdate, { kind: 'message_status' }>;
+
+function changeOf(accountId: string, u: StatusUpdate): TargetedChange {
+  return {
+    // By our id where the provider echoes it: a message whose hand-over was cut off
+    // (messages/dispatch.ts) has no provider id yet, and learns it here.
+    target: u.messageId
+      ? { accountId, id: u.messageId }
+      : { accountId, providerMessageId: u.providerMessageId },
+    change: {
+      status: u.status,
+      at: u.at,
+      providerMessageId: u.providerMessageId,
+      ...(u.error ? { error: u.error } : {}),
+      ...(u.pricing ? { pricing: u.pricing } : {}),
+      ...(u.conversation ? { conversation: u.conversation } : {}),
+    },
+  };
+}
+
+/** Statuses of messages and templates, in one transaction; answers how many changed something. */
+async function applyStatusUpdates(
+  s: CallbackServices,
+  tx: Tx,
+  accountId: string,
+  updates: ProviderUpdate[],
+): Promise<number> {
+  const statuses = updates.filter((u): u is StatusUpdate => u.kind === 'message_status');
+  const changes = statuses.map((u) => changeOf(accountId, u));
+  // The recipient's wa_id first: contacts are locked before messages, as inbound processing does.
+  const withWaId = statuses.flatMap((u, i) => (u.recipientWaId ? [{ u, target: changes[i]!.target }] : []));
+  if (withWaId.length > 0) {
+    const contactIds = await contactIdsOf(
+      tx,
+      withWaId.map((w) => w.target),
+    );
+    await rememberWaIds(
+      tx,
+      withWaId.flatMap(({ u }, i) => {
+        const contactId = contactIds[i];
+        return contactId ? [{ accountId, contactId, waId: u.recipientWaId! }] : [];
+      }),
+    );
+  }
+  let applied = (await applyStatuses(s, tx, changes)).filter((r) => r !== null).length;
+  for (const update of updates) {
+    if (update.kind === 'template_status' && (await applyTemplateStatus(s, tx, accountId, update))) applied++;
+  }
+  return applied;
+}
+
+/** Applies a callback's updates to the account; answers how many changed something or were new. */
+export async function applyProviderUpdates(
+  s: CallbackServices,
+  source: CallbackSource,
+  updates: ProviderUpdate[],
+): Promise<number> {
+  let applied = await s.db.transaction((tx) => applyStatusUpdates(s, tx, source.accountId, updates));
+  const inbound = updates.flatMap((u) => (u.kind === 'inbound_message' ? [u.message] : []));
+  if (inbound.length > 0) {
+    const received = await receiveInbound(
+      s,
+      { accountId: source.accountId, provider: source.provider, sandbox: false },
+      inbound,
+    );
+    applied += received.filter((r) => !r.duplicate).length;
+  }
+  return applied;
+}
