@@ -61,7 +61,10 @@ async function inbound(t: Tenant, message: Inbound) {
   const payload = env.fake.inboundPayload(t.business, message);
   const res = await env.fake.postCallback(callbackUrl(t), t.business, payload);
   expect(res.status, res.body).toBe(200);
-  return { sent: messagesOf(payload)[0], answer: JSON.parse(res.body) as { applied: number } };
+  return {
+    sent: messagesOf(payload)[0],
+    answer: JSON.parse(res.body) as { applied: number; dropped: number },
+  };
 }
 
 /** The inbound messages from `phone`, newest first. */
@@ -341,7 +344,7 @@ describe('each type of customer message', () => {
     for (const [i, [name, message, expected]] of cases.entries()) {
       const timestamp = first + i * 60;
       const { sent, answer } = await inbound(t, { from, name: 'Sheena Nelson', message, timestamp });
-      expect(answer, name).toEqual({ applied: 1 });
+      expect(answer, name).toEqual({ applied: 1, dropped: 0 });
       // What Meta sent is the builder's object, beside its envelope fields.
       expect(sent, name).toMatchObject(message);
       posted.push({ name, sent, timestamp, expected: expected(sent) });
@@ -399,7 +402,7 @@ describe('reactions and replies to a message Tidings sent', () => {
       from,
       message: inboundMessages.reaction({ messageId: wamid, emoji: '👍' }),
     });
-    expect(answer).toEqual({ applied: 1 });
+    expect(answer).toEqual({ applied: 1, dropped: 0 });
     expect((await stored(t, from, reacted.id)).reaction).toEqual({
       messageId: ours.id,
       providerMessageId: wamid,
@@ -473,7 +476,10 @@ describe('a redelivered message', () => {
     const first = await env.fake.postCallback(callbackUrl(t), t.business, payload);
     const again = await env.fake.postCallback(callbackUrl(t), t.business, payload);
     expect([first.status, again.status]).toEqual([200, 200]);
-    expect([JSON.parse(first.body), JSON.parse(again.body)]).toEqual([{ applied: 1 }, { applied: 0 }]);
+    expect([JSON.parse(first.body), JSON.parse(again.body)]).toEqual([
+      { applied: 1, dropped: 0 },
+      { applied: 0, dropped: 0 },
+    ]);
     const messages = await inboundFrom(t, from);
     expect(messages).toHaveLength(1);
     const [event] = await hook.waitFor(1);
@@ -523,7 +529,7 @@ describe('a new number’s first message', () => {
     const timestamp = unix(600);
     expect(await contactOf(t, from)).toEqual([]);
     const { sent, answer } = await inbound(t, { from, name: 'Ann Customer', text: 'Hi there', timestamp });
-    expect(answer).toEqual({ applied: 1 });
+    expect(answer).toEqual({ applied: 1, dropped: 0 });
 
     const contacts = await contactOf(t, from);
     expect(contacts).toHaveLength(1);
@@ -589,7 +595,7 @@ describe('several messages in one payload', () => {
     messagesOf(payload).push(second);
     const res = await env.fake.postCallback(callbackUrl(t), t.business, payload);
     expect(res.status, res.body).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ applied: 2 });
+    expect(JSON.parse(res.body)).toEqual({ applied: 2, dropped: 0 });
 
     const a = await stored(t, from, firstMessage.id);
     const b = await stored(t, from, second.id);
@@ -641,7 +647,7 @@ describe('an inbound payload with a wrong signature', () => {
 
     // Signed right, the same bytes are taken.
     const signed = await post(sign(t.business.appSecret));
-    expect([signed.status, signed.body]).toEqual([200, { applied: 1 }]);
+    expect([signed.status, signed.body]).toEqual([200, { applied: 1, dropped: 0 }]);
     expect(await inboundFrom(t, from)).toHaveLength(1);
   });
 });

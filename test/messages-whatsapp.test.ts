@@ -144,7 +144,7 @@ describe('a template message through the WhatsApp Cloud API', () => {
         recipientId: '14155550123',
       });
       expect(cb.status, cb.body).toBe(200);
-      expect(JSON.parse(cb.body)).toEqual({ applied: 1 });
+      expect(JSON.parse(cb.body)).toEqual({ applied: 1, dropped: 0 });
     }
     const read = await messageWhen(env.app, t.apiKey, queued.id, 'read');
     expect(read.deliveredAt).not.toBeNull();
@@ -175,13 +175,13 @@ describe('a template message through the WhatsApp Cloud API', () => {
       status: 'read',
       recipientId: '14155550124',
     });
-    expect(JSON.parse(read.body)).toEqual({ applied: 1 });
+    expect(JSON.parse(read.body)).toEqual({ applied: 1, dropped: 0 });
     const again = await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid,
       status: 'read',
       recipientId: '14155550124',
     });
-    expect(JSON.parse(again.body)).toEqual({ applied: 0 });
+    expect(JSON.parse(again.body)).toEqual({ applied: 0, dropped: 0 });
     const late = await env.fake.postStatus(callbackUrl(t), t.business, {
       wamid,
       status: 'delivered',
@@ -455,7 +455,7 @@ describe('failures and refunds', () => {
       recipientId: '14155550130',
       ...failure,
     });
-    expect(JSON.parse(ignored.body)).toEqual({ applied: 0 });
+    expect(JSON.parse(ignored.body)).toEqual({ applied: 0, dropped: 0 });
     const failedA = (await call(env.app, 'GET', `/messages/${a.id}`, { key: t.apiKey })).body;
     expect(failedA).toMatchObject({
       status: 'failed',
@@ -698,7 +698,7 @@ describe('the callback endpoint', () => {
       );
       expect(res.status).toBe(401);
       expect(JSON.parse(res.body).error.code).toBe('INVALID_SIGNATURE');
-      const warned = logs.map((l) => JSON.parse(l)).find((l) => l.msg?.includes('X-Hub-Signature-256'));
+      const warned = logs.map((l) => JSON.parse(l)).find((l) => l.msg?.includes('bad x-hub-signature-256'));
       expect(warned, logs.join('\n')).toMatchObject({
         level: 40,
         accountId: t.accountId,

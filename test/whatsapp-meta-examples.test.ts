@@ -45,7 +45,7 @@ async function post(t: Tenant, payload: unknown) {
     payload,
   );
   expect(res.status, res.body).toBe(200);
-  return JSON.parse(res.body) as { applied: number };
+  return JSON.parse(res.body) as { applied: number; dropped: number };
 }
 
 /** The inbound message stored under Meta's wamid, as GET /messages/{id} shows it. */
@@ -62,7 +62,7 @@ async function inboundByWamid(t: Tenant, wamid: string) {
 describe("customers' messages as Meta documents them", () => {
   it('a question about a catalog product keeps the product and the message it came from', async () => {
     const t = await newTenant();
-    expect(await post(t, referredProductExample(t.business))).toEqual({ applied: 1 });
+    expect(await post(t, referredProductExample(t.business))).toEqual({ applied: 1, dropped: 0 });
     const m = await inboundByWamid(t, 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTA2NTUwRkNEMDdFQjJCRUU0NQA=');
     expect(m).toMatchObject({
       type: 'text',
@@ -208,7 +208,10 @@ describe('status callbacks as Meta documents them', () => {
   it("Meta's failed example fails the message with Meta's reason", async () => {
     const t = await newTenant();
     const m = await sentMessage(t, '+14155550152');
-    expect(await post(t, statusExamples.failed(t.business, m.wamid, m.recipientId))).toEqual({ applied: 1 });
+    expect(await post(t, statusExamples.failed(t.business, m.wamid, m.recipientId))).toEqual({
+      applied: 1,
+      dropped: 0,
+    });
     const message = await messageWhen(env.app, t.apiKey, m.id, 'failed');
     expect(message.error).toEqual({
       code: 'RECIPIENT_UNREACHABLE',

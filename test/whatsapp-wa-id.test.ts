@@ -68,7 +68,7 @@ async function sendTemplate(t: Tenant, to: string) {
 async function customerWrites(t: Tenant, waId: string, text: string) {
   const res = await env.fake.postInbound(callbackUrl(t), t.business, { from: waId, text, name: 'Ana' });
   expect(res.status, res.body).toBe(200);
-  expect(JSON.parse(res.body)).toEqual({ applied: 1 });
+  expect(JSON.parse(res.body)).toEqual({ applied: 1, dropped: 0 });
 }
 
 /** Send, Meta's wa_id, reply from it, free-form answer: one contact, one conversation, 202. */

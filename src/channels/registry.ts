@@ -5,8 +5,12 @@ import type { Agent } from 'undici';
 import type { SecretBox } from '../kernel/secrets.ts';
 import type { ChannelConfig, WhatsAppSecrets } from '../modules/channel/settings.ts';
 import { SandboxAdapter } from './sandbox/adapter.ts';
-import type { ChannelAdapter, Provider } from './types.ts';
+import type { CallbackAdapter, ChannelAdapter, Provider } from './types.ts';
+import { whatsappCallbacks } from './whatsapp-cloud/callbacks.ts';
 import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
+
+/** The providers that call back, and how their callbacks are checked and read. */
+const CALLBACKS: Partial<Record<Provider, CallbackAdapter>> = { whatsapp_cloud: whatsappCallbacks };
 
 export type SendMode = 'live' | 'sandbox';
 
@@ -75,6 +79,11 @@ export class Channels {
       throw new ChannelNotConfigured('the account is no longer configured for the WhatsApp Cloud API');
     }
     return this.whatsapp(channel.whatsapp, this.secretsOf(channel).accessToken);
+  }
+
+  /** The callback half of a provider (null for one that never calls back: the sandbox). */
+  callbacks(provider: Provider): CallbackAdapter | null {
+    return CALLBACKS[provider] ?? null;
   }
 
   async close(): Promise<void> {

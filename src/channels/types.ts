@@ -1,7 +1,11 @@
-// The contract between Tidings and a messaging provider. Every provider (the sandbox, the WhatsApp
-// Cloud API) sits behind ChannelAdapter: it sends a message, submits a template for review, and,
-// where the provider calls back, checks a callback's signature and turns its payload into
-// ProviderUpdates. The rest of Tidings never sees a provider's own shapes.
+// The contract between Tidings and a messaging provider, in two halves:
+// - ChannelAdapter, made for one channel with its credentials: sends a message, submits and deletes
+//   a template;
+// - CallbackAdapter, one per provider that calls back: answers its subscription handshake, checks
+//   a callback's signature against a secret, and turns its payload into ProviderUpdates grouped by
+//   the number they are for. It holds no credentials: which secret to check against (an account's
+//   channel, or a partner's app) is the caller's to know (modules/callbacks/service.ts).
+// The rest of Tidings never sees a provider's own shapes.
 
 export type Provider = 'sandbox' | 'whatsapp_cloud';
 
@@ -308,4 +312,42 @@ export interface ChannelAdapter {
   ): Promise<SubmitOutcome>;
   /** Deletes a template submitted to this provider (one language of it: the provider's id). */
   deleteTemplate(template: { providerTemplateId: string; name: string }): Promise<DeleteOutcome>;
+}
+
+/** A provider's callback as it arrived over HTTP: what checking and reading it need. */
+export interface CallbackRequest {
+  /** The body's bytes as sent: signatures cover them exactly. */
+  rawBody: Buffer;
+  headers: Record<string, string | string[] | undefined>;
+  query: Record<string, unknown>;
+}
+
+/** The number and business account a group of a callback's updates is for, as the provider names them. */
+export interface CallbackDestination {
+  /** The business's number (WhatsApp's `metadata.phone_number_id`); null when the updates name none. */
+  phoneNumberId: string | null;
+  /** The business account (WhatsApp's WABA id, `entry[].id`); null when the payload names none. */
+  businessAccountId: string | null;
+}
+
+export interface CallbackBatch {
+  destination: CallbackDestination;
+  updates: ProviderUpdate[];
+}
+
+/** The body of a callback is not what the provider sends at all (not JSON, say). */
+export class UnreadableCallback extends Error {
+  override name = 'UnreadableCallback';
+}
+
+export interface CallbackAdapter {
+  readonly provider: Provider;
+  /** The header that carries the signature (lower case), for logs that say whether it was missing. */
+  readonly signatureHeader: string;
+  /** The subscription handshake: the text to echo when the request carries `verifyToken`, else null. */
+  handshake(request: CallbackRequest, verifyToken: string): string | null;
+  /** Whether the provider signed the request with `secret`. */
+  verify(request: CallbackRequest, secret: string): boolean;
+  /** The updates the request reports, grouped by destination; throws UnreadableCallback. */
+  parse(request: CallbackRequest): CallbackBatch[];
 }

@@ -33,6 +33,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly callbackEntriesDropped = new Counter({
+    name: 'tidings_callback_entries_dropped_total',
+    help: "Provider callback entries stored nowhere: for another number than the URL's account (other_number, other_business_account), for no account of the app's partner (unknown_number), or for several (ambiguous)",
+    labelNames: ['provider', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(withProcessMetrics = true) {
     if (withProcessMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'tidings_' });
   }

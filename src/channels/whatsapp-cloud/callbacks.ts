@@ -4,13 +4,17 @@
 // comes back as `unknown` to be logged rather than dropped.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { providerDigits } from '../../kernel/phones.ts';
-import type {
-  MessageStatusUpdate,
-  ProviderConversation,
-  ProviderError,
-  ProviderPricing,
-  ProviderUpdate,
-  TemplateStatusEvent,
+import {
+  type CallbackAdapter,
+  type CallbackBatch,
+  type CallbackRequest,
+  type MessageStatusUpdate,
+  type ProviderConversation,
+  type ProviderError,
+  type ProviderPricing,
+  type ProviderUpdate,
+  type TemplateStatusEvent,
+  UnreadableCallback,
 } from '../types.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
 import { parseInboundMessage } from './inbound.ts';
@@ -76,24 +80,63 @@ const TEMPLATE_EVENTS: readonly TemplateStatusEvent[] = [
 
 /** The updates a callback payload reports, in the order it reports them. */
 export function parseCallback(payload: unknown): ProviderUpdate[] {
+  return parseCallbackBatches(payload).flatMap((batch) => batch.updates);
+}
+
+const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
+
+/**
+ * The updates of a payload grouped by the number and WABA they are for, one group per change, in
+ * order. An entry is one WABA (`entry[].id`); a `messages` change names its number in
+ * `metadata.phone_number_id`; a template update names only the WABA.
+ */
+export function parseCallbackBatches(payload: unknown): CallbackBatch[] {
+  const nowhere = { phoneNumberId: null, businessAccountId: null };
   if (!isRecord(payload)) return [];
   if (payload.object !== 'whatsapp_business_account' || !Array.isArray(payload.entry)) {
-    return [
-      { kind: 'unknown', field: typeof payload.object === 'string' ? payload.object : '', raw: payload },
-    ];
+    const field = typeof payload.object === 'string' ? payload.object : '';
+    return [{ destination: nowhere, updates: [{ kind: 'unknown', field, raw: payload }] }];
   }
-  const updates: ProviderUpdate[] = [];
+  const batches: CallbackBatch[] = [];
   for (const entry of records(payload.entry)) {
+    const businessAccountId = text(entry.id);
     for (const change of records(entry.changes)) {
       const field = typeof change.field === 'string' ? change.field : '';
       const value = change.value;
-      if (field === 'messages' && isRecord(value)) updates.push(...messagesChange(value));
+      const metadata = isRecord(value) && isRecord(value.metadata) ? value.metadata : {};
+      const destination = { phoneNumberId: text(metadata.phone_number_id), businessAccountId };
+      let updates: ProviderUpdate[];
+      if (field === 'messages' && isRecord(value)) updates = messagesChange(value);
       else if (field === 'message_template_status_update' && isRecord(value))
-        updates.push(templateChange(value));
-      else updates.push({ kind: 'unknown', field, raw: value ?? null });
+        updates = [templateChange(value)];
+      else updates = [{ kind: 'unknown', field, raw: value ?? null }];
+      batches.push({ destination, updates });
     }
   }
-  return updates;
+  return batches;
+}
+
+/** The WhatsApp Cloud API's callbacks behind the provider-agnostic CallbackAdapter. */
+export const whatsappCallbacks: CallbackAdapter = {
+  provider: 'whatsapp_cloud',
+  signatureHeader: 'x-hub-signature-256',
+  handshake: (request, verifyToken) => verifyHandshake(request.query, verifyToken),
+  verify: (request, secret) =>
+    verifyCallbackSignature(request.rawBody, header(request, whatsappCallbacks.signatureHeader), secret),
+  parse: (request) => {
+    let payload: unknown;
+    try {
+      payload = readCallbackBody(request.rawBody);
+    } catch {
+      throw new UnreadableCallback('The callback body is not valid JSON.');
+    }
+    return parseCallbackBatches(payload);
+  },
+};
+
+function header(request: CallbackRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function messagesChange(value: Json): ProviderUpdate[] {
@@ -155,7 +198,6 @@ function statusUpdate(status: unknown): ProviderUpdate {
  */
 function statusPricing(value: unknown): ProviderPricing | null {
   if (!isRecord(value)) return null;
-  const text = (v: unknown) => (typeof v === 'string' && v ? v : null);
   const type = text(value.type);
   const billable =
     typeof value.billable === 'boolean'

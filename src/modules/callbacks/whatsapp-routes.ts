@@ -3,38 +3,46 @@
 //   POST status updates of messages and templates, and customers' messages, signed with the Meta
 //        app's secret.
 // Not under /public and without an API key: the provider's signature is the authentication. The
-// raw body is kept, since the signature covers the exact bytes. Everything a POST reports is
-// applied in one transaction, so Meta's retry of a callback that failed half-way repeats nothing
-// (statuses only move forward, and a repeated one is moot).
+// raw body is kept, since the signature covers the exact bytes. What to do with a callback is
+// service.ts's: these routes turn HTTP into a CallbackRequest and the outcome back into HTTP.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import {
-  parseCallback,
-  readCallbackBody,
-  verifyCallbackSignature,
-  verifyHandshake,
-} from '../../channels/whatsapp-cloud/callbacks.ts';
-import { ApiError, notFound } from '../../kernel/errors.ts';
-import { loadChannel } from '../channel/repo.ts';
-import type { ChannelConfig } from '../channel/settings.ts';
-import { applyProviderUpdates } from './apply.ts';
+import type { CallbackRequest } from '../../channels/types.ts';
+import { answerAccountHandshake, receiveAccountCallback } from './service.ts';
 
 export const CALLBACKS_PREFIX = '/api/v1/callbacks';
 
 const Params = Type.Object({ accountId: Type.String({ maxLength: 100 }) });
 
+const HandshakeQuery = Type.Object(
+  {
+    'hub.mode': Type.Optional(Type.String()),
+    'hub.verify_token': Type.Optional(Type.String()),
+    'hub.challenge': Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+const CallbackAnswer = Type.Object({
+  applied: Type.Integer({ description: 'Updates that changed something, and new messages stored.' }),
+  dropped: Type.Integer({
+    description:
+      "Entries for another number than the account's channel: stored nowhere (logged and counted), still answered 200 so that Meta does not retry them.",
+  }),
+});
+
+export function callbackRequestOf(request: FastifyRequest): CallbackRequest {
+  return {
+    rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+    headers: request.headers,
+    query: (request.query ?? {}) as Record<string, unknown>,
+  };
+}
+
 export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['callbacks'];
-
-  /** The account's WhatsApp channel, or 404: the URL names an account not set up for WhatsApp. */
-  async function channelOf(accountId: string): Promise<ChannelConfig> {
-    const channel = /^acc_[0-9a-z]{26}$/.test(accountId) ? await loadChannel(ctx.db, accountId) : null;
-    if (channel?.provider !== 'whatsapp_cloud' || !channel.secretsSealed) {
-      throw notFound('WhatsApp channel for this account');
-    }
-    return channel;
-  }
 
   return async (app) => {
     // The signature is over the bytes as sent: keep them instead of parsing JSON here.
@@ -54,30 +62,18 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
           description:
             'Meta calls this when the callback URL is saved in the app: with `hub.mode=subscribe` and the verify token configured in PUT /account/channel, the answer is `hub.challenge` as plain text; otherwise 403.',
           params: Params,
-          querystring: Type.Object(
-            {
-              'hub.mode': Type.Optional(Type.String()),
-              'hub.verify_token': Type.Optional(Type.String()),
-              'hub.challenge': Type.Optional(Type.String()),
-            },
-            { additionalProperties: true },
-          ),
+          querystring: HandshakeQuery,
           response: { 200: Type.String({ description: 'The challenge, echoed.' }) },
         },
       },
       async (request, reply) => {
-        const channel = await channelOf(request.params.accountId);
-        const challenge = verifyHandshake(request.query, ctx.channels.secretsOf(channel).verifyToken);
-        if (challenge === null) {
-          request.log.warn(
-            { accountId: request.params.accountId },
-            'WhatsApp callback handshake refused: wrong verify token',
-          );
-          throw new ApiError(
-            'FORBIDDEN',
-            'The verify token does not match the one configured for this channel.',
-          );
-        }
+        const challenge = await answerAccountHandshake(
+          ctx,
+          'whatsapp_cloud',
+          request.params.accountId,
+          callbackRequestOf(request),
+          request.log,
+        );
         return reply.type('text/plain; charset=utf-8').send(challenge);
       },
     );
@@ -92,47 +88,19 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
           summary:
             'Status updates and customers’ messages from the WhatsApp Cloud API (signed with X-Hub-Signature-256)',
           description:
-            'Message statuses (sent, delivered, read, failed) and template status updates, applied and emitted as `message.*` and `template.status_changed` events; customers’ messages, stored once each (`message.received`, their conversation and customer service window). A missing or wrong signature is refused with 401 and logged; nothing is applied.',
+            'Message statuses (sent, delivered, read, failed) and template status updates, applied and emitted as `message.*` and `template.status_changed` events; customers’ messages, stored once each (`message.received`, their conversation and customer service window). A missing or wrong signature is refused with 401 and logged; nothing is applied. An entry for another number than the account’s channel (`metadata.phone_number_id`, or the WABA id of a template update) stores nothing, is logged and counted, and is answered 200.',
           params: Params,
-          response: {
-            200: Type.Object({
-              applied: Type.Integer({
-                description: 'Updates that changed something, and new messages stored.',
-              }),
-            }),
-          },
+          response: { 200: CallbackAnswer },
         },
       },
-      async (request) => {
-        const { accountId } = request.params;
-        const channel = await channelOf(accountId);
-        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const header = request.headers['x-hub-signature-256'];
-        const signature = Array.isArray(header) ? header[0] : header;
-        if (!verifyCallbackSignature(raw, signature, ctx.channels.secretsOf(channel).appSecret)) {
-          request.log.warn(
-            { accountId, reason: signature ? 'mismatch' : 'missing', bytes: raw.length },
-            'WhatsApp callback refused: bad X-Hub-Signature-256',
-          );
-          throw new ApiError('INVALID_SIGNATURE');
-        }
-        let payload: unknown;
-        try {
-          payload = readCallbackBody(raw);
-        } catch {
-          throw new ApiError('INVALID_REQUEST', 'The callback body is not valid JSON.', {
-            details: [{ field: 'body', issue: 'is not valid JSON' }],
-          });
-        }
-        const updates = parseCallback(payload);
-        for (const u of updates) {
-          if (u.kind === 'unknown')
-            request.log.info({ accountId, field: u.field }, 'WhatsApp callback field ignored');
-        }
-        return {
-          applied: await applyProviderUpdates(ctx, { accountId, provider: 'whatsapp_cloud' }, updates),
-        };
-      },
+      async (request) =>
+        receiveAccountCallback(
+          ctx,
+          'whatsapp_cloud',
+          request.params.accountId,
+          callbackRequestOf(request),
+          request.log,
+        ),
     );
   };
 }
