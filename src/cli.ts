@@ -93,11 +93,16 @@ program
   .action(async () => {
     const cfg = config();
     refuseIfServerRunning(cfg);
-    const server = await startServer(cfg, {
+    const started = startServer(cfg, {
       announceBootstrapToken: (token) => printBootstrapToken(token, cfg),
+    }).then((server) => {
+      if (!cfg.databaseUrl) writeFileSync(pidFile(cfg), String(process.pid));
+      return server;
     });
-    if (!cfg.databaseUrl) writeFileSync(pidFile(cfg), String(process.pid));
+    // Listening before the server has started: a signal that comes while it starts (the server
+    // announces itself a moment before start-up returns) waits for it, then shuts it down cleanly.
     const stop = async (signal: string) => {
+      const server = await started;
       server.app.log.info({ signal }, 'shutting down');
       await server.close();
       if (!cfg.databaseUrl) rmSync(pidFile(cfg), { force: true });
@@ -105,6 +110,7 @@ program
     };
     process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
+    await started;
   });
 
 program
