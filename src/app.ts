@@ -39,6 +39,7 @@ import { sandboxStatusJob } from './modules/messages/sandbox-job.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
 import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
+import { partnerWhatsAppAppRoutes } from './modules/partner/whatsapp-app-routes.ts';
 import { loadPrices } from './modules/pricing/prices.ts';
 import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
@@ -236,6 +237,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(walletRoutes(ctx));
       await api.register(partnerRoutes(ctx));
       await api.register(partnerAccountRoutes(ctx));
+      await api.register(partnerWhatsAppAppRoutes(ctx));
       await api.register(contactRoutes(ctx));
       await api.register(bulkRoutes(ctx));
       await api.register(webhookRoutes(ctx, ACCOUNT_WEBHOOKS));

@@ -8,9 +8,10 @@
 // The matrix is generated from the document the app serves: a new route is in it without an edit,
 // and the coverage test fails when it has a path parameter no fixture fills or a body it lacks.
 // Mismatches are collected and reported together, so a failure shows the whole picture.
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
-import { call } from './helpers/client.ts';
+import { call, createAccountKey, provision } from './helpers/client.ts';
 import { changedTables, DatabaseSnapshots } from './helpers/db-snapshot.ts';
 import {
   BODIES,
@@ -229,4 +230,59 @@ describe('tenant isolation matrix', () => {
     );
     expect(mismatches, `${mismatches.length} mismatches:\n${mismatches.join('\n')}`).toEqual([]);
   }, 90_000);
+});
+
+describe("partners' Meta apps", () => {
+  it('two partners, two apps: each payload reaches only the accounts of the partner whose app signed it', async () => {
+    const partners = [world.partner, world.unrelatedPartner];
+    const clients: { apiKey: string; business: ReturnType<typeof fake.createBusiness>; appSecret: string }[] =
+      [];
+    for (const [i, partner] of partners.entries()) {
+      const appSecret = `app-secret-of-partner-${i}-${Date.now()}`;
+      const put = await call(env.app, 'PUT', '/partner/whatsapp-app', {
+        key: partner.partnerKey,
+        body: { appId: `${1000 + i}`, appSecret, verifyToken: `verify-token-${i}` },
+      });
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+      const { accountId } = await provision(env.app, partner.partnerKey);
+      const { apiKey } = await createAccountKey(env.app, partner.partnerKey, accountId);
+      const business = fake.createBusiness({ appSecret });
+      const channel = await call(env.app, 'PUT', '/account/channel', {
+        key: apiKey,
+        body: {
+          provider: 'whatsapp_cloud',
+          whatsapp: {
+            phoneNumberId: business.phoneNumberId,
+            businessAccountId: business.businessAccountId,
+            accessToken: business.accessToken,
+          },
+        },
+      });
+      expect(channel.status, JSON.stringify(channel.body)).toBe(200);
+      clients.push({ apiKey, business, appSecret });
+    }
+
+    /** One payload with an entry for each client's number, signed by partner `signer`'s app. */
+    const postBoth = async (signer: number) => {
+      const entries = clients.flatMap(
+        (c, i) =>
+          fake.inboundPayload(c.business, { from: `+1415555019${i}`, text: `signed by ${signer}` }).entry,
+      );
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: entries });
+      const signature = createHmac('sha256', clients[signer]!.appSecret).update(body).digest('hex');
+      return call(env.app, 'POST', '/api/v1/callbacks/whatsapp', {
+        body,
+        headers: { 'x-hub-signature-256': `sha256=${signature}` },
+      });
+    };
+    for (const signer of [0, 1]) {
+      const res = await postBoth(signer);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toEqual({ applied: 1, dropped: 1 });
+    }
+    for (const [i, c] of clients.entries()) {
+      const messages = await call(env.app, 'GET', '/messages', { key: c.apiKey });
+      expect(messages.body.data.map((m: any) => m.text)).toEqual([`signed by ${i}`]);
+    }
+  });
 });

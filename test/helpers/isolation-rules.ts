@@ -28,6 +28,8 @@ export const NOT_KEYED: Record<string, string> = {
   // API.md § Provider callbacks: "not under `public`, authenticated by the provider's own signature".
   verifyWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
   receiveWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
+  verifyWhatsAppAppCallback: 'provider callback, authenticated by Meta, not by an API key',
+  receiveWhatsAppAppCallback: 'provider callback, authenticated by Meta, not by an API key',
 };
 
 /** Every operation of the document an API key can call (bootstrap, probes and callbacks aside). */
@@ -237,6 +239,11 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   updatePartnerWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),
   rotatePartnerWebhookSecret: () => ({}),
   createTeamMember: () => ({ name: 'Di', email: 'di@example.com', role: 'agent' }),
+  putPartnerWhatsAppApp: () => ({
+    appId: '101',
+    appSecret: 'matrix-app-secret',
+    verifyToken: 'matrix-verify',
+  }),
   putChannel: (w) => ({
     provider: 'whatsapp_cloud',
     whatsapp: FakeWhatsAppCloud.channelSettings(w.business),

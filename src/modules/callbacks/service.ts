@@ -3,10 +3,16 @@
 // batch checked against (or routed to) the account whose channel has that number, and applied
 // through apply.ts. Routes (whatsapp-routes.ts) only turn HTTP into a CallbackRequest and back.
 //
-// A batch for a number that is not the account's (a payload for another phone_number_id, signed
-// with the same Meta app secret, posted to this account's URL) stores nothing: it is logged,
-// counted (tidings_callback_entries_dropped_total) and the callback still answers 200, since the
-// provider would otherwise retry it for days.
+// Two URLs per provider:
+// - an account's own (/whatsapp/{accountId}): verified with its channel's app secret (or, for a
+//   channel without one, its partner's app's); a batch for a number that is not the account's (a
+//   payload for another phone_number_id, signed with the same Meta app secret) stores nothing;
+// - the app-level one (/whatsapp): Meta sends every client number's webhooks to a partner's one
+//   app URL. The signature says which partner's app sent it (each partner's secret is tried), and
+//   each batch goes to that partner's account whose channel has the number (and WABA) it names; a
+//   template update names only a WABA and goes to every account of the partner on that WABA.
+// A batch stored nowhere is logged, counted (tidings_callback_entries_dropped_total) and the
+// callback still answers 200, since the provider would otherwise retry it for days.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
 import {
@@ -15,11 +21,13 @@ import {
   type CallbackDestination,
   type CallbackRequest,
   type Provider,
+  type ProviderUpdate,
   UnreadableCallback,
 } from '../../channels/types.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
-import { loadChannel } from '../channel/repo.ts';
+import { type ChannelDestination, channelsOfPartner, loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig, WhatsAppSettings } from '../channel/settings.ts';
+import { allPartnerApps, partnerAppOfAccount } from '../partner/whatsapp-app.ts';
 import { applyProviderUpdates } from './apply.ts';
 
 export interface CallbackOutcome {
@@ -50,8 +58,16 @@ async function accountChannel(ctx: AppContext, accountId: string): Promise<Accou
   if (channel?.provider !== 'whatsapp_cloud' || !channel.whatsapp || !channel.secretsSealed) {
     throw notFound('WhatsApp channel for this account');
   }
-  const { appSecret, verifyToken } = ctx.channels.secretsOf(channel);
-  return { whatsapp: channel.whatsapp, appSecret, verifyToken };
+  const own = ctx.channels.secretsOf(channel);
+  // A channel without its own app secret is served by its partner's Meta app.
+  const app =
+    own.appSecret && own.verifyToken ? null : await partnerAppOfAccount(ctx.db, ctx.secrets, accountId);
+  return {
+    whatsapp: channel.whatsapp,
+    // Empty: nothing verifies (the adapters refuse an empty secret or token).
+    appSecret: own.appSecret ?? app?.appSecret ?? '',
+    verifyToken: own.verifyToken ?? app?.verifyToken ?? '',
+  };
 }
 
 /** Meta's subscription handshake on an account's URL: the challenge to echo, or 403. */
@@ -143,5 +159,109 @@ export async function receiveAccountCallback(
     { accountId, provider: 'whatsapp_cloud' },
     mine.flatMap((b) => b.updates),
   );
+  return { applied, dropped };
+}
+
+/** Meta's subscription handshake on the app-level URL: the challenge, if some partner's app has that verify token. */
+export async function answerAppHandshake(
+  ctx: AppContext,
+  provider: Provider,
+  request: CallbackRequest,
+  log: FastifyBaseLogger,
+): Promise<string> {
+  const adapter = adapterFor(ctx, provider);
+  for (const app of await allPartnerApps(ctx.db, ctx.secrets)) {
+    const challenge = adapter.handshake(request, app.verifyToken);
+    if (challenge !== null) return challenge;
+  }
+  log.warn({ provider }, "app callback handshake refused: no partner's app has that verify token");
+  throw new ApiError('FORBIDDEN', "The verify token is not that of any partner's app.");
+}
+
+/** Where a batch goes among the partner's channels: the accounts, or why none. */
+export function routeBatch(
+  batch: CallbackBatch,
+  channels: ChannelDestination[],
+): { accountIds: string[] } | { reason: 'unknown_number' | 'ambiguous' } {
+  const { phoneNumberId, businessAccountId } = batch.destination;
+  if (phoneNumberId !== null) {
+    const found = channels.filter(
+      (c) =>
+        c.phoneNumberId === phoneNumberId &&
+        (businessAccountId === null || c.businessAccountId === businessAccountId),
+    );
+    if (found.length === 1) return { accountIds: [found[0]!.accountId] };
+    return { reason: found.length === 0 ? 'unknown_number' : 'ambiguous' };
+  }
+  const found =
+    businessAccountId === null ? [] : channels.filter((c) => c.businessAccountId === businessAccountId);
+  if (found.length === 0) return { reason: 'unknown_number' };
+  // A template belongs to the WABA, and each account on it keeps its own copy: the update goes to
+  // all of them. Messages without a number can only go where there is one account to go to.
+  const wabaWide = batch.updates.every((u) => u.kind === 'template_status' || u.kind === 'unknown');
+  return wabaWide || found.length === 1
+    ? { accountIds: found.map((c) => c.accountId) }
+    : { reason: 'ambiguous' };
+}
+
+/** A callback posted to the app-level URL: verified with the partner's app secret, routed by number. */
+export async function receiveAppCallback(
+  ctx: AppContext,
+  provider: Provider,
+  request: CallbackRequest,
+  log: FastifyBaseLogger,
+): Promise<CallbackOutcome> {
+  const adapter = adapterFor(ctx, provider);
+  const app = (await allPartnerApps(ctx.db, ctx.secrets)).find((a) => adapter.verify(request, a.appSecret));
+  if (!app) {
+    const header = request.headers[adapter.signatureHeader];
+    log.warn(
+      { provider, reason: header ? 'mismatch' : 'missing', bytes: request.rawBody.length },
+      `app callback refused: bad ${adapter.signatureHeader}`,
+    );
+    throw new ApiError('INVALID_SIGNATURE');
+  }
+  const batches = batchesOf(adapter, request);
+  const ids = (key: keyof CallbackDestination) => [
+    ...new Set(batches.flatMap((b) => (b.destination[key] === null ? [] : [b.destination[key]!]))),
+  ];
+  const channels = await channelsOfPartner(
+    ctx.db,
+    app.partnerId,
+    ids('phoneNumberId'),
+    ids('businessAccountId'),
+  );
+  const byAccount = new Map<string, ProviderUpdate[]>();
+  let dropped = 0;
+  for (const batch of batches) {
+    const known = batch.updates.filter((u) => u.kind !== 'unknown');
+    for (const u of batch.updates) {
+      if (u.kind === 'unknown')
+        log.info({ partnerId: app.partnerId, provider, field: u.field }, 'callback field ignored');
+    }
+    if (known.length === 0) continue;
+    const route = routeBatch(batch, channels);
+    if ('reason' in route) {
+      dropped++;
+      ctx.metrics.callbackEntriesDropped.inc({ provider, reason: route.reason });
+      log.warn(
+        {
+          partnerId: app.partnerId,
+          provider,
+          reason: route.reason,
+          ...batch.destination,
+          updates: known.length,
+        },
+        "app callback entry for no account of the partner's: nothing stored",
+      );
+      continue;
+    }
+    for (const accountId of route.accountIds)
+      byAccount.set(accountId, [...(byAccount.get(accountId) ?? []), ...known]);
+  }
+  let applied = 0;
+  for (const [accountId, updates] of byAccount) {
+    applied += await applyProviderUpdates(ctx, { accountId, provider: 'whatsapp_cloud' }, updates);
+  }
   return { applied, dropped };
 }

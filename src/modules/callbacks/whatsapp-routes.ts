@@ -1,7 +1,10 @@
-// The WhatsApp Cloud API's callbacks for one account, /api/v1/callbacks/whatsapp/{accountId}:
-//   GET  Meta's subscription handshake (hub.mode, hub.verify_token, hub.challenge);
-//   POST status updates of messages and templates, and customers' messages, signed with the Meta
-//        app's secret.
+// The WhatsApp Cloud API's callbacks:
+//   /api/v1/callbacks/whatsapp/{accountId}  one account's URL, checked with its channel's app secret;
+//   /api/v1/callbacks/whatsapp              a partner's Meta app's one URL, for all its clients'
+//                                           numbers, each entry routed to its number's account.
+// On each, GET is Meta's subscription handshake (hub.mode, hub.verify_token, hub.challenge), and
+// POST brings status updates of messages and templates, and customers' messages, signed with the
+// Meta app's secret.
 // Not under /public and without an API key: the provider's signature is the authentication. The
 // raw body is kept, since the signature covers the exact bytes. What to do with a callback is
 // service.ts's: these routes turn HTTP into a CallbackRequest and the outcome back into HTTP.
@@ -10,7 +13,12 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import type { CallbackRequest } from '../../channels/types.ts';
-import { answerAccountHandshake, receiveAccountCallback } from './service.ts';
+import {
+  answerAccountHandshake,
+  answerAppHandshake,
+  receiveAccountCallback,
+  receiveAppCallback,
+} from './service.ts';
 
 export const CALLBACKS_PREFIX = '/api/v1/callbacks';
 
@@ -29,7 +37,7 @@ const CallbackAnswer = Type.Object({
   applied: Type.Integer({ description: 'Updates that changed something, and new messages stored.' }),
   dropped: Type.Integer({
     description:
-      "Entries for another number than the account's channel: stored nowhere (logged and counted), still answered 200 so that Meta does not retry them.",
+      "Entries for no account here (another number than the account's channel; on the app-level URL, no account of the partner): stored nowhere (logged and counted), still answered 200 so that Meta does not retry them.",
   }),
 });
 
@@ -49,6 +57,48 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser(['application/json', '*'], { parseAs: 'buffer' }, (_request, body, done) =>
       done(null, body),
+    );
+
+    app.get(
+      '/whatsapp',
+      {
+        config: { errors: ['FORBIDDEN'] },
+        schema: {
+          tags,
+          operationId: 'verifyWhatsAppAppCallback',
+          summary: "Meta's callback verification handshake for a partner's app",
+          description:
+            'Meta calls this when the app-level callback URL is saved in a partner’s Meta app: with `hub.mode=subscribe` and the verify token set in PUT /partner/whatsapp-app, the answer is `hub.challenge` as plain text; otherwise 403.',
+          querystring: HandshakeQuery,
+          response: { 200: Type.String({ description: 'The challenge, echoed.' }) },
+        },
+      },
+      async (request, reply) => {
+        const challenge = await answerAppHandshake(
+          ctx,
+          'whatsapp_cloud',
+          callbackRequestOf(request),
+          request.log,
+        );
+        return reply.type('text/plain; charset=utf-8').send(challenge);
+      },
+    );
+
+    app.post(
+      '/whatsapp',
+      {
+        config: { errors: ['INVALID_SIGNATURE', 'INVALID_REQUEST'] },
+        schema: {
+          tags,
+          operationId: 'receiveWhatsAppAppCallback',
+          summary:
+            "Every client number's callbacks from a partner's Meta app (signed with X-Hub-Signature-256 by the app's secret)",
+          description:
+            "The same payloads as an account's callback URL, for all the numbers of a partner's Meta app: the signature says which partner's app sent it (PUT /partner/whatsapp-app), and each entry is applied to that partner's account whose channel has its `metadata.phone_number_id` (and WABA id); a template update, which names only the WABA, to each of the partner's accounts on that WABA. An entry for no account of the partner stores nothing, is logged and counted, and is answered 200. A missing or wrong signature is refused with 401 and logged.",
+          response: { 200: CallbackAnswer },
+        },
+      },
+      async (request) => receiveAppCallback(ctx, 'whatsapp_cloud', callbackRequestOf(request), request.log),
     );
 
     app.get(

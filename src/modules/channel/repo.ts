@@ -37,12 +37,62 @@ export async function saveChannel(
 ): Promise<ChannelConfig> {
   const settings = { sandbox: channel.sandbox, ...(channel.whatsapp ? { whatsapp: channel.whatsapp } : {}) };
   await sql.query(
-    `INSERT INTO account_channels (account_id, provider, settings, secrets_sealed, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $5)
+    `INSERT INTO account_channels (account_id, provider, settings, secrets_sealed, created_at, updated_at,
+                                   phone_number_id, business_account_id)
+     VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
      ON CONFLICT (account_id) DO UPDATE
        SET provider = EXCLUDED.provider, settings = EXCLUDED.settings,
-           secrets_sealed = EXCLUDED.secrets_sealed, updated_at = EXCLUDED.updated_at`,
-    [accountId, channel.provider, JSON.stringify(settings), channel.secretsSealed, now],
+           secrets_sealed = EXCLUDED.secrets_sealed, updated_at = EXCLUDED.updated_at,
+           phone_number_id = EXCLUDED.phone_number_id, business_account_id = EXCLUDED.business_account_id`,
+    [
+      accountId,
+      channel.provider,
+      JSON.stringify(settings),
+      channel.secretsSealed,
+      now,
+      channel.whatsapp?.phoneNumberId ?? null,
+      channel.whatsapp?.businessAccountId ?? null,
+    ],
   );
   return { ...channel, updatedAt: now };
+}
+
+/** Another account whose WhatsApp channel is this number, if any: a number belongs to one account. */
+export async function accountWithNumber(
+  sql: Sql,
+  phoneNumberId: string,
+  exceptAccountId: string,
+): Promise<string | null> {
+  const { rows } = await sql.query<{ account_id: string }>(
+    `SELECT account_id FROM account_channels
+      WHERE phone_number_id = $1 AND provider = 'whatsapp_cloud' AND account_id <> $2 LIMIT 1`,
+    [phoneNumberId, exceptAccountId],
+  );
+  return rows[0]?.account_id ?? null;
+}
+
+/** A WhatsApp channel as callbacks are routed to it. */
+export interface ChannelDestination {
+  accountId: string;
+  phoneNumberId: string;
+  businessAccountId: string;
+}
+
+/** The partner's accounts on the WhatsApp Cloud API whose number, or WABA, is one of these. */
+export async function channelsOfPartner(
+  sql: Sql,
+  partnerId: string,
+  phoneNumberIds: string[],
+  businessAccountIds: string[],
+): Promise<ChannelDestination[]> {
+  const { rows } = await sql.query<ChannelDestination>(
+    `SELECT c.account_id AS "accountId", c.phone_number_id AS "phoneNumberId",
+            c.business_account_id AS "businessAccountId"
+       FROM account_channels c JOIN accounts a ON a.id = c.account_id
+      WHERE a.partner_id = $1 AND c.provider = 'whatsapp_cloud'
+        AND (c.phone_number_id = ANY($2::text[]) OR c.business_account_id = ANY($3::text[]))
+      ORDER BY c.account_id`,
+    [partnerId, phoneNumberIds, businessAccountIds],
+  );
+  return rows;
 }

@@ -30,13 +30,13 @@ export function channelRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.put(
       '/account/channel',
       {
-        config: { access: 'account', errors: ['FORBIDDEN', 'SERVICE_UNAVAILABLE'] },
+        config: { access: 'account', errors: ['FORBIDDEN', 'SERVICE_UNAVAILABLE', 'CONFLICT'] },
         schema: {
           tags,
           operationId: 'putChannel',
           summary: "Set the account's messaging channel: the sandbox, or a WhatsApp Cloud API number",
           description:
-            'WhatsApp credentials are checked with Meta before anything is saved (400 if refused), then stored encrypted and never shown again. A sandbox key may not change the channel (403). The change applies to messages accepted from now on.',
+            'WhatsApp credentials are checked with Meta before anything is saved (400 if refused), then stored encrypted and never shown again. A number is one account’s channel (409 if another account has it). When the account’s partner has set its Meta app (PUT /partner/whatsapp-app), `appSecret` and `verifyToken` may be left out: the partner’s app checks the callbacks. A sandbox key may not change the channel (403). The change applies to messages accepted from now on.',
           body: PutChannelBody,
           response: { 200: ChannelSchema },
         },

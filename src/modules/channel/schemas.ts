@@ -86,7 +86,7 @@ export const PutChannelBody = Type.Object(
         {
           additionalProperties: false,
           description:
-            'Required with provider whatsapp_cloud. The three credentials may be left out only when the same phone number and business account are already configured: the stored ones are kept.',
+            "Required with provider whatsapp_cloud. The credentials may be left out when the same phone number and business account are already configured (the stored ones are kept); appSecret and verifyToken also when the account's partner has set its Meta app (PUT /partner/whatsapp-app).",
         },
       ),
     ),

@@ -3,9 +3,11 @@
 // message later; they are stored sealed and never shown again.
 import type { Channels } from '../../channels/registry.ts';
 import type { Database } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
+import { ApiError, conflict } from '../../kernel/errors.ts';
+import type { SecretBox } from '../../kernel/secrets.ts';
 import { invalidFields } from '../contacts/fields.ts';
-import { loadChannel, saveChannel } from './repo.ts';
+import { partnerAppOfAccount } from '../partner/whatsapp-app.ts';
+import { accountWithNumber, loadChannel, saveChannel } from './repo.ts';
 import {
   type ChannelConfig,
   DEFAULT_SANDBOX,
@@ -16,6 +18,7 @@ import {
 export interface ChannelServices {
   db: Database;
   channels: Channels;
+  secrets: SecretBox;
   now: () => Date;
 }
 
@@ -31,8 +34,16 @@ export interface ChannelInput {
   sandbox?: Partial<SandboxSettings>;
 }
 
-/** The credentials to use: those given, else the stored ones of the same number and business. */
-function secretsFor(s: ChannelServices, stored: ChannelConfig, input: NonNullable<ChannelInput['whatsapp']>) {
+/**
+ * The credentials to use: those given, else the stored ones of the same number and business. The
+ * app secret and verify token may be missing when the account's partner has set its Meta app.
+ */
+function secretsFor(
+  s: ChannelServices,
+  stored: ChannelConfig,
+  input: NonNullable<ChannelInput['whatsapp']>,
+  partnerHasApp: boolean,
+): WhatsAppSecrets {
   const given = {
     accessToken: input.accessToken,
     appSecret: input.appSecret,
@@ -48,16 +59,23 @@ function secretsFor(s: ChannelServices, stored: ChannelConfig, input: NonNullabl
     appSecret: given.appSecret ?? kept.appSecret,
     verifyToken: given.verifyToken ?? kept.verifyToken,
   };
-  const missing = (Object.keys(secrets) as (keyof WhatsAppSecrets)[]).filter((k) => !secrets[k]);
+  const required: (keyof WhatsAppSecrets)[] = partnerHasApp
+    ? ['accessToken']
+    : ['accessToken', 'appSecret', 'verifyToken'];
+  const missing = required.filter((k) => !secrets[k]);
   if (missing.length > 0) {
     throw invalidFields(
       missing.map((k) => ({
         field: `whatsapp.${k}`,
-        issue: 'is required (it may be left out only to keep the one stored for this same number)',
+        issue:
+          k === 'accessToken'
+            ? 'is required (it may be left out only to keep the one stored for this same number)'
+            : "is required (it may be left out to keep the one stored for this same number, or when the account's partner has set its Meta app)",
       })),
     );
   }
-  return secrets as WhatsAppSecrets;
+  // Only what there is: an absent app secret means the partner's app checks the callbacks.
+  return Object.fromEntries(Object.entries(secrets).filter(([, v]) => v)) as unknown as WhatsAppSecrets;
 }
 
 export async function configureChannel(
@@ -80,11 +98,18 @@ export async function configureChannel(
   if (!input.whatsapp)
     throw invalidFields([{ field: 'whatsapp', issue: 'is required with provider whatsapp_cloud' }]);
   const stored = await loadChannel(s.db, accountId);
-  const secrets = secretsFor(s, stored, input.whatsapp);
+  const partnerApp = await partnerAppOfAccount(s.db, s.secrets, accountId);
+  const secrets = secretsFor(s, stored, input.whatsapp, partnerApp !== null);
   const ids = {
     phoneNumberId: input.whatsapp.phoneNumberId,
     businessAccountId: input.whatsapp.businessAccountId,
   };
+  // A number is one account's: its callbacks are routed to the account by it.
+  if (await accountWithNumber(s.db, ids.phoneNumberId, accountId)) {
+    throw conflict('This WhatsApp number is the channel of another account.', [
+      { field: 'whatsapp.phoneNumberId', issue: 'is the channel of another account' },
+    ]);
+  }
   const checked = await s.channels.whatsapp(ids, secrets.accessToken).fetchPhoneNumber();
   if (!checked.ok) {
     if (checked.retryable) {

@@ -1,0 +1,87 @@
+// GET and PUT /partner/whatsapp-app: the partner's Meta app, whose one callback URL receives the
+// webhooks of every client number (whatsapp-app.ts).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { partnerOf } from '../../kernel/access.ts';
+import { NullableTimestamp } from '../../kernel/schemas.ts';
+import { configurePartnerApp, loadPartnerApp, toPartnerApp } from './whatsapp-app.ts';
+
+const PartnerAppSchema = Type.Object(
+  {
+    configured: Type.Boolean({ description: 'Whether the partner has set its app.' }),
+    appId: Type.Union([Type.String(), Type.Null()], { description: 'The Meta app id.' }),
+    callbackUrl: Type.String({
+      description:
+        "The app-level callback URL to set in the Meta app (with the verify token): Meta sends it every client number's webhooks, and each entry reaches the account whose channel has that phone number id.",
+    }),
+    updatedAt: NullableTimestamp,
+  },
+  { title: 'PartnerWhatsAppApp' },
+);
+
+const PutPartnerAppBody = Type.Object(
+  {
+    appId: Type.String({ pattern: '^[0-9]{1,32}$', description: 'The Meta app id.' }),
+    appSecret: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: "The app's secret: Meta signs the app's callbacks with it. Write-only.",
+      }),
+    ),
+    verifyToken: Type.Optional(
+      Type.String({
+        minLength: 8,
+        maxLength: 256,
+        description: 'The verify token entered in the Meta app for the callback handshake. Write-only.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'The secret and the verify token may be left out only when the same app id is already set: the stored ones are kept.',
+  },
+);
+
+export function partnerWhatsAppAppRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['partner'];
+  return async (app) => {
+    app.get(
+      '/partner/whatsapp-app',
+      {
+        config: { access: 'partner' },
+        schema: {
+          tags,
+          operationId: 'getPartnerWhatsAppApp',
+          summary: "The partner's Meta app (its secrets are never shown)",
+          response: { 200: PartnerAppSchema },
+        },
+      },
+      async (request) =>
+        toPartnerApp(await loadPartnerApp(ctx.db, ctx.secrets, partnerOf(request)), ctx.config.publicBaseUrl),
+    );
+
+    app.put(
+      '/partner/whatsapp-app',
+      {
+        config: { access: 'partner' },
+        schema: {
+          tags,
+          operationId: 'putPartnerWhatsAppApp',
+          summary: "Set the partner's Meta app: one callback URL for every client number",
+          description:
+            "Meta sends the webhooks of all the numbers an app serves to the app's one callback URL. Set the app here once, then its callback URL and verify token in the Meta app: each entry reaches the account (of this partner) whose channel has that phone number id. A client's channel may then leave out its own appSecret and verifyToken.",
+          body: PutPartnerAppBody,
+          response: { 200: PartnerAppSchema },
+        },
+      },
+      async (request) =>
+        toPartnerApp(
+          await configurePartnerApp(ctx, partnerOf(request), request.body),
+          ctx.config.publicBaseUrl,
+        ),
+    );
+  };
+}
