@@ -20,16 +20,20 @@ import { eventually } from './helpers/wait.ts';
 
 const RETRY_DELAY_SECONDS = 1;
 const PROVIDER_TIMEOUT_MS = 4000;
+/** A hand-over that timed out waits this long (from its start) for Meta's callback before it goes again. */
+const IN_DOUBT_SECONDS = 6;
 /** What "undelayed" means on a shared 2-core machine, far below the provider's timeout. */
 const OTHER_WORK_BOUND_MS = 1000;
 /** Slack on the far side of a wait: the job is fetched on the workers' next poll (0.5 s). */
 const LATE_BY_MS = 2500;
 
+let base: string;
 const env = useMessagingApp({
   config: {
     providerTimeoutMs: PROVIDER_TIMEOUT_MS,
     dispatchRetryLimit: 3,
     dispatchRetryDelaySeconds: RETRY_DELAY_SECONDS,
+    dispatchInDoubtSeconds: IN_DOUBT_SECONDS,
     logLevel: 'silent',
   },
 });
@@ -38,14 +42,31 @@ const env = useMessagingApp({
 const arrivals = new Map<string, number[]>();
 /** Recipients whose next send the fake never answers. */
 const hangNext = new Set<string>();
+/** Recipients whose next send the fake answers 200 without saying what it took. */
+const noIdNext = new Set<string>();
+/** The body of each send the fake did not answer properly, by recipient (what Meta would echo). */
+const unanswered = new Map<string, any>();
 beforeAll(() => {
   env.fake.respond = (req: RecordedRequest) => {
     const to = req.method === 'POST' && req.path.endsWith('/messages') ? req.body?.to : undefined;
     if (!to) return undefined;
     arrivals.set(to, [...(arrivals.get(to) ?? []), performance.now()]);
+    if (noIdNext.delete(to)) {
+      unanswered.set(to, req.body);
+      return {
+        status: 200,
+        body: { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to.slice(1) }] },
+      };
+    }
     if (!hangNext.delete(to)) return undefined;
+    unanswered.set(to, req.body);
     return { status: 200, hang: true };
   };
+});
+
+beforeAll(async () => {
+  await env.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
 });
 
 const gapsOf = (to: string) => (arrivals.get(to) ?? []).slice(1).map((t, i) => t - arrivals.get(to)![i]!);
@@ -123,7 +144,7 @@ describe('a provider failing, then answering', () => {
 });
 
 describe('a provider that does not answer', () => {
-  it('times the send out and retries it, while the account’s other work and other accounts’ sends go on', async () => {
+  it('times the send out and holds it in doubt, while the account’s other work and other accounts’ sends go on', async () => {
     const stuck = await liveTenant();
     const other = await liveTenant();
     const { receiver } = await env.subscribe(stuck.apiKey, ['contact.created']);
@@ -160,13 +181,58 @@ describe('a provider that does not answer', () => {
     const took = { accountMs, createMs, updateMs, deliveredMs, otherMs };
     expect(Object.entries(took).filter(([, ms]) => ms >= OTHER_WORK_BOUND_MS)).toEqual([]);
 
-    // The hung attempt times out and the retry sends it, once.
-    const sent = await messageWhen(env.app, stuck.apiKey, id, 'sent', PROVIDER_TIMEOUT_MS + 10_000);
+    // The hung attempt times out: Meta may have the message, so it is in doubt, not sent again at
+    // once. No callback came (Meta never took it): it goes again when the in-doubt wait is over.
+    const sent = await messageWhen(env.app, stuck.apiKey, id, 'sent', IN_DOUBT_SECONDS * 1000 + 10_000);
     expect(handOvers(to)).toEqual({ attempts: 2, accepted: 1, wamids: [sent.providerMessageId] });
     const [gap] = gapsOf(to) as [number];
-    expect(gap).toBeGreaterThanOrEqual(PROVIDER_TIMEOUT_MS + RETRY_DELAY_SECONDS * 1000);
+    expect(gap).toBeGreaterThanOrEqual(IN_DOUBT_SECONDS * 1000);
+    expect(gap).toBeLessThan((IN_DOUBT_SECONDS + 1) * 1000 + LATE_BY_MS);
     expect(arrivals.get(to)![0]! - hungAt).toBeLessThan(OTHER_WORK_BOUND_MS);
   }, 30_000);
+
+  /** Meta's `sent` callback for a send it took but whose answer was lost, naming our id as Meta does. */
+  async function metaReportsSent(t: MessagingTenant & { business: any }, to: string) {
+    const body = unanswered.get(to);
+    const res = await env.fake.postCallback(
+      `${base}/api/v1/callbacks/whatsapp/${t.accountId}`,
+      t.business,
+      env.fake.statusPayload(t.business, {
+        wamid: 'wamid.taken-but-unanswered',
+        status: 'sent',
+        recipientId: to.slice(1),
+        bizOpaqueCallbackData: body.biz_opaque_callback_data,
+      }),
+    );
+    expect(JSON.parse(res.body)).toEqual({ applied: 1, dropped: 0 });
+  }
+
+  for (const [what, mark] of [
+    ['a hand-over that timed out', hangNext],
+    ['a 200 without messages[]', noIdNext],
+  ] as const) {
+    it(`${what} is settled by Meta's sent callback, and never sent again`, async () => {
+      const t = await liveTenant();
+      const to = await customerOf(t);
+      mark.add(to);
+      const id = await sendText(t, to);
+      await eventually(
+        async () => unanswered.has(to),
+        (seen) => seen,
+      );
+      // In doubt: queued, claimed, not accepted, not sent again meanwhile.
+      const queued = (await call(env.app, 'GET', `/messages/${id}`, { key: t.apiKey })).body;
+      expect(queued).toMatchObject({ status: 'queued', acceptedAt: null, providerMessageId: null });
+      await metaReportsSent(t, to);
+      const sent = await messageWhen(env.app, t.apiKey, id, 'sent');
+      expect(sent.providerMessageId).toBe('wamid.taken-but-unanswered');
+      // Past the moment the in-doubt wait would have sent it again: still the one attempt.
+      const resendDue = arrivals.get(to)![0]! + (IN_DOUBT_SECONDS + 1) * 1000 + LATE_BY_MS;
+      await new Promise((r) => setTimeout(r, resendDue - performance.now()));
+      expect(handOvers(to).attempts).toBe(1);
+      expect((await call(env.app, 'GET', `/messages/${id}`, { key: t.apiKey })).body.status).toBe('sent');
+    }, 30_000);
+  }
 });
 
 describe('a hung hand-over in a batch', () => {
@@ -195,7 +261,7 @@ describe('a hung hand-over in a batch', () => {
     });
     expect(handOvers(hanging).attempts).toBe(1);
     expect(ms).toBeLessThan(OTHER_WORK_BOUND_MS);
-    await messageWhen(env.app, stuck.apiKey, hung, 'sent', PROVIDER_TIMEOUT_MS + 10_000);
+    await messageWhen(env.app, stuck.apiKey, hung, 'sent', IN_DOUBT_SECONDS * 1000 + 10_000);
     expect(handOvers(hanging)).toMatchObject({ attempts: 2, accepted: 1 });
   }, 30_000);
 });

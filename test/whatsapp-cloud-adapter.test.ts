@@ -283,10 +283,12 @@ describe('send: the Graph body for each message type', () => {
         ],
       },
     });
+    // Meta's answer to a template send carries its pacing word, message_status.
     expect(outcome).toStrictEqual({
       kind: 'accepted',
       providerMessageId: fake.sent.at(-1)!.wamid,
       recipientWaId: '447700900123',
+      providerStatus: 'accepted',
     });
   });
 
@@ -543,13 +545,13 @@ describe('send: every class of failure', () => {
     });
   });
 
-  it('no answer within timeoutMs: PROVIDER_UNAVAILABLE, retry', async () => {
+  it('no answer within timeoutMs: in doubt (the request went out; Meta may have the message)', async () => {
     fake.failNext({ status: 200, hang: true });
     const started = Date.now();
     const outcome = await adapterFor(business, { timeoutMs: 300 }).send(hello);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(outcome).toStrictEqual({
-      kind: 'retry',
+      kind: 'in_doubt',
       error: {
         code: 'PROVIDER_UNAVAILABLE',
         message: 'the WhatsApp Cloud API could not be reached: timed out after 300 ms',
@@ -558,7 +560,7 @@ describe('send: every class of failure', () => {
     });
   });
 
-  it('a body that stalls after the headers times out too', async () => {
+  it('a body that stalls after the headers times out too: in doubt', async () => {
     const stalling: Server = createServer((req, res) => {
       req.resume();
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -575,7 +577,7 @@ describe('send: every class of failure', () => {
       }).send(hello);
       expect(Date.now() - started).toBeLessThan(3_000);
       expect(outcome).toStrictEqual({
-        kind: 'retry',
+        kind: 'in_doubt',
         error: {
           code: 'PROVIDER_UNAVAILABLE',
           message: 'the WhatsApp Cloud API could not be reached: timed out after 300 ms',
@@ -588,7 +590,7 @@ describe('send: every class of failure', () => {
     }
   });
 
-  it('connection refused: PROVIDER_UNAVAILABLE, retry', async () => {
+  it('connection refused: PROVIDER_UNAVAILABLE, retry (the request never left)', async () => {
     const port = await closedPort();
     const outcome = await adapterFor(business, { graphUrl: `http://127.0.0.1:${port}/v21.0` }).send(hello);
     expect(outcome.kind).toBe('retry');
@@ -599,10 +601,10 @@ describe('send: every class of failure', () => {
     );
   });
 
-  it('a success without a message id is not taken as accepted', async () => {
+  it('a success without a message id is not taken as accepted, nor sent again blindly: in doubt', async () => {
     fake.failNext({ status: 200, body: { messaging_product: 'whatsapp', messages: [] } });
     expect(await adapterFor(business).send(hello)).toStrictEqual({
-      kind: 'retry',
+      kind: 'in_doubt',
       error: {
         code: 'PROVIDER_UNAVAILABLE',
         message: 'the WhatsApp Cloud API answered HTTP 200 without a message id',

@@ -60,7 +60,11 @@ async function sendTemplate(t: Tenant, to: string) {
     body: { to, templateName: 'reminder', templateLanguage: 'pt_BR', parameters: ['Ana'] },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(202);
-  await messageWhen(env.app, t.apiKey, res.body.id, 'sent');
+  // Handed over, and Meta's answer recorded.
+  await eventually(
+    () => call(env.app, 'GET', `/messages/${res.body.id}`, { key: t.apiKey }),
+    (r) => r.body.acceptedAt !== null,
+  );
   return res.body as { id: string; contactId: string };
 }
 

@@ -100,7 +100,13 @@ export type SendOutcome =
    * The provider took the message; its id is how later status updates name it. `recipientWaId` is
    * the provider's id for the recipient's number when it reports one (WhatsApp's wa_id).
    */
-  | { kind: 'accepted'; providerMessageId: string; recipientWaId?: string }
+  | { kind: 'accepted'; providerMessageId: string; recipientWaId?: string; providerStatus?: string }
+  /**
+   * Nobody knows whether the provider took it: the request went out and no usable answer came back
+   * (a timeout, a connection lost mid-exchange, a 200 without the message's id). It is not sent
+   * again blindly: the provider's status callback settles it, or the in-doubt wait runs out.
+   */
+  | { kind: 'in_doubt'; error: ProviderError }
   /** The provider refused it for good (bad number, template unknown to it, …): fail it now. */
   | { kind: 'rejected'; error: ProviderError }
   /** A passing failure (unreachable, 5xx, throttled): try again later. */

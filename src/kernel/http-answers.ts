@@ -52,3 +52,22 @@ export function describeRequestFailure(err: unknown, timeoutMs: number): string 
   const message = e.message || cause?.message;
   return [code, message].filter(Boolean).join(': ') || 'request failed';
 }
+
+/** Failures that happen before a request's first byte leaves: the other side cannot have it. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * Whether a request that got no answer may still have reached the other side: anything but a
+ * failure to connect (a timeout waiting for the answer, a connection lost mid-exchange) may have.
+ */
+export function mayHaveArrived(err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return !NOT_SENT.has(e.code ?? '') && !NOT_SENT.has(e.cause?.code ?? '');
+}

@@ -197,6 +197,14 @@ export class FakeWhatsAppCloud {
    * the Cloud API" (Meta's send-messages reference). A send's answer reports it.
    */
   readonly waIds = new Map<string, string>();
+  /**
+   * Where Meta posts each business's status webhooks, by phone number id: Meta's `sent` follows
+   * every send it accepts (its answer only says it took the message). Set by reportStatuses.
+   */
+  readonly #statusSinks = new Map<
+    string,
+    (body: string, headers: Record<string, string>) => Promise<unknown>
+  >();
   readonly #version: string;
   readonly #server: Server;
   readonly #businesses: FakeBusiness[] = [];
@@ -437,11 +445,46 @@ export class FakeWhatsAppCloud {
     return { status: 200, body };
   }
 
+  /**
+   * Posts the business's status webhooks with `deliver` from now on, signed with its app secret:
+   * a `sent` status (echoing biz_opaque_callback_data, with Meta's pricing) shortly after each send
+   * the fake accepts, as Meta does.
+   */
+  reportStatuses(
+    business: FakeBusiness,
+    deliver: (body: string, headers: Record<string, string>) => Promise<unknown>,
+  ): void {
+    this.#statusSinks.set(business.phoneNumberId, deliver);
+  }
+
+  #reportSent(business: FakeBusiness, wamid: string, waId: string, body: any): void {
+    const deliver = this.#statusSinks.get(business.phoneNumberId);
+    if (!deliver) return;
+    const payload = JSON.stringify(
+      this.statusPayload(business, {
+        wamid,
+        status: 'sent',
+        recipientId: waId,
+        ...(typeof body.biz_opaque_callback_data === 'string'
+          ? { bizOpaqueCallbackData: body.biz_opaque_callback_data }
+          : {}),
+      }),
+    );
+    const headers = {
+      'content-type': 'application/json',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', business.appSecret).update(payload).digest('hex')}`,
+    };
+    // After the answer, as Meta's webhook follows its API's answer.
+    setTimeout(() => void deliver(payload, headers).catch(() => {}), 10).unref();
+  }
+
   #send(business: FakeBusiness, body: any): GraphAnswer {
     const problem = this.#checkMessage(business, body);
     if (problem) return problem;
     const wamid = newWamid();
     this.#sends.push({ businessPhoneNumberId: business.phoneNumberId, to: body.to, body, wamid });
+    const waId = this.waIds.get(body.to) ?? String(body.to).replace(/\D/g, '');
+    this.#reportSent(business, wamid, waId, body);
     // message_status (template pacing) is only in answers to template sends.
     const message: Record<string, string> = { id: wamid };
     if (body.type === 'template') message.message_status = 'accepted';
@@ -449,7 +492,7 @@ export class FakeWhatsAppCloud {
       status: 200,
       body: {
         messaging_product: 'whatsapp',
-        contacts: [{ input: body.to, wa_id: this.waIds.get(body.to) ?? String(body.to).replace(/\D/g, '') }],
+        contacts: [{ input: body.to, wa_id: waId }],
         messages: [message],
       },
     };

@@ -43,12 +43,17 @@ export async function sandboxTenant(
   return t;
 }
 
-/** A tenant whose channel is a number of the fake WhatsApp Cloud API. */
+/**
+ * A tenant whose channel is a number of the fake WhatsApp Cloud API. Meta's `sent` status follows
+ * each message it takes, posted to the account's callback URL, unless `metaReportsSent` is false
+ * (a test that plays Meta's callbacks itself).
+ */
 export async function whatsappTenant(
   app: App,
   partnerKey: string,
   fake: FakeWhatsAppCloud,
   account: Record<string, unknown> = {},
+  options: { metaReportsSent?: boolean } = {},
 ): Promise<MessagingTenant & { business: FakeBusiness }> {
   const t = await tenant(app, partnerKey, account);
   const business = fake.createBusiness();
@@ -61,6 +66,11 @@ export async function whatsappTenant(
     },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
+  if (options.metaReportsSent !== false) {
+    fake.reportStatuses(business, (payload, headers) =>
+      app.inject({ method: 'POST', url: `/api/v1/callbacks/whatsapp/${t.accountId}`, headers, payload }),
+    );
+  }
   return { ...t, business };
 }
 

@@ -3,7 +3,12 @@
 // unreadable answers, refusals and timeouts are all classified by errors.ts. Connections come from a
 // dispatcher shared by every adapter (one per channel would open a pool per tenant).
 import { Agent, type Dispatcher, request } from 'undici';
-import { describeRequestFailure, parseRetryAfter, readLimited } from '../../kernel/http-answers.ts';
+import {
+  describeRequestFailure,
+  mayHaveArrived,
+  parseRetryAfter,
+  readLimited,
+} from '../../kernel/http-answers.ts';
 import { providerDigits } from '../../kernel/phones.ts';
 import type {
   ChannelAdapter,
@@ -48,7 +53,10 @@ interface Answer {
   retryAfterSeconds: number | null;
 }
 
-type CallResult = { answered: true; answer: Answer } | { answered: false; reason: string };
+type CallResult =
+  | { answered: true; answer: Answer }
+  /** `mayHaveArrived`: the request may have reached Meta (only a failure to connect rules it out). */
+  | { answered: false; reason: string; mayHaveArrived: boolean };
 
 export class WhatsAppCloudAdapter implements ChannelAdapter {
   readonly provider = 'whatsapp_cloud' as const;
@@ -63,18 +71,31 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
   async send(message: OutboundMessage): Promise<SendOutcome> {
     const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}/messages`;
     const result = await this.#call('POST', path, messageBody(message));
-    if (!result.answered) return toSendOutcome(this.#noAnswer(result.reason));
+    if (!result.answered) {
+      const failure = this.#noAnswer(result.reason);
+      // Meta may have taken it (the answer was lost, not the request): not sent again blindly.
+      return result.mayHaveArrived ? { kind: 'in_doubt', error: failure.error } : toSendOutcome(failure);
+    }
     const { answer } = result;
     if (answer.status < 200 || answer.status > 299) return toSendOutcome(this.#failed(answer));
     const body = isRecord(answer.body) ? answer.body : {};
     const first = records(body.messages)[0];
     if (first && typeof first.id === 'string' && first.id) {
       // Meta's id for the number, which "may not match the input" (Brazil, Mexico): the customer's
-      // replies come from it.
+      // replies come from it. message_status is Meta's word on template pacing (accepted,
+      // held_for_quality_assessment, paused): either way the message is only taken, not sent.
       const waId = providerDigits(records(body.contacts)[0]?.wa_id);
-      return { kind: 'accepted', providerMessageId: first.id, ...(waId ? { recipientWaId: waId } : {}) };
+      const status =
+        typeof first.message_status === 'string' && first.message_status ? first.message_status : null;
+      return {
+        kind: 'accepted',
+        providerMessageId: first.id,
+        ...(waId ? { recipientWaId: waId } : {}),
+        ...(status ? { providerStatus: status } : {}),
+      };
     }
-    return toSendOutcome(this.#unreadable(answer, 'without a message id'));
+    // A success that does not say what it took: Meta may have the message.
+    return { kind: 'in_doubt', error: this.#unreadable(answer, 'without a message id').error };
   }
 
   async submitTemplate(
@@ -184,7 +205,11 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
         },
       };
     } catch (err) {
-      return { answered: false, reason: describeRequestFailure(err, timeoutMs) };
+      return {
+        answered: false,
+        reason: describeRequestFailure(err, timeoutMs),
+        mayHaveArrived: mayHaveArrived(err),
+      };
     }
   }
 

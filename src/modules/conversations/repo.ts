@@ -1,7 +1,7 @@
 // Conversation rows. Every function takes the account: another tenant's conversation is not found.
 import type { Sql } from '../../kernel/db.ts';
 import { invalid } from '../../kernel/errors.ts';
-import { MESSAGE_COLUMNS, type MessageRow } from '../messages/repo.ts';
+import { MESSAGE_COLUMNS, type MessageRow, messageFromJson } from '../messages/repo.ts';
 
 export type ConversationStatus = 'open' | 'closed';
 
@@ -50,26 +50,8 @@ const viewSql = (where: string, tail = '') => `
                         WHERE id = cv.last_message_id AND account_id = cv.account_id) m ON true
    WHERE ${where} ${tail}`;
 
-/** row_to_json gives timestamps as strings: back to Dates, as a message row has them. */
-function reviveMessage(raw: unknown): MessageRow | null {
-  if (!raw) return null;
-  const m = raw as Record<string, unknown>;
-  for (const k of [
-    'created_at',
-    'sent_at',
-    'delivered_at',
-    'read_at',
-    'failed_at',
-    'refunded_at',
-    'updated_at',
-  ])
-    if (typeof m[k] === 'string') m[k] = new Date(m[k] as string);
-  for (const k of ['list_price_micros', 'charged_micros']) m[k] = Number(m[k]);
-  return m as unknown as MessageRow;
-}
-
 function toView(row: ConversationView): ConversationView {
-  return { ...row, last_message: reviveMessage(row.last_message) };
+  return { ...row, last_message: row.last_message ? messageFromJson(row.last_message) : null };
 }
 
 export async function findConversation(

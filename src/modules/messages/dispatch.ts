@@ -22,7 +22,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels } from '../../channels/registry.ts';
 import { simulatedStatuses } from '../../channels/sandbox/simulation.ts';
 import type { MessageContent, ProviderError, SendOutcome } from '../../channels/types.ts';
-import type { Database } from '../../kernel/db.ts';
+import type { Database, Sql } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
 import { Slots } from '../../kernel/slots.ts';
@@ -124,7 +124,7 @@ async function claim(d: DispatchDeps, ids: string[]): Promise<Loaded[]> {
           claimed AS (
             UPDATE messages m SET handover_started_at = $3
               FROM wanted
-             WHERE m.id = wanted.id AND m.status = 'queued'
+             WHERE m.id = wanted.id AND m.status = 'queued' AND m.accepted_at IS NULL
                AND (m.handover_started_at IS NULL OR m.handover_started_at <= $2 OR m.provider = 'sandbox')
              RETURNING ${MESSAGE_COLUMNS.split(', ')
                .map((c) => `m.${c}`)
@@ -189,6 +189,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
   const changes: TargetedChange[] = [];
   const plays: SandboxPlay[] = [];
   const waIds: WaIdReport[] = [];
+  const inDoubt: string[] = [];
+  const attempts = new Map<string, number>();
   const at = d.now();
   for (const { attempt, message, outcome, channel } of outcomes) {
     const target = { accountId: message.account_id, id: message.id };
@@ -209,11 +211,34 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       retries.set(key, retry);
       continue;
     }
+    if (outcome.kind === 'in_doubt' && attempt < d.retryLimit) {
+      // The provider may have it: the claim stays, and its callback or the in-doubt wait settles it.
+      d.log.warn(
+        { messageId: message.id, attempt, reason: outcome.error.message, inDoubtSeconds: d.inDoubtSeconds },
+        'hand-over in doubt: waiting for the provider to say whether it took the message',
+      );
+      inDoubt.push(message.id);
+      attempts.set(message.id, attempt + 1);
+      continue;
+    }
     if (outcome.kind !== 'accepted') {
       changes.push({ target, change: { status: 'failed', at, error: outcome.error } });
       continue;
     }
-    changes.push({ target, change: { status: 'sent', at, providerMessageId: outcome.providerMessageId } });
+    if (message.provider !== 'sandbox') {
+      // Taken, not yet sent: the provider's `sent` callback says when it is (and its time is sentAt).
+      changes.push({
+        target,
+        change: {
+          status: 'accepted',
+          at,
+          providerMessageId: outcome.providerMessageId,
+          ...(outcome.providerStatus ? { providerStatus: outcome.providerStatus } : {}),
+        },
+      });
+    } else {
+      changes.push({ target, change: { status: 'sent', at, providerMessageId: outcome.providerMessageId } });
+    }
     if (outcome.recipientWaId && message.contact_id) {
       waIds.push({
         accountId: message.account_id,
@@ -250,6 +275,7 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       plays.filter((p) => sent.has(p.messageId)),
     );
     await d.jobs.enqueueMany(tx, DISPATCH_JOB, [...retries.values()]);
+    await waitForCallbacks(d, tx, inDoubt, attempts);
   });
 }
 
@@ -259,19 +285,21 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
  */
 async function waitForCallbacks(
   d: DispatchDeps,
+  sql: Sql,
   ids: string[],
   attemptOf: Map<string, number>,
 ): Promise<void> {
   if (ids.length === 0) return;
-  const { rows } = await d.db.query<{ id: string; handover_started_at: Date }>(
+  const { rows } = await sql.query<{ id: string; handover_started_at: Date }>(
     `SELECT id, handover_started_at FROM messages
-      WHERE id = ANY($1::text[]) AND status = 'queued' AND handover_started_at IS NOT NULL`,
+      WHERE id = ANY($1::text[]) AND status = 'queued' AND accepted_at IS NULL
+        AND handover_started_at IS NOT NULL`,
     [ids],
   );
   if (rows.length === 0) return;
   d.log.warn({ messageIds: rows.map((r) => r.id) }, "messages in doubt wait for their provider's callback");
   await d.jobs.enqueueMany(
-    d.db,
+    sql,
     DISPATCH_JOB,
     rows.map((r) => ({
       data: { messageIds: [r.id], attempt: attemptOf.get(r.id) ?? 0 },
@@ -330,6 +358,7 @@ async function dispatchAll(d: DispatchDeps, { slots, order }: Shared, jobs: Disp
   const claimed = new Set(loaded.map((l) => l.message.id));
   await waitForCallbacks(
     d,
+    d.db,
     [...attemptOf.keys()].filter((id) => !claimed.has(id)),
     attemptOf,
   );

@@ -87,13 +87,41 @@ export interface MessageRow {
   updated_at: Date;
   provider_pricing: ProviderPricing | null;
   provider_conversation: StoredProviderConversation | null;
+  /** When the provider accepted it (its answer to the hand-over); `sent_at` is the provider's word. */
+  accepted_at: Date | null;
+  /** The provider's own word on the hand-over (Meta's message_status: accepted, held_for_quality_assessment, paused). */
+  provider_status: string | null;
+  /** The signed sum of the adjustments that settled its charge (settlement.ts), and what one could not take. */
+  adjusted_micros: number;
+  unpaid_micros: number;
 }
 
 export const MESSAGE_COLUMNS =
   'id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id, status, error, provider, sandbox, ' +
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
-  'provider_pricing, provider_conversation';
+  'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros';
+
+/** The timestamp and int8 columns of MESSAGE_COLUMNS: what a row read as JSON must turn back. */
+const DATE_COLUMNS = [
+  'created_at',
+  'accepted_at',
+  'sent_at',
+  'delivered_at',
+  'read_at',
+  'failed_at',
+  'refunded_at',
+  'updated_at',
+] as const;
+const NUMBER_COLUMNS = ['list_price_micros', 'charged_micros', 'adjusted_micros', 'unpaid_micros'] as const;
+
+/** A message row read as JSON (row_to_json gives timestamps as strings): as a query gives it. */
+export function messageFromJson(raw: unknown): MessageRow {
+  const m = { ...(raw as Record<string, unknown>) };
+  for (const k of DATE_COLUMNS) if (typeof m[k] === 'string') m[k] = new Date(m[k] as string);
+  for (const k of NUMBER_COLUMNS) m[k] = Number(m[k] ?? 0);
+  return m as unknown as MessageRow;
+}
 
 export async function findMessage(sql: Sql, accountId: string, id: string): Promise<MessageRow | null> {
   const { rows } = await sql.query<MessageRow>(

@@ -204,6 +204,16 @@ export const PricingSchema = Type.Object({
   refunded: Type.Boolean({
     description: 'The charge was given back: the message failed without being delivered.',
   }),
+  adjusted: {
+    ...MoneySchema,
+    description:
+      'What settling the charge with what the provider bills moved, signed (positive: taken from the wallet): a message refunded on failure that the provider then delivered and billed is charged again; a charged one it did not bill is paid back. What the message costs = charged − the refund + adjusted.',
+  },
+  unpaid: {
+    ...MoneySchema,
+    description:
+      'The part of an adjustment the wallet could not pay (it never goes below zero); not asked for again.',
+  },
 });
 
 export const MessageStatusSchema = Type.Union(
@@ -215,7 +225,10 @@ export const MessageStatusSchema = Type.Union(
     Type.Literal('failed'),
     Type.Literal('received'),
   ],
-  { description: 'Outbound: queued → sent → delivered → read, or failed (see error). Inbound: received.' },
+  {
+    description:
+      'Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Inbound: received.',
+  },
 );
 
 export const MessageSchema = Type.Object(
@@ -377,6 +390,17 @@ export const MessageSchema = Type.Object(
     error: nullable(ErrorInfo),
     bulkJobId: nullable(Type.String()),
     createdAt: Timestamp,
+    acceptedAt: {
+      ...NullableTimestamp,
+      description:
+        'Outbound: when the provider accepted the hand-over. Accepted is not sent: the message stays queued until the provider says it sent it (sentAt, its time).',
+    },
+    providerStatus: nullable(
+      Type.String({
+        description:
+          "Outbound: the provider's word on the hand-over (WhatsApp's message_status of a template send: accepted, held_for_quality_assessment, paused).",
+      }),
+    ),
     sentAt: NullableTimestamp,
     deliveredAt: NullableTimestamp,
     readAt: NullableTimestamp,

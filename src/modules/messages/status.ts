@@ -1,48 +1,31 @@
-// The status of an outbound message moves forward only: queued → sent → delivered → read, or to
-// failed from queued or sent. Every status change comes through applyStatuses, whoever reports it
-// (the dispatcher handing messages over, the sandbox's simulation, the WhatsApp callback), so they
-// all record the same timestamps, emit the same `message.*` events and refund the same way:
+// Every change of an outbound message's state comes through applyStatuses, whoever reports it (the
+// dispatcher handing messages over, the sandbox's simulation, a provider's callback), so they all
+// follow the rules of transition.ts, emit the same `message.*` events, and move money the same way:
 //
-// - A status that arrives after a later one (delivered after read: callbacks are not ordered) only
-//   fills in its timestamp; no event.
-// - A status that skips ahead (read with no delivered) fills in the skipped timestamps and emits
-//   one event, for the status reached.
-// - Failed after delivered, or anything after failed, is ignored.
 // - A failed message that was charged and never delivered is refunded, once, by a compensating
 //   `refund` transaction in the same database transaction: WhatsApp charges only for delivered
 //   messages, and neither do we.
+// - What the provider then bills settles the charge (settlement.ts): one `adjustment` transaction
+//   per difference, never taking the wallet below zero (a debit it cannot pay in full takes what
+//   there is; the rest is recorded as unpaid and not asked for again).
+// - A bulk send counts a message as processed once it is handed over (accepted) or has failed.
 //
 // A batch of changes (a dispatcher's batch, a callback from Meta with many statuses) costs one
 // statement to lock its messages, one to write them and one for their events, whatever its size.
-import type {
-  MessageStatusUpdate,
-  ProviderConversation,
-  ProviderError,
-  ProviderPricing,
-} from '../../channels/types.ts';
-import { canonicalJson } from '../../kernel/canonical-json.ts';
 import type { Tx } from '../../kernel/db.ts';
 import type { EventInput, EventOutbox, EventType } from '../../kernel/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import { noteHandedOver } from '../bulk/messages-progress.ts';
-import { MESSAGE_COLUMNS, type MessageRow, type MessageStatus } from './repo.ts';
+import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
+import { adjustmentDue, settleCharge } from './settlement.ts';
+import { nextState, type StatusChange } from './transition.ts';
 import { toMessage } from './view.ts';
+
+export type { StatusChange } from './transition.ts';
 
 export interface StatusServices {
   events: EventOutbox;
   now: () => Date;
-}
-
-export interface StatusChange {
-  status: MessageStatusUpdate;
-  /** When it happened, as the provider reports it. */
-  at: Date;
-  /** The provider's id, learnt when it takes the message. */
-  providerMessageId?: string;
-  error?: ProviderError;
-  /** What the provider says it bills for the message, and the conversation it counted it in. */
-  pricing?: ProviderPricing;
-  conversation?: ProviderConversation;
 }
 
 export type MessageTarget = { accountId: string } & ({ id: string } | { providerMessageId: string });
@@ -51,15 +34,6 @@ export interface TargetedChange {
   target: MessageTarget;
   change: StatusChange;
 }
-
-const RANK: Record<MessageStatus, number> = {
-  queued: 0,
-  sent: 1,
-  delivered: 2,
-  read: 3,
-  failed: 4,
-  received: 4,
-};
 
 /**
  * Locks the messages the changes are about, in id order (two batches never wait on each other in
@@ -92,71 +66,17 @@ async function lockMessages(tx: Tx, targets: MessageTarget[]): Promise<MessageRo
   return rows;
 }
 
-/** The provider's reports a change carries, laid over the row's (the latest report wins). */
-function withReports(row: MessageRow, change: StatusChange): MessageRow {
-  const { pricing, conversation } = change;
-  if (!pricing && !conversation) return row;
-  return {
-    ...row,
-    provider_pricing: pricing ?? row.provider_pricing,
-    provider_conversation: conversation
-      ? { ...conversation, expiresAt: conversation.expiresAt?.toISOString() ?? null }
-      : row.provider_conversation,
-  };
-}
-
-// Compared key order aside: a jsonb column gives its keys back in an order of its own.
-const sameJson = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
-
-/** The row after the change, and whether its status moved (then an event is due); null when moot. */
-function next(before: MessageRow, change: StatusChange): { row: MessageRow; moved: boolean } | null {
-  const at = change.at;
-  const row = withReports(before, change);
-  const providerMessageId = row.provider_message_id ?? change.providerMessageId ?? null;
-  if (row.status === 'failed' || row.status === 'received') return null;
-  if (change.status === 'failed') {
-    if (row.status === 'delivered' || row.status === 'read') return null;
-    return {
-      row: {
-        ...row,
-        status: 'failed',
-        failed_at: at,
-        error: change.error ?? null,
-        provider_message_id: providerMessageId,
-      },
-      moved: true,
-    };
-  }
-  const rank = RANK[change.status];
-  const moved = rank > RANK[row.status];
-  const filled: MessageRow = {
-    ...row,
-    status: moved ? change.status : row.status,
-    provider_message_id: providerMessageId,
-    sent_at: row.sent_at ?? at,
-    delivered_at: rank >= 2 ? (row.delivered_at ?? at) : row.delivered_at,
-    read_at: rank >= 3 ? (row.read_at ?? at) : row.read_at,
-  };
-  const changed =
-    moved ||
-    filled.sent_at !== row.sent_at ||
-    filled.delivered_at !== row.delivered_at ||
-    filled.read_at !== row.read_at ||
-    filled.provider_message_id !== row.provider_message_id ||
-    !sameJson(row.provider_pricing, before.provider_pricing) ||
-    !sameJson(row.provider_conversation, before.provider_conversation);
-  return changed ? { row: filled, moved } : null;
-}
-
 const WRITE_SQL = `
   UPDATE messages m
      SET status = u.status, error = u.error, provider_message_id = u.provider_message_id, sent_at = u.sent_at,
          delivered_at = u.delivered_at, read_at = u.read_at, failed_at = u.failed_at,
          refunded_at = u.refunded_at, updated_at = u.updated_at, provider_pricing = u.provider_pricing,
-         provider_conversation = u.provider_conversation
+         provider_conversation = u.provider_conversation, accepted_at = u.accepted_at,
+         provider_status = u.provider_status, adjusted_micros = u.adjusted_micros, unpaid_micros = u.unpaid_micros
     FROM jsonb_to_recordset($1::jsonb) AS u (id text, status text, error jsonb, provider_message_id text,
          sent_at timestamptz, delivered_at timestamptz, read_at timestamptz, failed_at timestamptz,
-         refunded_at timestamptz, updated_at timestamptz, provider_pricing jsonb, provider_conversation jsonb)
+         refunded_at timestamptz, updated_at timestamptz, provider_pricing jsonb, provider_conversation jsonb,
+         accepted_at timestamptz, provider_status text, adjusted_micros bigint, unpaid_micros bigint)
    WHERE m.id = u.id`;
 
 function keyOf(target: MessageTarget): string {
@@ -193,11 +113,11 @@ export async function applyStatuses(
   const written = new Map<string, MessageRow>();
   const refunds: MessageRow[] = [];
   const events: EventInput[] = [];
-  const handedOver = new Map<string, { sent: number; failed: number }>();
+  const bulkCounts = new Map<string, { sent: number; failed: number }>();
   const results: (MessageRow | null)[] = [];
   for (const { target, change } of changes) {
     const before = current.get(keyOf(target));
-    const result = before ? next(before, change) : null;
+    const result = before ? nextState(before, change) : null;
     if (!before || !result) {
       results.push(null);
       continue;
@@ -217,10 +137,11 @@ export async function applyStatuses(
       });
     }
     // A bulk send counts a message as processed once it is handed over or has failed.
-    if (row.bulk_job_id && before.status === 'queued') {
-      const counts = handedOver.get(row.bulk_job_id) ?? { sent: 0, failed: 0 };
+    const handedOver = (r: MessageRow) => r.status !== 'queued' || r.accepted_at !== null;
+    if (row.bulk_job_id && !handedOver(before) && handedOver(row)) {
+      const counts = bulkCounts.get(row.bulk_job_id) ?? { sent: 0, failed: 0 };
       counts[row.status === 'failed' ? 'failed' : 'sent']++;
-      handedOver.set(row.bulk_job_id, counts);
+      bulkCounts.set(row.bulk_job_id, counts);
     }
     results.push(row);
   }
@@ -231,6 +152,11 @@ export async function applyStatuses(
       reference: row.id,
       description: `refund: message failed (${row.error?.code ?? 'FAILED'})`,
     });
+  }
+  // Each message's charge settled once, on its final state in this batch (after its refund).
+  for (const row of written.values()) {
+    const due = adjustmentDue(row);
+    if (due !== 0) written.set(row.id, { ...row, ...(await settleCharge(tx, s.events, row, due)) });
   }
   if (written.size > 0) {
     await tx.query(WRITE_SQL, [
@@ -248,11 +174,15 @@ export async function applyStatuses(
           updated_at: r.updated_at,
           provider_pricing: r.provider_pricing,
           provider_conversation: r.provider_conversation,
+          accepted_at: r.accepted_at,
+          provider_status: r.provider_status,
+          adjusted_micros: r.adjusted_micros,
+          unpaid_micros: r.unpaid_micros,
         })),
       ),
     ]);
   }
   await s.events.emitMany(tx, events);
-  for (const [jobId, counts] of handedOver) await noteHandedOver(s, tx, jobId, counts);
+  for (const [jobId, counts] of bulkCounts) await noteHandedOver(s, tx, jobId, counts);
   return results;
 }

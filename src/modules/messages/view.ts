@@ -52,6 +52,8 @@ export function toMessage(row: MessageRow, currency = 'USD') {
             charged: money(row.charged_micros, currency),
             freeReason: row.free_reason as 'customer_service_window' | 'sandbox' | null,
             refunded: row.refunded_at !== null,
+            adjusted: money(row.adjusted_micros, currency),
+            unpaid: money(row.unpaid_micros, currency),
           }
         : null,
     providerPricing: row.provider_pricing,
@@ -59,6 +61,8 @@ export function toMessage(row: MessageRow, currency = 'USD') {
     error: row.error,
     bulkJobId: row.bulk_job_id,
     createdAt: row.created_at.toISOString(),
+    acceptedAt: iso(row.accepted_at),
+    providerStatus: row.provider_status,
     sentAt: iso(row.sent_at),
     deliveredAt: iso(row.delivered_at),
     readAt: iso(row.read_at),
