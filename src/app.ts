@@ -177,6 +177,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       ...ctx,
       log: app.log.child({ component: 'dispatch' }),
       concurrency: config.dispatchConcurrency,
+      accountConcurrency: config.dispatchAccountConcurrency,
+      providerTimeoutMs: config.providerTimeoutMs,
       retryLimit: config.dispatchRetryLimit,
       retryDelaySeconds: config.dispatchRetryDelaySeconds,
       inDoubtSeconds: config.dispatchInDoubtSeconds,

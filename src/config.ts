@@ -36,6 +36,7 @@ export interface Config {
   providerTimeoutMs: number;
   pricesFile: string | null;
   dispatchConcurrency: number;
+  dispatchAccountConcurrency: number;
   dispatchRetryLimit: number;
   dispatchRetryDelaySeconds: number;
   dispatchInDoubtSeconds: number;
@@ -305,6 +306,14 @@ export const SETTINGS: Setting<any>[] = [
     key: 'dispatchConcurrency',
     description: 'messages handed to providers at once by each process',
     default: '32',
+    parse: integer(1, 1000),
+  },
+  {
+    env: 'TIDINGS_DISPATCH_ACCOUNT_CONCURRENCY',
+    key: 'dispatchAccountConcurrency',
+    description:
+      'messages of one account each process holds for hand-over at once (the rest wait their turn a second later): one account whose provider hangs cannot take every slot',
+    default: '8',
     parse: integer(1, 1000),
   },
   {

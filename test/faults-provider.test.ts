@@ -42,6 +42,8 @@ const env = useMessagingApp({
 const arrivals = new Map<string, number[]>();
 /** Recipients whose next send the fake never answers. */
 const hangNext = new Set<string>();
+/** Business numbers (phone number ids) whose every send the fake never answers. */
+const hangingNumbers = new Set<string>();
 /** Recipients whose next send the fake answers 200 without saying what it took. */
 const noIdNext = new Set<string>();
 /** The body of each send the fake did not answer properly, by recipient (what Meta would echo). */
@@ -51,6 +53,8 @@ beforeAll(() => {
     const to = req.method === 'POST' && req.path.endsWith('/messages') ? req.body?.to : undefined;
     if (!to) return undefined;
     arrivals.set(to, [...(arrivals.get(to) ?? []), performance.now()]);
+    if ([...hangingNumbers].some((id) => req.path.includes(`/${id}/messages`)))
+      return { status: 200, hang: true };
     if (noIdNext.delete(to)) {
       unanswered.set(to, req.body);
       return {
@@ -263,5 +267,32 @@ describe('a hung hand-over in a batch', () => {
     expect(ms).toBeLessThan(OTHER_WORK_BOUND_MS);
     await messageWhen(env.app, stuck.apiKey, hung, 'sent', IN_DOUBT_SECONDS * 1000 + 10_000);
     expect(handOvers(hanging)).toMatchObject({ attempts: 2, accepted: 1 });
+  }, 30_000);
+});
+
+describe('one account whose provider hangs on every call', () => {
+  it("holds at most its budget of the process's hand-overs: another account's send goes within a second", async () => {
+    const stuck = await liveTenant();
+    const other = await liveTenant();
+    hangingNumbers.add(stuck.business.phoneNumberId);
+    try {
+      // More messages than the process has slots (32), all hanging until the provider timeout.
+      const numbers = await Promise.all(Array.from({ length: 40 }, () => customerOf(stuck)));
+      await Promise.all(numbers.map((to) => sendText(stuck, to)));
+      await eventually(
+        async () => numbers.filter((to) => arrivals.has(to)).length,
+        (n) => n >= 8,
+      );
+      const elsewhere = await customerOf(other);
+      const [sent, ms] = await timedMs(async () =>
+        messageWhen(env.app, other.apiKey, await sendText(other, elsewhere), 'sent', PROVIDER_TIMEOUT_MS * 3),
+      );
+      expect(sent.status).toBe('sent');
+      expect(ms).toBeLessThan(OTHER_WORK_BOUND_MS);
+      // Only the account's budget of hand-overs reached the provider; the rest wait their turn.
+      expect(numbers.filter((to) => arrivals.has(to)).length).toBe(8);
+    } finally {
+      hangingNumbers.delete(stuck.business.phoneNumberId);
+    }
   }, 30_000);
 });

@@ -52,6 +52,8 @@ export interface JobDefinition<T extends object = object> {
    * its worker died on the last try (pg-boss moves it to a dead-letter queue either way).
    */
   onGiveUp?: (data: T) => Promise<void>;
+  /** Work a handler left running after it returned, waited for (up to timeoutMs) when jobs stop. */
+  drain?: (timeoutMs: number) => Promise<void>;
 }
 
 const givenUpQueue = (name: string) => `${name}.given-up`;
@@ -282,5 +284,6 @@ export class Jobs {
     await this.#unlisten?.();
     this.#unlisten = null;
     await this.#boss.stop({ graceful: true, wait: true, timeout: Math.max(timeoutMs, 1000), close: false });
+    for (const d of this.#definitions.values()) await d.drain?.(timeoutMs);
   }
 }

@@ -31,6 +31,7 @@ import type { ChannelConfig } from '../channel/settings.ts';
 import { rememberWaIds, type WaIdReport } from '../contacts/repo.ts';
 import type { TemplateRow } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
+import { AccountBudget } from './account-budget.ts';
 import { PhoneOrder } from './phone-order.ts';
 import { MESSAGE_COLUMNS, type MessageRow, type OutboundContent } from './repo.ts';
 import { changesOf, type SandboxPlay, scheduleLater, split } from './sandbox-job.ts';
@@ -45,6 +46,10 @@ export interface DispatchDeps {
   log: FastifyBaseLogger;
   /** Messages handed to providers at once by each process (by all its dispatch loops together). */
   concurrency: number;
+  /** Messages of one account each process holds for hand-over at once (account-budget.ts). */
+  accountConcurrency: number;
+  /** How long a provider call may take: a message is never sent again before it has timed out. */
+  providerTimeoutMs: number;
   retryLimit: number;
   retryDelaySeconds: number;
   /** How long a message in doubt waits for its provider's callback before it is sent again. */
@@ -79,6 +84,13 @@ const DISPATCH_LOOPS = 4;
  * the others meanwhile instead of keeping them `queued` until the slow one ends (a timeout, 15 s).
  */
 const RECORD_WITHIN_MS = 200;
+/**
+ * How long a loop waits for its batch's hand-overs before it moves on to its next batch. Slower
+ * ones go on without it and are recorded when they end; a loop is never held by a hung provider.
+ */
+const HOLD_LOOP_MS = 200;
+/** When messages over their account's budget come back for another try. */
+const DEFER_MS = 1000;
 
 function contentOf(message: MessageRow, template: Loaded['template']): MessageContent | ProviderError {
   // Only outbound messages are dispatched.
@@ -107,6 +119,8 @@ interface Loaded {
   message: MessageRow;
   channel: ChannelConfig;
   template: Pick<TemplateRow, 'name' | 'language' | 'category' | 'components'> | null;
+  /** Its claim before this one (a hand-over in doubt), restored if it is left for later. */
+  previous: Date | null;
 }
 
 /**
@@ -115,7 +129,7 @@ interface Loaded {
  * and either never handed over, or in doubt for longer than the wait, or on the sandbox (which has
  * no outside effect).
  */
-async function claim(d: DispatchDeps, ids: string[]): Promise<Loaded[]> {
+async function claim(d: DispatchDeps, ids: string[]): Promise<{ claimedAt: Date; loaded: Loaded[] }> {
   const now = d.now();
   const { rows } = await d.db.query<
     MessageRow & { previous: Date | null; channel: ChannelRow | null; template: Loaded['template'] }
@@ -150,11 +164,42 @@ async function claim(d: DispatchDeps, ids: string[]): Promise<Loaded[]> {
       'messages whose hand-over was cut off, and that no provider callback has settled, are sent again',
     );
   }
-  return rows.map(({ previous: _, channel, template, ...message }) => ({
+  const loaded = rows.map(({ previous, channel, template, ...message }) => ({
     message,
     channel: toChannelConfig(channel ? { ...channel, updated_at: new Date(channel.updated_at) } : null),
     template,
+    previous,
   }));
+  return { claimedAt: now, loaded };
+}
+
+/**
+ * Leaves claimed messages for a later try: their claim is undone (if it is still this one) and a
+ * job brings them back DEFER_MS from now, with the tries they had.
+ */
+async function defer(d: DispatchDeps, left: Loaded[], claimedAt: Date, attemptOf: Map<string, number>) {
+  if (left.length === 0) return;
+  const byAttempt = new Map<number, string[]>();
+  for (const l of left) {
+    const attempt = attemptOf.get(l.message.id) ?? 0;
+    byAttempt.set(attempt, [...(byAttempt.get(attempt) ?? []), l.message.id]);
+  }
+  await d.db.transaction(async (tx) => {
+    await tx.query(
+      `UPDATE messages m SET handover_started_at = r.previous
+         FROM unnest($1::text[], $2::timestamptz[]) AS r (id, previous)
+        WHERE m.id = r.id AND m.handover_started_at = $3`,
+      [left.map((l) => l.message.id), left.map((l) => l.previous), claimedAt],
+    );
+    await d.jobs.enqueueMany(
+      tx,
+      DISPATCH_JOB,
+      [...byAttempt].map(([attempt, messageIds]) => ({
+        data: { messageIds, attempt },
+        startAfter: new Date(Date.now() + DEFER_MS),
+      })),
+    );
+  });
 }
 
 async function send(d: DispatchDeps, { message, channel, template }: Loaded): Promise<SendOutcome> {
@@ -279,6 +324,11 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
   });
 }
 
+/** How long a claimed message waits before it may be claimed again: the in-doubt wait, at least the provider's timeout. */
+function waitSeconds(d: DispatchDeps): number {
+  return Math.max(d.inDoubtSeconds, Math.ceil(d.providerTimeoutMs / 1000));
+}
+
 /**
  * The jobs' messages in doubt that are not due again yet (another run handed them over lately and
  * never recorded the answer): a job for each at the end of its wait, unless a callback settles it.
@@ -303,8 +353,9 @@ async function waitForCallbacks(
     DISPATCH_JOB,
     rows.map((r) => ({
       data: { messageIds: [r.id], attempt: attemptOf.get(r.id) ?? 0 },
-      // A second past the wait, so the claim's `<=` finds it due.
-      startAfter: new Date(new Date(r.handover_started_at).getTime() + (d.inDoubtSeconds + 1) * 1000),
+      // A second past the wait, so the claim's `<=` finds it due; never before the hand-over can
+      // have timed out (a hand-over still under way is not in doubt yet).
+      startAfter: new Date(new Date(r.handover_started_at).getTime() + (waitSeconds(d) + 1) * 1000),
     })),
   );
 }
@@ -345,23 +396,47 @@ function recordAsTheyCome(d: DispatchDeps) {
   };
 }
 
-/** What the dispatch loops of a process share: the hand-over slots, and each number's turn. */
+/**
+ * What the dispatch loops of a process share: the hand-over slots, each number's turn, each
+ * account's budget, and the hand-overs still running after their loop moved on.
+ */
 interface Shared {
   slots: Slots;
   order: PhoneOrder;
+  budget: AccountBudget;
+  running: Set<Promise<void>>;
 }
 
-async function dispatchAll(d: DispatchDeps, { slots, order }: Shared, jobs: DispatchJob[]): Promise<void> {
+/** Keeps what fits each account's budget, in id order; answers the rest. */
+function withinBudget(budget: AccountBudget, loaded: Loaded[]): { kept: Loaded[]; left: Loaded[] } {
+  const byAccount = new Map<string, Loaded[]>();
+  for (const l of loaded)
+    byAccount.set(l.message.account_id, [...(byAccount.get(l.message.account_id) ?? []), l]);
+  const kept: Loaded[] = [];
+  const left: Loaded[] = [];
+  for (const [accountId, messages] of byAccount) {
+    const got = budget.take(accountId, messages.length);
+    kept.push(...messages.slice(0, got));
+    left.push(...messages.slice(got));
+  }
+  return { kept, left };
+}
+
+async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[]): Promise<void> {
+  const { slots, order, budget } = shared;
   const attemptOf = new Map<string, number>();
   for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
-  const loaded = await claim(d, [...attemptOf.keys()]);
-  const claimed = new Set(loaded.map((l) => l.message.id));
+  const { claimedAt, loaded: claimed } = await claim(d, [...attemptOf.keys()]);
+  const claimedIds = new Set(claimed.map((l) => l.message.id));
   await waitForCallbacks(
     d,
     d.db,
-    [...attemptOf.keys()].filter((id) => !claimed.has(id)),
+    [...attemptOf.keys()].filter((id) => !claimedIds.has(id)),
     attemptOf,
   );
+  // One account holds at most its budget of the process's hand-overs; the rest come back later.
+  const { kept: loaded, left } = withinBudget(budget, claimed);
+  await defer(d, left, claimedAt, attemptOf);
   // Messages to one number go out one at a time, oldest first, across the process's loops (the
   // order); different numbers in parallel, at most TIDINGS_DISPATCH_CONCURRENCY hand-overs at a
   // time in the whole process (the slots).
@@ -371,23 +446,50 @@ async function dispatchAll(d: DispatchDeps, { slots, order }: Shared, jobs: Disp
     byPhone.set(key, [...(byPhone.get(key) ?? []), l]);
   }
   const record = recordAsTheyCome(d);
-  await inParallel([...byPhone], d.concurrency, async ([key, group]) => {
+  const pending = new Set(loaded.map((l) => l.message.id));
+  const handOvers = inParallel([...byPhone], d.concurrency, async ([key, group]) => {
     order.hold(
       key,
       group.map((l) => l.message.id),
     );
     for (const l of group) {
-      const outcome = await order.inTurn(key, l.message.id, () => slots.use(() => send(d, l)));
-      record.add({ attempt: attemptOf.get(l.message.id)!, message: l.message, outcome, channel: l.channel });
+      try {
+        const outcome = await order.inTurn(key, l.message.id, () => slots.use(() => send(d, l)));
+        record.add({
+          attempt: attemptOf.get(l.message.id)!,
+          message: l.message,
+          outcome,
+          channel: l.channel,
+        });
+      } finally {
+        pending.delete(l.message.id);
+        budget.give(l.message.account_id);
+      }
     }
-  });
-  // Should a recording fail (the database went away), pg-boss retries the batch's jobs; the
-  // messages not recorded are still queued, claimed: in doubt (see the top of this file).
-  await record.finish();
+  }).then(() => record.finish());
+  // Should a recording fail (the database went away), the messages not recorded are still queued,
+  // claimed: in doubt (see the top of this file). Within the hold, pg-boss retries the batch's jobs.
+  const finished = await Promise.race([handOvers.then(() => true), sleep(HOLD_LOOP_MS).then(() => false)]);
+  if (finished) return;
+  // The rest go on without this loop. Should the process die before they are recorded, a job at
+  // the end of their in-doubt wait brings them back (and finds nothing to do if they were).
+  await waitForCallbacks(d, d.db, [...pending], attemptOf);
+  const running = handOvers.catch((err) =>
+    d.log.error({ err }, 'recording hand-overs that outlasted their batch failed; they are in doubt'),
+  );
+  shared.running.add(running);
+  void running.finally(() => shared.running.delete(running));
 }
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {
-  const shared: Shared = { slots: new Slots(d.concurrency), order: new PhoneOrder() };
+  const shared: Shared = {
+    slots: new Slots(d.concurrency),
+    order: new PhoneOrder(),
+    budget: new AccountBudget(Math.min(d.accountConcurrency, d.concurrency)),
+    running: new Set(),
+  };
   return {
     name: DISPATCH_JOB,
     // Each job is a batch of messages already.
@@ -405,5 +507,9 @@ export function dispatchJob(d: DispatchDeps): JobDefinition<DispatchJob> {
         shared,
         jobs.map((j) => j.data),
       ),
+    // A graceful stop waits for the hand-overs that outlasted their batch, and their recording.
+    drain: async (timeoutMs) => {
+      await Promise.race([Promise.allSettled([...shared.running]), sleep(timeoutMs)]);
+    },
   };
 }
