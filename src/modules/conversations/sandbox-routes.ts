@@ -1,9 +1,8 @@
 // POST /sandbox/inbound-messages: a sandbox key plays the customer, so that replies, the customer
-// service window and conversations can be exercised without a phone. The message goes through the
-// same path as one from the WhatsApp Cloud API (inbound.ts).
-import { randomBytes } from 'node:crypto';
+// service window, conversations (and, on them, rules and journeys) can be exercised without a
+// phone. Every kind of message a customer can send (sandbox-inbound.ts) goes through the same path
+// as one from the WhatsApp Cloud API (inbound.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access.ts';
 import { ApiError } from '../../kernel/errors.ts';
@@ -12,40 +11,21 @@ import { invalidFields } from '../contacts/fields.ts';
 import { MessageSchema } from '../messages/schemas.ts';
 import { toMessage } from '../messages/view.ts';
 import { receiveInbound } from './inbound.ts';
-
-const InboundBody = Type.Object(
-  {
-    from: Type.String({
-      minLength: 1,
-      maxLength: 40,
-      description: "The customer's number (E.164; without a country code, the account's country's).",
-      examples: ['+14155550123'],
-    }),
-    text: Type.String({ minLength: 1, maxLength: 4096, description: 'What the customer writes.' }),
-    name: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description: "The customer's profile name (a new contact's name).",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
+import { SandboxInboundBody, simulatedInbound } from './sandbox-inbound.ts';
 
 export function sandboxRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/sandbox/inbound-messages',
       {
-        config: { access: 'account', errors: ['FORBIDDEN'] },
+        config: { access: 'account', errors: ['FORBIDDEN', 'RESOURCE_NOT_FOUND', 'CONFLICT'] },
         schema: {
           tags: ['conversations'],
           operationId: 'simulateInboundMessage',
           summary: 'Sandbox: a customer writes in',
           description:
-            'Sandbox keys only (a live key gets 403). Stored as an inbound text message with status `received`, exactly as one from WhatsApp: the contact is made if the number is new, the customer service window opens for 24 hours, the contact’s conversation continues or opens, and `message.received` is emitted.',
-          body: InboundBody,
+            'Sandbox keys only (a live key gets 403). Whatever a customer can send: a text, a tap on a reply button or list row of one of your interactive messages (`interactive` with `replyTo`), a tap on a template’s quick-reply button (`button` with `replyTo`), media, a location, contact cards, or a reaction to one of your messages. Stored and emitted exactly as the same message from WhatsApp: the contact is made if the number is new, the customer service window opens for 24 hours, the contact’s conversation continues or opens, and `message.received` is emitted. The message answered (or reacted to) must be yours, sent to this number (404 for another account’s id), and already sent (409).',
+          body: SandboxInboundBody,
           response: { 201: MessageSchema },
         },
       },
@@ -56,21 +36,11 @@ export function sandboxRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const account = accountOf(request);
         const from = normalizePhone(request.body.from, account.countryCode);
         if (!from) throw invalidFields([{ field: 'from', issue: 'is not a valid phone number' }]);
-        const now = ctx.now();
+        const message = await simulatedInbound(ctx.db, account.id, from, request.body, ctx.now());
         const [received] = await receiveInbound(
           ctx,
           { accountId: account.id, provider: 'sandbox', sandbox: true },
-          [
-            {
-              providerMessageId: `sandbox.in.${randomBytes(16).toString('hex')}`,
-              from,
-              profileName: request.body.name ?? null,
-              sentAt: now,
-              type: 'text',
-              content: { text: { body: request.body.text } },
-              replyTo: null,
-            },
-          ],
+          [message],
         );
         reply.status(201);
         return toMessage(received!.message);
