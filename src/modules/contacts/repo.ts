@@ -236,3 +236,47 @@ export async function listContacts(
   );
   return rows;
 }
+
+/**
+ * The contact a customer's message comes from, locked for the caller's transaction (FOR NO KEY
+ * UPDATE: rows referencing it may still be inserted). Found by the provider's id for the number
+ * first (WhatsApp's wa_id, which the number the business wrote to may not match), then by phone.
+ */
+export async function lockSender(
+  sql: Sql,
+  accountId: string,
+  phone: string,
+  waId: string | null,
+): Promise<ContactRow | null> {
+  const { rows } = await sql.query<ContactRow>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts
+      WHERE account_id = $1 AND (phone = $2 OR wa_id = $3)
+      ORDER BY coalesce(wa_id = $3, false) DESC, id
+      LIMIT 1 FOR NO KEY UPDATE`,
+    [accountId, phone, waId],
+  );
+  return rows[0] ?? null;
+}
+
+/** A contact made by a customer's first message (its profile name, its wa_id); null if the phone was taken meanwhile. */
+export async function insertSender(
+  sql: Sql,
+  row: { id: string; accountId: string; phone: string; name: string | null; waId: string | null; now: Date },
+): Promise<ContactRow | null> {
+  const { rows } = await sql.query<ContactRow>(
+    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at, wa_id)
+     VALUES ($1, $2, $3, $4, $5, $5, $6)
+     ON CONFLICT (account_id, phone) DO NOTHING
+     RETURNING ${CONTACT_COLUMNS}`,
+    [row.id, row.accountId, row.phone, row.name, row.now, row.waId],
+  );
+  return rows[0] ?? null;
+}
+
+/** The customer wrote at `at`: their service window runs from then (it only ever moves forward). */
+export async function noteInbound(sql: Sql, accountId: string, contactId: string, at: Date): Promise<void> {
+  await sql.query(
+    'UPDATE contacts SET last_inbound_at = greatest(last_inbound_at, $3) WHERE account_id = $1 AND id = $2',
+    [accountId, contactId, at],
+  );
+}

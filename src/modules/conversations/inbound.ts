@@ -11,10 +11,13 @@ import type { InboundContent, InboundMessage, Provider } from '../../channels/ty
 import { sqlState, type Tx } from '../../kernel/db.ts';
 import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
-import { CONTACT_COLUMNS, type ContactRow, rememberWaIds } from '../contacts/repo.ts';
+import { type ContactRow, insertSender, lockSender, noteInbound, rememberWaIds } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import {
-  MESSAGE_COLUMNS,
+  adoptIntoConversation,
+  findByProviderId,
+  idsByProviderIds,
+  insertInbound,
   type MessageContext,
   type MessageRow,
   type StoredContent,
@@ -79,47 +82,31 @@ async function receiveOne(
   m: InboundMessage,
 ): Promise<InboundResult> {
   const { accountId } = source;
-  const existing = await tx.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE account_id = $1 AND provider_message_id = $2`,
-    [accountId, m.providerMessageId],
-  );
-  if (existing.rows[0]) return { message: existing.rows[0], duplicate: true };
+  const existing = await findByProviderId(tx, accountId, m.providerMessageId);
+  if (existing) return { message: existing, duplicate: true };
 
   const now = s.now();
   const events: EventInput[] = [];
   const contact = await lockOrCreateContact(tx, accountId, m, now, events);
   // The window runs from when the customer wrote (never from the future, whatever the clock said).
   const wroteAt = new Date(Math.min(m.sentAt.getTime(), now.getTime()));
-  await tx.query(
-    `UPDATE contacts SET last_inbound_at = greatest(last_inbound_at, $3)
-      WHERE account_id = $1 AND id = $2`,
-    [accountId, contact.id, wroteAt],
-  );
+  await noteInbound(tx, accountId, contact.id, wroteAt);
 
   const { conversation, opened } = await openOrContinue(tx, accountId, contact, now);
-  const id = newId('message');
-  const inserted = await tx.query<MessageRow>(
-    `INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, status,
-                           provider, sandbox, provider_message_id, created_at, sent_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'inbound', $5, $6, $7, 'received', $8, $9, $10, $11, $12, $11)
-     ON CONFLICT (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
-     RETURNING ${MESSAGE_COLUMNS}`,
-    [
-      id,
-      accountId,
-      contact.id,
-      conversation.id,
-      m.type,
-      contact.phone,
-      JSON.stringify(await storedContent(tx, accountId, m)),
-      source.provider,
-      source.sandbox,
-      m.providerMessageId,
-      now,
-      m.sentAt,
-    ],
-  );
-  const message = inserted.rows[0];
+  const message = await insertInbound(tx, {
+    id: newId('message'),
+    accountId,
+    contactId: contact.id,
+    conversationId: conversation.id,
+    type: m.type,
+    phone: contact.phone,
+    content: await storedContent(tx, accountId, m),
+    provider: source.provider,
+    sandbox: source.sandbox,
+    providerMessageId: m.providerMessageId,
+    now,
+    sentAt: m.sentAt,
+  });
   if (!message) throw new RacedDuplicate();
 
   await tx.query(
@@ -151,34 +138,26 @@ async function lockOrCreateContact(
   events: EventInput[],
 ): Promise<ContactRow> {
   const waId = m.waId ?? null;
-  const find = () =>
-    tx.query<ContactRow>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts
-        WHERE account_id = $1 AND (phone = $2 OR wa_id = $3)
-        ORDER BY coalesce(wa_id = $3, false) DESC, id
-        LIMIT 1 FOR NO KEY UPDATE`,
-      [accountId, m.from, waId],
-    );
-  const found = (await find()).rows[0];
+  const found = await lockSender(tx, accountId, m.from, waId);
   if (found) {
     if (!waId || found.wa_id === waId) return found;
     await rememberWaIds(tx, [{ accountId, contactId: found.id, waId }]);
     return { ...found, wa_id: waId };
   }
-  const { rows } = await tx.query<ContactRow>(
-    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at, wa_id)
-     VALUES ($1, $2, $3, $4, $5, $5, $6)
-     ON CONFLICT (account_id, phone) DO NOTHING
-     RETURNING ${CONTACT_COLUMNS}`,
-    [newId('contact'), accountId, m.from, m.profileName?.trim().slice(0, 200) || null, now, waId],
-  );
-  const created = rows[0];
+  const created = await insertSender(tx, {
+    id: newId('contact'),
+    accountId,
+    phone: m.from,
+    name: m.profileName?.trim().slice(0, 200) || null,
+    waId,
+    now,
+  });
   if (created) {
     events.push({ type: 'contact.created', accountId, data: toContact(created) });
     return created;
   }
   // Made meanwhile by another transaction (a send to the number, the API): a new statement sees it.
-  return (await find()).rows[0]!;
+  return (await lockSender(tx, accountId, m.from, waId))!;
 }
 
 /**
@@ -205,14 +184,17 @@ async function openOrContinue(
     [newId('conversation'), accountId, contact.id, contact.phone, now],
   );
   const conversation = created.rows[0]!;
-  await tx.query(
-    `UPDATE messages SET conversation_id = $3
-      WHERE account_id = $1 AND phone = $4 AND contact_id = $2 AND conversation_id IS NULL
-        AND direction = 'outbound'
-        AND created_at >= coalesce((SELECT max(closed_at) FROM conversations
-                                    WHERE account_id = $1 AND contact_id = $2), '-infinity')`,
-    [accountId, contact.id, conversation.id, contact.phone],
+  const closed = await tx.query<{ at: Date | null }>(
+    'SELECT max(closed_at) AS at FROM conversations WHERE account_id = $1 AND contact_id = $2',
+    [accountId, contact.id],
   );
+  await adoptIntoConversation(tx, {
+    accountId,
+    contactId: contact.id,
+    phone: contact.phone,
+    conversationId: conversation.id,
+    since: closed.rows[0]?.at ?? null,
+  });
   return { conversation, opened: true };
 }
 
@@ -221,14 +203,7 @@ async function storedContent(tx: Tx, accountId: string, m: InboundMessage): Prom
   const referred = [m.replyTo, 'reaction' in m.content ? m.content.reaction.providerMessageId : null].filter(
     (id): id is string => !!id,
   );
-  const ours = new Map<string, string>();
-  if (referred.length > 0) {
-    const { rows } = await tx.query<{ id: string; provider_message_id: string }>(
-      `SELECT id, provider_message_id FROM messages WHERE account_id = $1 AND provider_message_id = ANY($2::text[])`,
-      [accountId, referred],
-    );
-    for (const r of rows) ours.set(r.provider_message_id, r.id);
-  }
+  const ours = await idsByProviderIds(tx, accountId, referred);
   let content: InboundContent = m.content;
   if ('reaction' in content) {
     const { reaction } = content;

@@ -192,3 +192,88 @@ export async function listMessages(
   );
   return rows;
 }
+
+/** The message a provider's id names in the account (a customer's message stored before, say). */
+export async function findByProviderId(
+  sql: Sql,
+  accountId: string,
+  providerMessageId: string,
+): Promise<MessageRow | null> {
+  const { rows } = await sql.query<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE account_id = $1 AND provider_message_id = $2`,
+    [accountId, providerMessageId],
+  );
+  return rows[0] ?? null;
+}
+
+/** Tidings' ids of the account's messages with these provider ids, by provider id. */
+export async function idsByProviderIds(
+  sql: Sql,
+  accountId: string,
+  providerMessageIds: string[],
+): Promise<Map<string, string>> {
+  if (providerMessageIds.length === 0) return new Map();
+  const { rows } = await sql.query<{ id: string; provider_message_id: string }>(
+    'SELECT id, provider_message_id FROM messages WHERE account_id = $1 AND provider_message_id = ANY($2::text[])',
+    [accountId, providerMessageIds],
+  );
+  return new Map(rows.map((r) => [r.provider_message_id, r.id]));
+}
+
+export interface InboundRow {
+  id: string;
+  accountId: string;
+  contactId: string;
+  conversationId: string;
+  type: string;
+  phone: string;
+  content: StoredContent;
+  provider: Provider;
+  sandbox: boolean;
+  providerMessageId: string;
+  /** When it was stored, and when the customer sent it. */
+  now: Date;
+  sentAt: Date;
+}
+
+/** Stores a customer's message as `received`; null if its provider id was stored meanwhile. */
+export async function insertInbound(sql: Sql, m: InboundRow): Promise<MessageRow | null> {
+  const { rows } = await sql.query<MessageRow>(
+    `INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, status,
+                           provider, sandbox, provider_message_id, created_at, sent_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'inbound', $5, $6, $7, 'received', $8, $9, $10, $11, $12, $11)
+     ON CONFLICT (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+     RETURNING ${MESSAGE_COLUMNS}`,
+    [
+      m.id,
+      m.accountId,
+      m.contactId,
+      m.conversationId,
+      m.type,
+      m.phone,
+      JSON.stringify(m.content),
+      m.provider,
+      m.sandbox,
+      m.providerMessageId,
+      m.now,
+      m.sentAt,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Puts into a new conversation the business's messages to the contact that are in none and were
+ * sent since its previous conversation closed (`since`; null: ever).
+ */
+export async function adoptIntoConversation(
+  sql: Sql,
+  target: { accountId: string; contactId: string; phone: string; conversationId: string; since: Date | null },
+): Promise<void> {
+  await sql.query(
+    `UPDATE messages SET conversation_id = $3
+      WHERE account_id = $1 AND phone = $4 AND contact_id = $2 AND conversation_id IS NULL
+        AND direction = 'outbound' AND created_at >= coalesce($5::timestamptz, '-infinity')`,
+    [target.accountId, target.contactId, target.conversationId, target.phone, target.since],
+  );
+}
