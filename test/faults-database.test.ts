@@ -1,6 +1,6 @@
 // PostgreSQL connections terminated under load: pg_terminate_backend on every backend of the
 // server's database, every few hundred milliseconds for a few seconds, while a real server process
-// answers a mix of reads, writes and sends from many concurrent clients. API.md promises a 503
+// answers a mix of reads, writes and sends from many concurrent clients. docs/errors.md promises a 503
 // SERVICE_UNAVAILABLE with Retry-After while the database is unreachable: never a 500, never an
 // error that shows SQL or the driver's words, never a request left hanging. Once the terminations
 // stop, the service must come back by itself within 5 seconds (the pool, pg-boss and the LISTEN

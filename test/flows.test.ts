@@ -1,4 +1,4 @@
-// The typical flows of the seed spec, end to end through HTTP as a developer would run them: an
+// The typical flows of the published API (README § The first five minutes), end to end through HTTP as a developer would run them: an
 // appointment reminder, lead capture, and a campaign (estimate, then bulk send). Events are received
 // by a real webhook receiver and verified with the `standardwebhooks` package.
 import { describe, expect, it } from 'vitest';

@@ -190,7 +190,7 @@ describe('tenant isolation matrix', () => {
     // Strangers first, while every fixture is as built.
     await runUnchanged('strangers', count(rowsOf(STRANGERS, 'refusals')), mismatches);
     // A's sandbox key on live-only actions: a call that passed authentication counts in A's month
-    // whatever its outcome (API.md § Plans), so only the usage counters may move.
+    // whatever its outcome (docs/decisions.md § Limits), so only the usage counters may move.
     await runUnchanged('sandbox refusals', count(rowsOf(['sandbox', 'owner'], 'refusals')), mismatches, [
       'api_usage_monthly',
       'api_usage_daily',

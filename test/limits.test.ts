@@ -1,4 +1,4 @@
-// Per-second limits, monthly quotas and their headers (API.md § Conventions, § Plans, § Errors).
+// Per-second limits, monthly quotas and their headers (docs/decisions.md § Limits, docs/errors.md).
 // Every test makes its own accounts, so no budget or count is shared with another test.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

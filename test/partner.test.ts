@@ -104,7 +104,7 @@ describe('bootstrap', () => {
 });
 
 describe('provisioning', () => {
-  it('takes the seed body and answers 201 with an ACTIVE acc_ account', async () => {
+  it('takes the published provisioning body and answers 201 with an ACTIVE acc_ account', async () => {
     const externalRef = ref('crm');
     const res = await call(env.app, 'POST', '/partner/accounts', {
       key: env.partner.partnerKey,

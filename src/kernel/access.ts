@@ -140,7 +140,7 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
   }
   const quotaLimit = monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride);
   await applyRateLimit(deps, reply, `account:${account.id}`, plan.ratePerSecond, async () => {
-    // A refused call is not counted, but its reply still shows where the month stands (API.md:
+    // A refused call is not counted, but its reply still shows where the month stands (README:
     // every authenticated response carries the quota headers). The count this process saw last
     // serves, so a flood of refused calls costs the database nothing; best effort: the 429 matters.
     if (quotaLimit === null) return;

@@ -1,4 +1,4 @@
-// The closed catalogue of error codes (API.md § Errors). Code throws ApiError with one of these;
+// The closed catalogue of error codes (docs/errors.md). Code throws ApiError with one of these;
 // the error handler (error-handler.ts) is the only place that writes an error body.
 
 export const ERROR_CATALOGUE = {

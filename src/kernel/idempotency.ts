@@ -1,4 +1,4 @@
-// Idempotency-Key on every authenticated POST (API.md § Conventions), as Stripe does it:
+// Idempotency-Key on every authenticated POST (docs/decisions.md § Idempotency), as Stripe does it:
 //   - the same key with the same request within 24 h replays the first answer (status and body,
 //     plus `Idempotent-Replayed: true`) and has no second effect;
 //   - the same key with another request (method, path or body) → 422 IDEMPOTENCY_KEY_REUSED;

@@ -1,4 +1,4 @@
-// Cursor pagination (API.md § Conventions): `limit` 1–100 (default 20) and an opaque `cursor`;
+// Cursor pagination (the OpenAPI document's list operations): `limit` 1–100 (default 20) and an opaque `cursor`;
 // replies are `{ data, nextCursor }`, newest first. Ids sort by creation time, so the cursor is the
 // last id seen, and rows inserted while a client pages never shift the pages it has yet to read.
 import { Type } from 'typebox';

@@ -1,4 +1,4 @@
-// The plan table of API.md § Plans. Limits belong to the account: all its keys share one
+// The plan table (docs/decisions.md § Limits, README). Limits belong to the account: all its keys share one
 // per-second budget and one monthly count.
 
 export type Feature = 'api_access' | 'automation' | 'voice';

@@ -11,8 +11,8 @@ import type { Database } from '../../src/kernel/db.ts';
  * schema, which is not read at all: its maintenance runs on its own clock, whatever the requests.)
  */
 export const MAY_CHANGE_ON_REFUSAL: Record<string, string[] | 'whole table'> = {
-  // API.md § Plans: "a call counts against the month once it passes authentication and the rate
-  // limiter, whatever its outcome", so a refused but authenticated call is counted (access.ts).
+  // docs/decisions.md § Limits: "every admitted call is [counted], whatever its outcome", so a
+  // refused but authenticated call is counted (access.ts).
   api_usage_monthly: 'whole table',
   api_usage_daily: 'whole table',
   // The key's last use is written (at most once a minute, fire-and-forget) by any authenticated

@@ -1,5 +1,5 @@
 // The rules of the tenant isolation matrix as data: which callers try which operations of the
-// OpenAPI document, and what each must get (API.md § Errors, § Keys and partners). The matrix is
+// OpenAPI document, and what each must get (docs/errors.md; docs/decisions.md § Keys, § Partners and accounts). The matrix is
 // generated from the document, so a new route is tried by every caller without an edit here; only
 // the documented exceptions are listed by hand, each with the line that justifies it.
 import { FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
@@ -25,7 +25,7 @@ export const PREFIX = '/api/v1/public';
 
 /** Operations with a path parameter that no API key reaches, and why the matrix leaves them out. */
 export const NOT_KEYED: Record<string, string> = {
-  // API.md § Provider callbacks: "not under `public`, authenticated by the provider's own signature".
+  // docs/messaging.md § Provider callbacks: not under `public`, authenticated by the provider's signature.
   verifyWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
   receiveWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
   verifyWhatsAppAppCallback: 'provider callback, authenticated by Meta, not by an API key',
@@ -127,14 +127,14 @@ export function credentialsOf(
 export type Expected = 'success' | { status: number; code: string };
 
 const error = (status: number, code: string): Expected => ({ status, code });
-// API.md § Errors: "RESOURCE_NOT_FOUND 404 … (also for other tenants' ids)".
+// docs/errors.md, RESOURCE_NOT_FOUND: "Another account's ids are answered the same way".
 const NOT_FOUND = error(404, 'RESOURCE_NOT_FOUND');
-// API.md § Errors: "FORBIDDEN 403 the key may not do this (standard key on `/partner/*`, live-only
-// action with a sandbox key, `X-Account-Id` of an account the key does not own)".
+// docs/errors.md, FORBIDDEN: "The key may not do this: a standard key on a `/partner/*` endpoint, a
+// sandbox key on a live-only action, or `X-Account-Id` naming an account the key does not belong to".
 const FORBIDDEN = error(403, 'FORBIDDEN');
-// API.md § Errors: "INVALID_API_KEY 401 key missing, unknown, revoked or expired".
+// docs/errors.md, INVALID_API_KEY: "missing, or the key is unknown, revoked or expired".
 const INVALID_KEY = error(401, 'INVALID_API_KEY');
-// API.md § Keys and partners: "Keys of a suspended or closed account get 403 `ACCOUNT_SUSPENDED`."
+// docs/errors.md, ACCOUNT_SUSPENDED: "The account is `SUSPENDED` or `CLOSED`."
 const SUSPENDED = error(403, 'ACCOUNT_SUSPENDED');
 
 /**
@@ -161,12 +161,12 @@ function generalRule(op: Operation, caller: Caller): Expected | null {
       return partnerRoute ? null : FORBIDDEN;
     case 'unrelatedPartner':
       // docs/decisions.md: "A partner key naming another partner's account (or an unknown one) gets
-      // 404: other tenants' ids are invisible" (API.md's RESOURCE_NOT_FOUND "also for other
+      // 404: other tenants' ids are invisible" (docs/errors.md's RESOURCE_NOT_FOUND: "Another account's ids are answered the same way"; also for other
       // tenants' ids"); on /partner/* the other partner's ids are as invisible.
       return partnerRoute ? (hasId ? NOT_FOUND : null) : NOT_FOUND;
     case 'sandbox':
       // A sandbox key sees its account's data (there is no separate sandbox data set: only sends go
-      // elsewhere, API.md § Keys and partners); its writes act like the live key's, so only reads.
+      // elsewhere, docs/decisions.md § Keys); its writes act like the live key's, so only reads.
       if (partnerRoute) return hasId ? FORBIDDEN : null;
       return hasId && op.method === 'GET' ? 'success' : null;
     case 'suspendedKey':
@@ -190,21 +190,21 @@ export interface Exception {
 export const EXCEPTIONS: Record<string, Exception> = {
   'putChannel:sandbox': {
     expected: FORBIDDEN,
-    why: 'API.md FORBIDDEN: "live-only action with a sandbox key"; decisions.md: a sandbox key may not change the channel',
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
   },
   'putChannel:owner': { expected: 'success', why: 'the control of the row above' },
   'submitTemplate:sandbox': {
     expected: FORBIDDEN,
-    why: 'API.md FORBIDDEN: "live-only action with a sandbox key"; decisions.md: a sandbox key of a WhatsApp Cloud API account may not submit',
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key of a WhatsApp Cloud API account may not submit',
   },
   'deleteTemplate:sandbox': {
     expected: FORBIDDEN,
     ids: (w) => ({ id: w.submittedTemplateId }),
-    why: 'API.md FORBIDDEN: "live-only action with a sandbox key"; decisions.md: a sandbox key may not delete a template Meta holds',
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not delete a template Meta holds',
   },
   'simulateInboundMessage:owner': {
     expected: FORBIDDEN,
-    why: 'API.md: "POST /sandbox/inbound-messages (sandbox keys only)"; decisions.md: a live key gets 403',
+    why: 'docs/conversations.md: a **sandbox key** plays the customer; decisions.md: a live key gets 403',
   },
   'simulateInboundMessage:sandbox': { expected: 'success', why: 'the control of the row above' },
 };

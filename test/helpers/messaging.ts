@@ -142,8 +142,8 @@ export async function messageWhen(app: App, key: string, id: string, status: str
 
 /**
  * Opens the customer service window of `phone` as an inbound message would, `ago` ms in the past.
- * Written directly for now: inbound messages arrive with the conversations issue, which will set
- * last_inbound_at the same way when a customer writes in.
+ * Written directly, as inbound processing (conversations/inbound.ts) sets last_inbound_at when a
+ * customer writes in.
  */
 export async function customerWrote(db: Database, accountId: string, phone: string, at: Date): Promise<void> {
   await db.query(

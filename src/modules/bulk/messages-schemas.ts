@@ -4,7 +4,7 @@ import { ErrorInfo, MessageStatusSchema, messageFields, RecipientSchema } from '
 import type { BulkJobRow } from './repo.ts';
 import { jobProperties, toJobBase } from './schemas.ts';
 
-/** Recipients per POST /bulk/messages (the seed's limit). */
+/** Recipients per POST /bulk/messages (the published API's limit: docs/messaging.md § Bulk sends). */
 export const MAX_BULK_RECIPIENTS = 100;
 
 export const BulkMessagesBody = Type.Object(

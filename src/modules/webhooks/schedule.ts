@@ -1,4 +1,4 @@
-// When a failed delivery is tried again (API.md § Events and webhooks): after 5 s, 5 min, 30 min,
+// When a failed delivery is tried again (docs/decisions.md § Events and webhooks): after 5 s, 5 min, 30 min,
 // 2 h, 5 h, 10 h and 10 h, each with up to ±10 % jitter so that a receiver coming back is not hit
 // by every queued delivery in the same second; a longer Retry-After from the receiver wins.
 

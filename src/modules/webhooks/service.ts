@@ -22,7 +22,7 @@ import {
 } from './repo.ts';
 import { generateSecret, secretProblem } from './signing.ts';
 
-/** Subscriptions one owner may have (Stripe allows 16; the seed leaves it open). */
+/** Subscriptions one owner may have (Stripe allows 16; docs/decisions.md § Events and webhooks). */
 export const MAX_ENDPOINTS_PER_OWNER = 20;
 
 const DISABLED_BY_OWNER = 'disabled by you';
