@@ -5,7 +5,7 @@
 // one URL: each entry reaches the partner's account whose channel has its number.
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { FakeBusiness } from './fakes/whatsapp-cloud.ts';
+import { type FakeBusiness, FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
 import { call, tenant } from './helpers/client.ts';
 import { type MessagingTenant, useMessagingApp, whatsappTenant } from './helpers/messaging.ts';
 import { expectError } from './helpers/setup.ts';
@@ -124,11 +124,7 @@ describe("a partner's Meta app: one callback URL for every client number", () =>
       key: t.apiKey,
       body: {
         provider: 'whatsapp_cloud',
-        whatsapp: {
-          phoneNumberId: business.phoneNumberId,
-          businessAccountId: business.businessAccountId,
-          accessToken: business.accessToken,
-        },
+        whatsapp: FakeWhatsAppCloud.partnerAppChannelSettings(business),
       },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -255,11 +251,7 @@ describe("a partner's Meta app: one callback URL for every client number", () =>
       key: t.apiKey,
       body: {
         provider: 'whatsapp_cloud',
-        whatsapp: {
-          phoneNumberId: a.business.phoneNumberId,
-          businessAccountId: a.business.businessAccountId,
-          accessToken: a.business.accessToken,
-        },
+        whatsapp: FakeWhatsAppCloud.partnerAppChannelSettings(a.business),
       },
     });
     expectError(res, 409, 'CONFLICT');

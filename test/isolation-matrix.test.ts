@@ -251,11 +251,7 @@ describe("partners' Meta apps", () => {
         key: apiKey,
         body: {
           provider: 'whatsapp_cloud',
-          whatsapp: {
-            phoneNumberId: business.phoneNumberId,
-            businessAccountId: business.businessAccountId,
-            accessToken: business.accessToken,
-          },
+          whatsapp: FakeWhatsAppCloud.partnerAppChannelSettings(business),
         },
       });
       expect(channel.status, JSON.stringify(channel.body)).toBe(200);

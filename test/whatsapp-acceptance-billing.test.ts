@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FakeBusiness } from './fakes/whatsapp-cloud.ts';
 import { call } from './helpers/client.ts';
 import {
+  approvedTemplate,
   balanceOf,
   credit,
   eventually,
@@ -35,20 +36,12 @@ const PRICE = '0.0250'; // a US marketing template (src/modules/pricing/default-
 async function newTenant(money: string): Promise<Tenant> {
   const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake, {}, { metaReportsSent: false });
   if (money !== '0') await credit(env.app, env.partner.partnerKey, t.accountId, money);
-  const created = await call(env.app, 'POST', '/templates', {
-    key: t.apiKey,
-    body: {
-      name: 'spring_sale',
-      language: 'en_US',
-      category: 'MARKETING',
-      components: [
-        { type: 'BODY', text: 'Hi {{1}}, our spring collection is here.', example: { body_text: [['Ann']] } },
-      ],
-    },
+  await approvedTemplate(env.app, t.apiKey, {
+    name: 'spring_sale',
+    category: 'MARKETING',
+    body: 'Hi {{1}}, our spring collection is here.',
+    examples: ['Ann'],
   });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const submitted = await call(env.app, 'POST', `/templates/${created.body.id}/submit`, { key: t.apiKey });
-  expect(submitted.body.status).toBe('APPROVED');
   return t;
 }
 

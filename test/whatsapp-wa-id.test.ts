@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
 import { call } from './helpers/client.ts';
 import {
+  approvedTemplate,
   credit,
   eventually,
   type MessagingTenant,
@@ -31,20 +32,12 @@ const callbackUrl = (t: Tenant) => `${base}/api/v1/callbacks/whatsapp/${t.accoun
 async function newTenant(): Promise<Tenant> {
   const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
   await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');
-  const created = await call(env.app, 'POST', '/templates', {
-    key: t.apiKey,
-    body: {
-      name: 'reminder',
-      language: 'pt_BR',
-      category: 'UTILITY',
-      components: [
-        { type: 'BODY', text: 'Olá {{1}}, sua consulta é amanhã.', example: { body_text: [['Ana']] } },
-      ],
-    },
+  await approvedTemplate(env.app, t.apiKey, {
+    name: 'reminder',
+    language: 'pt_BR',
+    body: 'Olá {{1}}, sua consulta é amanhã.',
+    examples: ['Ana'],
   });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const submitted = await call(env.app, 'POST', `/templates/${created.body.id}/submit`, { key: t.apiKey });
-  expect(submitted.body.status, JSON.stringify(submitted.body)).toBe('APPROVED');
   return t;
 }
 

@@ -321,6 +321,18 @@ export class FakeWhatsAppCloud {
     return this.#sends.waitFor(count, timeoutMs);
   }
 
+  /**
+   * The `whatsapp` object of PUT /account/channel for a number of a partner's Meta app: no app
+   * secret or verify token of its own (the partner's app checks its callbacks).
+   */
+  static partnerAppChannelSettings(business: FakeBusiness) {
+    return {
+      phoneNumberId: business.phoneNumberId,
+      businessAccountId: business.businessAccountId,
+      accessToken: business.accessToken,
+    };
+  }
+
   /** The `whatsapp` object of PUT /account/channel for this business's number. */
   static channelSettings(business: FakeBusiness) {
     return {

@@ -114,12 +114,28 @@ function batchesOf(adapter: CallbackAdapter, request: CallbackRequest): Callback
   }
 }
 
-function logUnknown(log: FastifyBaseLogger, provider: Provider, accountId: string, batches: CallbackBatch[]) {
+/** Logs what the provider sent that Tidings does not use (`about`: whose callback it was). */
+function logUnknown(log: FastifyBaseLogger, about: Record<string, unknown>, batches: CallbackBatch[]) {
   for (const batch of batches) {
     for (const u of batch.updates) {
-      if (u.kind === 'unknown') log.info({ accountId, provider, field: u.field }, 'callback field ignored');
+      if (u.kind === 'unknown') log.info({ ...about, field: u.field }, 'callback field ignored');
     }
   }
+}
+
+/** A refused signature, logged (whether the header was missing or wrong, never the secret). */
+function badSignature(
+  log: FastifyBaseLogger,
+  adapter: CallbackAdapter,
+  request: CallbackRequest,
+  about: Record<string, unknown>,
+): ApiError {
+  const header = request.headers[adapter.signatureHeader];
+  log.warn(
+    { ...about, reason: header ? 'mismatch' : 'missing', bytes: request.rawBody.length },
+    `callback refused: bad ${adapter.signatureHeader}`,
+  );
+  return new ApiError('INVALID_SIGNATURE');
 }
 
 /** A callback posted to an account's own URL: verified with its channel's app secret, applied to it. */
@@ -132,16 +148,10 @@ export async function receiveAccountCallback(
 ): Promise<CallbackOutcome> {
   const adapter = adapterFor(ctx, provider);
   const channel = await accountChannel(ctx, accountId);
-  if (!adapter.verify(request, channel.appSecret)) {
-    const header = request.headers[adapter.signatureHeader];
-    log.warn(
-      { accountId, provider, reason: header ? 'mismatch' : 'missing', bytes: request.rawBody.length },
-      `callback refused: bad ${adapter.signatureHeader}`,
-    );
-    throw new ApiError('INVALID_SIGNATURE');
-  }
+  if (!adapter.verify(request, channel.appSecret))
+    throw badSignature(log, adapter, request, { accountId, provider });
   const batches = batchesOf(adapter, request);
-  logUnknown(log, provider, accountId, batches);
+  logUnknown(log, { accountId, provider }, batches);
   let dropped = 0;
   const mine = batches.filter((batch) => {
     const reason = foreignTo(batch.destination, channel.whatsapp);
@@ -213,15 +223,9 @@ export async function receiveAppCallback(
 ): Promise<CallbackOutcome> {
   const adapter = adapterFor(ctx, provider);
   const app = (await allPartnerApps(ctx.db, ctx.secrets)).find((a) => adapter.verify(request, a.appSecret));
-  if (!app) {
-    const header = request.headers[adapter.signatureHeader];
-    log.warn(
-      { provider, reason: header ? 'mismatch' : 'missing', bytes: request.rawBody.length },
-      `app callback refused: bad ${adapter.signatureHeader}`,
-    );
-    throw new ApiError('INVALID_SIGNATURE');
-  }
+  if (!app) throw badSignature(log, adapter, request, { provider, url: 'app' });
   const batches = batchesOf(adapter, request);
+  logUnknown(log, { partnerId: app.partnerId, provider }, batches);
   const ids = (key: keyof CallbackDestination) => [
     ...new Set(batches.flatMap((b) => (b.destination[key] === null ? [] : [b.destination[key]!]))),
   ];
@@ -235,10 +239,6 @@ export async function receiveAppCallback(
   let dropped = 0;
   for (const batch of batches) {
     const known = batch.updates.filter((u) => u.kind !== 'unknown');
-    for (const u of batch.updates) {
-      if (u.kind === 'unknown')
-        log.info({ partnerId: app.partnerId, provider, field: u.field }, 'callback field ignored');
-    }
     if (known.length === 0) continue;
     const route = routeBatch(batch, channels);
     if ('reason' in route) {
