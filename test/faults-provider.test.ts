@@ -24,6 +24,8 @@ const PROVIDER_TIMEOUT_MS = 4000;
 const IN_DOUBT_SECONDS = 6;
 /** What "undelayed" means on a shared 2-core machine, far below the provider's timeout. */
 const OTHER_WORK_BOUND_MS = 1000;
+/** Below the second a message given back for later waits: what a queued burst must stay under. */
+const DEFER_BOUND_MS = 2000;
 /** Slack on the far side of a wait: the job is fetched on the workers' next poll (0.5 s). */
 const LATE_BY_MS = 2500;
 
@@ -267,6 +269,28 @@ describe('a hung hand-over in a batch', () => {
     expect(ms).toBeLessThan(OTHER_WORK_BOUND_MS);
     await messageWhen(env.app, stuck.apiKey, hung, 'sent', IN_DOUBT_SECONDS * 1000 + 10_000);
     expect(handOvers(hanging)).toMatchObject({ attempts: 2, accepted: 1 });
+  }, 30_000);
+});
+
+describe('an account over its budget', () => {
+  it('with a healthy provider, a burst queues for its places instead of being sent back for later', async () => {
+    const busy = await liveTenant();
+    const numbers = await Promise.all(Array.from({ length: 30 }, () => customerOf(busy)));
+    env.fake.latencyMs = 50;
+    try {
+      await Promise.all(numbers.map((to) => sendText(busy, to)));
+      const [, ms] = await timedMs(async () => {
+        await eventually(
+          async () => numbers.filter((to) => env.fake.sent.some((s) => s.to === to)).length,
+          (n) => n === numbers.length,
+        );
+      });
+      // 30 hand-overs of 50 ms, 8 at a time: a few hundred ms; a second's wait would show.
+      expect(ms).toBeLessThan(DEFER_BOUND_MS);
+      expect(numbers.map((to) => handOvers(to).attempts)).toEqual(numbers.map(() => 1));
+    } finally {
+      env.fake.latencyMs = 0;
+    }
   }, 30_000);
 });
 

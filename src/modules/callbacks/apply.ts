@@ -82,7 +82,11 @@ export async function applyProviderUpdates(
   source: CallbackSource,
   updates: ProviderUpdate[],
 ): Promise<number> {
-  let applied = await s.db.transaction((tx) => applyStatusUpdates(s, tx, source.accountId, updates));
+  // Customers' messages alone (the usual callback) need no transaction for statuses.
+  const reports = updates.some((u) => u.kind === 'message_status' || u.kind === 'template_status');
+  let applied = reports
+    ? await s.db.transaction((tx) => applyStatusUpdates(s, tx, source.accountId, updates))
+    : 0;
   const inbound = updates.flatMap((u) => (u.kind === 'inbound_message' ? [u.message] : []));
   if (inbound.length > 0) {
     const received = await receiveInbound(

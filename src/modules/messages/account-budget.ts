@@ -1,28 +1,59 @@
-// How many of one account's messages a process holds for hand-over at once: claimed, waiting for
-// their number's turn or a slot, or with the provider. At most `cap` (TIDINGS_DISPATCH_ACCOUNT_
-// CONCURRENCY); a batch leaves the rest unclaimed for a later try. Without it, one account whose
-// provider hangs on every call takes every slot of the process, and every other account's sends
-// wait for its timeouts. Bounding what is held (not only what is in flight) also bounds how long a
-// claimed message can wait before it goes: a claim's time is when its in-doubt wait starts.
+// How many of one account's messages a process hands to providers at once: at most `cap`
+// (TIDINGS_DISPATCH_ACCOUNT_CONCURRENCY). Without it, one account whose provider hangs on every call
+// takes every slot of the process, and every other account's sends wait for its timeouts.
+//
+// A message waits for one of its account's places for a bounded time only: a healthy provider
+// frees places within milliseconds, so a burst just queues; a hung one does not, and a message that
+// waited that long is given back (the dispatcher undoes its claim and tries it again later),
+// because a claimed message's in-doubt wait runs from its claim and it must not sit in memory for
+// long after it.
+
+interface Waiter {
+  resolve: (got: boolean) => void;
+  timer: NodeJS.Timeout;
+}
 
 export class AccountBudget {
   readonly #held = new Map<string, number>();
+  readonly #waiting = new Map<string, Waiter[]>();
   readonly cap: number;
 
   constructor(cap: number) {
     this.cap = cap;
   }
 
-  /** Takes up to `want` of the account's places; answers how many it got. */
-  take(accountId: string, want: number): number {
+  /** One of the account's places, within `waitMs`; false when none came free in time. */
+  acquire(accountId: string, waitMs: number): Promise<boolean> {
     const held = this.#held.get(accountId) ?? 0;
-    const got = Math.max(0, Math.min(want, this.cap - held));
-    if (got > 0) this.#held.set(accountId, held + got);
-    return got;
+    if (held < this.cap) {
+      this.#held.set(accountId, held + 1);
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const queue = this.#waiting.get(accountId) ?? [];
+      const waiter: Waiter = {
+        resolve,
+        timer: setTimeout(() => {
+          queue.splice(queue.indexOf(waiter), 1);
+          if (queue.length === 0) this.#waiting.delete(accountId);
+          resolve(false);
+        }, waitMs),
+      };
+      queue.push(waiter);
+      this.#waiting.set(accountId, queue);
+    });
   }
 
-  /** Gives one place back: the message's hand-over is over (recorded, or given up). */
-  give(accountId: string): void {
+  /** Gives a place back: it passes straight to the account's next waiter, if any. */
+  release(accountId: string): void {
+    const queue = this.#waiting.get(accountId);
+    const next = queue?.shift();
+    if (next) {
+      if (queue!.length === 0) this.#waiting.delete(accountId);
+      clearTimeout(next.timer);
+      next.resolve(true);
+      return;
+    }
     const held = (this.#held.get(accountId) ?? 0) - 1;
     if (held > 0) this.#held.set(accountId, held);
     else this.#held.delete(accountId);

@@ -89,7 +89,9 @@ const RECORD_WITHIN_MS = 200;
  * ones go on without it and are recorded when they end; a loop is never held by a hung provider.
  */
 const HOLD_LOOP_MS = 200;
-/** When messages over their account's budget come back for another try. */
+/** How long a message waits for one of its account's places before it is given back for later. */
+const BUDGET_WAIT_MS = 1000;
+/** When messages given back come back for another try. */
 const DEFER_MS = 1000;
 
 function contentOf(message: MessageRow, template: Loaded['template']): MessageContent | ProviderError {
@@ -407,36 +409,18 @@ interface Shared {
   running: Set<Promise<void>>;
 }
 
-/** Keeps what fits each account's budget, in id order; answers the rest. */
-function withinBudget(budget: AccountBudget, loaded: Loaded[]): { kept: Loaded[]; left: Loaded[] } {
-  const byAccount = new Map<string, Loaded[]>();
-  for (const l of loaded)
-    byAccount.set(l.message.account_id, [...(byAccount.get(l.message.account_id) ?? []), l]);
-  const kept: Loaded[] = [];
-  const left: Loaded[] = [];
-  for (const [accountId, messages] of byAccount) {
-    const got = budget.take(accountId, messages.length);
-    kept.push(...messages.slice(0, got));
-    left.push(...messages.slice(got));
-  }
-  return { kept, left };
-}
-
 async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[]): Promise<void> {
   const { slots, order, budget } = shared;
   const attemptOf = new Map<string, number>();
   for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
-  const { claimedAt, loaded: claimed } = await claim(d, [...attemptOf.keys()]);
-  const claimedIds = new Set(claimed.map((l) => l.message.id));
+  const { claimedAt, loaded } = await claim(d, [...attemptOf.keys()]);
+  const claimedIds = new Set(loaded.map((l) => l.message.id));
   await waitForCallbacks(
     d,
     d.db,
     [...attemptOf.keys()].filter((id) => !claimedIds.has(id)),
     attemptOf,
   );
-  // One account holds at most its budget of the process's hand-overs; the rest come back later.
-  const { kept: loaded, left } = withinBudget(budget, claimed);
-  await defer(d, left, claimedAt, attemptOf);
   // Messages to one number go out one at a time, oldest first, across the process's loops (the
   // order); different numbers in parallel, at most TIDINGS_DISPATCH_CONCURRENCY hand-overs at a
   // time in the whole process (the slots).
@@ -447,26 +431,40 @@ async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[])
   }
   const record = recordAsTheyCome(d);
   const pending = new Set(loaded.map((l) => l.message.id));
+  // Given back: their account's places stayed taken too long (a hung provider), so they are tried
+  // again later rather than held; a number's later messages go back with them, keeping its order.
+  const left: Loaded[] = [];
   const handOvers = inParallel([...byPhone], d.concurrency, async ([key, group]) => {
     order.hold(
       key,
       group.map((l) => l.message.id),
     );
-    for (const l of group) {
-      try {
-        const outcome = await order.inTurn(key, l.message.id, () => slots.use(() => send(d, l)));
-        record.add({
-          attempt: attemptOf.get(l.message.id)!,
-          message: l.message,
-          outcome,
-          channel: l.channel,
-        });
-      } finally {
-        pending.delete(l.message.id);
-        budget.give(l.message.account_id);
+    for (const [i, l] of group.entries()) {
+      const accountId = l.message.account_id;
+      const outcome = await order.inTurn(key, l.message.id, async () => {
+        if (!(await budget.acquire(accountId, BUDGET_WAIT_MS))) return null;
+        try {
+          return await slots.use(() => send(d, l));
+        } finally {
+          budget.release(accountId);
+        }
+      });
+      if (outcome === null) {
+        const rest = group.slice(i);
+        order.drop(
+          key,
+          rest.slice(1).map((r) => r.message.id),
+        );
+        left.push(...rest);
+        for (const r of rest) pending.delete(r.message.id);
+        return;
       }
+      pending.delete(l.message.id);
+      record.add({ attempt: attemptOf.get(l.message.id)!, message: l.message, outcome, channel: l.channel });
     }
-  }).then(() => record.finish());
+  })
+    .then(() => record.finish())
+    .then(() => defer(d, left, claimedAt, attemptOf));
   // Should a recording fail (the database went away), the messages not recorded are still queued,
   // claimed: in doubt (see the top of this file). Within the hold, pg-boss retries the batch's jobs.
   const finished = await Promise.race([handOvers.then(() => true), sleep(HOLD_LOOP_MS).then(() => false)]);

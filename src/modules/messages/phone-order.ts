@@ -25,6 +25,21 @@ export class PhoneOrder {
     this.#queues.set(key, q);
   }
 
+  /** Takes back registered messages that will not go now (given back for a later try). */
+  drop(key: string, ids: string[]): void {
+    const q = this.#queues.get(key);
+    if (!q) return;
+    const wasFirst = q.ids[0];
+    q.ids = q.ids.filter((id) => !ids.includes(id));
+    if (q.ids.length === 0 && !q.busy) this.#queues.delete(key);
+    else if (!q.busy && q.ids[0] !== wasFirst) {
+      const next = q.ids[0]!;
+      const wake = q.wake.get(next);
+      q.wake.delete(next);
+      wake?.();
+    }
+  }
+
   /** Runs the hand-over of a registered message in its turn, then lets the next one go. */
   async inTurn<T>(key: string, id: string, work: () => Promise<T>): Promise<T> {
     const q = this.#queues.get(key)!;
