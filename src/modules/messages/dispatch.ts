@@ -181,11 +181,6 @@ async function claim(d: DispatchDeps, ids: string[]): Promise<{ claimedAt: Date;
  */
 async function defer(d: DispatchDeps, left: Loaded[], claimedAt: Date, attemptOf: Map<string, number>) {
   if (left.length === 0) return;
-  const byAttempt = new Map<number, string[]>();
-  for (const l of left) {
-    const attempt = attemptOf.get(l.message.id) ?? 0;
-    byAttempt.set(attempt, [...(byAttempt.get(attempt) ?? []), l.message.id]);
-  }
   await d.db.transaction(async (tx) => {
     await tx.query(
       `UPDATE messages m SET handover_started_at = r.previous
@@ -193,13 +188,12 @@ async function defer(d: DispatchDeps, left: Loaded[], claimedAt: Date, attemptOf
         WHERE m.id = r.id AND m.handover_started_at = $3`,
       [left.map((l) => l.message.id), left.map((l) => l.previous), claimedAt],
     );
-    await d.jobs.enqueueMany(
+    await bringBack(
+      d,
       tx,
-      DISPATCH_JOB,
-      [...byAttempt].map(([attempt, messageIds]) => ({
-        data: { messageIds, attempt },
-        startAfter: new Date(Date.now() + DEFER_MS),
-      })),
+      left.map((l) => l.message.id),
+      attemptOf,
+      new Date(Date.now() + DEFER_MS),
     );
   });
 }
@@ -331,6 +325,26 @@ function waitSeconds(d: DispatchDeps): number {
   return Math.max(d.inDoubtSeconds, Math.ceil(d.providerTimeoutMs / 1000));
 }
 
+/** A dispatch job for these messages at `startAfter`, with the tries each had. */
+async function bringBack(
+  d: DispatchDeps,
+  sql: Sql,
+  ids: string[],
+  attemptOf: Map<string, number>,
+  startAfter: Date,
+): Promise<void> {
+  const byAttempt = new Map<number, string[]>();
+  for (const id of ids) {
+    const attempt = attemptOf.get(id) ?? 0;
+    byAttempt.set(attempt, [...(byAttempt.get(attempt) ?? []), id]);
+  }
+  await d.jobs.enqueueMany(
+    sql,
+    DISPATCH_JOB,
+    [...byAttempt].map(([attempt, messageIds]) => ({ data: { messageIds, attempt }, startAfter })),
+  );
+}
+
 /**
  * The jobs' messages in doubt that are not due again yet (another run handed them over lately and
  * never recorded the answer): a job for each at the end of its wait, unless a callback settles it.
@@ -367,7 +381,7 @@ async function waitForCallbacks(
  * in one transaction, one transaction at a time (so a number's messages are recorded in order).
  * A failed recording fails the batch at the end (finish()), once every hand-over has come back.
  */
-function recordAsTheyCome(d: DispatchDeps) {
+function recordAsTheyCome(d: DispatchDeps, onRecorded: (ids: string[]) => void) {
   let ready: Outcome[] = [];
   let timer: NodeJS.Timeout | null = null;
   let recorded: Promise<void> = Promise.resolve();
@@ -380,6 +394,7 @@ function recordAsTheyCome(d: DispatchDeps) {
     if (outcomes.length > 0) {
       recorded = recorded
         .then(() => settle(d, outcomes))
+        .then(() => onRecorded(outcomes.map((o) => o.message.id)))
         .catch((error) => {
           failure ??= { error };
         });
@@ -429,8 +444,11 @@ async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[])
     const key = `${l.message.account_id}/${l.message.phone}`;
     byPhone.set(key, [...(byPhone.get(key) ?? []), l]);
   }
-  const record = recordAsTheyCome(d);
+  // Claimed and neither recorded nor given back yet: what a failure leaves in doubt.
   const pending = new Set(loaded.map((l) => l.message.id));
+  const record = recordAsTheyCome(d, (ids) => {
+    for (const id of ids) pending.delete(id);
+  });
   // Given back: their account's places stayed taken too long (a hung provider), so they are tried
   // again later rather than held; a number's later messages go back with them, keeping its order.
   const left: Loaded[] = [];
@@ -456,25 +474,43 @@ async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[])
           rest.slice(1).map((r) => r.message.id),
         );
         left.push(...rest);
-        for (const r of rest) pending.delete(r.message.id);
         return;
       }
-      pending.delete(l.message.id);
       record.add({ attempt: attemptOf.get(l.message.id)!, message: l.message, outcome, channel: l.channel });
     }
   })
     .then(() => record.finish())
-    .then(() => defer(d, left, claimedAt, attemptOf));
+    .then(() => defer(d, left, claimedAt, attemptOf))
+    .then(() => {
+      for (const l of left) pending.delete(l.message.id);
+    });
   // Should a recording fail (the database went away), the messages not recorded are still queued,
   // claimed: in doubt (see the top of this file). Within the hold, pg-boss retries the batch's jobs.
   const finished = await Promise.race([handOvers.then(() => true), sleep(HOLD_LOOP_MS).then(() => false)]);
   if (finished) return;
-  // The rest go on without this loop. Should the process die before they are recorded, a job at
-  // the end of their in-doubt wait brings them back (and finds nothing to do if they were).
-  await waitForCallbacks(d, d.db, [...pending], attemptOf);
-  const running = handOvers.catch((err) =>
-    d.log.error({ err }, 'recording hand-overs that outlasted their batch failed; they are in doubt'),
-  );
+  // The rest go on without this loop. A job brings them back once their hand-overs must have ended
+  // (the provider's timeout), in case the process dies first: it finds nothing to do where they
+  // were recorded, hands the sandbox's over again, and leaves a provider's in doubt (waiting for its
+  // callback). Should their recording fail, a job is asked for at once, as pg-boss retries a
+  // failed batch.
+  await bringBack(d, d.db, [...pending], attemptOf, new Date(Date.now() + d.providerTimeoutMs + 1000));
+  const running = handOvers.catch(async (err) => {
+    const unrecorded = [...pending];
+    d.log.error({ err, messageIds: unrecorded }, 'recording hand-overs that outlasted their batch failed');
+    for (let tries = 1; tries <= 5; tries++) {
+      try {
+        return await bringBack(
+          d,
+          d.db,
+          unrecorded,
+          attemptOf,
+          new Date(Date.now() + d.retryDelaySeconds * 1000),
+        );
+      } catch {
+        await sleep(1000);
+      }
+    }
+  });
   shared.running.add(running);
   void running.finally(() => shared.running.delete(running));
 }
