@@ -46,6 +46,7 @@ import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
+import { webhookFanOut } from './modules/webhooks/outbox.ts';
 import { ACCOUNT_WEBHOOKS, PARTNER_WEBHOOKS, webhookRoutes } from './modules/webhooks/routes.ts';
 
 export const API_PREFIX = '/api/v1/public';
@@ -118,7 +119,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const sending = {
     db: deps.db,
     jobs: deps.jobs ?? new Jobs(deps.db, { superviseSeconds: config.jobSuperviseSeconds }),
-    events: new EventOutbox(now),
+    events: new EventOutbox(now, [webhookFanOut]),
     prices: loadPrices(config.pricesFile),
     approvedTemplates: new ApprovedTemplates(),
     now,

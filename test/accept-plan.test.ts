@@ -14,6 +14,7 @@ import { AcceptQueue } from '../src/modules/messages/accept-queue.ts';
 import { prepareMessage, templateLookup } from '../src/modules/messages/prepare.ts';
 import { loadPrices } from '../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../src/modules/templates/approved.ts';
+import { webhookFanOut } from '../src/modules/webhooks/outbox.ts';
 import { call, tenant } from './helpers/client.ts';
 import { onPostgres } from './helpers/harness.ts';
 import { sandboxTenant } from './helpers/messaging.ts';
@@ -126,7 +127,7 @@ describe.runIf(onPostgres)('sends to new numbers, on one connection', () => {
       const s: AcceptServices = {
         db,
         jobs,
-        events: new EventOutbox(() => new Date()),
+        events: new EventOutbox(() => new Date(), [webhookFanOut]),
         prices: loadPrices(null),
         approvedTemplates: new ApprovedTemplates(),
         now: () => new Date(),

@@ -513,7 +513,7 @@ describe('the outbox', () => {
           data: { marker: 'rolled back' },
         });
         rolledBackId = event.id;
-        expect(event.deliveryIds).toHaveLength(1);
+        expect(event.added.webhooks).toHaveLength(1);
         throw new Error('rollback');
       }),
     ).rejects.toThrow('rollback');
@@ -538,7 +538,7 @@ describe('the outbox', () => {
     expect(r.received).toHaveLength(1);
     const log = await deliveries(t.apiKey, hook.id);
     expect(log.map((d) => d.eventId)).toEqual([committed.id]);
-    expect(log.map((d) => d.id)).toEqual(committed.deliveryIds);
+    expect(log.map((d) => d.id)).toEqual(committed.added.webhooks);
   });
 });
 

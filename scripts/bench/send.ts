@@ -40,6 +40,7 @@ import { ACCEPT_TRANSACTION, acceptBatch, wakeDispatchers } from '../../src/modu
 import { type PreparedMessage, prepareMessage, templateLookup } from '../../src/modules/messages/prepare.ts';
 import { loadPrices } from '../../src/modules/pricing/prices.ts';
 import { ApprovedTemplates } from '../../src/modules/templates/approved.ts';
+import { webhookFanOut } from '../../src/modules/webhooks/outbox.ts';
 import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
 import { closedLoop, describe, type LoadResult, openLoop, type Work } from './load.ts';
 import { hasPgbench, initPgbench, pgbenchAtRate, pgbenchSaturated } from './pgbench.ts';
@@ -227,7 +228,7 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   const services: AcceptServices = {
     db,
     jobs,
-    events: new EventOutbox(() => new Date()),
+    events: new EventOutbox(() => new Date(), [webhookFanOut]),
     prices: loadPrices(null),
     approvedTemplates: new ApprovedTemplates(),
     now: () => new Date(),

@@ -14,6 +14,7 @@ import autocannon from 'autocannon';
 import { type Database, openPostgres } from '../../src/kernel/db.ts';
 import { EventOutbox } from '../../src/kernel/events.ts';
 import { migrate } from '../../src/kernel/migrate.ts';
+import { webhookFanOut } from '../../src/modules/webhooks/outbox.ts';
 import { record } from './report.ts';
 import {
   benchDatabase,
@@ -128,7 +129,7 @@ for (let i = 0; i < ACCOUNTS; i++) {
   );
   accounts.push(accountId!);
 }
-const outbox = new EventOutbox(() => new Date());
+const outbox = new EventOutbox(() => new Date(), [webhookFanOut]);
 const data = {
   id: 'txn_bench',
   type: 'credit',

@@ -1,9 +1,13 @@
-// The event outbox. emit(tx, event) writes an event and one pending delivery per matching webhook in
-// the caller's transaction: a change and the events it causes commit together, a rolled-back change
-// emits nothing, and a committed event survives any crash (the webhook dispatcher finds its
-// deliveries in the table). A NOTIFY, sent by PostgreSQL only at commit, wakes the dispatchers.
+// The event outbox. emit(tx, event) writes an event, and what each subscriber adds for it, in the
+// caller's transaction: a change and the events it causes commit together, a rolled-back change
+// emits nothing, and a committed event survives any crash (each subscriber's consumers find its rows
+// in their table). Subscribers are the modules that act on events: webhook fan-out adds one pending
+// delivery per matching webhook (modules/webhooks/outbox.ts), automation a row for its engine. The
+// kernel knows none of their tables: each subscriber gives the outbox a lookup (a subquery per
+// account) and an INSERT, and the outbox writes a batch of events with one lookup statement and one
+// write statement whatever the number of subscribers. A NOTIFY, sent by PostgreSQL only at commit,
+// wakes a subscriber's consumers.
 
-import { AUTOMATIC_ATTEMPTS } from '../modules/webhooks/schedule.ts';
 import type { Tx } from './db.ts';
 import { newId } from './ids.ts';
 
@@ -36,9 +40,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export const EVENT_FAMILIES = [...new Set(EVENT_TYPES.map((t) => t.split('.')[0]!))];
 
-/** The channel dispatchers LISTEN on. */
-export const DELIVERY_CHANNEL = 'tidings_webhook_deliveries';
-
 /** Why a subscription filter is not valid, or null: an exact type, `family.*` or `*`. */
 export function filterProblem(filter: string): string | null {
   if (filter === '*') return null;
@@ -48,53 +49,96 @@ export function filterProblem(filter: string): string | null {
   return (EVENT_TYPES as readonly string[]).includes(filter) ? null : `"${filter}" is not an event type`;
 }
 
+/** An event caused by automation names its cause; a chain of such causes is bounded by `depth`. */
+export interface CausedBy {
+  kind: 'rule' | 'sequence' | 'journey';
+  /** The rule, sequence or journey. */
+  id: string;
+  /** Its run (a rule run, an enrollment, a journey run). */
+  runId: string;
+  /** 1 for an effect of a run started by a user's event, one more for each automation in between. */
+  depth: number;
+}
+
 export interface EventInput {
   type: EventType;
   /** The account the event is about; null only for a partner-level event (a partner webhook test). */
   accountId: string | null;
   /** The resource as the API shows it, plus `previousStatus` on status changes. */
   data: object;
+  /** Set when automation caused it. */
+  causedBy?: CausedBy;
 }
 
-export interface EmittedEvent {
+/** An event as it is stored and delivered. */
+export interface EventEnvelope {
   id: string;
   type: EventType;
   createdAt: string;
   accountId: string | null;
   data: object;
-  /** The deliveries made, one per webhook that subscribes to it. */
-  deliveryIds: string[];
+  causedBy?: CausedBy;
 }
 
-/** Whether a subscription's filters take this event type. */
-function subscribes(filters: string[], type: string): boolean {
-  const family = `${type.split('.')[0]}.*`;
-  return filters.some((f) => f === '*' || f === type || f === family);
+export interface EmittedEvent extends EventEnvelope {
+  /** The ids of the rows each subscriber added for it (`webhooks`: the deliveries made). */
+  added: Record<string, string[]>;
+}
+
+/**
+ * A module that acts on events. Its rows are written in the emitting transaction, so they exist
+ * exactly when the event does.
+ */
+export interface OutboxSubscriber<A = unknown> {
+  /** Names its rows in EmittedEvent.added. */
+  readonly name: string;
+  /**
+   * A scalar subquery, over the account row `a` (columns id and partner_id), answering as JSON what
+   * the subscriber needs to route that account's events (null when it needs nothing).
+   */
+  readonly lookup: string;
+  /** The rows it adds for one event, each with its own `id`, given the lookup's answer. */
+  rows(event: EventEnvelope, audience: A | null): { id: string }[];
+  /**
+   * One data-modifying CTE body inserting the rows from `jsonb_to_recordset(<rows>)`; `<rows>` and
+   * `<now>` are placeholders for the parameters the outbox passes.
+   */
+  readonly insert: string;
+  /** NOTIFY'd at commit when it added rows. */
+  readonly channel?: string;
 }
 
 export class EventOutbox {
   readonly #now: () => Date;
+  readonly #subscribers: OutboxSubscriber[] = [];
 
-  constructor(now: () => Date) {
+  constructor(now: () => Date, subscribers: OutboxSubscriber<never>[] = []) {
     this.#now = now;
+    for (const s of subscribers) this.subscribe(s);
+  }
+
+  subscribe<A>(subscriber: OutboxSubscriber<A>): void {
+    if (this.#subscribers.some((s) => s.name === subscriber.name)) {
+      throw new Error(`outbox subscriber ${subscriber.name} is already registered`);
+    }
+    this.#subscribers.push(subscriber as OutboxSubscriber);
   }
 
   /**
-   * Records the event in the caller's transaction and queues its deliveries to every enabled
-   * webhook of the account (and of the account's partner) whose filters match. `only` restricts
-   * it to one webhook (a test event), which must belong to `partnerId` when the account is null.
+   * Records the event in the caller's transaction with what each subscriber adds for it. `to`
+   * skips the lookups: the event goes to the named subscribers alone, with the audience given (a
+   * webhook's test event to that one webhook), and belongs to `partnerId` when the account is null.
    */
   async emit(
     tx: Tx,
     event: EventInput,
-    options: { only?: { endpointId: string; partnerId?: string } } = {},
+    options: { to?: { audiences: Record<string, unknown>; partnerId?: string | null } } = {},
   ): Promise<EmittedEvent> {
-    if (options.only) {
-      const { endpointId, partnerId = null } = options.only;
-      const [emitted] = await this.#write(tx, [event], () => ({
-        partnerId,
-        endpoints: [{ id: endpointId, filters: ['*'] }],
-      }));
+    if (options.to) {
+      const { audiences, partnerId = null } = options.to;
+      const [emitted] = await this.#write(tx, [event], (subscriber) =>
+        subscriber.name in audiences ? { partnerId, audience: audiences[subscriber.name] } : null,
+      );
       return emitted!;
     }
     const [emitted] = await this.emitMany(tx, [event]);
@@ -102,48 +146,44 @@ export class EventOutbox {
   }
 
   /**
-   * Emits several events, of any accounts, at once: one lookup of their subscriptions and one
-   * statement for all the events and their deliveries (a bulk job's chunk, a batch of statuses).
+   * Emits several events, of any accounts, at once: one lookup for all their accounts and one
+   * statement for all the events and every subscriber's rows (a bulk job's chunk, a batch of
+   * statuses).
    */
   async emitMany(tx: Tx, events: EventInput[]): Promise<EmittedEvent[]> {
     if (events.length === 0) return [];
     const accounts = [...new Set(events.map((e) => e.accountId).filter((a): a is string => a !== null))];
-    const { rows } = await tx.query<{
-      account_id: string;
-      partner_id: string | null;
-      id: string | null;
-      filters: string[] | null;
-    }>(
-      `SELECT a.id AS account_id, a.partner_id, e.id, e.event_filters AS filters
-         FROM accounts a
-         LEFT JOIN webhook_endpoints e ON e.enabled AND (e.account_id = a.id OR e.partner_id = a.partner_id)
-        WHERE a.id = ANY($1::text[])
-        ORDER BY e.id`,
-      [accounts],
-    );
-    const byAccount = new Map<
-      string,
-      { partnerId: string | null; endpoints: { id: string; filters: string[] }[] }
-    >();
-    for (const r of rows) {
-      const entry = byAccount.get(r.account_id) ?? { partnerId: r.partner_id, endpoints: [] };
-      if (r.id && r.filters) entry.endpoints.push({ id: r.id, filters: r.filters });
-      byAccount.set(r.account_id, entry);
+    const byAccount = new Map<string, { partnerId: string | null; audiences: unknown[] }>();
+    if (accounts.length > 0) {
+      const columns = this.#subscribers.map((s, i) => `, (${s.lookup}) AS s${i}`).join('');
+      const { rows } = await tx.query<Record<string, unknown> & { id: string; partner_id: string | null }>(
+        `SELECT a.id, a.partner_id${columns} FROM accounts a WHERE a.id = ANY($1::text[])`,
+        [accounts],
+      );
+      for (const r of rows) {
+        byAccount.set(r.id, {
+          partnerId: r.partner_id,
+          audiences: this.#subscribers.map((_, i) => r[`s${i}`] ?? null),
+        });
+      }
     }
-    return this.#write(
-      tx,
-      events,
-      (e) => byAccount.get(e.accountId ?? '') ?? { partnerId: null, endpoints: [] },
-    );
+    return this.#write(tx, events, (subscriber, event) => {
+      const account = byAccount.get(event.accountId ?? '');
+      if (!account) return { partnerId: null, audience: null };
+      return {
+        partnerId: account.partnerId,
+        audience: account.audiences[this.#subscribers.indexOf(subscriber)],
+      };
+    });
   }
 
   async #write(
     tx: Tx,
     events: EventInput[],
-    audienceOf: (event: EventInput) => {
-      partnerId: string | null;
-      endpoints: { id: string; filters: string[] }[];
-    },
+    audienceOf: (
+      subscriber: OutboxSubscriber,
+      event: EventInput,
+    ) => { partnerId: string | null; audience: unknown } | null,
   ): Promise<EmittedEvent[]> {
     const createdAt = this.#now();
     const emitted: EmittedEvent[] = [];
@@ -154,50 +194,60 @@ export class EventOutbox {
       type: string;
       payload: string;
     }[] = [];
-    const deliveries: { id: string; endpoint_id: string; event_id: string; type: string }[] = [];
+    const added = this.#subscribers.map(() => [] as { id: string }[]);
     for (const event of events) {
-      const id = newId('event');
-      const { partnerId, endpoints } = audienceOf(event);
-      const deliveryIds: string[] = [];
-      for (const endpoint of endpoints) {
-        if (!subscribes(endpoint.filters, event.type)) continue;
-        const deliveryId = newId('delivery');
-        deliveryIds.push(deliveryId);
-        deliveries.push({ id: deliveryId, endpoint_id: endpoint.id, event_id: id, type: event.type });
-      }
-      const envelope = {
-        id,
+      const envelope: EventEnvelope = {
+        id: newId('event'),
         type: event.type,
         createdAt: createdAt.toISOString(),
         accountId: event.accountId,
         data: event.data,
+        ...(event.causedBy ? { causedBy: event.causedBy } : {}),
       };
+      let partnerId: string | null = null;
+      const ids: Record<string, string[]> = {};
+      for (const [i, subscriber] of this.#subscribers.entries()) {
+        const routed = audienceOf(subscriber, event);
+        if (!routed) continue;
+        partnerId = routed.partnerId;
+        const made = subscriber.rows(envelope, routed.audience);
+        ids[subscriber.name] = made.map((r) => r.id);
+        added[i]!.push(...made);
+      }
       // The envelope is serialised once: every retry sends the same signed bytes.
       rows.push({
-        id,
+        id: envelope.id,
         account_id: event.accountId,
         partner_id: partnerId,
         type: event.type,
         payload: JSON.stringify(envelope),
       });
-      emitted.push({ ...envelope, deliveryIds });
+      emitted.push({ ...envelope, added: ids });
     }
     // One JSON parameter per table: serialising hundreds of rows as JSON is several times cheaper
     // than as PostgreSQL array literals.
+    const params: unknown[] = [createdAt, JSON.stringify(rows)];
+    const ctes: string[] = [];
+    const notifies: string[] = [];
+    for (const [i, subscriber] of this.#subscribers.entries()) {
+      if (added[i]!.length === 0) continue;
+      params.push(JSON.stringify(added[i]));
+      const rowsParam = `$${params.length}::jsonb`;
+      ctes.push(
+        `, s${i} AS (${subscriber.insert.replaceAll('<rows>', rowsParam).replaceAll('<now>', '$1')} RETURNING 1)`,
+      );
+      if (subscriber.channel)
+        notifies.push(`SELECT pg_notify('${subscriber.channel}', '') WHERE EXISTS (SELECT 1 FROM s${i})`);
+    }
     await tx.query(
       `WITH new_events AS (
          INSERT INTO events (id, account_id, partner_id, type, payload, created_at)
          SELECT e.id, e.account_id, e.partner_id, e.type, e.payload, $1
-           FROM jsonb_to_recordset($3::jsonb) AS e (id text, account_id text, partner_id text, type text, payload text)
-       ), deliveries AS (
-         INSERT INTO webhook_deliveries
-           (id, endpoint_id, event_id, event_type, attempts_allowed, next_attempt_at, created_at, updated_at)
-         SELECT d.id, d.endpoint_id, d.event_id, d.type, $2, $1, $1, $1
-           FROM jsonb_to_recordset($4::jsonb) AS d (id text, endpoint_id text, event_id text, type text)
+           FROM jsonb_to_recordset($2::jsonb) AS e (id text, account_id text, partner_id text, type text, payload text)
          RETURNING 1
-       )
-       SELECT pg_notify('${DELIVERY_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM deliveries)`,
-      [createdAt, AUTOMATIC_ATTEMPTS, JSON.stringify(rows), JSON.stringify(deliveries)],
+       )${ctes.join('')}
+       ${notifies.length > 0 ? notifies.join(' UNION ALL ') : 'SELECT 1 WHERE EXISTS (SELECT 1 FROM new_events)'}`,
+      params,
     );
     return emitted;
   }

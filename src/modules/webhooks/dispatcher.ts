@@ -10,9 +10,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
-import { DELIVERY_CHANNEL } from '../../kernel/events.ts';
 import type { Metrics } from '../../kernel/metrics.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
+import { DELIVERY_CHANNEL } from './outbox.ts';
 import { type ClaimedDelivery, judge, type Outcome, writeOutcomes } from './outcomes.ts';
 import { pruneOlderThan } from './retention.ts';
 import { signatureHeaders } from './signing.ts';

@@ -3,9 +3,10 @@
 import type { Database, Sql } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
-import { DELIVERY_CHANNEL, type EventOutbox, filterProblem } from '../../kernel/events.ts';
+import { type EventOutbox, filterProblem } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
+import { DELIVERY_CHANNEL, type WebhookAudience } from './outbox.ts';
 import {
   countEndpoints,
   type DeliveryRow,
@@ -174,9 +175,14 @@ export async function sendTestEvent(s: WebhookServices, owner: Owner, id: string
         accountId: row.account_id,
         data: { webhookId: row.id, url: row.url, message: 'A test event from Tidings.' },
       },
-      { only: { endpointId: row.id, partnerId: row.partner_id ?? undefined } },
+      {
+        to: {
+          audiences: { webhooks: [{ id: row.id, filters: ['*'] }] satisfies WebhookAudience },
+          partnerId: row.partner_id,
+        },
+      },
     );
-    const delivery = await findDelivery(tx, row.id, event.deliveryIds[0]!);
+    const delivery = await findDelivery(tx, row.id, event.added.webhooks![0]!);
     if (!delivery) throw new ApiError('INTERNAL_ERROR');
     return delivery;
   });
