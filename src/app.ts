@@ -41,6 +41,7 @@ import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
 import { partnerWhatsAppAppRoutes } from './modules/partner/whatsapp-app-routes.ts';
 import { loadPrices } from './modules/pricing/prices.ts';
+import { ruleRoutes } from './modules/rules/routes.ts';
 import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
@@ -69,7 +70,15 @@ export interface AppDeps {
 export type App = FastifyInstance & { ctx: AppContext };
 
 function validators() {
-  const options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false } as const;
+  // `discriminator`: a oneOf told apart by a property (an action's `type`) is checked against the
+  // branch it names only, so its errors are that branch's.
+  const options = {
+    allErrors: true,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    discriminator: true,
+  } as const;
   // Bodies are JSON and must carry the right types; query strings and paths are text and are coerced.
   const body = addFormats.default(new Ajv({ ...options, coerceTypes: false }));
   const text = addFormats.default(new Ajv({ ...options, coerceTypes: 'array' }));
@@ -246,6 +255,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(webhookRoutes(ctx, ACCOUNT_WEBHOOKS));
       await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
       await api.register(teamRoutes(ctx));
+      await api.register(ruleRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));

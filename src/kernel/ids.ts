@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   template: 'tpl',
   message: 'msg',
   conversation: 'cnv',
+  rule: 'rul',
+  ruleRun: 'run',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -131,6 +131,16 @@ const IDEMPOTENCY_HEADER = Type.Optional(
   }),
 );
 
+function withoutDiscriminators(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDiscriminators);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'discriminator')
+      .map(([key, v]) => [key, withoutDiscriminators(v)]),
+  );
+}
+
 export async function installOpenApi(
   app: FastifyInstance,
   config: Config,
@@ -165,6 +175,11 @@ export async function installOpenApi(
       tags: [
         { name: 'account', description: 'The account, its usage and wallet.' },
         { name: 'team', description: 'Team members: the people conversations are assigned to.' },
+        {
+          name: 'rules',
+          description:
+            'Automation (Pro plan and above): rules run actions on events, in order, with a run record of every evaluation.',
+        },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',
@@ -203,6 +218,13 @@ export async function installOpenApi(
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
     },
+    // A `discriminator` tells our validator which branch of a oneOf to check (an action's `type`);
+    // OpenAPI's own discriminator selects named schemas only, and each branch already says its type
+    // as a constant, so the document leaves it out.
+    transformObject: (document) =>
+      withoutDiscriminators(
+        'openapiObject' in document ? document.openapiObject : document.swaggerObject,
+      ) as object,
   });
   app.addHook('onRoute', (route) => completeRoute(route, table));
   await app.register(scalar, {

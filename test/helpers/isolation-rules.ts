@@ -239,6 +239,12 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   updatePartnerWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),
   rotatePartnerWebhookSecret: () => ({}),
   createTeamMember: () => ({ name: 'Di', email: 'di@example.com', role: 'agent' }),
+  createRule: () => ({
+    name: 'matrix',
+    trigger: { event: 'contact.created' },
+    actions: [{ type: 'add_tag', tag: 'new' }],
+  }),
+  updateRule: () => ({ status: 'paused' }),
   putPartnerWhatsAppApp: () => ({
     appId: '101',
     appSecret: 'matrix-app-secret',

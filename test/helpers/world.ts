@@ -105,6 +105,14 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     201,
   );
 
+  const rule = (name: string) => ({
+    name,
+    trigger: { event: 'message.received' },
+    actions: [{ type: 'add_tag', tag: 'replied' }],
+  });
+  const ruleA = await ok(a('POST', '/rules', rule('isolation rule')), 201);
+  const spareRule = await ok(a('POST', '/rules', rule('isolation spare rule')), 201);
+
   const template = (name: string) => ({
     name,
     language: 'en_US',
@@ -182,6 +190,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/partner/webhooks/{id}': partnerHook.id,
       '/partner/webhooks/{id}/deliveries/{deliveryId}': partnerDelivery.id,
       '/team/members/{id}': member.id,
+      '/rules/{id}': ruleA.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
       '/bulk/messages/{jobId}': messagesJob.jobId,
       '/partner/keys/{keyId}': partnerExtraKey.id,
@@ -195,6 +204,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/webhooks/{id}': { id: spareWebhook.id },
       '/partner/webhooks/{id}': { id: sparePartnerHook.id },
       '/team/members/{id}': { id: spareMember.id },
+      '/rules/{id}': { id: spareRule.id },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
       '/partner/accounts/{accountId}/keys/{keyId}': { keyId: spareKey.id },

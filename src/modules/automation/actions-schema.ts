@@ -1,0 +1,97 @@
+// The actions rules run (and, next, journey nodes): one object per action, told apart by `type`.
+// The schema checks their shape (a OneOf with a discriminator: a bad action is reported against its
+// own type's fields only); actions.ts checks what a schema cannot (templates, tags, keys, ids).
+import { Type } from 'typebox';
+import { messageFields } from '../messages/schemas.ts';
+
+const action = <P extends Record<string, Parameters<typeof Type.Object>[0][string]>>(
+  type: string,
+  properties: P,
+  description: string,
+) => Type.Object({ type: Type.Literal(type), ...properties }, { additionalProperties: false, description });
+
+const Tag = Type.String({ minLength: 1, maxLength: 100, description: 'A contact tag (stored lower-cased).' });
+
+export const ACTION_SCHEMAS = [
+  action(
+    'send_message',
+    {
+      message: Type.Object(messageFields, {
+        additionalProperties: false,
+        description:
+          'A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates.',
+      }),
+    },
+    'Send the contact a message through the send path: its window rule, price and charge.',
+  ),
+  action('add_tag', { tag: Tag }, 'Tag the contact.'),
+  action('remove_tag', { tag: Tag }, 'Remove a tag from the contact.'),
+  action(
+    'set_attribute',
+    {
+      key: Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: 'An attribute name (letters, digits, _).',
+      }),
+      value: Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean(), Type.Null()], {
+        description: 'A string (a Liquid template), a number, a boolean, or null to remove it.',
+      }),
+    },
+    "Set (or, with null, remove) one of the contact's attributes.",
+  ),
+  action(
+    'assign',
+    {
+      assigneeId: Type.Optional(Type.String({ maxLength: 100, description: 'A team member.' })),
+      strategy: Type.Optional(
+        Type.Literal('round_robin', { description: 'The team member assigned longest ago (or never).' }),
+      ),
+    },
+    "Assign the contact's open conversation: to `assigneeId`, or by `strategy` (one of the two).",
+  ),
+  action('close_conversation', {}, "Close the contact's open conversation."),
+  action(
+    'enroll_in_sequence',
+    { sequenceId: Type.String({ maxLength: 100 }) },
+    'Enrol the contact in a sequence (as its reenroll setting allows).',
+  ),
+  action(
+    'exit_sequences',
+    { sequenceId: Type.Optional(Type.String({ maxLength: 100 })) },
+    "End the contact's active enrollments: in one sequence, or in all.",
+  ),
+  action(
+    'trigger_journey',
+    {
+      journeyId: Type.String({ maxLength: 100 }),
+      data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    },
+    'Start a journey for the contact.',
+  ),
+  action(
+    'call_webhook',
+    {
+      url: Type.String({ format: 'uri', maxLength: 2048, description: 'Checked like webhook URLs.' }),
+      body: Type.Optional(
+        Type.Record(Type.String(), Type.Unknown(), {
+          description: 'Sent as JSON (string values are Liquid templates); the run and event are added.',
+        }),
+      ),
+    },
+    'POST to a URL, signed like webhook deliveries.',
+  ),
+  action(
+    'place_call',
+    { scriptId: Type.String({ maxLength: 100 }) },
+    'Call the contact with a voice script.',
+  ),
+];
+
+export const ActionSchema = Type.Unsafe<{ type: string } & Record<string, unknown>>({
+  oneOf: ACTION_SCHEMAS,
+  discriminator: { propertyName: 'type' },
+  description: 'An action: `type` says which, and which fields it takes.',
+});
+
+export const MAX_ACTIONS = 10;

@@ -1,0 +1,125 @@
+// What the schema of an action cannot check, checked when a rule is saved, every problem at once
+// with its field: a message's content (the send path's own rules), Liquid templates that do not
+// parse, tags and attribute names the contacts module would refuse, a team member or sequence of
+// another account (invisible: refused as unknown), a URL the egress check refuses, and actions whose
+// resource area does not exist yet.
+import type { Egress } from '../../kernel/egress.ts';
+import type { FieldIssue } from '../../kernel/errors.ts';
+import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
+import { checkContent, type MessageFieldsInput } from '../messages/content.ts';
+import { templateProblem } from './templating.ts';
+
+export type Action = { type: string } & Record<string, unknown>;
+
+export interface ActionChecks {
+  egress: Egress;
+  /** Whether the account has this team member. */
+  memberExists: (id: string) => Promise<boolean>;
+  /** Whether the account has this sequence (null: sequences cannot be named yet). */
+  sequenceExists: ((id: string) => Promise<boolean>) | null;
+}
+
+/** The texts of a message that are Liquid templates, with their fields. */
+function templatedTexts(message: MessageFieldsInput, at: string): [string, string][] {
+  const texts: [string, string][] = [];
+  if (typeof message.text === 'string') texts.push([`${at}.text`, message.text]);
+  (message.parameters ?? []).forEach((p, i) => {
+    if (typeof p === 'string') texts.push([`${at}.parameters[${i}]`, p]);
+  });
+  const media = message.media as { caption?: unknown } | undefined;
+  if (typeof media?.caption === 'string') texts.push([`${at}.media.caption`, media.caption]);
+  if (typeof message.interactive?.body === 'string')
+    texts.push([`${at}.interactive.body`, message.interactive.body]);
+  return texts;
+}
+
+/** Strings anywhere inside a JSON value, with their paths. */
+function stringsIn(value: unknown, at: string, out: [string, string][] = []): [string, string][] {
+  if (typeof value === 'string') out.push([at, value]);
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) stringsIn(v, `${at}[${i}]`, out);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) stringsIn(v, `${at}.${k}`, out);
+  }
+  return out;
+}
+
+export async function actionProblems(
+  actions: Action[],
+  path: string,
+  checks: ActionChecks,
+): Promise<FieldIssue[]> {
+  const issues: FieldIssue[] = [];
+  for (const [i, a] of actions.entries()) {
+    const at = `${path}[${i}]`;
+    const templates: [string, string][] = [];
+    switch (a.type) {
+      case 'send_message': {
+        const message = a.message as MessageFieldsInput;
+        const found: FieldIssue[] = [];
+        checkContent(message, found);
+        for (const f of found) issues.push({ ...f, field: `${at}.message.${f.field}` });
+        templates.push(...templatedTexts(message, `${at}.message`));
+        break;
+      }
+      case 'add_tag':
+      case 'remove_tag':
+        if (normalizeTag(a.tag as string) === null) {
+          issues.push({
+            field: `${at}.tag`,
+            issue: 'must be 1–50 letters, digits, spaces or - _ : . and start with a letter or digit',
+          });
+        }
+        break;
+      case 'set_attribute':
+        if (!ATTRIBUTE_NAME.test(a.key as string)) {
+          issues.push({
+            field: `${at}.key`,
+            issue: 'must start with a letter or _ and hold at most 40 letters, digits or _',
+          });
+        }
+        if (typeof a.value === 'string') templates.push([`${at}.value`, a.value]);
+        break;
+      case 'assign':
+        if ((a.assigneeId === undefined) === (a.strategy === undefined)) {
+          issues.push({ field: at, issue: 'takes either assigneeId or strategy: "round_robin"' });
+        } else if (typeof a.assigneeId === 'string' && !(await checks.memberExists(a.assigneeId))) {
+          issues.push({ field: `${at}.assigneeId`, issue: 'is not a team member of this account' });
+        }
+        break;
+      case 'enroll_in_sequence':
+      case 'exit_sequences':
+        if (typeof a.sequenceId === 'string') {
+          if (!checks.sequenceExists) {
+            issues.push({ field: `${at}.sequenceId`, issue: 'names no sequence of this account' });
+          } else if (!(await checks.sequenceExists(a.sequenceId))) {
+            issues.push({ field: `${at}.sequenceId`, issue: 'is not a sequence of this account' });
+          }
+        }
+        break;
+      case 'call_webhook': {
+        const problem = await checks.egress.check(a.url as string);
+        if (problem) issues.push({ field: `${at}.url`, issue: problem });
+        if (a.body !== undefined) templates.push(...stringsIn(a.body, `${at}.body`));
+        break;
+      }
+      case 'trigger_journey':
+        issues.push({
+          field: `${at}.type`,
+          issue: 'trigger_journey needs journeys, which this release does not have yet',
+        });
+        break;
+      case 'place_call':
+        issues.push({
+          field: `${at}.type`,
+          issue: 'place_call needs voice, which this release does not have yet',
+        });
+        break;
+    }
+    for (const [field, text] of templates) {
+      const problem = templateProblem(text);
+      if (problem) issues.push({ field, issue: problem });
+    }
+  }
+  return issues;
+}

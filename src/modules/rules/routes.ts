@@ -1,0 +1,111 @@
+// /rules: automation that reacts to events (docs/automation.md). Plans from Pro up.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { listRules } from './repo.ts';
+import {
+  CreateRuleBody,
+  RuleIdParams,
+  RuleListQuery,
+  RuleSchema,
+  toRule,
+  UpdateRuleBody,
+} from './schemas.ts';
+import { createRule, getRule, patchRule, removeRule } from './service.ts';
+
+export function ruleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['rules'];
+  const account = { access: 'account', feature: 'automation' } as const;
+  const found = { ...ON_RESOURCE, feature: 'automation' } as const;
+
+  return async (app) => {
+    app.post(
+      '/rules',
+      {
+        config: { ...account, errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'createRule',
+          summary: 'Create a rule: a trigger, conditions and up to 10 actions, at a position',
+          body: CreateRuleBody,
+          response: { 201: RuleSchema },
+        },
+      },
+      async (request, reply) => {
+        const row = await createRule(ctx, accountOf(request).id, request.body);
+        reply.status(201);
+        return toRule(row);
+      },
+    );
+
+    app.get(
+      '/rules',
+      {
+        config: account,
+        schema: {
+          tags,
+          operationId: 'listRules',
+          summary: 'List rules in evaluation order',
+          querystring: RuleListQuery,
+          response: { 200: listOf(RuleSchema) },
+        },
+      },
+      async (request) => {
+        const page = readPage(request.query);
+        const rows = await listRules(ctx.db, accountOf(request).id, page, request.query);
+        return pageOf(rows, page, toRule);
+      },
+    );
+
+    app.get(
+      '/rules/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'getRule',
+          summary: 'Get a rule with its stats',
+          params: RuleIdParams,
+          response: { 200: RuleSchema },
+        },
+      },
+      async (request) => toRule(await getRule(ctx.db, accountOf(request).id, request.params.id)),
+    );
+
+    app.patch(
+      '/rules/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'updateRule',
+          summary: 'Change a rule: any of its fields, its status (active, paused) or its position',
+          params: RuleIdParams,
+          body: UpdateRuleBody,
+          response: { 200: RuleSchema },
+        },
+      },
+      async (request) => toRule(await patchRule(ctx, accountOf(request).id, request.params.id, request.body)),
+    );
+
+    app.delete(
+      '/rules/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'deleteRule',
+          summary: 'Delete a rule (the rules after it move up)',
+          params: RuleIdParams,
+          response: { 204: Type.Null({ description: 'Deleted.' }) },
+        },
+      },
+      async (request, reply) => {
+        await removeRule(ctx, accountOf(request).id, request.params.id);
+        reply.status(204);
+      },
+    );
+  };
+}

@@ -1,0 +1,157 @@
+import { Type } from 'typebox';
+import { EVENT_TYPES } from '../../kernel/events.ts';
+import { PageQuery } from '../../kernel/pagination.ts';
+import { nullable, Timestamp } from '../../kernel/schemas.ts';
+import { ActionSchema, MAX_ACTIONS } from '../automation/actions-schema.ts';
+import { OPS } from '../automation/conditions.ts';
+import type { RuleRow } from './repo.ts';
+
+/** Triggers that are not events: they fire when a time has passed without something happening. */
+export const TIMED_TRIGGERS = ['conversation.unanswered', 'contact.inactive'] as const;
+/** Events a rule may react to: every event but a webhook's test. */
+export const TRIGGER_EVENTS = [
+  ...EVENT_TYPES.filter((t): t is Exclude<typeof t, 'webhook.test'> => t !== 'webhook.test'),
+  ...TIMED_TRIGGERS,
+];
+export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
+
+const TriggerSchema = Type.Object(
+  {
+    event: Type.Enum(TRIGGER_EVENTS, {
+      description:
+        'The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).',
+    }),
+    after: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          'Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.',
+        examples: ['PT4H'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ConditionSchema = Type.Object(
+  {
+    field: Type.String({
+      maxLength: 140,
+      description:
+        'contact.phone|name|email|tags|country|optedIn|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).',
+      examples: ['message.text'],
+    }),
+    op: Type.Enum([...OPS]),
+    value: Type.Optional(
+      Type.Unknown({ description: 'What the op compares with; none for exists, not_exists, changed.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ConditionsSchema = Type.Object(
+  {
+    all: Type.Optional(Type.Array(ConditionSchema, { description: 'Every one must hold.' })),
+    any: Type.Optional(
+      Type.Array(ConditionSchema, { description: 'At least one must hold (when there are any).' }),
+    ),
+  },
+  { additionalProperties: false, description: 'When the rule matches. None: always.' },
+);
+
+const Status = Type.Enum(['active', 'paused'], { description: 'Only an active rule runs.' });
+const Position = Type.Integer({
+  minimum: 1,
+  description:
+    "Where the rule is evaluated among the account's rules (1 first); the others move to make room.",
+});
+const Actions = Type.Array(ActionSchema, {
+  minItems: 1,
+  maxItems: MAX_ACTIONS,
+  description: `Run in order when the rule matches (1–${MAX_ACTIONS}).`,
+});
+
+const ruleFields = {
+  name: Type.String({ minLength: 1, maxLength: 200, examples: ['STOP opts out'] }),
+  description: Type.Optional(nullable(Type.String({ maxLength: 1000 }))),
+  status: Type.Optional(Status),
+  position: Type.Optional(Position),
+  trigger: TriggerSchema,
+  conditions: Type.Optional(ConditionsSchema),
+  actions: Actions,
+  stopProcessing: Type.Optional(
+    Type.Boolean({ description: 'When it matches, later rules are not evaluated for the event.' }),
+  ),
+};
+
+export const CreateRuleBody = Type.Object(ruleFields, { additionalProperties: false });
+
+export const UpdateRuleBody = Type.Object(
+  {
+    name: Type.Optional(ruleFields.name),
+    description: ruleFields.description,
+    status: ruleFields.status,
+    position: ruleFields.position,
+    trigger: Type.Optional(TriggerSchema),
+    conditions: ruleFields.conditions,
+    actions: Type.Optional(Actions),
+    stopProcessing: ruleFields.stopProcessing,
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const RuleSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['rul_01jv0000000000000000000000'] }),
+    name: Type.String(),
+    description: nullable(Type.String()),
+    status: Status,
+    position: Type.Integer(),
+    trigger: TriggerSchema,
+    conditions: ConditionsSchema,
+    actions: Type.Array(ActionSchema),
+    stopProcessing: Type.Boolean(),
+    stats: Type.Object({
+      runs: Type.Integer({ description: 'Evaluations.' }),
+      matched: Type.Integer({ description: 'Evaluations whose conditions held.' }),
+      failed: Type.Integer({ description: 'Runs with an action that failed.' }),
+      lastRunAt: nullable(Timestamp),
+    }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'Rule' },
+);
+
+export const RuleIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+export const RuleListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(Status),
+    event: Type.Optional(Type.Enum(TRIGGER_EVENTS, { description: 'Only rules with this trigger.' })),
+  },
+  { additionalProperties: false },
+);
+
+export function toRule(row: RuleRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    status: row.status,
+    position: row.position,
+    trigger: { event: row.trigger_event, ...(row.trigger_after ? { after: row.trigger_after } : {}) },
+    conditions: row.conditions,
+    actions: row.actions,
+    stopProcessing: row.stop_processing,
+    stats: {
+      runs: row.runs,
+      matched: row.matched,
+      failed: row.failed,
+      lastRunAt: row.last_run_at ? row.last_run_at.toISOString() : null,
+    },
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}

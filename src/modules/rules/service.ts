@@ -1,0 +1,173 @@
+// Rules: saved checked (every fault at once, with its field), kept in evaluation order. A rule's
+// position is its place among all the account's rules (1 first); creating at a position, moving
+// and deleting shift the others so that positions stay 1 … n. Evaluation (engine.ts) takes the
+// active rules of an event's type in that order.
+import type { Database, Sql } from '../../kernel/db.ts';
+import type { Egress } from '../../kernel/egress.ts';
+import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
+import { newId } from '../../kernel/ids.ts';
+import { type Action, actionProblems } from '../automation/actions.ts';
+import { type Conditions, conditionProblems } from '../automation/conditions.ts';
+import { durationProblem } from '../automation/time.ts';
+import { invalidFields } from '../contacts/fields.ts';
+import { findMember } from '../team/repo.ts';
+import {
+  countRules,
+  deleteRule,
+  findRule,
+  insertRule,
+  lockRules,
+  type RuleRow,
+  type RuleValues,
+  shiftPositions,
+  updateRule,
+} from './repo.ts';
+import { TIMED_TRIGGERS, type TriggerEvent } from './schemas.ts';
+
+/** Rules one account may have. */
+export const MAX_RULES_PER_ACCOUNT = 200;
+
+export interface RuleServices {
+  db: Database;
+  egress: Egress;
+  now: () => Date;
+}
+
+export interface RuleInput {
+  name: string;
+  description?: string | null;
+  status?: 'active' | 'paused';
+  position?: number;
+  trigger: { event: TriggerEvent; after?: string };
+  conditions?: Conditions;
+  actions: Action[];
+  stopProcessing?: boolean;
+}
+
+const isTimed = (event: string) => (TIMED_TRIGGERS as readonly string[]).includes(event);
+
+/** Every fault of a rule as it would be saved. */
+async function ruleProblems(
+  s: RuleServices,
+  sql: Sql,
+  accountId: string,
+  rule: RuleValues,
+): Promise<FieldIssue[]> {
+  const issues: FieldIssue[] = [];
+  if (!rule.name.trim()) issues.push({ field: 'name', issue: 'must not be blank' });
+  if (isTimed(rule.trigger_event)) {
+    const problem =
+      rule.trigger_after === null ? 'is required for a timed trigger' : durationProblem(rule.trigger_after);
+    if (problem) issues.push({ field: 'trigger.after', issue: problem });
+  } else if (rule.trigger_after !== null) {
+    issues.push({
+      field: 'trigger.after',
+      issue: `applies to timed triggers only (${TIMED_TRIGGERS.join(', ')})`,
+    });
+  }
+  issues.push(...conditionProblems(rule.conditions, 'conditions'));
+  // A message's fields are known only when the trigger is about a message.
+  if (!rule.trigger_event.startsWith('message.')) {
+    for (const group of ['all', 'any'] as const) {
+      rule.conditions[group]?.forEach((c, i) => {
+        if (typeof c.field === 'string' && c.field.startsWith('message.')) {
+          issues.push({
+            field: `conditions.${group}[${i}].field`,
+            issue: `${c.field} is known only for message.* triggers, not ${rule.trigger_event}`,
+          });
+        }
+      });
+    }
+  }
+  issues.push(
+    ...(await actionProblems(rule.actions, 'actions', {
+      egress: s.egress,
+      memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
+      sequenceExists: null,
+    })),
+  );
+  return issues;
+}
+
+function valuesOf(input: RuleInput, before?: RuleRow): RuleValues {
+  return {
+    name: input.name.trim(),
+    description: input.description === undefined ? (before?.description ?? null) : input.description,
+    status: input.status ?? before?.status ?? 'active',
+    trigger_event: input.trigger.event,
+    trigger_after: input.trigger.after ?? null,
+    conditions: input.conditions ?? before?.conditions ?? {},
+    actions: input.actions,
+    stop_processing: input.stopProcessing ?? before?.stop_processing ?? false,
+  };
+}
+
+export async function createRule(s: RuleServices, accountId: string, input: RuleInput): Promise<RuleRow> {
+  const values = valuesOf(input);
+  const issues = await ruleProblems(s, s.db, accountId, values);
+  if (issues.length > 0) throw invalidFields(issues);
+  return s.db.transaction(async (tx) => {
+    await lockRules(tx, accountId);
+    const count = await countRules(tx, accountId);
+    if (count >= MAX_RULES_PER_ACCOUNT) {
+      throw conflict(`At most ${MAX_RULES_PER_ACCOUNT} rules are allowed; delete one first.`);
+    }
+    // Past the end means last.
+    const position = Math.min(input.position ?? count + 1, count + 1);
+    await shiftPositions(tx, accountId, { from: position }, 1);
+    return insertRule(tx, { ...values, id: newId('rule'), account_id: accountId, position }, s.now());
+  });
+}
+
+export async function getRule(db: Sql, accountId: string, id: string): Promise<RuleRow> {
+  const row = await findRule(db, accountId, id);
+  if (!row) throw notFound('rule');
+  return row;
+}
+
+export type RulePatch = Partial<RuleInput>;
+
+export async function patchRule(
+  s: RuleServices,
+  accountId: string,
+  id: string,
+  patch: RulePatch,
+): Promise<RuleRow> {
+  return s.db.transaction(async (tx) => {
+    await lockRules(tx, accountId);
+    const before = await findRule(tx, accountId, id, { forUpdate: true });
+    if (!before) throw notFound('rule');
+    // A new trigger comes whole (its `after` belongs to it); without one the rule keeps its own.
+    const trigger = patch.trigger ?? {
+      event: before.trigger_event,
+      ...(before.trigger_after ? { after: before.trigger_after } : {}),
+    };
+    const values = valuesOf(
+      { ...patch, name: patch.name ?? before.name, trigger, actions: patch.actions ?? before.actions },
+      before,
+    );
+    const issues = await ruleProblems(s, tx, accountId, values);
+    if (issues.length > 0) throw invalidFields(issues);
+    let position = before.position;
+    if (patch.position !== undefined && patch.position !== before.position) {
+      position = Math.min(patch.position, await countRules(tx, accountId));
+      // Moving up shifts those in between down, and the other way round.
+      if (position < before.position) {
+        await shiftPositions(tx, accountId, { from: position, to: before.position - 1 }, 1);
+      } else if (position > before.position) {
+        await shiftPositions(tx, accountId, { from: before.position + 1, to: position }, -1);
+      }
+    }
+    return updateRule(tx, accountId, id, { ...values, position }, s.now());
+  });
+}
+
+export async function removeRule(s: RuleServices, accountId: string, id: string): Promise<void> {
+  await s.db.transaction(async (tx) => {
+    await lockRules(tx, accountId);
+    const before = await findRule(tx, accountId, id, { forUpdate: true });
+    if (!before) throw notFound('rule');
+    await deleteRule(tx, accountId, id);
+    await shiftPositions(tx, accountId, { from: before.position + 1 }, -1);
+  });
+}
