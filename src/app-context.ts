@@ -10,6 +10,7 @@ import type { Jobs } from './kernel/jobs.ts';
 import type { RateLimits } from './kernel/limits.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { SecretBox } from './kernel/secrets.ts';
+import type { AutomationWorker } from './modules/automation/worker.ts';
 import type { AcceptQueue } from './modules/messages/accept-queue.ts';
 import type { PriceTable } from './modules/pricing/prices.ts';
 import type { ApprovedTemplates } from './modules/templates/approved.ts';
@@ -38,6 +39,8 @@ export interface AppContext {
   channels: Channels;
   /** Delivers webhooks; started only in processes that run workers. */
   dispatcher: WebhookDispatcher;
+  /** Runs rules on the events that reach automation; started only in processes that run workers. */
+  automation: AutomationWorker;
   /** Every route with its declared access, as registered (for docs and route-wide tests). */
   routes: RouteInfo[];
   /** The clock; tests replace it to move time. */

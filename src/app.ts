@@ -24,6 +24,8 @@ import { installMetrics, Metrics } from './kernel/metrics.ts';
 import { installOpenApi } from './kernel/openapi.ts';
 import { SecretBox } from './kernel/secrets.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
+import { automationInbox } from './modules/automation/outbox.ts';
+import { AutomationWorker } from './modules/automation/worker.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
 import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
 import { bulkRoutes } from './modules/bulk/routes.ts';
@@ -128,7 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const sending = {
     db: deps.db,
     jobs: deps.jobs ?? new Jobs(deps.db, { superviseSeconds: config.jobSuperviseSeconds }),
-    events: new EventOutbox(now, [webhookFanOut]),
+    events: new EventOutbox(now, [webhookFanOut, automationInbox]),
     prices: loadPrices(config.pricesFile),
     approvedTemplates: new ApprovedTemplates(),
     now,
@@ -163,10 +165,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       },
     }),
     routes: [],
+    automation: new AutomationWorker(
+      { ...sending, contactCapPerHour: config.automationContactCapPerHour },
+      app.log,
+      { pollIntervalMs: config.automationPollMs },
+    ),
   };
   // Attempts in flight finish (or time out) and are recorded before the database closes.
   app.addHook('onClose', async () => {
     await ctx.dispatcher.stop();
+    await ctx.automation.stop();
     await egress.close();
     await ctx.channels.close();
   });

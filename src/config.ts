@@ -28,6 +28,8 @@ export interface Config {
   webhookEndpointConcurrency: number;
   webhookPollMs: number;
   eventRetentionDays: number;
+  automationPollMs: number;
+  automationContactCapPerHour: number;
   jobSuperviseSeconds: number;
   bulkChunkSize: number;
   bulkJobExpireSeconds: number;
@@ -240,6 +242,20 @@ export const SETTINGS: Setting<any>[] = [
     description: 'how often the webhook dispatcher looks for due retries between notifications',
     default: '1000',
     parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_AUTOMATION_POLL_MS',
+    key: 'automationPollMs',
+    description: 'how often the automation worker looks for events between notifications',
+    default: '1000',
+    parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_AUTOMATION_CONTACT_CAP_PER_HOUR',
+    key: 'automationContactCapPerHour',
+    description: 'messages automation may send one contact in an hour; a send over it is suppressed',
+    default: '20',
+    parse: integer(1, 10000),
   },
   {
     env: 'TIDINGS_EVENT_RETENTION_DAYS',

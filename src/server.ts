@@ -75,6 +75,7 @@ export async function startServer(
   if (config.runWorkers) {
     await jobs.runWorkers();
     await app.ctx.dispatcher.start();
+    await app.ctx.automation.start();
     pruneTimer = setInterval(() => {
       pruneIdempotencyKeys(db, new Date()).catch((err) =>
         app.log.warn({ err }, 'could not prune idempotency keys'),

@@ -738,10 +738,14 @@ describe('events', () => {
     }
     const [eCreated, eUpdated, eTagged, eUntagged, eReplaced, eOther, eDeleted] = events;
     expect(eCreated.data).toEqual(created);
-    expect(eUpdated.data).toEqual(patched);
+    // contact.updated says what the change moved, with the values before it.
+    expect(eUpdated.data).toEqual({ ...patched, previous: { attributes: {} } });
     expect(eTagged.data).toEqual({ ...tagged, tagsAdded: ['two', 'three'] });
     expect(eUntagged.data).toEqual({ ...untagged, tagsRemoved: ['two'] });
-    expect(eReplaced.data).toEqual(replaced);
+    expect(eReplaced.data).toEqual({
+      ...replaced,
+      previous: { name: 'Evented', tags: ['one', 'three'], attributes: { a: 1 } },
+    });
     expect(eOther.data).toEqual(other);
     expect(eDeleted.data).toMatchObject({ ...replaced });
     expect(eDeleted.data.id).toBe(created.id);

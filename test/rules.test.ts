@@ -15,7 +15,10 @@ const stopRule = (overrides: Record<string, unknown> = {}) => ({
   },
   actions: [
     { type: 'add_tag', tag: 'opted-out' },
-    { type: 'send_message', message: { type: 'text', text: 'You will get no more messages, {{ contact.name }}.' } },
+    {
+      type: 'send_message',
+      message: { type: 'text', text: 'You will get no more messages, {{ contact.name }}.' },
+    },
   ],
   stopProcessing: true,
   ...overrides,
@@ -58,7 +61,10 @@ describe('rules', () => {
     });
     expect(timed.trigger).toEqual({ event: 'conversation.unanswered', after: 'PT4H' });
     expect(timed.conditions).toEqual({});
-    const list = await call(env.app, 'GET', '/rules', { key: t.apiKey, query: { event: 'conversation.unanswered' } });
+    const list = await call(env.app, 'GET', '/rules', {
+      key: t.apiKey,
+      query: { event: 'conversation.unanswered' },
+    });
     expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([timed.id]);
   });
 
@@ -86,7 +92,11 @@ describe('rules', () => {
       key: t.apiKey,
       query: { limit: '2', cursor: first.body.nextCursor },
     });
-    expect([...first.body.data, ...second.body.data].map((r: { name: string }) => r.name)).toEqual(['c', 'd', 'a']);
+    expect([...first.body.data, ...second.body.data].map((r: { name: string }) => r.name)).toEqual([
+      'c',
+      'd',
+      'a',
+    ]);
     expect(second.body.nextCursor).toBeNull();
   });
 
@@ -98,7 +108,12 @@ describe('rules', () => {
       body: { status: 'paused', description: 'for the audit', name: ' Renamed ' },
     });
     expect(paused.status).toBe(200);
-    expect(paused.body).toMatchObject({ status: 'paused', description: 'for the audit', name: 'Renamed', actions: rule.actions });
+    expect(paused.body).toMatchObject({
+      status: 'paused',
+      description: 'for the audit',
+      name: 'Renamed',
+      actions: rule.actions,
+    });
     // message.text does not fit a contact trigger: the conditions must change with it.
     const misfit = await call(env.app, 'PATCH', `/rules/${rule.id}`, {
       key: t.apiKey,
@@ -106,7 +121,10 @@ describe('rules', () => {
     });
     expectError(misfit, 400, 'INVALID_REQUEST');
     expect(misfit.body.error.details).toEqual([
-      { field: 'conditions.all[0].field', issue: 'message.text is known only for message.* triggers, not contact.inactive' },
+      {
+        field: 'conditions.all[0].field',
+        issue: 'message.text is known only for message.* triggers, not contact.inactive',
+      },
     ]);
     const moved = await call(env.app, 'PATCH', `/rules/${rule.id}`, {
       key: t.apiKey,
@@ -143,7 +161,7 @@ describe('rules', () => {
       'actions[0].message.text',
       'actions[1].tag',
       'actions[2].assigneeId',
-      'actions[3].url',
+      'actions[3].type',
       'actions[4].key',
       'actions[5]',
       'actions[6].type',
@@ -186,13 +204,21 @@ describe('rules', () => {
     const a = await tenant(env.app, env.partner.partnerKey);
     const b = await tenant(env.app, env.partner.partnerKey);
     const rule = await create(a.apiKey, stopRule());
-    expectError(await call(env.app, 'GET', `/rules/${rule.id}`, { key: b.apiKey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(
+      await call(env.app, 'GET', `/rules/${rule.id}`, { key: b.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
     expectError(
       await call(env.app, 'PATCH', `/rules/${rule.id}`, { key: b.apiKey, body: { status: 'paused' } }),
       404,
       'RESOURCE_NOT_FOUND',
     );
-    expectError(await call(env.app, 'DELETE', `/rules/${rule.id}`, { key: b.apiKey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(
+      await call(env.app, 'DELETE', `/rules/${rule.id}`, { key: b.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
     expect(await order(b.apiKey)).toEqual([]);
     expect(await order(a.apiKey)).toEqual(['1:STOP opts out']);
   });

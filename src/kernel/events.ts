@@ -33,6 +33,7 @@ export const EVENT_TYPES = [
   'call.status_changed',
   'campaign.status_changed',
   'journey_run.completed',
+  'rule.run_failed',
   'webhook.test',
 ] as const;
 
@@ -110,11 +111,27 @@ export interface OutboxSubscriber<A = unknown> {
 
 export class EventOutbox {
   readonly #now: () => Date;
-  readonly #subscribers: OutboxSubscriber[] = [];
+  readonly #subscribers: OutboxSubscriber[];
+  /** Given to every event emitted through this outbox that names no cause of its own. */
+  readonly #cause: CausedBy | null;
 
-  constructor(now: () => Date, subscribers: OutboxSubscriber<never>[] = []) {
+  constructor(
+    now: () => Date,
+    subscribers: OutboxSubscriber<never>[] = [],
+    shared?: { subscribers: OutboxSubscriber[]; cause: CausedBy },
+  ) {
     this.#now = now;
+    this.#subscribers = shared?.subscribers ?? [];
+    this.#cause = shared?.cause ?? null;
     for (const s of subscribers) this.subscribe(s);
+  }
+
+  /**
+   * The same outbox, marking what it emits with `cause`: automation gives it to the services its
+   * actions call, so the events they emit say which run caused them.
+   */
+  withCause(cause: CausedBy): EventOutbox {
+    return new EventOutbox(this.#now, [], { subscribers: this.#subscribers, cause });
   }
 
   subscribe<A>(subscriber: OutboxSubscriber<A>): void {
@@ -202,7 +219,7 @@ export class EventOutbox {
         createdAt: createdAt.toISOString(),
         accountId: event.accountId,
         data: event.data,
-        ...(event.causedBy ? { causedBy: event.causedBy } : {}),
+        ...(event.causedBy || this.#cause ? { causedBy: event.causedBy ?? this.#cause! } : {}),
       };
       let partnerId: string | null = null;
       const ids: Record<string, string[]> = {};

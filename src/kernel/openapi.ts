@@ -52,6 +52,18 @@ const EVENT_DELIVERY = {
               createdAt: { type: 'string', format: 'date-time' },
               accountId: { type: ['string', 'null'] },
               data: { type: 'object', description: 'The resource as the API shows it.' },
+              causedBy: {
+                type: 'object',
+                description:
+                  'Present when automation caused the event: the rule (sequence, journey), its run, and how many automation runs led to it.',
+                required: ['kind', 'id', 'runId', 'depth'],
+                properties: {
+                  kind: { type: 'string', enum: ['rule', 'sequence', 'journey'] },
+                  id: { type: 'string' },
+                  runId: { type: 'string' },
+                  depth: { type: 'integer', minimum: 1 },
+                },
+              },
             },
           },
         },

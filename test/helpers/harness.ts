@@ -108,7 +108,10 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}):
   app.addHook('onClose', () => app.ctx.jobs.stop(2000));
   await app.ready();
   await app.ctx.jobs.start();
-  if (options.workers) await app.ctx.jobs.runWorkers();
+  if (options.workers) {
+    await app.ctx.jobs.runWorkers();
+    await app.ctx.automation.start();
+  }
   return app;
 }
 

@@ -245,6 +245,7 @@ export const BODIES: Record<string, (w: World) => unknown> = {
     actions: [{ type: 'add_tag', tag: 'new' }],
   }),
   updateRule: () => ({ status: 'paused' }),
+  testRule: () => ({ event: { type: 'message.received', data: { text: 'hi', type: 'text' } } }),
   putPartnerWhatsAppApp: () => ({
     appId: '101',
     appSecret: 'matrix-app-secret',

@@ -17,6 +17,8 @@ export interface ActionChecks {
   memberExists: (id: string) => Promise<boolean>;
   /** Whether the account has this sequence (null: sequences cannot be named yet). */
   sequenceExists: ((id: string) => Promise<boolean>) | null;
+  /** Whether the engine runs call_webhook yet. */
+  callsWebhooks: boolean;
 }
 
 /** The texts of a message that are Liquid templates, with their fields. */
@@ -89,15 +91,20 @@ export async function actionProblems(
         break;
       case 'enroll_in_sequence':
       case 'exit_sequences':
-        if (typeof a.sequenceId === 'string') {
-          if (!checks.sequenceExists) {
-            issues.push({ field: `${at}.sequenceId`, issue: 'names no sequence of this account' });
-          } else if (!(await checks.sequenceExists(a.sequenceId))) {
-            issues.push({ field: `${at}.sequenceId`, issue: 'is not a sequence of this account' });
-          }
+        if (!checks.sequenceExists) {
+          issues.push({
+            field: `${at}.type`,
+            issue: `${a.type} needs sequences, which this release does not have yet`,
+          });
+        } else if (typeof a.sequenceId === 'string' && !(await checks.sequenceExists(a.sequenceId))) {
+          issues.push({ field: `${at}.sequenceId`, issue: 'is not a sequence of this account' });
         }
         break;
       case 'call_webhook': {
+        if (!checks.callsWebhooks) {
+          issues.push({ field: `${at}.type`, issue: 'call_webhook is not available in this release yet' });
+          break;
+        }
         const problem = await checks.egress.check(a.url as string);
         if (problem) issues.push({ field: `${at}.url`, issue: problem });
         if (a.body !== undefined) templates.push(...stringsIn(a.body, `${at}.body`));

@@ -146,7 +146,7 @@ export async function updateContact(s: ContactServices, account: Account, id: st
       const row = await contactOf(tx, account.id, id);
       const values = mergeFields(row, fields);
       const updated = await writeContact(tx, account.id, id, values, s.now());
-      await emit(s, tx, 'contact.updated', updated);
+      await emit(s, tx, 'contact.updated', updated, { previous: previousValues(row, updated) });
       return updated;
     }),
   );
@@ -163,9 +163,9 @@ export async function replaceContact(
   const values = valuesOf({ ...fields, phone: fields.phone! });
   return withPhoneCheck(s, account.id, values.phone, () =>
     s.db.transaction(async (tx) => {
-      await contactOf(tx, account.id, id);
+      const row = await contactOf(tx, account.id, id);
       const updated = await writeContact(tx, account.id, id, values, s.now());
-      await emit(s, tx, 'contact.updated', updated);
+      await emit(s, tx, 'contact.updated', updated, { previous: previousValues(row, updated) });
       return updated;
     }),
   );
@@ -221,6 +221,20 @@ export async function removeTag(
     const updated = await writeContact(tx, accountId, id, values, s.now());
     await emit(s, tx, 'contact.untagged', updated, { tagsRemoved: [tag] });
   });
+}
+
+/**
+ * The fields a change moved, with their values before it (`contact.updated`'s `previous`): what
+ * automation's changed, changed_to and changed_from compare with.
+ */
+function previousValues(before: ContactRow, after: ContactRow): Record<string, unknown> {
+  const shown = { before: toContact(before), after: toContact(after) };
+  const previous: Record<string, unknown> = {};
+  for (const key of ['phone', 'name', 'email', 'tags', 'attributes', 'optedIn'] as const) {
+    if (JSON.stringify(shown.before[key]) !== JSON.stringify(shown.after[key]))
+      previous[key] = shown.before[key];
+  }
+  return previous;
 }
 
 function valuesOfRow(row: ContactRow): ContactValues {

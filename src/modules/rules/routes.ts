@@ -3,13 +3,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
+import { invalid } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { toRun } from './engine.ts';
 import { listRules } from './repo.ts';
+import { dryRun, listRuns } from './runs.ts';
 import {
   CreateRuleBody,
   RuleIdParams,
   RuleListQuery,
   RuleSchema,
+  RunListQuery,
+  RunSchema,
+  TestRuleBody,
   toRule,
   UpdateRuleBody,
 } from './schemas.ts';
@@ -88,6 +94,49 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => toRule(await patchRule(ctx, accountOf(request).id, request.params.id, request.body)),
+    );
+
+    app.get(
+      '/rules/:id/runs',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'listRuleRuns',
+          summary:
+            'List the run records of a rule, newest first: each evaluation, condition by condition and action by action',
+          params: RuleIdParams,
+          querystring: RunListQuery,
+          response: { 200: listOf(RunSchema) },
+        },
+      },
+      async (request) => {
+        const page = readPage(request.query);
+        const rows = await listRuns(ctx.db, accountOf(request).id, request.params.id, page, request.query);
+        return pageOf(rows, page, toRun);
+      },
+    );
+
+    app.post(
+      '/rules/:id/test',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'testRule',
+          summary:
+            'Dry run: the run record the rule would make for an event (stored, or given inline); nothing is executed or stored',
+          params: RuleIdParams,
+          body: TestRuleBody,
+          response: { 200: RunSchema },
+        },
+      },
+      async (request) => {
+        const { eventId, event } = request.body;
+        if ((eventId === undefined) === (event === undefined))
+          throw invalid('body', 'takes either eventId or event');
+        return toRun(await dryRun(ctx, accountOf(request).id, request.params.id, request.body));
+      },
     );
 
     app.delete(

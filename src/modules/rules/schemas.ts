@@ -155,3 +155,68 @@ export function toRule(row: RuleRow) {
     updatedAt: row.updated_at.toISOString(),
   };
 }
+
+const TraceSchema = Type.Object({
+  field: Type.String(),
+  op: Type.String(),
+  expected: Type.Unknown(),
+  actual: Type.Unknown({ description: 'The value found (null when the field had none).' }),
+  result: Type.Boolean(),
+});
+
+const ActionResultSchema = Type.Object({
+  type: Type.String(),
+  status: Type.Enum(['succeeded', 'failed', 'skipped', 'suppressed'], {
+    description: 'skipped: an earlier action did not succeed (or a dry run); suppressed: the contact cap.',
+  }),
+  error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+  ref: Type.Optional(
+    Type.String({ description: 'What it made or changed: a message, contact or conversation id.' }),
+  ),
+});
+
+export const RunSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['run_01jv0000000000000000000000'] }),
+    ruleId: Type.String(),
+    eventId: Type.String({
+      description: 'The event evaluated (evt_test for a dry run on an event given inline).',
+    }),
+    contactId: nullable(Type.String()),
+    status: Type.Enum(['not_matched', 'succeeded', 'failed', 'suppressed']),
+    reason: nullable(
+      Type.String({
+        description:
+          'suppressed: own_event (its own run caused the event), loop (deeper than 3), contact_cap; failed: the failed action’s message.',
+      }),
+    ),
+    depth: Type.Integer({ description: 'How many automation runs led to this one (1: a user’s event).' }),
+    conditions: Type.Array(TraceSchema),
+    actions: Type.Array(ActionResultSchema),
+    createdAt: Timestamp,
+  },
+  { title: 'RuleRun' },
+);
+
+export const RunListQuery = Type.Object(
+  { ...PageQuery, status: Type.Optional(Type.Enum(['not_matched', 'succeeded', 'failed', 'suppressed'])) },
+  { additionalProperties: false },
+);
+
+export const TestRuleBody = Type.Object(
+  {
+    eventId: Type.Optional(Type.String({ maxLength: 100, description: 'A stored event of the account.' })),
+    event: Type.Optional(
+      Type.Object(
+        {
+          type: Type.Enum(TRIGGER_EVENTS),
+          data: Type.Record(Type.String(), Type.Unknown(), {
+            description: 'As the event would carry it (a message with its contactId, a contact with its id).',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Either eventId or event.' },
+);

@@ -8,6 +8,7 @@ import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { type Action, actionProblems } from '../automation/actions.ts';
 import { type Conditions, conditionProblems } from '../automation/conditions.ts';
+import { refreshInterest } from '../automation/interest.ts';
 import { durationProblem } from '../automation/time.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { findMember } from '../team/repo.ts';
@@ -84,6 +85,7 @@ async function ruleProblems(
       egress: s.egress,
       memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
       sequenceExists: null,
+      callsWebhooks: false,
     })),
   );
   return issues;
@@ -115,7 +117,13 @@ export async function createRule(s: RuleServices, accountId: string, input: Rule
     // Past the end means last.
     const position = Math.min(input.position ?? count + 1, count + 1);
     await shiftPositions(tx, accountId, { from: position }, 1);
-    return insertRule(tx, { ...values, id: newId('rule'), account_id: accountId, position }, s.now());
+    const row = await insertRule(
+      tx,
+      { ...values, id: newId('rule'), account_id: accountId, position },
+      s.now(),
+    );
+    await refreshInterest(tx, accountId);
+    return row;
   });
 }
 
@@ -158,7 +166,9 @@ export async function patchRule(
         await shiftPositions(tx, accountId, { from: before.position + 1, to: position }, -1);
       }
     }
-    return updateRule(tx, accountId, id, { ...values, position }, s.now());
+    const row = await updateRule(tx, accountId, id, { ...values, position }, s.now());
+    await refreshInterest(tx, accountId);
+    return row;
   });
 }
 
@@ -169,5 +179,6 @@ export async function removeRule(s: RuleServices, accountId: string, id: string)
     if (!before) throw notFound('rule');
     await deleteRule(tx, accountId, id);
     await shiftPositions(tx, accountId, { from: before.position + 1 }, -1);
+    await refreshInterest(tx, accountId);
   });
 }

@@ -1,0 +1,134 @@
+// What each action does, inside the run's transaction (effects.ts runs them in order, each in a
+// savepoint). The contacts, conversations and messages modules do the work, given the run's
+// transaction as their database and an outbox that marks their events with the run as the cause.
+import type { CausedBy } from '../../kernel/events.ts';
+import { addTags, removeTag, updateContact } from '../contacts/service.ts';
+import { assignConversation, closeConversation } from '../conversations/service.ts';
+import { acceptBatch, type SendResult } from '../messages/accept-batch.ts';
+import type { MessageFieldsInput } from '../messages/content.ts';
+import { prepareMessage, templateLookup } from '../messages/prepare.ts';
+import type { Action } from './actions.ts';
+import { type Act, type ActionResult, type EffectServices, joinTransaction, renderDeep } from './effects.ts';
+import { render } from './templating.ts';
+
+type Outcome = Omit<ActionResult, 'type'>;
+
+const ok = (ref?: string): Outcome => (ref ? { status: 'succeeded', ref } : { status: 'succeeded' });
+const failed = (code: string, message: string): Outcome => ({ status: 'failed', error: { code, message } });
+
+/** Automation-sent messages the contact got in the last hour. */
+async function sentLastHour(
+  s: EffectServices,
+  tx: Parameters<Act>[1]['tx'],
+  contactId: string,
+): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM messages
+      WHERE contact_id = $1 AND caused_by IS NOT NULL AND created_at > $2`,
+    [contactId, new Date(s.now().getTime() - 3600_000)],
+  );
+  return rows[0]!.n;
+}
+
+/** The team member with the fewest open conversations (then the first added): round robin. */
+async function leastBusyMember(tx: Parameters<Act>[1]['tx'], accountId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT m.id FROM team_members m
+      WHERE m.account_id = $1
+      ORDER BY (SELECT count(*) FROM conversations c
+                 WHERE c.account_id = $1 AND c.assignee_id = m.id AND c.status = 'open'), m.id
+      LIMIT 1`,
+    [accountId],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/**
+ * The actions of this release. `sent` collects the sends accepted, for the dispatchers to be woken
+ * once the run's transaction has committed.
+ */
+export function actor(s: EffectServices, sent: SendResult[]): Act {
+  return async (action: Action, { tx, scope, actor, causedBy, key }) => {
+    const services = {
+      ...s,
+      db: joinTransaction(tx, s.db),
+      events: s.events.withCause(causedBy as CausedBy),
+    };
+    const contact = scope.contact;
+    const account = { id: actor.accountId, countryCode: actor.countryCode };
+    const conversation = scope.conversation;
+    switch (action.type) {
+      case 'add_tag':
+      case 'remove_tag':
+      case 'set_attribute':
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        if (action.type === 'add_tag')
+          await addTags(services, account.id, contact.id, [action.tag as string]);
+        else if (action.type === 'remove_tag')
+          await removeTag(services, account.id, contact.id, action.tag as string);
+        else {
+          const value = typeof action.value === 'string' ? await render(action.value, scope) : action.value;
+          await updateContact(services, account, contact.id, {
+            attributes: { [action.key as string]: value as string | number | boolean | null },
+          });
+        }
+        return ok(contact.id);
+      case 'close_conversation':
+        // Nothing open: nothing to close.
+        if (conversation?.status !== 'open') return ok();
+        await closeConversation(services, account.id, conversation.id);
+        return ok(conversation.id);
+      case 'assign': {
+        if (conversation?.status !== 'open') {
+          return failed('CONFLICT', 'The contact has no open conversation to assign.');
+        }
+        const assigneeId =
+          (action.assigneeId as string | undefined) ?? (await leastBusyMember(tx, account.id));
+        if (!assigneeId) return failed('RESOURCE_NOT_FOUND', 'The account has no team member to assign.');
+        await assignConversation(services, account.id, conversation.id, assigneeId);
+        return ok(conversation.id);
+      }
+      case 'send_message': {
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        if ((await sentLastHour(s, tx, contact.id)) >= s.contactCapPerHour) {
+          return {
+            status: 'suppressed',
+            error: {
+              code: 'CONTACT_CAP',
+              message: `The contact got ${s.contactCapPerHour} messages from automation in the last hour.`,
+            },
+          };
+        }
+        const message = await renderDeep(action.message as MessageFieldsInput, scope);
+        const prepared = await prepareMessage(
+          { ...message, to: contact.phone },
+          { countryCode: actor.countryCode, lookup: templateLookup(tx, account.id, s.approvedTemplates) },
+        );
+        const [result] = await acceptBatch(services, tx, [
+          {
+            sender: {
+              account: { id: account.id, channelProvider: actor.channelProvider },
+              mode: actor.mode,
+              // At most one message per run and action, whatever happens.
+              idempotencyKey: key,
+            },
+            message: prepared,
+          },
+        ]);
+        if (result!.kind === 'refused') return failed(result!.error.code, result!.error.message);
+        if (result!.kind === 'existing') return ok();
+        sent.push(result!);
+        await tx.query('UPDATE messages SET caused_by = $2 WHERE id = $1', [
+          result!.message.id,
+          JSON.stringify(causedBy),
+        ]);
+        return ok(result!.message.id);
+      }
+      default:
+        // Refused when the rule was saved (actions.ts): never reached by a saved rule.
+        return failed('INVALID_REQUEST', `${action.type} is not available in this release.`);
+    }
+  };
+}

@@ -1,0 +1,112 @@
+// Running a rule's actions (and, next, journey nodes) inside the run's transaction, through the
+// same service functions the API calls, so every guarantee of those paths holds: a message goes
+// through the send path (window, price, charge, dispatch job), a tag through the contacts module
+// (its event), a close or an assignment through the conversations module. Each action runs in a
+// savepoint: one that fails is undone alone, recorded with its reason, and ends the run's actions.
+// The services are given the run's transaction as their database (joinTransaction) and an outbox
+// that marks every event they emit with the run as its cause.
+import type { Database, Tx } from '../../kernel/db.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import type { CausedBy, EventOutbox } from '../../kernel/events.ts';
+import type { Jobs } from '../../kernel/jobs.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
+import type { Action } from './actions.ts';
+import type { RunScope } from './context.ts';
+import { render, TemplateError } from './templating.ts';
+
+export interface EffectServices {
+  db: Database;
+  events: EventOutbox;
+  jobs: Jobs;
+  prices: PriceTable;
+  approvedTemplates: ApprovedTemplates;
+  now: () => Date;
+  /** Automation-sent messages a contact may get in an hour. */
+  contactCapPerHour: number;
+}
+
+export interface ActionResult {
+  type: string;
+  status: 'succeeded' | 'failed' | 'skipped' | 'suppressed';
+  error?: { code: string; message: string };
+  /** What the action made or changed: a message id, a conversation id. */
+  ref?: string;
+}
+
+/** The account an action acts for. */
+export interface Actor {
+  accountId: string;
+  countryCode: string;
+  channelProvider: 'sandbox' | 'whatsapp_cloud';
+  /** Sends of a run started by a sandbox message go to the sandbox. */
+  mode: 'live' | 'sandbox';
+}
+
+/** The run's transaction, as the database of services that open a transaction of their own. */
+export function joinTransaction(tx: Tx, db: Database): Database {
+  return {
+    kind: db.kind,
+    query: (text, params, options) => tx.query(text, params, options),
+    exec: (text) => tx.exec(text),
+    transaction: (work) => work(tx),
+    listen: () => Promise.reject(new Error('not inside a run')),
+    close: () => Promise.reject(new Error('not inside a run')),
+  };
+}
+
+/** Why an action stopped, from what its service threw. */
+export function failureOf(err: unknown): { code: string; message: string } {
+  if (err instanceof ApiError) return { code: err.code, message: err.message };
+  if (err instanceof TemplateError) return { code: 'TEMPLATE_RENDER_FAILED', message: err.message };
+  throw err;
+}
+
+/** Renders every string inside a value (a webhook body, a message's texts) with the scope. */
+export async function renderDeep<T>(value: T, scope: RunScope): Promise<T> {
+  if (typeof value === 'string') return (await render(value, scope)) as T;
+  if (Array.isArray(value)) return (await Promise.all(value.map((v) => renderDeep(v, scope)))) as T;
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = await renderDeep(v, scope);
+    return out as T;
+  }
+  return value;
+}
+
+export type Act = (
+  action: Action,
+  ctx: { tx: Tx; scope: RunScope; actor: Actor; causedBy: CausedBy; key: string },
+) => Promise<Omit<ActionResult, 'type'>>;
+
+/**
+ * Runs the actions in order, each in a savepoint; stops at the first that does not succeed (the
+ * rest are `skipped`). Answers each action's result.
+ */
+export async function runActions(
+  tx: Tx,
+  actions: Action[],
+  act: Act,
+  ctx: { scope: RunScope; actor: Actor; causedBy: CausedBy; keyPrefix: string },
+): Promise<ActionResult[]> {
+  const results: ActionResult[] = [];
+  let stopped = false;
+  for (const [i, action] of actions.entries()) {
+    if (stopped) {
+      results.push({ type: action.type, status: 'skipped' });
+      continue;
+    }
+    await tx.query('SAVEPOINT automation_action');
+    try {
+      const result = await act(action, { tx, ...ctx, key: `${ctx.keyPrefix}:${i}` });
+      await tx.query('RELEASE SAVEPOINT automation_action');
+      results.push({ type: action.type, ...result });
+      if (result.status !== 'succeeded') stopped = true;
+    } catch (err) {
+      await tx.query('ROLLBACK TO SAVEPOINT automation_action');
+      results.push({ type: action.type, status: 'failed', error: failureOf(err) });
+      stopped = true;
+    }
+  }
+  return results;
+}

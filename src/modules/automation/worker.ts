@@ -1,0 +1,166 @@
+// The automation worker: takes events from `automation_inbox` (written by the outbox, outbox.ts)
+// and runs what listens to them, one event per transaction: the inbox row is taken FOR UPDATE SKIP
+// LOCKED, the event's rules run (their actions through the services, in the same transaction), the
+// runs are recorded and the row deleted, and all of it commits or none of it. So an event is acted
+// on at most once across any number of processes, and a crash mid-run loses nothing (the row is
+// still there, the half-done run rolled back). Woken by a NOTIFY at the event's commit; polls too.
+// An account that is suspended or closed, or whose plan has no automation, runs nothing: its
+// events are dropped from the inbox.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../../kernel/db.ts';
+import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
+import { hasFeature, planOf } from '../../kernel/plans.ts';
+import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
+import { recordRuns, runRulesFor } from '../rules/engine.ts';
+import { actor } from './act.ts';
+import type { EffectServices } from './effects.ts';
+import { AUTOMATION_CHANNEL } from './outbox.ts';
+
+export interface WorkerSettings {
+  pollIntervalMs: number;
+}
+
+interface Taken {
+  event_id: string;
+  account_id: string;
+  payload: string;
+  status: string;
+  plan_code: string;
+  addons: string[];
+  country_code: string;
+  provider: 'sandbox' | 'whatsapp_cloud' | null;
+}
+
+/** Runs of one event tried before it is given up (logged as an error). */
+const MAX_ATTEMPTS = 5;
+
+const TAKE_SQL = `
+  SELECT i.event_id, i.account_id, e.payload, a.status, a.plan_code, a.addons, a.country_code, c.provider
+    FROM (SELECT event_id, account_id FROM automation_inbox
+           WHERE next_attempt_at IS NULL OR next_attempt_at <= $1
+           ORDER BY created_at, event_id LIMIT 1 FOR UPDATE SKIP LOCKED) i
+    JOIN events e ON e.id = i.event_id
+    JOIN accounts a ON a.id = i.account_id
+    LEFT JOIN account_channels c ON c.account_id = i.account_id`;
+
+export class AutomationWorker {
+  readonly #s: EffectServices;
+  readonly #log: FastifyBaseLogger;
+  readonly #settings: WorkerSettings;
+  #running = false;
+  #loopDone: Promise<void> = Promise.resolve();
+  #unlisten: (() => Promise<void>) | null = null;
+  #wakeUp: (() => void) | null = null;
+  #wakeRequested = false;
+
+  constructor(s: EffectServices, log: FastifyBaseLogger, settings: WorkerSettings) {
+    this.#s = s;
+    this.#log = log;
+    this.#settings = settings;
+  }
+
+  get db(): Database {
+    return this.#s.db;
+  }
+
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    this.#unlisten = await this.#s.db.listen(AUTOMATION_CHANNEL, () => this.wake());
+    this.#loopDone = this.#loop();
+  }
+
+  wake(): void {
+    this.#wakeRequested = true;
+    const wakeUp = this.#wakeUp;
+    this.#wakeUp = null;
+    wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    this.wake();
+    await this.#unlisten?.();
+    await this.#loopDone;
+  }
+
+  async #loop(): Promise<void> {
+    while (this.#running) {
+      this.#wakeRequested = false;
+      let took = false;
+      try {
+        took = await this.runOne();
+      } catch (err) {
+        this.#log.warn({ err }, 'automation could not run an event; it stays in the inbox');
+      }
+      if (!this.#running) break;
+      if (took || this.#wakeRequested) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#settings.pollIntervalMs);
+        this.#wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wakeUp = null;
+    }
+  }
+
+  /** Runs the oldest event of the inbox that no other worker holds; answers whether there was one. */
+  async runOne(): Promise<boolean> {
+    const sent: SendResult[] = [];
+    let eventId: string | null = null;
+    try {
+      return await this.#runOne(sent, (id) => {
+        eventId = id;
+      });
+    } catch (err) {
+      if (eventId) await this.#failed(eventId, err);
+      throw err;
+    }
+  }
+
+  /** The event's run failed as a whole (rolled back): it is tried again later, or given up. */
+  async #failed(eventId: string, err: unknown): Promise<void> {
+    const { rows } = await this.#s.db.query<{ attempts: number }>(
+      `UPDATE automation_inbox SET attempts = attempts + 1,
+              next_attempt_at = $2::timestamptz + make_interval(secs => power(2, attempts + 1))
+        WHERE event_id = $1 RETURNING attempts`,
+      [eventId, this.#s.now()],
+    );
+    if ((rows[0]?.attempts ?? 0) >= MAX_ATTEMPTS) {
+      await this.#s.db.query('DELETE FROM automation_inbox WHERE event_id = $1', [eventId]);
+      this.#log.error({ err, eventId }, 'automation gave up on an event after repeated failures');
+    }
+  }
+
+  async #runOne(sent: SendResult[], taking: (eventId: string) => void): Promise<boolean> {
+    const took = await this.#s.db.transaction(async (tx) => {
+      const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now()]);
+      const taken = rows[0];
+      if (!taken) return false;
+      taking(taken.event_id);
+      const plan = planOf(taken.plan_code);
+      if (taken.status === 'ACTIVE' && hasFeature(plan, taken.addons, 'automation')) {
+        const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
+        const data = event.data as { sandbox?: boolean };
+        const runs = await runRulesFor(tx, event, {
+          act: actor(this.#s, sent),
+          actor: {
+            accountId: taken.account_id,
+            countryCode: taken.country_code,
+            channelProvider: taken.provider ?? 'sandbox',
+            mode: data.sandbox === true ? 'sandbox' : 'live',
+          },
+          now: this.#s.now(),
+        });
+        await recordRuns(tx, this.#s.events, runs);
+      }
+      await tx.query('DELETE FROM automation_inbox WHERE event_id = $1', [taken.event_id]);
+      return true;
+    });
+    wakeDispatchers(this.#s, sent);
+    return took;
+  }
+}

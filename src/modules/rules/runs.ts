@@ -1,0 +1,83 @@
+// A rule's run records (GET /rules/{id}/runs) and its dry run (POST /rules/{id}/test): the run
+// record a given event would make, with nothing executed and nothing stored.
+import type { Database } from '../../kernel/db.ts';
+import { notFound } from '../../kernel/errors.ts';
+import type { CausedBy, EventEnvelope, EventType } from '../../kernel/events.ts';
+import type { Page } from '../../kernel/pagination.ts';
+import { loadScope } from '../automation/context.ts';
+import { type RuleRunRow, runRule } from './engine.ts';
+import { findRule } from './repo.ts';
+import type { TriggerEvent } from './schemas.ts';
+
+export async function listRuns(
+  db: Database,
+  accountId: string,
+  ruleId: string,
+  page: Page,
+  filters: { status?: string },
+): Promise<RuleRunRow[]> {
+  if (!(await findRule(db, accountId, ruleId))) throw notFound('rule');
+  const { rows } = await db.query<RuleRunRow>(
+    `SELECT * FROM rule_runs
+      WHERE rule_id = $1 AND account_id = $2 AND ($3::text IS NULL OR id < $3) AND ($4::text IS NULL OR status = $4)
+      ORDER BY id DESC LIMIT $5`,
+    [ruleId, accountId, page.before, filters.status ?? null, page.limit + 1],
+  );
+  return rows;
+}
+
+export interface TestEvent {
+  /** A stored event of the account, run as it was. */
+  eventId?: string;
+  /** Or an event as it would arrive. */
+  event?: { type: TriggerEvent; data: Record<string, unknown> };
+}
+
+/**
+ * Evaluates the rule on the event inside a transaction that is rolled back: the conditions with
+ * their trace, and the actions it would run (`skipped`), whatever the rule's status.
+ */
+export async function dryRun(
+  s: { db: Database; now: () => Date },
+  accountId: string,
+  ruleId: string,
+  input: TestEvent,
+): Promise<RuleRunRow> {
+  const rule = await findRule(s.db, accountId, ruleId);
+  if (!rule) throw notFound('rule');
+  let event: EventEnvelope & { causedBy?: CausedBy };
+  if (input.eventId) {
+    const { rows } = await s.db.query<{ payload: string }>(
+      'SELECT payload FROM events WHERE id = $1 AND account_id = $2',
+      [input.eventId, accountId],
+    );
+    if (!rows[0]) throw notFound('event');
+    event = JSON.parse(rows[0].payload);
+  } else {
+    event = {
+      id: 'evt_test',
+      type: input.event!.type as EventType,
+      createdAt: s.now().toISOString(),
+      accountId,
+      data: input.event!.data,
+    };
+  }
+  const now = s.now();
+  const rollback = new Error('dry run');
+  let run: RuleRunRow | null = null;
+  await s.db
+    .transaction(async (tx) => {
+      const scope = await loadScope(tx, event, now);
+      run = await runRule(tx, rule, event, scope, {
+        act: async () => ({ status: 'skipped' }),
+        actor: { accountId, countryCode: 'US', channelProvider: 'sandbox', mode: 'sandbox' },
+        now,
+        dryRun: true,
+      });
+      throw rollback;
+    })
+    .catch((err) => {
+      if (err !== rollback) throw err;
+    });
+  return run!;
+}
