@@ -168,7 +168,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     automation: new AutomationWorker(
       { ...sending, contactCapPerHour: config.automationContactCapPerHour },
       app.log,
-      { pollIntervalMs: config.automationPollMs },
+      { pollIntervalMs: config.automationPollMs, scanIntervalMs: config.automationScanMs },
     ),
   };
   // Attempts in flight finish (or time out) and are recorded before the database closes.

@@ -29,6 +29,7 @@ export interface Config {
   webhookPollMs: number;
   eventRetentionDays: number;
   automationPollMs: number;
+  automationScanMs: number;
   automationContactCapPerHour: number;
   jobSuperviseSeconds: number;
   bulkChunkSize: number;
@@ -249,6 +250,14 @@ export const SETTINGS: Setting<any>[] = [
     description: 'how often the automation worker looks for events between notifications',
     default: '1000',
     parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_AUTOMATION_SCAN_MS',
+    key: 'automationScanMs',
+    description:
+      'how often each process looks for due timed triggers (conversation.unanswered, contact.inactive)',
+    default: '15000',
+    parse: integer(50, 3600000),
   },
   {
     env: 'TIDINGS_AUTOMATION_CONTACT_CAP_PER_HOUR',

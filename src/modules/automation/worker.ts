@@ -12,12 +12,15 @@ import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import { hasFeature, planOf } from '../../kernel/plans.ts';
 import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { recordRuns, runRulesFor } from '../rules/engine.ts';
+import { scanTimed } from '../rules/timed.ts';
 import { actor } from './act.ts';
 import type { EffectServices } from './effects.ts';
 import { AUTOMATION_CHANNEL } from './outbox.ts';
 
 export interface WorkerSettings {
   pollIntervalMs: number;
+  /** How often timed triggers are looked for (rules/timed.ts). */
+  scanIntervalMs: number;
 }
 
 interface Taken {
@@ -52,6 +55,8 @@ export class AutomationWorker {
   #unlisten: (() => Promise<void>) | null = null;
   #wakeUp: (() => void) | null = null;
   #wakeRequested = false;
+  #scanTimer: NodeJS.Timeout | null = null;
+  #scanning: Promise<void> | null = null;
 
   constructor(s: EffectServices, log: FastifyBaseLogger, settings: WorkerSettings) {
     this.#s = s;
@@ -68,6 +73,22 @@ export class AutomationWorker {
     this.#running = true;
     this.#unlisten = await this.#s.db.listen(AUTOMATION_CHANNEL, () => this.wake());
     this.#loopDone = this.#loop();
+    this.#scanTimer = setInterval(() => {
+      this.#scanning ??= this.scan()
+        .then(() => undefined)
+        .catch((err) => this.#log.warn({ err }, 'automation could not look for timed triggers'))
+        .finally(() => {
+          this.#scanning = null;
+        });
+    }, this.#settings.scanIntervalMs).unref();
+  }
+
+  /** Fires the timed triggers that are due; answers how many fired. */
+  async scan(): Promise<number> {
+    const sent: SendResult[] = [];
+    const fired = await scanTimed(this.#s, actor(this.#s, sent));
+    wakeDispatchers(this.#s, sent);
+    return fired;
   }
 
   wake(): void {
@@ -80,9 +101,11 @@ export class AutomationWorker {
   async stop(): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    if (this.#scanTimer) clearInterval(this.#scanTimer);
     this.wake();
     await this.#unlisten?.();
     await this.#loopDone;
+    await this.#scanning;
   }
 
   async #loop(): Promise<void> {

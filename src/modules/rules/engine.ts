@@ -48,11 +48,11 @@ export async function runRule(
   rule: RuleRow,
   event: EventEnvelope & { causedBy?: CausedBy },
   scope: RunScope,
-  options: { act: Act; actor: Actor; now: Date; dryRun?: boolean },
+  options: { act: Act; actor: Actor; now: Date; dryRun?: boolean; runId?: string },
 ): Promise<RuleRunRow> {
   const depth = (event.causedBy?.depth ?? 0) + 1;
   const run: RuleRunRow = {
-    id: newId('ruleRun'),
+    id: options.runId ?? newId('ruleRun'),
     account_id: rule.account_id,
     rule_id: rule.id,
     event_id: event.id,
@@ -91,7 +91,11 @@ export async function runRule(
   return { ...run, status: 'succeeded' };
 }
 
-/** Stores the runs and counts them in their rules' stats; emits `rule.run_failed` for failures. */
+/**
+ * Stores the runs and counts them in their rules' stats; emits `rule.run_failed` for failures. A
+ * run whose (rule, event) was claimed earlier in the transaction under the same id (a timed
+ * occasion, timed.ts) completes that claim; one under another id was run already and is dropped.
+ */
 export async function recordRuns(tx: Tx, events: EventOutbox, runs: RuleRunRow[]): Promise<void> {
   if (runs.length === 0) return;
   await tx.query(
@@ -103,7 +107,10 @@ export async function recordRuns(tx: Tx, events: EventOutbox, runs: RuleRunRow[]
          FROM jsonb_to_recordset($1::jsonb) AS r (id text, account_id text, rule_id text, event_id text,
               contact_id text, status text, reason text, depth int, conditions jsonb, actions jsonb,
               created_at timestamptz)
-       ON CONFLICT (rule_id, event_id) DO NOTHING
+       ON CONFLICT (rule_id, event_id) DO UPDATE
+          SET contact_id = EXCLUDED.contact_id, status = EXCLUDED.status, reason = EXCLUDED.reason,
+              depth = EXCLUDED.depth, conditions = EXCLUDED.conditions, actions = EXCLUDED.actions
+        WHERE rule_runs.id = EXCLUDED.id
        RETURNING rule_id, status, created_at
      )
      UPDATE rules u SET runs = u.runs + s.runs, matched = u.matched + s.matched, failed = u.failed + s.failed,

@@ -1,0 +1,158 @@
+// Timed triggers: rules that fire when a time has passed without something happening.
+//   conversation.unanswered  an open conversation's customer has waited `after` for a reply: since
+//                            the first message they sent after the business last wrote;
+//   contact.inactive         a contact has sent nothing for `after` (since their last message, or
+//                            since they were added if they never wrote).
+// Each such wait is an occasion, named by its rule's subject and the time it counts from
+// (`occ_unanswered_<conversation>_<ms>`); a rule fires once per occasion. The worker scans for due
+// occasions every TIDINGS_AUTOMATION_SCAN_MS. Each occasion runs in a transaction that first
+// claims its run record (rule_runs is unique on rule and occasion): a process that finds it
+// claimed by another, committed or not, waits for it or skips it, so an occasion fires once
+// across any number of processes. A reply, or a new message, ends the occasion; the next wait is
+// another one.
+import type { Database, Tx } from '../../kernel/db.ts';
+import type { EventOutbox } from '../../kernel/events.ts';
+import { newId } from '../../kernel/ids.ts';
+import { hasFeature, planOf } from '../../kernel/plans.ts';
+import { loadScope } from '../automation/context.ts';
+import type { Act, Actor } from '../automation/effects.ts';
+import { durationMs } from '../automation/time.ts';
+import { recordRuns, runRule } from './engine.ts';
+import type { RuleRow } from './repo.ts';
+
+/** Occasions of one rule taken in one scan (the next scan takes the rest). */
+const PER_SCAN = 200;
+
+interface Occasion {
+  id: string;
+  subjectId: string;
+  contactId: string | null;
+  since: Date;
+}
+
+const occasionId = (kind: string, subject: string, since: Date) =>
+  `occ_${kind}_${subject}_${since.getTime()}`;
+// The same id in SQL: milliseconds since the epoch, cut as JavaScript's Date cuts them.
+const occasionSql = (kind: string, subject: string, since: string) =>
+  `'occ_${kind}_' || ${subject} || '_' || floor(extract(epoch from ${since}) * 1000)::bigint`;
+
+async function unanswered(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
+  const { rows } = await db.query<{ id: string; contact_id: string; since: Date }>(
+    `SELECT c.id, c.contact_id, w.since
+       FROM conversations c
+       CROSS JOIN LATERAL (
+         SELECT min(m.created_at) AS since FROM messages m
+          WHERE m.conversation_id = c.id AND m.direction = 'inbound'
+            AND m.created_at > coalesce((SELECT max(o.created_at) FROM messages o
+                                          WHERE o.conversation_id = c.id AND o.direction = 'outbound'),
+                                         '-infinity'::timestamptz)) w
+      WHERE c.account_id = $1 AND c.status = 'open' AND c.unread_count > 0 AND w.since <= $2
+        AND NOT EXISTS (SELECT 1 FROM rule_runs r
+                         WHERE r.rule_id = $3 AND r.event_id = ${occasionSql('unanswered', 'c.id', 'w.since')})
+      LIMIT ${PER_SCAN}`,
+    [rule.account_id, cutoff, rule.id],
+  );
+  return rows.map((r) => ({
+    id: occasionId('unanswered', r.id, new Date(r.since)),
+    subjectId: r.id,
+    contactId: r.contact_id,
+    since: new Date(r.since),
+  }));
+}
+
+async function inactive(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
+  const { rows } = await db.query<{ id: string; since: Date }>(
+    `SELECT c.id, coalesce(c.last_inbound_at, c.created_at) AS since
+       FROM contacts c
+      WHERE c.account_id = $1 AND coalesce(c.last_inbound_at, c.created_at) <= $2
+        AND NOT EXISTS (SELECT 1 FROM rule_runs r
+                         WHERE r.rule_id = $3
+                           AND r.event_id = ${occasionSql('inactive', 'c.id', 'coalesce(c.last_inbound_at, c.created_at)')})
+      LIMIT ${PER_SCAN}`,
+    [rule.account_id, cutoff, rule.id],
+  );
+  return rows.map((r) => ({
+    id: occasionId('inactive', r.id, new Date(r.since)),
+    subjectId: r.id,
+    contactId: r.id,
+    since: new Date(r.since),
+  }));
+}
+
+export interface TimedServices {
+  db: Database;
+  events: EventOutbox;
+  now: () => Date;
+}
+
+/** The account a rule acts for, or null when it may not run (suspended, or no automation). */
+async function actorOf(tx: Tx, accountId: string): Promise<Omit<Actor, 'mode'> | null> {
+  const { rows } = await tx.query<{
+    status: string;
+    plan_code: string;
+    addons: string[];
+    country_code: string;
+    provider: 'sandbox' | 'whatsapp_cloud' | null;
+  }>(
+    `SELECT a.status, a.plan_code, a.addons, a.country_code, c.provider
+       FROM accounts a LEFT JOIN account_channels c ON c.account_id = a.id WHERE a.id = $1`,
+    [accountId],
+  );
+  const a = rows[0];
+  if (a?.status !== 'ACTIVE' || !hasFeature(planOf(a.plan_code), a.addons, 'automation')) return null;
+  return { accountId, countryCode: a.country_code, channelProvider: a.provider ?? 'sandbox' };
+}
+
+/** Fires one occasion of a rule, unless another run of it claimed it first. */
+async function fire(s: TimedServices, rule: RuleRow, occasion: Occasion, act: Act): Promise<boolean> {
+  return s.db.transaction(async (tx) => {
+    const now = s.now();
+    const actor = await actorOf(tx, rule.account_id);
+    if (!actor) return false;
+    const runId = newId('ruleRun');
+    const claimed = await tx.query(
+      `INSERT INTO rule_runs (id, account_id, rule_id, event_id, contact_id, status, depth, conditions, actions, created_at)
+       VALUES ($1, $2, $3, $4, $5, 'not_matched', 1, '[]', '[]', $6)
+       ON CONFLICT (rule_id, event_id) DO NOTHING RETURNING id`,
+      [runId, rule.account_id, rule.id, occasion.id, occasion.contactId, now],
+    );
+    if (claimed.rows.length === 0) return false;
+    const data =
+      rule.trigger_event === 'conversation.unanswered'
+        ? {
+            id: occasion.subjectId,
+            contactId: occasion.contactId,
+            waitingSince: occasion.since.toISOString(),
+          }
+        : { id: occasion.subjectId, inactiveSince: occasion.since.toISOString() };
+    // A timed trigger is no event of the outbox: its occasion stands for one.
+    const event = {
+      id: occasion.id,
+      type: rule.trigger_event,
+      createdAt: now.toISOString(),
+      accountId: rule.account_id,
+      data,
+    } as never;
+    const scope = await loadScope(tx, event, now);
+    const run = await runRule(tx, rule, event, scope, { act, actor: { ...actor, mode: 'live' }, now, runId });
+    await recordRuns(tx, s.events, [run]);
+    return true;
+  });
+}
+
+/** Fires every due occasion of the active timed rules; answers how many fired. */
+export async function scanTimed(s: TimedServices, act: Act): Promise<number> {
+  const { rows: rules } = await s.db.query<RuleRow>(
+    `SELECT r.* FROM rules r JOIN accounts a ON a.id = r.account_id
+      WHERE r.status = 'active' AND r.trigger_after IS NOT NULL AND a.status = 'ACTIVE'`,
+  );
+  let fired = 0;
+  for (const rule of rules) {
+    const cutoff = new Date(s.now().getTime() - durationMs(rule.trigger_after!));
+    const due = rule.trigger_event === 'conversation.unanswered' ? unanswered : inactive;
+    for (const occasion of await due(s.db, rule, cutoff)) {
+      if (await fire(s, rule, occasion, act)) fired++;
+    }
+  }
+  return fired;
+}
