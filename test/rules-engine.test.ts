@@ -176,6 +176,9 @@ describe('rules at work', () => {
     // A rule never fires on its own run's event.
     expect(all.filter((r) => r.reason === 'own_event').length).toBeGreaterThan(0);
     expect((await contactOf(t, contact.id)).tags).toEqual(['pong']);
+    // Stats count as matched only the runs whose conditions held (not those suppressed unevaluated).
+    const stats = (await call(env.app, 'GET', `/rules/${ping.id}`, { key: t.apiKey })).body.stats;
+    expect(stats).toMatchObject({ runs: 4, matched: 1, failed: 0 });
   });
 
   it('sends a contact at most the cap of automated messages an hour', async () => {

@@ -111,12 +111,14 @@ export async function recordRuns(tx: Tx, events: EventOutbox, runs: RuleRunRow[]
           SET contact_id = EXCLUDED.contact_id, status = EXCLUDED.status, reason = EXCLUDED.reason,
               depth = EXCLUDED.depth, conditions = EXCLUDED.conditions, actions = EXCLUDED.actions
         WHERE rule_runs.id = EXCLUDED.id
-       RETURNING rule_id, status, created_at
+       RETURNING rule_id, status, reason, created_at
      )
      UPDATE rules u SET runs = u.runs + s.runs, matched = u.matched + s.matched, failed = u.failed + s.failed,
                         last_run_at = s.last_run_at
        FROM (SELECT rule_id, count(*)::int AS runs,
-                    count(*) FILTER (WHERE status IN ('succeeded', 'failed') OR status = 'suppressed')::int AS matched,
+                    -- Matched: its conditions held (a run the cap suppressed had matched; one
+                    -- suppressed as its own event or a loop was never evaluated).
+                    count(*) FILTER (WHERE status IN ('succeeded', 'failed') OR reason = 'contact_cap')::int AS matched,
                     count(*) FILTER (WHERE status = 'failed')::int AS failed,
                     max(created_at) AS last_run_at
                FROM runs GROUP BY rule_id) s
