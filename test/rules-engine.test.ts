@@ -2,8 +2,13 @@
 // run on the events that follow, and what they did is read back through the API (the contact, the
 // conversation, the messages, the run records, the webhook events with their causedBy).
 import { describe, expect, it } from 'vitest';
-import { call, createAccountKey } from './helpers/client.ts';
-import { eventually, type MessagingTenant, sandboxTenant, useMessagingApp } from './helpers/messaging.ts';
+import { call } from './helpers/client.ts';
+import {
+  eventually,
+  type SandboxTenant,
+  sandboxTenantWithKey,
+  useMessagingApp,
+} from './helpers/messaging.ts';
 import { expectError } from './helpers/setup.ts';
 
 const CAP = 3;
@@ -12,12 +17,8 @@ const env = useMessagingApp({ config: { automationContactCapPerHour: CAP, automa
 let numbers = 0;
 const newNumber = () => `+1415555${String(6000 + numbers++).padStart(4, '0')}`;
 
-type Sandbox = MessagingTenant & { sandboxKey: string };
-async function account(): Promise<Sandbox> {
-  const t = await sandboxTenant(env.app, env.partner.partnerKey);
-  const k = await createAccountKey(env.app, env.partner.partnerKey, t.accountId, { scope: 'sandbox' });
-  return { ...t, sandboxKey: k.apiKey };
-}
+type Sandbox = SandboxTenant;
+const account = () => sandboxTenantWithKey(env.app, env.partner.partnerKey);
 
 async function rule(t: Sandbox, body: Record<string, unknown>) {
   const res = await call(env.app, 'POST', '/rules', { key: t.apiKey, body });

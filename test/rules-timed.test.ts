@@ -2,9 +2,9 @@
 // a reply or a new message ends), on a clock the test moves; and once across two server processes
 // that scan one PostgreSQL database at the same time.
 import { describe, expect, it } from 'vitest';
-import { call, createAccountKey } from './helpers/client.ts';
+import { call } from './helpers/client.ts';
 import { FakeClock, onPostgres } from './helpers/harness.ts';
-import { type MessagingTenant, sandboxTenant, useMessagingApp } from './helpers/messaging.ts';
+import { type SandboxTenant, sandboxTenantWithKey, useMessagingApp } from './helpers/messaging.ts';
 import {
   accountOnProcess,
   processApi as api,
@@ -22,12 +22,8 @@ const env = useMessagingApp({
   config: { automationScanMs: 3_600_000, automationPollMs: 50 },
 });
 
-type Sandbox = MessagingTenant & { sandboxKey: string };
-async function account(): Promise<Sandbox> {
-  const t = await sandboxTenant(env.app, env.partner.partnerKey);
-  const k = await createAccountKey(env.app, env.partner.partnerKey, t.accountId, { scope: 'sandbox' });
-  return { ...t, sandboxKey: k.apiKey };
-}
+type Sandbox = SandboxTenant;
+const account = () => sandboxTenantWithKey(env.app, env.partner.partnerKey);
 
 async function rule(t: Sandbox, body: Record<string, unknown>) {
   const res = await call(env.app, 'POST', '/rules', { key: t.apiKey, body });

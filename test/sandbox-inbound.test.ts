@@ -7,12 +7,13 @@
 // not sent yet) is refused.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type FakeBusiness, inboundMessages } from './fakes/whatsapp-cloud.ts';
-import { call, createAccountKey } from './helpers/client.ts';
+import { call } from './helpers/client.ts';
 import {
   approvedTemplate,
   eventually,
   type MessagingTenant,
-  sandboxTenant,
+  type SandboxTenant,
+  sandboxTenantWithKey,
   useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
@@ -28,12 +29,8 @@ beforeAll(async () => {
 let numbers = 0;
 const newNumber = () => `+1415555${String(4000 + numbers++).padStart(4, '0')}`;
 
-type Sandbox = MessagingTenant & { sandboxKey: string };
-async function sandboxAccount(): Promise<Sandbox> {
-  const t = await sandboxTenant(env.app, env.partner.partnerKey);
-  const k = await createAccountKey(env.app, env.partner.partnerKey, t.accountId, { scope: 'sandbox' });
-  return { ...t, sandboxKey: k.apiKey };
-}
+type Sandbox = SandboxTenant;
+const sandboxAccount = () => sandboxTenantWithKey(env.app, env.partner.partnerKey);
 
 async function simulate(t: Sandbox, body: Record<string, unknown>) {
   return call(env.app, 'POST', '/sandbox/inbound-messages', { key: t.sandboxKey, body });

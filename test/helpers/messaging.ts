@@ -5,7 +5,7 @@ import type { App } from '../../src/app.ts';
 import type { Config } from '../../src/config.ts';
 import type { Database } from '../../src/kernel/db.ts';
 import { type FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
-import { call, tenant } from './client.ts';
+import { call, createAccountKey, tenant } from './client.ts';
 import type { TestAppOptions } from './harness.ts';
 import { Receiver } from './receiver.ts';
 import { type TestEnv, useTestApp } from './setup.ts';
@@ -41,6 +41,15 @@ export async function sandboxTenant(
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return t;
+}
+
+export type SandboxTenant = MessagingTenant & { sandboxKey: string };
+
+/** A sandbox tenant with a sandbox key too, which may play the customer (/sandbox/inbound-messages). */
+export async function sandboxTenantWithKey(app: App, partnerKey: string): Promise<SandboxTenant> {
+  const t = await sandboxTenant(app, partnerKey);
+  const k = await createAccountKey(app, partnerKey, t.accountId, { scope: 'sandbox' });
+  return { ...t, sandboxKey: k.apiKey };
 }
 
 /**

@@ -7,14 +7,12 @@
 // An account that is suspended or closed, or whose plan has no automation, runs nothing: its
 // events are dropped from the inbox.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../../kernel/db.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
-import { hasFeature, planOf } from '../../kernel/plans.ts';
 import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { recordRuns, runRulesFor } from '../rules/engine.ts';
 import { scanTimed } from '../rules/timed.ts';
 import { actor } from './act.ts';
-import type { EffectServices } from './effects.ts';
+import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from './effects.ts';
 import { AUTOMATION_CHANNEL } from './outbox.ts';
 
 export interface WorkerSettings {
@@ -23,22 +21,17 @@ export interface WorkerSettings {
   scanIntervalMs: number;
 }
 
-interface Taken {
+interface Taken extends ActorRow {
   event_id: string;
   account_id: string;
   payload: string;
-  status: string;
-  plan_code: string;
-  addons: string[];
-  country_code: string;
-  provider: 'sandbox' | 'whatsapp_cloud' | null;
 }
 
 /** Runs of one event tried before it is given up (logged as an error). */
 const MAX_ATTEMPTS = 5;
 
 const TAKE_SQL = `
-  SELECT i.event_id, i.account_id, e.payload, a.status, a.plan_code, a.addons, a.country_code, c.provider
+  SELECT i.event_id, i.account_id, e.payload, ${ACTOR_COLUMNS}
     FROM (SELECT event_id, account_id FROM automation_inbox
            WHERE next_attempt_at IS NULL OR next_attempt_at <= $1
            ORDER BY created_at, event_id LIMIT 1 FOR UPDATE SKIP LOCKED) i
@@ -62,10 +55,6 @@ export class AutomationWorker {
     this.#s = s;
     this.#log = log;
     this.#settings = settings;
-  }
-
-  get db(): Database {
-    return this.#s.db;
   }
 
   async start(): Promise<void> {
@@ -164,18 +153,13 @@ export class AutomationWorker {
       const taken = rows[0];
       if (!taken) return false;
       taking(taken.event_id);
-      const plan = planOf(taken.plan_code);
-      if (taken.status === 'ACTIVE' && hasFeature(plan, taken.addons, 'automation')) {
+      const account = actorFrom(taken.account_id, taken);
+      if (account) {
         const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
         const data = event.data as { sandbox?: boolean };
         const runs = await runRulesFor(tx, event, {
           act: actor(this.#s, sent),
-          actor: {
-            accountId: taken.account_id,
-            countryCode: taken.country_code,
-            channelProvider: taken.provider ?? 'sandbox',
-            mode: data.sandbox === true ? 'sandbox' : 'live',
-          },
+          actor: { ...account, mode: data.sandbox === true ? 'sandbox' : 'live' },
           now: this.#s.now(),
         });
         await recordRuns(tx, this.#s.events, runs);

@@ -34,7 +34,7 @@ export interface TestEvent {
 }
 
 /**
- * Evaluates the rule on the event inside a transaction that is rolled back: the conditions with
+ * Evaluates the rule on the event without running anything: the conditions with
  * their trace, and the actions it would run (`skipped`), whatever the rule's status.
  */
 export async function dryRun(
@@ -63,21 +63,13 @@ export async function dryRun(
     };
   }
   const now = s.now();
-  const rollback = new Error('dry run');
-  let run: RuleRunRow | null = null;
-  await s.db
-    .transaction(async (tx) => {
-      const scope = await loadScope(tx, event, now);
-      run = await runRule(tx, rule, event, scope, {
-        act: async () => ({ status: 'skipped' }),
-        actor: { accountId, countryCode: 'US', channelProvider: 'sandbox', mode: 'sandbox' },
-        now,
-        dryRun: true,
-      });
-      throw rollback;
-    })
-    .catch((err) => {
-      if (err !== rollback) throw err;
-    });
-  return run!;
+  // A dry run returns before any action (runRule), so this transaction only reads.
+  return s.db.transaction(async (tx) =>
+    runRule(tx, rule, event, await loadScope(tx, event, now), {
+      act: async () => ({ status: 'skipped' }),
+      actor: { accountId, countryCode: 'US', channelProvider: 'sandbox', mode: 'sandbox' },
+      now,
+      dryRun: true,
+    }),
+  );
 }

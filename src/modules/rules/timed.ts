@@ -13,9 +13,8 @@
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
-import { hasFeature, planOf } from '../../kernel/plans.ts';
 import { loadScope } from '../automation/context.ts';
-import type { Act, Actor } from '../automation/effects.ts';
+import { ACTOR_COLUMNS, type Act, type Actor, type ActorRow, actorFrom } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';
 import { recordRuns, runRule } from './engine.ts';
 import type { RuleRow } from './repo.ts';
@@ -87,20 +86,11 @@ export interface TimedServices {
 
 /** The account a rule acts for, or null when it may not run (suspended, or no automation). */
 async function actorOf(tx: Tx, accountId: string): Promise<Omit<Actor, 'mode'> | null> {
-  const { rows } = await tx.query<{
-    status: string;
-    plan_code: string;
-    addons: string[];
-    country_code: string;
-    provider: 'sandbox' | 'whatsapp_cloud' | null;
-  }>(
-    `SELECT a.status, a.plan_code, a.addons, a.country_code, c.provider
-       FROM accounts a LEFT JOIN account_channels c ON c.account_id = a.id WHERE a.id = $1`,
+  const { rows } = await tx.query<ActorRow>(
+    `SELECT ${ACTOR_COLUMNS} FROM accounts a LEFT JOIN account_channels c ON c.account_id = a.id WHERE a.id = $1`,
     [accountId],
   );
-  const a = rows[0];
-  if (a?.status !== 'ACTIVE' || !hasFeature(planOf(a.plan_code), a.addons, 'automation')) return null;
-  return { accountId, countryCode: a.country_code, channelProvider: a.provider ?? 'sandbox' };
+  return actorFrom(accountId, rows[0]);
 }
 
 /** Fires one occasion of a rule, unless another run of it claimed it first. */
