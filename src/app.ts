@@ -44,6 +44,8 @@ import { partnerRoutes } from './modules/partner/routes.ts';
 import { partnerWhatsAppAppRoutes } from './modules/partner/whatsapp-app-routes.ts';
 import { loadPrices } from './modules/pricing/prices.ts';
 import { ruleRoutes } from './modules/rules/routes.ts';
+import { bulkEnrollJob } from './modules/sequences/bulk-enroll-job.ts';
+import { sequenceRoutes } from './modules/sequences/routes.ts';
 import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
@@ -189,6 +191,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       expireInSeconds: config.bulkJobExpireSeconds,
     }),
   );
+  ctx.jobs.define(
+    bulkEnrollJob({
+      db: deps.db,
+      events: ctx.events,
+      now,
+      log: app.log.child({ component: 'bulk' }),
+      expireInSeconds: config.bulkJobExpireSeconds,
+    }),
+  );
   ctx.jobs.define(templateReviewJob(ctx));
   ctx.jobs.define(
     dispatchJob({
@@ -264,6 +275,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
       await api.register(teamRoutes(ctx));
       await api.register(ruleRoutes(ctx));
+      await api.register(sequenceRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));

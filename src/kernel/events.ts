@@ -34,6 +34,8 @@ export const EVENT_TYPES = [
   'campaign.status_changed',
   'journey_run.completed',
   'rule.run_failed',
+  'enrollment.completed',
+  'enrollment.exited',
   'webhook.test',
 ] as const;
 

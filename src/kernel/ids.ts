@@ -19,6 +19,8 @@ export const ID_PREFIXES = {
   conversation: 'cnv',
   rule: 'rul',
   ruleRun: 'run',
+  sequence: 'seq',
+  enrollment: 'enr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

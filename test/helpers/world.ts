@@ -38,6 +38,12 @@ export interface World {
   memberId: string;
   /** A's contact's phone, which wrote in (its service window is open). */
   customerPhone: string;
+  /** A's sequences in each state a move applies to (the owner rows of publish, pause, resume, archive). */
+  sequences: { draft: string; active: string; paused: string; archivable: string };
+  /** A's contact (enrolled by the owner rows of createEnrollment). */
+  contactId: string;
+  /** An enrollment made with A's sandbox key (the one /sandbox/wake may wake). */
+  enrollmentId: string;
 }
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -112,6 +118,35 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   });
   const ruleA = await ok(a('POST', '/rules', rule('isolation rule')), 201);
   const spareRule = await ok(a('POST', '/rules', rule('isolation spare rule')), 201);
+
+  const sequence = async (name: string, moves: string[] = []) => {
+    const made = await ok(
+      a('POST', '/sequences', {
+        name,
+        steps: [{ delay: { after: 'P1D' }, message: { type: 'text', text: 'Hello {{ contact.name }}' } }],
+        enrollment: { reenroll: 'always' },
+      }),
+      201,
+    );
+    for (const move of moves) await ok(a('POST', `/sequences/${made.id}/${move}`), 200);
+    return made.id as string;
+  };
+  const sequenceA = await sequence('isolation sequence', ['publish']);
+  const sequences = {
+    draft: await sequence('isolation draft'),
+    active: await sequence('isolation active', ['publish']),
+    paused: await sequence('isolation paused', ['publish', 'pause']),
+    archivable: await sequence('isolation archivable', ['publish']),
+  };
+  const spareSequence = await sequence('isolation spare');
+  const enrol = (contactId: string, key?: string) =>
+    ok(a('POST', `/sequences/${sequenceA}/enrollments`, { contactId }, key), 201);
+  const enrollment = await enrol(contact.id, sandbox.apiKey);
+  const spareEnrollment = await enrol(spareContact.id);
+  const enrollmentJob = await ok(
+    a('POST', `/sequences/${sequenceA}/enrollments`, { contactIds: [spareContact.id] }),
+    202,
+  );
 
   const template = (name: string) => ({
     name,
@@ -191,6 +226,9 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/partner/webhooks/{id}/deliveries/{deliveryId}': partnerDelivery.id,
       '/team/members/{id}': member.id,
       '/rules/{id}': ruleA.id,
+      '/sequences/{id}': sequenceA,
+      '/sequences/{id}/enrollments/{enrollmentId}': enrollment.id,
+      '/bulk/enrollments/{jobId}': enrollmentJob.jobId,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
       '/bulk/messages/{jobId}': messagesJob.jobId,
       '/partner/keys/{keyId}': partnerExtraKey.id,
@@ -205,6 +243,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/partner/webhooks/{id}': { id: sparePartnerHook.id },
       '/team/members/{id}': { id: spareMember.id },
       '/rules/{id}': { id: spareRule.id },
+      '/sequences/{id}': { id: spareSequence },
+      '/sequences/{id}/enrollments/{enrollmentId}': { enrollmentId: spareEnrollment.id },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
       '/partner/accounts/{accountId}/keys/{keyId}': { keyId: spareKey.id },
@@ -212,5 +252,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     submittedTemplateId: submitted.id,
     memberId: member.id,
     customerPhone,
+    sequences,
+    contactId: contact.id,
+    enrollmentId: enrollment.id,
   };
 }

@@ -7,6 +7,8 @@ import { assignConversation, closeConversation } from '../conversations/service.
 import { acceptBatch, type SendResult } from '../messages/accept-batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
+import { exitEnrollments, tryEnroll } from '../sequences/enroll.ts';
+import { findSequence } from '../sequences/repo.ts';
 import type { Action } from './actions.ts';
 import { type Act, type ActionResult, type EffectServices, joinTransaction, renderDeep } from './effects.ts';
 import { render } from './templating.ts';
@@ -126,6 +128,25 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         ]);
         return ok(result!.message.id);
       }
+      case 'enroll_in_sequence': {
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        const sequence = await findSequence(tx, account.id, action.sequenceId as string);
+        if (!sequence) return failed('RESOURCE_NOT_FOUND', 'The sequence was deleted.');
+        const enrolled = await tryEnroll(tx, services, sequence, contact.id, {
+          sandbox: actor.mode === 'sandbox',
+          triggerEventId: scope.event.id,
+        });
+        if ('error' in enrolled) return failed(enrolled.error.code, enrolled.error.message);
+        return ok(enrolled.enrollment.id);
+      }
+      case 'exit_sequences':
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        await exitEnrollments(tx, services, account.id, contact.id, () => 'manual', {
+          sequenceId: action.sequenceId as string | undefined,
+        });
+        return ok(contact.id);
       default:
         // Refused when the rule was saved (actions.ts): never reached by a saved rule.
         return failed('INVALID_REQUEST', `${action.type} is not available in this release.`);

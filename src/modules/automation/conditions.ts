@@ -233,6 +233,23 @@ export function conditionProblems(conditions: unknown, path: string): Problem[] 
   return problems;
 }
 
+/** conditionProblems, and message.* fields refused where the trigger is not about a message. */
+export function triggerConditionProblems(conditions: Conditions, event: string, path: string): Problem[] {
+  const problems = conditionProblems(conditions, path);
+  if (event.startsWith('message.')) return problems;
+  for (const group of ['all', 'any'] as const) {
+    conditions[group]?.forEach((c, i) => {
+      if (typeof c.field === 'string' && c.field.startsWith('message.')) {
+        problems.push({
+          field: `${path}.${group}[${i}].field`,
+          issue: `${c.field} is known only for message.* triggers, not ${event}`,
+        });
+      }
+    });
+  }
+  return problems;
+}
+
 /** What conditions are evaluated against. `previous` holds the event's former values, by field. */
 export interface Context {
   values: (field: string) => unknown;

@@ -43,17 +43,34 @@ function messageOf(event: EventEnvelope): RunScope['message'] {
 }
 
 export async function loadScope(sql: Sql, event: EventEnvelope, now: Date): Promise<RunScope> {
-  const accountId = event.accountId!;
-  const contactId = contactIdOf(event);
-  const row = contactId ? await findContact(sql, accountId, contactId) : null;
-  const contact = row ? { ...toContact(row), country: countryOf(row.phone) } : null;
   const data = event.data as Record<string, unknown>;
   const conversationId = event.type.startsWith('conversation.') ? data.id : data.conversationId;
+  return scopeFor(sql, event.accountId!, contactIdOf(event), { ...event, data: data }, now, {
+    message: messageOf(event),
+    conversationId: typeof conversationId === 'string' ? conversationId : null,
+  });
+}
+
+/**
+ * The scope of a run about a contact: the contact, its conversation (the one named, else its
+ * latest), the time in its zone; `event` is what `{{ event.… }}` reads.
+ */
+export async function scopeFor(
+  sql: Sql,
+  accountId: string,
+  contactId: string | null,
+  event: RunScope['event'],
+  now: Date,
+  about: { message?: RunScope['message']; conversationId?: string | null } = {},
+): Promise<RunScope> {
+  const row = contactId ? await findContact(sql, accountId, contactId) : null;
+  const contact = row ? { ...toContact(row), country: countryOf(row.phone) } : null;
+  const conversationId = about.conversationId ?? null;
   const { rows } = await sql.query<{ id: string; status: string; assignee_id: string | null }>(
     `SELECT id, status, assignee_id FROM conversations
       WHERE account_id = $1 AND ((($2::text) IS NOT NULL AND id = $2) OR (($2::text) IS NULL AND contact_id = $3))
       ORDER BY opened_at DESC LIMIT 1`,
-    [accountId, typeof conversationId === 'string' ? conversationId : null, contactId],
+    [accountId, conversationId, contactId],
   );
   const c = rows[0];
   const zone = contactZone(
@@ -62,7 +79,7 @@ export async function loadScope(sql: Sql, event: EventEnvelope, now: Date): Prom
   );
   return {
     contact,
-    message: messageOf(event),
+    message: about.message ?? null,
     conversation: c ? { id: c.id, status: c.status, assigneeId: c.assignee_id } : null,
     event: { id: event.id, type: event.type, data: event.data as Record<string, unknown> },
     time: { ...localTime(now, zone), zone },

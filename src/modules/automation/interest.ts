@@ -1,15 +1,26 @@
 // Which event types an account's automation listens to (automation_interest), read by the outbox's
-// automation subscriber (outbox.ts) to decide whether an event goes to the inbox. Rewritten whole
-// for the account, in the transaction that changes a rule (and, next, a sequence), so the outbox
-// never sees a half-changed set.
+// automation subscriber (outbox.ts) to decide whether an event goes to the inbox: the triggers of
+// its active rules and sequences, and, while it has a sequence that may hold active enrollments
+// (active or paused), the events that end enrollments (a reply, a tag, an opt-out). Rewritten whole
+// for the account, in the transaction that changes a rule or a sequence, so the outbox never sees a
+// half-changed set.
 import type { Tx } from '../../kernel/db.ts';
+
+/** The events that may end an enrollment (sequences/engine.ts). */
+export const EXIT_EVENTS = ['message.received', 'contact.tagged', 'contact.untagged', 'contact.updated'];
 
 export async function refreshInterest(tx: Tx, accountId: string): Promise<void> {
   await tx.query('DELETE FROM automation_interest WHERE account_id = $1', [accountId]);
   await tx.query(
     `INSERT INTO automation_interest (account_id, event_type)
-     SELECT DISTINCT account_id, trigger_event FROM rules
-      WHERE account_id = $1 AND status = 'active' AND trigger_after IS NULL`,
-    [accountId],
+     SELECT $1, trigger_event FROM rules
+      WHERE account_id = $1 AND status = 'active' AND trigger_after IS NULL
+     UNION
+     SELECT $1, trigger_event FROM sequences
+      WHERE account_id = $1 AND status = 'active' AND trigger_event IS NOT NULL
+     UNION
+     SELECT $1, t FROM unnest($2::text[]) AS t
+      WHERE EXISTS (SELECT 1 FROM sequences WHERE account_id = $1 AND status IN ('active', 'paused'))`,
+    [accountId, EXIT_EVENTS],
   );
 }

@@ -1,7 +1,9 @@
 // The automation worker: takes events from `automation_inbox` (written by the outbox, outbox.ts)
 // and runs what listens to them, one event per transaction: the inbox row is taken FOR UPDATE SKIP
 // LOCKED, the event's rules run (their actions through the services, in the same transaction), the
-// runs are recorded and the row deleted, and all of it commits or none of it. So an event is acted
+// runs are recorded and the row deleted, and all of it commits or none of it. The same happens to
+// the enrollments the event ends or starts (sequences/engine.ts). Between events it sends the
+// sequence steps that are due (sequences/timer.ts), a batch per transaction. So an event is acted
 // on at most once across any number of processes, and a crash mid-run loses nothing (the row is
 // still there, the half-done run rolled back). Woken by a NOTIFY at the event's commit; polls too.
 // An account that is suspended or closed, or whose plan has no automation, runs nothing: its
@@ -11,7 +13,10 @@ import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { recordRuns, runRulesFor } from '../rules/engine.ts';
 import { scanTimed } from '../rules/timed.ts';
+import { enrollOnEvent, exitOnEvent } from '../sequences/engine.ts';
+import { runDue } from '../sequences/timer.ts';
 import { actor } from './act.ts';
+import { loadScope } from './context.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from './effects.ts';
 import { AUTOMATION_CHANNEL } from './outbox.ts';
 
@@ -26,6 +31,9 @@ interface Taken extends ActorRow {
   account_id: string;
   payload: string;
 }
+
+/** Due enrollments taken per transaction by the step timer. */
+const DUE_BATCH = 50;
 
 /** Runs of one event tried before it is given up (logged as an error). */
 const MAX_ATTEMPTS = 5;
@@ -80,6 +88,14 @@ export class AutomationWorker {
     return fired;
   }
 
+  /** Sends a batch of due sequence steps; answers how many enrollments were taken. */
+  async runDue(): Promise<number> {
+    const sent: SendResult[] = [];
+    const taken = await runDue(this.#s, actor(this.#s, sent), this.#log, DUE_BATCH);
+    wakeDispatchers(this.#s, sent);
+    return taken;
+  }
+
   wake(): void {
     this.#wakeRequested = true;
     const wakeUp = this.#wakeUp;
@@ -105,6 +121,12 @@ export class AutomationWorker {
         took = await this.runOne();
       } catch (err) {
         this.#log.warn({ err }, 'automation could not run an event; it stays in the inbox');
+      }
+      // Events and due steps take turns: neither holds the other up.
+      try {
+        if ((await this.runDue()) > 0) took = true;
+      } catch (err) {
+        this.#log.warn({ err }, 'automation could not send due sequence steps; they stay due');
       }
       if (!this.#running) break;
       if (took || this.#wakeRequested) continue;
@@ -157,12 +179,16 @@ export class AutomationWorker {
       if (account) {
         const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
         const data = event.data as { sandbox?: boolean };
+        const now = this.#s.now();
+        // A reply ends enrollments before the rules it triggers run; the rules see it ended.
+        await exitOnEvent(tx, this.#s, event);
         const runs = await runRulesFor(tx, event, {
           act: actor(this.#s, sent),
           actor: { ...account, mode: data.sandbox === true ? 'sandbox' : 'live' },
-          now: this.#s.now(),
+          now,
         });
         await recordRuns(tx, this.#s.events, runs);
+        await enrollOnEvent(tx, this.#s, event, () => loadScope(tx, event, now));
       }
       await tx.query('DELETE FROM automation_inbox WHERE event_id = $1', [taken.event_id]);
       return true;

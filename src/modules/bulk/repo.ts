@@ -12,7 +12,7 @@ export interface JobError {
 export interface BulkJobRow {
   id: string;
   account_id: string;
-  kind: 'contacts' | 'messages';
+  kind: 'contacts' | 'messages' | 'enrollments';
   options: { mode?: 'upsert' | 'create' };
   status: BulkJobStatus;
   total: number;
@@ -41,7 +41,7 @@ export async function insertJob(
   job: {
     id: string;
     accountId: string;
-    kind: 'contacts' | 'messages';
+    kind: 'contacts' | 'messages' | 'enrollments';
     options: object;
     items: unknown[];
     now: Date;

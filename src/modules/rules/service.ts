@@ -7,10 +7,11 @@ import type { Egress } from '../../kernel/egress.ts';
 import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { type Action, actionProblems } from '../automation/actions.ts';
-import { type Conditions, conditionProblems } from '../automation/conditions.ts';
+import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
 import { refreshInterest } from '../automation/interest.ts';
 import { durationProblem } from '../automation/time.ts';
 import { invalidFields } from '../contacts/fields.ts';
+import { findSequence } from '../sequences/repo.ts';
 import { findMember } from '../team/repo.ts';
 import {
   countRules,
@@ -66,25 +67,12 @@ async function ruleProblems(
       issue: `applies to timed triggers only (${TIMED_TRIGGERS.join(', ')})`,
     });
   }
-  issues.push(...conditionProblems(rule.conditions, 'conditions'));
-  // A message's fields are known only when the trigger is about a message.
-  if (!rule.trigger_event.startsWith('message.')) {
-    for (const group of ['all', 'any'] as const) {
-      rule.conditions[group]?.forEach((c, i) => {
-        if (typeof c.field === 'string' && c.field.startsWith('message.')) {
-          issues.push({
-            field: `conditions.${group}[${i}].field`,
-            issue: `${c.field} is known only for message.* triggers, not ${rule.trigger_event}`,
-          });
-        }
-      });
-    }
-  }
+  issues.push(...triggerConditionProblems(rule.conditions, rule.trigger_event, 'conditions'));
   issues.push(
     ...(await actionProblems(rule.actions, 'actions', {
       egress: s.egress,
       memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
-      sequenceExists: null,
+      sequenceExists: async (id) => (await findSequence(sql, accountId, id)) !== null,
       callsWebhooks: false,
     })),
   );

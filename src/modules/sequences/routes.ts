@@ -1,0 +1,305 @@
+// /sequences: timed steps sent to enrolled contacts (docs/automation.md § Sequences), their
+// enrollments, bulk enrollment jobs, and POST /sandbox/wake. Plans from Pro up.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { AUTOMATION_CHANNEL } from '../automation/outbox.ts';
+import { findJob, resultsOf } from '../bulk/repo.ts';
+import { BulkJobParams } from '../bulk/schemas.ts';
+import { acceptEnrollJob, toEnrollJob } from './bulk-enroll-job.ts';
+import { endEnrollment, enroll } from './enroll.ts';
+import { findEnrollment, listEnrollments, listSequences } from './repo.ts';
+import {
+  BulkEnrollmentJob,
+  CreateSequenceBody,
+  EnrollBody,
+  EnrollmentListQuery,
+  EnrollmentParams,
+  EnrollmentSchema,
+  SequenceIdParams,
+  SequenceListQuery,
+  SequenceSchema,
+  toEnrollment,
+  toSequence,
+  UpdateSequenceBody,
+  WakeBody,
+} from './schemas.ts';
+import { createSequence, getSequence, moveSequence, patchSequence, removeSequence } from './service.ts';
+import { wakeEnrollment } from './wake.ts';
+
+const MOVE_SUMMARIES = {
+  publish: 'Publish a draft: it becomes active (version 1) and enrols contacts',
+  pause: 'Pause an active sequence: no step is sent and no contact enrolled until it is resumed',
+  resume: 'Resume a paused sequence (steps more than an hour overdue are skipped as past_due)',
+  archive: 'Archive a sequence: its active enrollments exit (reason archived); it can no longer change',
+} as const;
+
+export function sequenceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['sequences'];
+  const account = { access: 'account', feature: 'automation' } as const;
+  const found = { ...ON_RESOURCE, feature: 'automation' } as const;
+
+  return async (app) => {
+    app.post(
+      '/sequences',
+      {
+        config: { ...account, errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'createSequence',
+          summary: 'Create a sequence (a draft): 1–20 timed steps, how contacts enrol and exit',
+          body: CreateSequenceBody,
+          response: { 201: SequenceSchema },
+        },
+      },
+      async (request, reply) => {
+        const row = await createSequence(ctx, accountOf(request).id, request.body);
+        reply.status(201);
+        return toSequence(row);
+      },
+    );
+
+    app.get(
+      '/sequences',
+      {
+        config: account,
+        schema: {
+          tags,
+          operationId: 'listSequences',
+          summary: 'List sequences, newest first',
+          querystring: SequenceListQuery,
+          response: { 200: listOf(SequenceSchema) },
+        },
+      },
+      async (request) => {
+        const page = readPage(request.query);
+        return pageOf(
+          await listSequences(ctx.db, accountOf(request).id, page, request.query),
+          page,
+          toSequence,
+        );
+      },
+    );
+
+    app.get(
+      '/sequences/:id',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'getSequence',
+          summary: 'Get a sequence (its current version)',
+          params: SequenceIdParams,
+          response: { 200: SequenceSchema },
+        },
+      },
+      async (request) => toSequence(await getSequence(ctx.db, accountOf(request).id, request.params.id)),
+    );
+
+    app.patch(
+      '/sequences/:id',
+      {
+        config: { ...found, errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'updateSequence',
+          summary:
+            'Change a sequence: a draft in place; a published one gets a new version (enrollments keep theirs)',
+          params: SequenceIdParams,
+          body: UpdateSequenceBody,
+          response: { 200: SequenceSchema },
+        },
+      },
+      async (request) =>
+        toSequence(await patchSequence(ctx, accountOf(request).id, request.params.id, request.body)),
+    );
+
+    app.delete(
+      '/sequences/:id',
+      {
+        config: { ...found, errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'deleteSequence',
+          summary: 'Delete a draft or archived sequence, with its enrollments (archive an active one first)',
+          params: SequenceIdParams,
+          response: { 204: Type.Null({ description: 'Deleted.' }) },
+        },
+      },
+      async (request, reply) => {
+        await removeSequence(ctx, accountOf(request).id, request.params.id);
+        reply.status(204);
+      },
+    );
+
+    for (const move of ['publish', 'pause', 'resume', 'archive'] as const) {
+      app.post(
+        `/sequences/:id/${move}`,
+        {
+          config: { ...found, errors: ['CONFLICT'] },
+          schema: {
+            tags,
+            operationId: `${move}Sequence`,
+            summary: MOVE_SUMMARIES[move],
+            params: SequenceIdParams,
+            response: { 200: SequenceSchema },
+          },
+        },
+        async (request) =>
+          toSequence(await moveSequence(ctx, accountOf(request).id, request.params.id, move)),
+      );
+    }
+
+    app.post(
+      '/sequences/:id/enrollments',
+      {
+        config: { ...found, errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'createEnrollment',
+          summary: 'Enrol one contact (201), or up to 1,000 in the background (202 with a bulk job)',
+          description:
+            'The sequence must be active, the contact opted in, and the sequence’s `reenroll` must allow it (409 otherwise). Enrolled by a sandbox key, the contact’s steps go to the sandbox.',
+          params: SequenceIdParams,
+          body: EnrollBody,
+          response: { 201: EnrollmentSchema, 202: BulkEnrollmentJob },
+        },
+      },
+      async (request, reply) => {
+        const { contactId, contactIds } = request.body;
+        if ((contactId === undefined) === (contactIds === undefined))
+          throw invalid('body', 'takes either contactId or contactIds');
+        const accountId = accountOf(request).id;
+        const sandbox = request.principal!.mode === 'sandbox';
+        const sequence = await getSequence(ctx.db, accountId, request.params.id);
+        if (contactIds) {
+          if (sequence.status !== 'active') {
+            throw conflict(`The sequence is ${sequence.status}: only an active sequence enrols contacts.`);
+          }
+          const job = await acceptEnrollJob(ctx, sequence, contactIds, sandbox);
+          reply.status(202);
+          return toEnrollJob(job, []);
+        }
+        const row = await ctx.db.transaction((tx) => enroll(tx, ctx, sequence, contactId!, { sandbox }));
+        reply.status(201);
+        return toEnrollment(row);
+      },
+    );
+
+    app.get(
+      '/sequences/:id/enrollments',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'listEnrollments',
+          summary: "List a sequence's enrollments, newest first",
+          params: SequenceIdParams,
+          querystring: EnrollmentListQuery,
+          response: { 200: listOf(EnrollmentSchema) },
+        },
+      },
+      async (request) => {
+        const accountId = accountOf(request).id;
+        await getSequence(ctx.db, accountId, request.params.id);
+        const page = readPage(request.query);
+        const rows = await listEnrollments(ctx.db, accountId, request.params.id, page, request.query);
+        return pageOf(rows, page, toEnrollment);
+      },
+    );
+
+    app.get(
+      '/sequences/:id/enrollments/:enrollmentId',
+      {
+        config: found,
+        schema: {
+          tags,
+          operationId: 'getEnrollment',
+          summary: 'Get an enrollment: where it stands, step by step',
+          params: EnrollmentParams,
+          response: { 200: EnrollmentSchema },
+        },
+      },
+      async (request) => {
+        const { id, enrollmentId } = request.params;
+        const row = await findEnrollment(ctx.db, accountOf(request).id, id, enrollmentId);
+        if (!row) throw notFound('enrollment');
+        return toEnrollment(row);
+      },
+    );
+
+    app.delete(
+      '/sequences/:id/enrollments/:enrollmentId',
+      {
+        config: { ...found, errors: ['CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'cancelEnrollment',
+          summary: 'Cancel an active enrollment (kept, as canceled with exitReason manual)',
+          params: EnrollmentParams,
+          response: { 204: Type.Null({ description: 'Canceled.' }) },
+        },
+      },
+      async (request, reply) => {
+        const { id, enrollmentId } = request.params;
+        await ctx.db.transaction(async (tx) => {
+          const row = await findEnrollment(tx, accountOf(request).id, id, enrollmentId, { forUpdate: true });
+          if (!row) throw notFound('enrollment');
+          if (row.status !== 'active') throw conflict(`The enrollment has ended (${row.status}).`);
+          await endEnrollment(tx, ctx, row, { status: 'canceled', exitReason: 'manual' });
+        });
+        reply.status(204);
+      },
+    );
+
+    app.get(
+      '/bulk/enrollments/:jobId',
+      {
+        config: { ...found, errors: ['RESOURCE_NOT_FOUND'] },
+        schema: {
+          tags,
+          operationId: 'getEnrollmentJob',
+          summary: 'Get a bulk enrollment job: its status, counts and the outcome of every processed contact',
+          params: BulkJobParams,
+          response: { 200: BulkEnrollmentJob },
+        },
+      },
+      async (request) => {
+        const job = await findJob(ctx.db, accountOf(request).id, 'enrollments', request.params.jobId);
+        if (!job) throw notFound('bulk enrollment job');
+        return toEnrollJob(job, await resultsOf(ctx.db, job.id, job.processed));
+      },
+    );
+
+    app.post(
+      '/sandbox/wake',
+      {
+        config: { ...account, errors: ['FORBIDDEN', 'RESOURCE_NOT_FOUND', 'CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'wakeSandbox',
+          summary: 'Sandbox: end the current wait of an enrollment now',
+          description:
+            'Sandbox keys only (a live key gets 403). The enrollment’s current step is due at once, so a sequence of days can be tried in seconds; its send window still applies. `runId` names a journey run (journeys arrive with Automation II; no run exists yet, so it answers 404).',
+          body: WakeBody,
+          response: { 200: EnrollmentSchema },
+        },
+      },
+      async (request) => {
+        if (request.principal!.mode !== 'sandbox') {
+          throw new ApiError('FORBIDDEN', 'Only a sandbox key can wake an enrollment.');
+        }
+        const { enrollmentId, runId } = request.body;
+        if ((enrollmentId === undefined) === (runId === undefined))
+          throw invalid('body', 'takes either enrollmentId or runId');
+        if (runId !== undefined) throw notFound('journey run');
+        const row = await wakeEnrollment(ctx, accountOf(request).id, enrollmentId!);
+        await ctx.db.query(`SELECT pg_notify('${AUTOMATION_CHANNEL}', '')`);
+        return toEnrollment(row);
+      },
+    );
+  };
+}
