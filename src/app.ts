@@ -168,7 +168,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     }),
     routes: [],
     automation: new AutomationWorker(
-      { ...sending, contactCapPerHour: config.automationContactCapPerHour },
+      { ...sending, egress, secrets, contactCapPerHour: config.automationContactCapPerHour },
       app.log,
       { pollIntervalMs: config.automationPollMs, scanIntervalMs: config.automationScanMs },
     ),

@@ -9,6 +9,7 @@ import {
   sandboxTenantWithKey,
   useMessagingApp,
 } from './helpers/messaging.ts';
+import { verifySignature } from './helpers/receiver.ts';
 import { expectError } from './helpers/setup.ts';
 
 const CAP = 3;
@@ -230,6 +231,65 @@ describe('rules at work', () => {
     const [failed] = await hook.waitFor(1);
     expect(failed!.json).toMatchObject({ type: 'rule.run_failed', data: { id: run.id, ruleId: welcome.id } });
   });
+
+  it('call_webhook posts the rendered body signed with the rule’s secret, after commit, and retries a failure', async () => {
+    const t = await account();
+    const hook = await env.receiver();
+    hook.respond = (_r, n) => ({ status: n === 0 ? 500 : 204 });
+    const res = await call(env.app, 'POST', '/rules', {
+      key: t.apiKey,
+      body: {
+        name: 'tell the CRM',
+        trigger: { event: 'message.received' },
+        actions: [
+          {
+            type: 'call_webhook',
+            url: hook.url('/crm'),
+            body: { text: '{{ message.text }}', source: 'whatsapp', count: 2 },
+          },
+        ],
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const secret = res.body.signingSecret as string;
+    expect(secret).toMatch(/^whsec_/);
+    // Shown once: never again.
+    expect(
+      (await call(env.app, 'GET', `/rules/${res.body.id}`, { key: t.apiKey })).body.signingSecret,
+    ).toBeUndefined();
+
+    const msg = await inbound(t, newNumber(), 'Where is order 42?');
+    const [first, retry] = await hook.waitFor(2, 15_000);
+    for (const received of [first!, retry!]) {
+      expect(received.path).toBe('/crm');
+      expect(verifySignature(secret, received)).toMatchObject({
+        text: 'Where is order 42?',
+        source: 'whatsapp',
+        count: 2,
+        run: { ruleId: res.body.id },
+        event: { type: 'message.received', data: { id: msg.id } },
+      });
+    }
+    // Every attempt is the same call: the same id and bytes.
+    expect(retry!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+    expect(retry!.body).toBe(first!.body);
+    const [run] = await runsOf(t, res.body.id, 1);
+    expect(run.actions[0]).toMatchObject({
+      type: 'call_webhook',
+      status: 'succeeded',
+      ref: first!.headers['webhook-id'],
+    });
+    const settled = await eventually(
+      () => runsOf(t, res.body.id, 1),
+      ([r]) => r.actions[0].delivery?.status === 'succeeded',
+    );
+    expect(settled[0].actions[0].delivery).toEqual({
+      status: 'succeeded',
+      attempts: 2,
+      lastStatusCode: 204,
+      lastError: null,
+    });
+  }, 30_000);
 
   it('a dry run answers the run record and changes nothing', async () => {
     const t = await account();

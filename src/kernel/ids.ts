@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   ruleRun: 'run',
   sequence: 'seq',
   enrollment: 'enr',
+  automationCall: 'whc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -10,6 +10,7 @@ import { prepareMessage, templateLookup } from '../messages/prepare.ts';
 import { exitEnrollments, tryEnroll } from '../sequences/enroll.ts';
 import { findSequence } from '../sequences/repo.ts';
 import type { Action } from './actions.ts';
+import { queueCall } from './calls.ts';
 import { type Act, type ActionResult, type EffectServices, joinTransaction, renderDeep } from './effects.ts';
 import { render } from './templating.ts';
 
@@ -147,6 +148,22 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
           sequenceId: action.sequenceId as string | undefined,
         });
         return ok(contact.id);
+      case 'call_webhook': {
+        const body = action.body ? await renderDeep(action.body as Record<string, unknown>, scope) : {};
+        const id = await queueCall(
+          tx,
+          {
+            accountId: account.id,
+            ruleId: causedBy.id,
+            runId: causedBy.runId,
+            url: action.url as string,
+            // The run and the event are added to the body (they win over keys of the same name).
+            payload: { ...body, run: { id: causedBy.runId, ruleId: causedBy.id }, event: scope.event },
+          },
+          s.now(),
+        );
+        return ok(id);
+      }
       default:
         // Refused when the rule was saved (actions.ts): never reached by a saved rule.
         return failed('INVALID_REQUEST', `${action.type} is not available in this release.`);

@@ -9,16 +9,25 @@
 // An account that is suspended or closed, or whose plan has no automation, runs nothing: its
 // events are dropped from the inbox.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Egress } from '../../kernel/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
+import type { SecretBox } from '../../kernel/secrets.ts';
 import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { recordRuns, runRulesFor } from '../rules/engine.ts';
 import { scanTimed } from '../rules/timed.ts';
 import { enrollOnEvent, exitOnEvent } from '../sequences/engine.ts';
 import { runDue } from '../sequences/timer.ts';
 import { actor } from './act.ts';
+import { CallSender } from './calls.ts';
 import { loadScope } from './context.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from './effects.ts';
 import { AUTOMATION_CHANNEL } from './outbox.ts';
+
+/** What the worker needs beyond what actions need: the egress and secrets of call_webhook. */
+export interface WorkerServices extends EffectServices {
+  egress: Egress;
+  secrets: SecretBox;
+}
 
 export interface WorkerSettings {
   pollIntervalMs: number;
@@ -49,6 +58,8 @@ const TAKE_SQL = `
 
 export class AutomationWorker {
   readonly #s: EffectServices;
+  readonly #calls: CallSender;
+  #callsInFlight: Promise<void> | null = null;
   readonly #log: FastifyBaseLogger;
   readonly #settings: WorkerSettings;
   #running = false;
@@ -59,8 +70,9 @@ export class AutomationWorker {
   #scanTimer: NodeJS.Timeout | null = null;
   #scanning: Promise<void> | null = null;
 
-  constructor(s: EffectServices, log: FastifyBaseLogger, settings: WorkerSettings) {
+  constructor(s: WorkerServices, log: FastifyBaseLogger, settings: WorkerSettings) {
     this.#s = s;
+    this.#calls = new CallSender({ ...s, log, leaseMs: 60_000 });
     this.#log = log;
     this.#settings = settings;
   }
@@ -111,6 +123,7 @@ export class AutomationWorker {
     await this.#unlisten?.();
     await this.#loopDone;
     await this.#scanning;
+    await this.#callsInFlight;
   }
 
   async #loop(): Promise<void> {
@@ -122,6 +135,16 @@ export class AutomationWorker {
       } catch (err) {
         this.#log.warn({ err }, 'automation could not run an event; it stays in the inbox');
       }
+      // call_webhook's calls go out beside the loop (an attempt may wait seconds for its answer).
+      this.#callsInFlight ??= this.#calls
+        .sendDue()
+        .then((n) => {
+          if (n > 0) this.wake();
+        })
+        .catch((err) => this.#log.warn({ err }, 'automation could not send webhook calls'))
+        .finally(() => {
+          this.#callsInFlight = null;
+        });
       // Events and due steps take turns: neither holds the other up.
       try {
         if ((await this.runDue()) > 0) took = true;

@@ -23,6 +23,8 @@ export interface RuleRow {
   matched: number;
   failed: number;
   last_run_at: Date | null;
+  /** call_webhook's signing secret, sealed (never shown after the write that made it). */
+  signing_secret_sealed: string | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -5,6 +5,8 @@ import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
 import { invalid } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { type CallState, callStates } from '../automation/calls.ts';
+import type { ActionResult } from '../automation/effects.ts';
 import { toRun } from './engine.ts';
 import { listRules } from './repo.ts';
 import { dryRun, listRuns } from './runs.ts';
@@ -15,6 +17,7 @@ import {
   RuleSchema,
   RunListQuery,
   RunSchema,
+  SavedRuleSchema,
   TestRuleBody,
   toRule,
   UpdateRuleBody,
@@ -36,13 +39,13 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           operationId: 'createRule',
           summary: 'Create a rule: a trigger, conditions and up to 10 actions, at a position',
           body: CreateRuleBody,
-          response: { 201: RuleSchema },
+          response: { 201: SavedRuleSchema },
         },
       },
       async (request, reply) => {
-        const row = await createRule(ctx, accountOf(request).id, request.body);
+        const { row, signingSecret } = await createRule(ctx, accountOf(request).id, request.body);
         reply.status(201);
-        return toRule(row);
+        return { ...toRule(row), signingSecret };
       },
     );
 
@@ -90,10 +93,16 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           summary: 'Change a rule: any of its fields, its status (active, paused) or its position',
           params: RuleIdParams,
           body: UpdateRuleBody,
-          response: { 200: RuleSchema },
+          response: { 200: SavedRuleSchema },
         },
       },
-      async (request) => toRule(await patchRule(ctx, accountOf(request).id, request.params.id, request.body)),
+      async (request) => {
+        const saved = await patchRule(ctx, accountOf(request).id, request.params.id, request.body);
+        return {
+          ...toRule(saved.row),
+          ...(saved.signingSecret ? { signingSecret: saved.signingSecret } : {}),
+        };
+      },
     );
 
     app.get(
@@ -113,7 +122,18 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const page = readPage(request.query);
         const rows = await listRuns(ctx.db, accountOf(request).id, request.params.id, page, request.query);
-        return pageOf(rows, page, toRun);
+        const calls = await callStates(
+          ctx.db,
+          rows.flatMap((r) => r.actions.filter((a) => a.type === 'call_webhook' && a.ref).map((a) => a.ref!)),
+        );
+        return pageOf(rows, page, (row) => {
+          const run = toRun(row);
+          const actions = run.actions.map((a): ActionResult & { delivery?: CallState } => {
+            const delivery = a.ref ? calls.get(a.ref) : undefined;
+            return delivery ? { ...a, delivery } : a;
+          });
+          return { ...run, actions };
+        });
       },
     );
 

@@ -123,6 +123,20 @@ export const RuleSchema = Type.Object(
   { title: 'Rule' },
 );
 
+export const SavedRuleSchema = Type.Object(
+  {
+    ...RuleSchema.properties,
+    signingSecret: Type.Optional(
+      Type.String({
+        description:
+          'Shown once, when the rule is created: the Standard Webhooks secret (whsec_…) that signs its call_webhook requests. Keep it; it is never shown again.',
+        examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+      }),
+    ),
+  },
+  { title: 'SavedRule' },
+);
+
 export const RuleIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 export const RuleListQuery = Type.Object(
@@ -171,7 +185,24 @@ const ActionResultSchema = Type.Object({
   }),
   error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
   ref: Type.Optional(
-    Type.String({ description: 'What it made or changed: a message, contact or conversation id.' }),
+    Type.String({
+      description:
+        'What it made or changed: a message, contact, conversation or enrollment id, or a webhook call (whc_…).',
+    }),
+  ),
+  delivery: Type.Optional(
+    Type.Object(
+      {
+        status: Type.Enum(['pending', 'succeeded', 'failed'], {
+          description:
+            'pending: being attempted (retried on the webhooks’ schedule); failed: the schedule is used up.',
+        }),
+        attempts: Type.Integer(),
+        lastStatusCode: nullable(Type.Integer()),
+        lastError: nullable(Type.String()),
+      },
+      { description: 'call_webhook only: where its call stands now.' },
+    ),
   ),
 });
 

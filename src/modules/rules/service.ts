@@ -6,6 +6,7 @@ import type { Database, Sql } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
+import type { SecretBox } from '../../kernel/secrets.ts';
 import { type Action, actionProblems } from '../automation/actions.ts';
 import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
 import { refreshInterest } from '../automation/interest.ts';
@@ -13,6 +14,7 @@ import { durationProblem } from '../automation/time.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { findSequence } from '../sequences/repo.ts';
 import { findMember } from '../team/repo.ts';
+import { generateSecret } from '../webhooks/signing.ts';
 import {
   countRules,
   deleteRule,
@@ -32,7 +34,14 @@ export const MAX_RULES_PER_ACCOUNT = 200;
 export interface RuleServices {
   db: Database;
   egress: Egress;
+  secrets: SecretBox;
   now: () => Date;
+}
+
+/** A rule as saved, with its signing secret when this write made it (shown once). */
+export interface SavedRule {
+  row: RuleRow;
+  signingSecret?: string;
 }
 
 export interface RuleInput {
@@ -73,7 +82,7 @@ async function ruleProblems(
       egress: s.egress,
       memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
       sequenceExists: async (id) => (await findSequence(sql, accountId, id)) !== null,
-      callsWebhooks: false,
+      callsWebhooks: true,
     })),
   );
   return issues;
@@ -92,7 +101,21 @@ function valuesOf(input: RuleInput, before?: RuleRow): RuleValues {
   };
 }
 
-export async function createRule(s: RuleServices, accountId: string, input: RuleInput): Promise<RuleRow> {
+/**
+ * Gives the rule its signing secret (call_webhook signs with it) if it has none: every new rule,
+ * and a rule made before rules had secrets, on its next change. Answers the secret when it made one.
+ */
+async function ensureSecret(s: RuleServices, tx: Sql, row: RuleRow): Promise<SavedRule> {
+  if (row.signing_secret_sealed) return { row };
+  const signingSecret = generateSecret();
+  const { rows } = await tx.query<RuleRow>(
+    'UPDATE rules SET signing_secret_sealed = $2 WHERE id = $1 RETURNING *',
+    [row.id, s.secrets.seal(signingSecret)],
+  );
+  return { row: rows[0]!, signingSecret };
+}
+
+export async function createRule(s: RuleServices, accountId: string, input: RuleInput): Promise<SavedRule> {
   const values = valuesOf(input);
   const issues = await ruleProblems(s, s.db, accountId, values);
   if (issues.length > 0) throw invalidFields(issues);
@@ -111,7 +134,7 @@ export async function createRule(s: RuleServices, accountId: string, input: Rule
       s.now(),
     );
     await refreshInterest(tx, accountId);
-    return row;
+    return ensureSecret(s, tx, row);
   });
 }
 
@@ -128,7 +151,7 @@ export async function patchRule(
   accountId: string,
   id: string,
   patch: RulePatch,
-): Promise<RuleRow> {
+): Promise<SavedRule> {
   return s.db.transaction(async (tx) => {
     await lockRules(tx, accountId);
     const before = await findRule(tx, accountId, id, { forUpdate: true });
@@ -156,7 +179,7 @@ export async function patchRule(
     }
     const row = await updateRule(tx, accountId, id, { ...values, position }, s.now());
     await refreshInterest(tx, accountId);
-    return row;
+    return ensureSecret(s, tx, row);
   });
 }
 
