@@ -11,6 +11,7 @@ import type { JobDefinition } from '../../kernel/jobs.ts';
 import { applyContactRows, checkRow } from '../contacts/bulk-apply.ts';
 import type { NormalizedFields } from '../contacts/fields.ts';
 import { toContact } from '../contacts/schemas.ts';
+import { endForAccount, giveUpJob } from './job-ends.ts';
 import { type BulkJobRow, type ItemResult, itemsOf, type JobError, lockJob, recordChunk } from './repo.ts';
 import { toJobSummary } from './schemas.ts';
 
@@ -74,14 +75,7 @@ async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: 
   if (!job || job.status === 'completed' || job.status === 'failed') return true;
   const now = deps.now();
   if (job.account_status !== 'ACTIVE') {
-    const ended = await recordChunk(tx, jobId, [], now, {
-      status: 'failed',
-      error: {
-        code: 'ACCOUNT_SUSPENDED',
-        message: `The account is ${job.account_status.toLowerCase()}; the remaining ${job.total - job.processed} items were not processed.`,
-      },
-    });
-    await emitCompleted(deps, tx, ended);
+    await emitCompleted(deps, tx, await endForAccount(tx, job, now, 'items were not processed'));
     return true;
   }
 
@@ -124,21 +118,6 @@ async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: 
   return end !== null;
 }
 
-async function failJob(deps: BulkWorkerDeps, jobId: string): Promise<void> {
-  await deps.db.transaction(async (tx) => {
-    const job = await lockJob(tx, jobId);
-    if (!job || job.status === 'completed' || job.status === 'failed') return;
-    const ended = await recordChunk(tx, jobId, [], deps.now(), {
-      status: 'failed',
-      error: {
-        code: 'INTERNAL_ERROR',
-        message: 'The job failed repeatedly and was stopped; items not processed were not imported.',
-      },
-    });
-    await emitCompleted(deps, tx, ended);
-  });
-}
-
 export function bulkContactsJob(deps: BulkWorkerDeps): JobDefinition<{ jobId: string }> {
   return {
     name: BULK_CONTACTS_JOB,
@@ -163,6 +142,13 @@ export function bulkContactsJob(deps: BulkWorkerDeps): JobDefinition<{ jobId: st
       }
     },
     // Retries used up (or workers kept dying): the job ends failed, with what it did so far kept.
-    onGiveUp: ({ jobId }) => failJob(deps, jobId),
+    onGiveUp: ({ jobId }) =>
+      giveUpJob(
+        deps.db,
+        jobId,
+        deps.now,
+        'The job failed repeatedly and was stopped; items not processed were not imported.',
+        (tx, row) => emitCompleted(deps, tx, row),
+      ),
   };
 }

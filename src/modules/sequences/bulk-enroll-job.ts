@@ -8,6 +8,7 @@ import type { Database, Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
+import { endForAccount, giveUpJob } from '../bulk/job-ends.ts';
 import { type BulkJobRow, type ItemResult, insertJob, itemsOf, lockJob, recordChunk } from '../bulk/repo.ts';
 import { toJobBase } from '../bulk/schemas.ts';
 import { tryEnroll } from './enroll.ts';
@@ -76,14 +77,7 @@ async function processChunk(deps: Deps, tx: Tx, jobId: string, items: string[]):
   if (!job || job.status === 'completed' || job.status === 'failed') return true;
   const now = deps.now();
   if (job.account_status !== 'ACTIVE') {
-    const ended = await recordChunk(tx, jobId, [], now, {
-      status: 'failed',
-      error: {
-        code: 'ACCOUNT_SUSPENDED',
-        message: `The account is ${job.account_status.toLowerCase()}; the remaining ${job.total - job.processed} contacts were not enrolled.`,
-      },
-    });
-    await completed(deps, tx, ended);
+    await completed(deps, tx, await endForAccount(tx, job, now, 'contacts were not enrolled'));
     return true;
   }
   const options = job.options as unknown as EnrollJobOptions;
@@ -133,17 +127,12 @@ export function bulkEnrollJob(deps: Deps): JobDefinition<{ jobId: string }> {
       }
     },
     onGiveUp: ({ jobId }) =>
-      deps.db.transaction(async (tx) => {
-        const job = await lockJob(tx, jobId);
-        if (!job || job.status === 'completed' || job.status === 'failed') return;
-        const ended = await recordChunk(tx, jobId, [], deps.now(), {
-          status: 'failed',
-          error: {
-            code: 'INTERNAL_ERROR',
-            message: 'The job failed repeatedly and was stopped; contacts not processed were not enrolled.',
-          },
-        });
-        await completed(deps, tx, ended);
-      }),
+      giveUpJob(
+        deps.db,
+        jobId,
+        deps.now,
+        'The job failed repeatedly and was stopped; contacts not processed were not enrolled.',
+        (tx, row) => completed(deps, tx, row),
+      ),
   };
 }
