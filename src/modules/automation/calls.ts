@@ -121,10 +121,7 @@ export interface CallState {
 }
 
 /** The delivery state of calls, by id (shown with the run records that made them). */
-export async function callStates(
-  db: Database,
-  ids: string[],
-): Promise<Map<string, CallState>> {
+export async function callStates(db: Database, ids: string[]): Promise<Map<string, CallState>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<{
     id: string;
