@@ -5,7 +5,7 @@
 import type { Sql } from '../../kernel/db.ts';
 import type { EventEnvelope } from '../../kernel/events.ts';
 import { countryOf } from '../../kernel/phones.ts';
-import { findContact } from '../contacts/repo.ts';
+import { type ContactRow, findContact } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { Context } from './conditions.ts';
 import { contactZone, localTime } from './time.ts';
@@ -64,22 +64,39 @@ export async function scopeFor(
   about: { message?: RunScope['message']; conversationId?: string | null } = {},
 ): Promise<RunScope> {
   const row = contactId ? await findContact(sql, accountId, contactId) : null;
-  const contact = row ? { ...toContact(row), country: countryOf(row.phone) } : null;
   const conversationId = about.conversationId ?? null;
-  const { rows } = await sql.query<{ id: string; status: string; assignee_id: string | null }>(
+  const { rows } = await sql.query<ConversationRef>(
     `SELECT id, status, assignee_id FROM conversations
       WHERE account_id = $1 AND ((($2::text) IS NOT NULL AND id = $2) OR (($2::text) IS NULL AND contact_id = $3))
       ORDER BY opened_at DESC LIMIT 1`,
     [accountId, conversationId, contactId],
   );
-  const c = rows[0];
+  return scopeOf(row, rows[0] ?? null, event, now, about.message ?? null);
+}
+
+export interface ConversationRef {
+  id: string;
+  status: string;
+  assignee_id: string | null;
+}
+
+/** The scope from what was read: the contact row, its conversation, the event. */
+export function scopeOf(
+  row: ContactRow | null,
+  conversation: ConversationRef | null,
+  event: RunScope['event'],
+  now: Date,
+  message: RunScope['message'] = null,
+): RunScope {
+  const contact = row ? { ...toContact(row), country: countryOf(row.phone) } : null;
   const zone = contactZone(
     contact ? { attributes: contact.attributes, country: contact.country } : null,
     'UTC',
   );
+  const c = conversation;
   return {
     contact,
-    message: about.message ?? null,
+    message,
     conversation: c ? { id: c.id, status: c.status, assigneeId: c.assignee_id } : null,
     event: { id: event.id, type: event.type, data: event.data as Record<string, unknown> },
     time: { ...localTime(now, zone), zone },

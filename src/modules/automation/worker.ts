@@ -1,14 +1,16 @@
 // The automation worker: takes events from `automation_inbox` (written by the outbox, outbox.ts)
-// and runs what listens to them, one event per transaction: the inbox row is taken FOR UPDATE SKIP
-// LOCKED, the event's rules run (their actions through the services, in the same transaction), the
-// runs are recorded and the row deleted, and all of it commits or none of it. The same happens to
-// the enrollments the event ends or starts (sequences/engine.ts). Between events it sends the
+// and runs what listens to them: the inbox rows are taken FOR UPDATE SKIP LOCKED, a batch per
+// transaction; each event's rules run (their actions through the services, in the same
+// transaction), the runs are recorded and the row deleted, and all of it commits or none of it.
+// Each event runs in its own savepoint: one that fails is undone alone and tried again later. The
+// same happens to the enrollments the event ends or starts (sequences/engine.ts). Between events it sends the
 // sequence steps that are due (sequences/timer.ts), a batch per transaction. So an event is acted
 // on at most once across any number of processes, and a crash mid-run loses nothing (the row is
 // still there, the half-done run rolled back). Woken by a NOTIFY at the event's commit; polls too.
 // An account that is suspended or closed, or whose plan has no automation, runs nothing: its
 // events are dropped from the inbox.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Tx } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
@@ -42,7 +44,7 @@ interface Taken extends ActorRow {
 }
 
 /** Due enrollments taken per transaction by the step timer. */
-const DUE_BATCH = 50;
+const DUE_BATCH = 100;
 
 /** Runs of one event tried before it is given up (logged as an error). */
 const MAX_ATTEMPTS = 5;
@@ -51,10 +53,17 @@ const TAKE_SQL = `
   SELECT i.event_id, i.account_id, e.payload, ${ACTOR_COLUMNS}
     FROM (SELECT event_id, account_id FROM automation_inbox
            WHERE next_attempt_at IS NULL OR next_attempt_at <= $1
-           ORDER BY created_at, event_id LIMIT 1 FOR UPDATE SKIP LOCKED) i
+           ORDER BY created_at, event_id LIMIT $2 FOR UPDATE SKIP LOCKED) i
     JOIN events e ON e.id = i.event_id
     JOIN accounts a ON a.id = i.account_id
-    LEFT JOIN account_channels c ON c.account_id = i.account_id`;
+    LEFT JOIN account_channels c ON c.account_id = i.account_id
+   ORDER BY e.created_at, i.event_id`;
+
+/**
+ * Inbox events taken per transaction: one commit (one wait for the disk) for many events, each run
+ * in its own savepoint, in order.
+ */
+const EVENT_BATCH = 25;
 
 export class AutomationWorker {
   readonly #s: EffectServices;
@@ -103,7 +112,7 @@ export class AutomationWorker {
   /** Sends a batch of due sequence steps; answers how many enrollments were taken. */
   async runDue(): Promise<number> {
     const sent: SendResult[] = [];
-    const taken = await runDue(this.#s, actor(this.#s, sent), this.#log, DUE_BATCH);
+    const taken = await runDue(this.#s, sent, this.#log, DUE_BATCH);
     wakeDispatchers(this.#s, sent);
     return taken;
   }
@@ -164,59 +173,67 @@ export class AutomationWorker {
     }
   }
 
-  /** Runs the oldest event of the inbox that no other worker holds; answers whether there was one. */
+  /**
+   * Runs the oldest events of the inbox that no other worker holds, a batch in one transaction;
+   * answers whether there were any.
+   */
   async runOne(): Promise<boolean> {
     const sent: SendResult[] = [];
-    let eventId: string | null = null;
-    try {
-      return await this.#runOne(sent, (id) => {
-        eventId = id;
-      });
-    } catch (err) {
-      if (eventId) await this.#failed(eventId, err);
-      throw err;
-    }
+    const taken = await this.#s.db.transaction(async (tx) => {
+      const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now(), EVENT_BATCH]);
+      const done: string[] = [];
+      for (const row of rows) {
+        const own: SendResult[] = [];
+        await tx.query('SAVEPOINT automation_event');
+        try {
+          await this.#runEvent(tx, row, own);
+          await tx.query('RELEASE SAVEPOINT automation_event');
+          sent.push(...own);
+          done.push(row.event_id);
+        } catch (err) {
+          // This event's run is undone alone; it is tried again later, or given up.
+          await tx.query('ROLLBACK TO SAVEPOINT automation_event');
+          await this.#failed(tx, row.event_id, err);
+        }
+      }
+      await tx.query('DELETE FROM automation_inbox WHERE event_id = ANY($1)', [done]);
+      return rows.length;
+    });
+    wakeDispatchers(this.#s, sent);
+    return taken > 0;
   }
 
-  /** The event's run failed as a whole (rolled back): it is tried again later, or given up. */
-  async #failed(eventId: string, err: unknown): Promise<void> {
-    const { rows } = await this.#s.db.query<{ attempts: number }>(
+  /** An event's run failed as a whole (rolled back): it is tried again later, or given up. */
+  async #failed(tx: Tx, eventId: string, err: unknown): Promise<void> {
+    const { rows } = await tx.query<{ attempts: number }>(
       `UPDATE automation_inbox SET attempts = attempts + 1,
               next_attempt_at = $2::timestamptz + make_interval(secs => power(2, attempts + 1))
         WHERE event_id = $1 RETURNING attempts`,
       [eventId, this.#s.now()],
     );
     if ((rows[0]?.attempts ?? 0) >= MAX_ATTEMPTS) {
-      await this.#s.db.query('DELETE FROM automation_inbox WHERE event_id = $1', [eventId]);
+      await tx.query('DELETE FROM automation_inbox WHERE event_id = $1', [eventId]);
       this.#log.error({ err, eventId }, 'automation gave up on an event after repeated failures');
+    } else {
+      this.#log.warn({ err, eventId }, 'automation could not run an event; it will be tried again');
     }
   }
 
-  async #runOne(sent: SendResult[], taking: (eventId: string) => void): Promise<boolean> {
-    const took = await this.#s.db.transaction(async (tx) => {
-      const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now()]);
-      const taken = rows[0];
-      if (!taken) return false;
-      taking(taken.event_id);
-      const account = actorFrom(taken.account_id, taken);
-      if (account) {
-        const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
-        const data = event.data as { sandbox?: boolean };
-        const now = this.#s.now();
-        // A reply ends enrollments before the rules it triggers run; the rules see it ended.
-        await exitOnEvent(tx, this.#s, event);
-        const runs = await runRulesFor(tx, event, {
-          act: actor(this.#s, sent),
-          actor: { ...account, mode: data.sandbox === true ? 'sandbox' : 'live' },
-          now,
-        });
-        await recordRuns(tx, this.#s.events, runs);
-        await enrollOnEvent(tx, this.#s, event, () => loadScope(tx, event, now));
-      }
-      await tx.query('DELETE FROM automation_inbox WHERE event_id = $1', [taken.event_id]);
-      return true;
+  /** What one event does: the enrollments it ends, its rules, the enrollments it starts. */
+  async #runEvent(tx: Tx, taken: Taken, sent: SendResult[]): Promise<void> {
+    const account = actorFrom(taken.account_id, taken);
+    if (!account) return;
+    const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
+    const data = event.data as { sandbox?: boolean };
+    const now = this.#s.now();
+    // A reply ends enrollments before the rules it triggers run; the rules see it ended.
+    await exitOnEvent(tx, this.#s, event);
+    const runs = await runRulesFor(tx, event, {
+      act: actor(this.#s, sent),
+      actor: { ...account, mode: data.sandbox === true ? 'sandbox' : 'live' },
+      now,
     });
-    wakeDispatchers(this.#s, sent);
-    return took;
+    await recordRuns(tx, this.#s.events, runs);
+    await enrollOnEvent(tx, this.#s, event, () => loadScope(tx, event, now));
   }
 }

@@ -1,27 +1,31 @@
 // The step timer: sends the steps that are due (docs/automation.md § Sequences). The automation
 // worker calls runDue, which takes a batch of due enrollments FOR UPDATE SKIP LOCKED (of active
-// sequences of active accounts) and, for each, in the batch's transaction: sends the step through
-// the send path (idempotency key `seq:<enrollment>:<step>`), records its outcome and schedules the
-// next step, or ends the enrollment. A crash rolls the batch back, send and record together; a
-// commit does both once. So each step is sent at most once, across any number of processes.
-// Each enrollment runs in a savepoint: one that throws (a bug) is put back for a minute, alone.
+// sequences of active accounts) and, in the batch's transaction, decides each one's turn (wait for
+// the window, skip, send, or end), sends the batch's messages through the send path together (one
+// acceptBatch: window rule, price and charge per message, idempotency key `seq:<enrollment>:<step>`)
+// and writes every enrollment's outcome and next step in one statement. A crash rolls the batch
+// back, messages and records together; a commit does both once. So each step is sent at most once,
+// across any number of processes. A batch that throws (a bug, a message that existed already) is
+// undone and its enrollments taken one by one, each in a savepoint: one that still throws is put
+// back for a minute, alone.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/db.ts';
-import type { CausedBy } from '../../kernel/events.ts';
+import type { CausedBy, EventInput } from '../../kernel/events.ts';
 import { countryOf } from '../../kernel/phones.ts';
-import { scopeFor } from '../automation/context.ts';
+import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
   ACTOR_COLUMNS,
-  type Act,
   type ActorRow,
   actorFrom,
   type EffectServices,
-  runActions,
+  failureOf,
+  renderDeep,
 } from '../automation/effects.ts';
-import { findContact } from '../contacts/repo.ts';
-import { endEnrollment } from './enroll.ts';
-import { type Definition, type EnrollmentRow, type StepRecord, saveEnrollment } from './repo.ts';
-import { nextRunAt, verdict } from './schedule.ts';
+import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
+import { prepareMessage, templateLookup } from '../messages/prepare.ts';
+import type { Definition, EnrollmentRow, ExitReason, Step, StepRecord } from './repo.ts';
+import { type ContactTime, nextRunAt, verdict } from './schedule.ts';
 import { toEnrollment } from './schemas.ts';
 
 /** A due enrollment (its status is `active`: `status` here is its account's) with its version and account. */
@@ -29,8 +33,8 @@ type Due = Omit<EnrollmentRow, 'status'> & ActorRow & { definition: Definition }
 
 const DUE_SQL = `
   SELECT e.id, e.account_id, e.sequence_id, e.version, e.contact_id, e.exit_reason, e.reason, e.step_index,
-         e.next_run_at, e.steps, e.sandbox, e.opted_in_at_start, e.trigger_event_id, e.created_at, e.updated_at, e.ended_at,
-         v.definition, ${ACTOR_COLUMNS}
+         e.next_run_at, e.steps, e.sandbox, e.opted_in_at_start, e.trigger_event_id, e.created_at, e.updated_at,
+         e.ended_at, v.definition, ${ACTOR_COLUMNS}
     FROM (SELECT e.id FROM sequence_enrollments e
             JOIN sequences q ON q.id = e.sequence_id
             JOIN accounts a ON a.id = e.account_id
@@ -42,121 +46,287 @@ const DUE_SQL = `
     LEFT JOIN account_channels c ON c.account_id = e.account_id
    ORDER BY e.next_run_at`;
 
-/** What `{{ event.… }}` reads in a step: the event that enrolled the contact, if still kept. */
-async function eventOf(tx: Tx, row: Pick<EnrollmentRow, 'id' | 'trigger_event_id'>) {
-  if (row.trigger_event_id) {
-    const { rows } = await tx.query<{ payload: string }>('SELECT payload FROM events WHERE id = $1', [
-      row.trigger_event_id,
-    ]);
-    if (rows[0]) {
-      const e = JSON.parse(rows[0].payload) as { id: string; type: string; data: Record<string, unknown> };
-      return { id: e.id, type: e.type, data: e.data };
-    }
-  }
-  return { id: row.id, type: 'enrollment.step', data: {} };
+/** Where an enrollment stands after its turn. */
+type Turn = EnrollmentRow;
+
+function enrollmentOf(row: Due): EnrollmentRow {
+  const {
+    definition: _,
+    status: __,
+    plan_code: ___,
+    addons: ____,
+    country_code: _____,
+    provider: ______,
+    ...e
+  } = row;
+  return { ...e, status: 'active' };
 }
 
-/** Runs one due enrollment's step; the caller holds its row. */
-async function runStep(tx: Tx, s: EffectServices, act: Act, row: Due, now: Date): Promise<void> {
-  const {
-    definition,
-    status: _,
-    plan_code: __,
-    addons: ___,
-    country_code: ____,
-    provider: _____,
-    ...rest
-  } = row;
-  const enrollment: EnrollmentRow = { ...rest, status: 'active' };
-  const account = actorFrom(row.account_id, row);
-  if (!account) {
-    // The plan lost automation: the step waits (and is past due if it stays so for an hour).
-    await saveEnrollment(tx, { ...enrollment, next_run_at: new Date(now.getTime() + 3600_000) }, now);
-    return;
-  }
-  const contact = await findContact(tx, row.account_id, row.contact_id);
-  if (!contact) {
-    await endEnrollment(tx, s, enrollment, { status: 'failed', reason: 'The contact was deleted.' });
-    return;
-  }
-  // The event may have been missed (a bulk import changes contacts without saying what they were).
-  if (row.opted_in_at_start && !contact.opted_in) {
-    await endEnrollment(tx, s, enrollment, { status: 'exited', exitReason: 'opted_out' });
-    return;
-  }
-  const where = { attributes: contact.attributes, country: countryOf(contact.phone) };
-  const index = row.step_index;
-  const step = definition.steps[index]!;
-  const v = verdict(step, row.next_run_at!, now, where, definition);
-  if (v.kind === 'wait') {
-    await saveEnrollment(tx, { ...enrollment, next_run_at: v.until }, now);
-    return;
-  }
-  const steps: StepRecord[] = [...row.steps];
-  const at = now.toISOString();
-  if (v.kind === 'skip') {
-    steps[index] = { stepId: step.id, status: 'skipped', at, reason: v.reason };
-  } else {
-    const scope = await scopeFor(tx, row.account_id, row.contact_id, await eventOf(tx, row), now);
-    const causedBy: CausedBy = { kind: 'sequence', id: row.sequence_id, runId: row.id, depth: 1 };
-    const [result] = await runActions(tx, [{ type: 'send_message', message: step.message }], act, {
-      scope,
-      actor: { ...account, mode: row.sandbox ? 'sandbox' : 'live' },
-      causedBy,
-      keyPrefix: `seq:${row.id}:${step.id}`,
-    });
-    if (result!.status === 'succeeded') {
-      steps[index] = {
-        stepId: step.id,
-        status: 'sent',
-        at,
-        ...(result!.ref ? { messageId: result!.ref } : {}),
-      };
-    } else if (result!.status === 'suppressed') {
-      steps[index] = { stepId: step.id, status: 'skipped', at, reason: 'contact_cap' };
-    } else {
-      const reason = result!.error?.message ?? 'The message could not be sent.';
-      steps[index] = { stepId: step.id, status: 'failed', at, reason };
-      await endEnrollment(tx, s, { ...enrollment, steps }, { status: 'failed', reason });
-      return;
+const end = (
+  e: EnrollmentRow,
+  status: 'exited' | 'failed',
+  how: { exitReason?: ExitReason; reason?: string },
+): Turn => ({ ...e, status, exit_reason: how.exitReason ?? null, reason: how.reason ?? null });
+
+/** The enrollment once its current step has `record`: the next step scheduled, or its end. */
+function afterStep(e: EnrollmentRow, d: Definition, where: ContactTime, record: StepRecord, now: Date): Turn {
+  const steps = [...e.steps];
+  steps[e.step_index] = record;
+  if (record.status === 'failed') return end({ ...e, steps }, 'failed', { reason: record.reason });
+  const next = d.steps[e.step_index + 1];
+  if (!next) return { ...e, steps, step_index: e.step_index + 1, status: 'completed' };
+  return { ...e, steps, step_index: e.step_index + 1, next_run_at: nextRunAt(next, now, where, d) };
+}
+
+interface Send {
+  row: Due;
+  e: EnrollmentRow;
+  step: Step;
+  contact: ContactRow;
+  where: ContactTime;
+}
+
+/** Each due enrollment's turn, except the sends: those are answered as `sends`. */
+function triage(rows: Due[], contacts: Map<string, ContactRow>, now: Date) {
+  const turns: Turn[] = [];
+  const sends: Send[] = [];
+  for (const row of rows) {
+    const e = enrollmentOf(row);
+    if (!actorFrom(row.account_id, row)) {
+      // The plan lost automation: the step waits (and is past due if it stays so for an hour).
+      turns.push({ ...e, next_run_at: new Date(now.getTime() + 3600_000) });
+      continue;
     }
+    const contact = contacts.get(row.contact_id);
+    if (!contact) {
+      turns.push(end(e, 'failed', { reason: 'The contact was deleted.' }));
+      continue;
+    }
+    // The opt-out's event may have been missed (a bulk import says nothing of what a contact was).
+    if (row.opted_in_at_start && !contact.opted_in) {
+      turns.push(end(e, 'exited', { exitReason: 'opted_out' }));
+      continue;
+    }
+    const where = { attributes: contact.attributes, country: countryOf(contact.phone) };
+    const step = row.definition.steps[row.step_index]!;
+    const v = verdict(step, row.next_run_at!, now, where, row.definition);
+    if (v.kind === 'wait') turns.push({ ...e, next_run_at: v.until });
+    else if (v.kind === 'skip') {
+      const record: StepRecord = {
+        stepId: step.id,
+        status: 'skipped',
+        at: now.toISOString(),
+        reason: v.reason,
+      };
+      turns.push(afterStep(e, row.definition, where, record, now));
+    } else sends.push({ row, e, step, contact, where });
   }
-  const next = definition.steps[index + 1];
-  if (!next) {
-    const done = await saveEnrollment(
-      tx,
-      { ...enrollment, steps, step_index: index + 1, status: 'completed' },
-      now,
-    );
-    await s.events.emit(tx, {
-      type: 'enrollment.completed',
-      accountId: row.account_id,
-      data: toEnrollment(done),
-    });
-    return;
-  }
-  await saveEnrollment(
+  return { turns, sends };
+}
+
+/** What the sends' templates read: each contact's latest conversation, the events that enrolled. */
+async function scopesFor(tx: Tx, sends: Send[]) {
+  const { rows: conversations } = await tx.query<ConversationRef & { contact_id: string }>(
+    `SELECT DISTINCT ON (contact_id) contact_id, id, status, assignee_id FROM conversations
+      WHERE account_id = ANY($1) AND contact_id = ANY($2) ORDER BY contact_id, opened_at DESC`,
+    [[...new Set(sends.map((x) => x.row.account_id))], sends.map((x) => x.row.contact_id)],
+  );
+  const eventIds = sends.flatMap((x) => (x.row.trigger_event_id ? [x.row.trigger_event_id] : []));
+  const { rows: events } = eventIds.length
+    ? await tx.query<{ id: string; payload: string }>('SELECT id, payload FROM events WHERE id = ANY($1)', [
+        eventIds,
+      ])
+    : { rows: [] };
+  return {
+    conversation: new Map(conversations.map((c) => [c.contact_id, c])),
+    event: new Map(
+      events.map((ev) => [
+        ev.id,
+        JSON.parse(ev.payload) as { id: string; type: string; data: Record<string, unknown> },
+      ]),
+    ),
+  };
+}
+
+/** Automation-sent messages each contact got in the last hour (the contact cap). */
+async function recentSends(tx: Tx, contactIds: string[], now: Date): Promise<Map<string, number>> {
+  const { rows } = await tx.query<{ contact_id: string; n: number }>(
+    `SELECT contact_id, count(*)::int AS n FROM messages
+      WHERE contact_id = ANY($1) AND caused_by IS NOT NULL AND created_at > $2 GROUP BY contact_id`,
+    [contactIds, new Date(now.getTime() - 3600_000)],
+  );
+  return new Map(rows.map((r) => [r.contact_id, r.n]));
+}
+
+/** Sends the steps together; answers each enrollment's turn. */
+async function send(
+  tx: Tx,
+  s: EffectServices,
+  sends: Send[],
+  now: Date,
+  sent: SendResult[],
+): Promise<Turn[]> {
+  const turns: Turn[] = [];
+  const scopes = await scopesFor(tx, sends);
+  const recent = await recentSends(
     tx,
-    { ...enrollment, steps, step_index: index + 1, next_run_at: nextRunAt(next, now, where, definition) },
+    sends.map((x) => x.row.contact_id),
     now,
   );
+  const requests: SendRequest[] = [];
+  const owners: Send[] = [];
+  const at = now.toISOString();
+  for (const x of sends) {
+    const record = (r: Omit<StepRecord, 'stepId' | 'at'>) =>
+      turns.push(afterStep(x.e, x.row.definition, x.where, { stepId: x.step.id, at, ...r }, now));
+    const count = recent.get(x.row.contact_id) ?? 0;
+    if (count >= s.contactCapPerHour) {
+      record({ status: 'skipped', reason: 'contact_cap' });
+      continue;
+    }
+    const trigger = x.row.trigger_event_id ? scopes.event.get(x.row.trigger_event_id) : undefined;
+    const scope = scopeOf(
+      x.contact,
+      scopes.conversation.get(x.row.contact_id) ?? null,
+      trigger ?? { id: x.row.id, type: 'enrollment.step', data: {} },
+      now,
+    );
+    try {
+      const message = await renderDeep(x.step.message, scope);
+      const lookup = templateLookup(tx, x.row.account_id, s.approvedTemplates);
+      const prepared = await prepareMessage(
+        { ...message, to: x.contact.phone },
+        { countryCode: x.row.country_code, lookup },
+      );
+      requests.push({
+        sender: {
+          account: { id: x.row.account_id, channelProvider: x.row.provider ?? 'sandbox' },
+          mode: x.row.sandbox ? 'sandbox' : 'live',
+          // The step's message, at most once whatever happens.
+          idempotencyKey: `seq:${x.row.id}:${x.step.id}`,
+        },
+        message: prepared,
+      });
+      owners.push(x);
+      recent.set(x.row.contact_id, count + 1);
+    } catch (err) {
+      record({ status: 'failed', reason: failureOf(err).message });
+    }
+  }
+  const results = requests.length ? await acceptBatch(s, tx, requests) : [];
+  const caused: { id: string; caused_by: CausedBy }[] = [];
+  results.forEach((result, i) => {
+    const x = owners[i]!;
+    const record: Omit<StepRecord, 'stepId' | 'at'> =
+      result.kind === 'refused'
+        ? { status: 'failed', reason: result.error.message }
+        : result.kind === 'accepted'
+          ? { status: 'sent', messageId: result.message.id }
+          : { status: 'sent' };
+    if (result.kind === 'accepted') {
+      sent.push(result);
+      caused.push({
+        id: result.message.id,
+        caused_by: { kind: 'sequence', id: x.row.sequence_id, runId: x.row.id, depth: 1 },
+      });
+    }
+    turns.push(afterStep(x.e, x.row.definition, x.where, { stepId: x.step.id, at, ...record }, now));
+  });
+  if (caused.length > 0) {
+    await tx.query(
+      `UPDATE messages m SET caused_by = r.caused_by
+         FROM jsonb_to_recordset($1::jsonb) AS r (id text, caused_by jsonb) WHERE m.id = r.id`,
+      [JSON.stringify(caused)],
+    );
+  }
+  return turns;
 }
 
-/** Sends up to `limit` due steps in one transaction; answers how many enrollments were taken. */
+/** Writes the turns in one statement and emits the end of those that ended. */
+async function write(tx: Tx, s: EffectServices, turns: Turn[], now: Date): Promise<void> {
+  const { rows } = await tx.query<EnrollmentRow>(
+    `UPDATE sequence_enrollments e
+        SET status = r.status, exit_reason = r.exit_reason, reason = r.reason, step_index = r.step_index,
+            next_run_at = CASE WHEN r.status = 'active' THEN r.next_run_at END, steps = r.steps, updated_at = $2,
+            ended_at = CASE WHEN r.status = 'active' THEN NULL ELSE coalesce(e.ended_at, $2) END
+       FROM jsonb_to_recordset($1::jsonb) AS r (id text, status text, exit_reason text, reason text,
+            step_index int, next_run_at timestamptz, steps jsonb)
+      WHERE e.id = r.id
+      RETURNING e.*`,
+    [
+      JSON.stringify(
+        turns.map((t) => ({
+          id: t.id,
+          status: t.status,
+          exit_reason: t.exit_reason,
+          reason: t.reason,
+          step_index: t.step_index,
+          next_run_at: t.next_run_at,
+          steps: t.steps,
+        })),
+      ),
+      now,
+    ],
+  );
+  const events: EventInput[] = rows
+    .filter((r) => r.status !== 'active')
+    .map((r) => ({
+      type: r.status === 'completed' ? 'enrollment.completed' : 'enrollment.exited',
+      accountId: r.account_id,
+      data: toEnrollment(r),
+    }));
+  await s.events.emitMany(tx, events);
+}
+
+/** The turns of the due enrollments, sent and written together. */
+async function runTurns(
+  tx: Tx,
+  s: EffectServices,
+  rows: Due[],
+  now: Date,
+  sent: SendResult[],
+): Promise<void> {
+  const { rows: contacts } = await tx.query<ContactRow>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE id = ANY($1)`,
+    [rows.map((r) => r.contact_id)],
+  );
+  const { turns, sends } = triage(rows, new Map(contacts.map((c) => [c.id, c])), now);
+  if (sends.length > 0) turns.push(...(await send(tx, s, sends, now, sent)));
+  await write(tx, s, turns, now);
+}
+
+/**
+ * Sends up to `limit` due steps in one transaction; answers how many enrollments were taken. The
+ * accepted sends are added to `sent` (for the dispatchers, woken after commit).
+ */
 export async function runDue(
   s: EffectServices,
-  act: Act,
+  sent: SendResult[],
   log: FastifyBaseLogger,
   limit: number,
 ): Promise<number> {
   return s.db.transaction(async (tx) => {
     const now = s.now();
     const { rows } = await tx.query<Due>(DUE_SQL, [now, limit]);
+    if (rows.length === 0) return 0;
+    const batch: SendResult[] = [];
+    await tx.query('SAVEPOINT sequence_batch');
+    try {
+      await runTurns(tx, s, rows, now, batch);
+      await tx.query('RELEASE SAVEPOINT sequence_batch');
+      sent.push(...batch);
+      return rows.length;
+    } catch (err) {
+      await tx.query('ROLLBACK TO SAVEPOINT sequence_batch');
+      log.warn({ err }, 'a batch of sequence steps failed; its enrollments are taken one by one');
+    }
     for (const row of rows) {
+      const own: SendResult[] = [];
       await tx.query('SAVEPOINT sequence_step');
       try {
-        await runStep(tx, s, act, row, now);
+        await runTurns(tx, s, [row], now, own);
         await tx.query('RELEASE SAVEPOINT sequence_step');
+        sent.push(...own);
       } catch (err) {
         await tx.query('ROLLBACK TO SAVEPOINT sequence_step');
         log.error(
