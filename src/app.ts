@@ -170,7 +170,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     automation: new AutomationWorker(
       { ...sending, egress, secrets, contactCapPerHour: config.automationContactCapPerHour },
       app.log,
-      { pollIntervalMs: config.automationPollMs, scanIntervalMs: config.automationScanMs },
+      {
+        pollIntervalMs: config.automationPollMs,
+        scanIntervalMs: config.automationScanMs,
+        lanes: config.automationLanes,
+      },
     ),
   };
   // Attempts in flight finish (or time out) and are recorded before the database closes.

@@ -29,6 +29,7 @@ export interface Config {
   webhookPollMs: number;
   eventRetentionDays: number;
   automationPollMs: number;
+  automationLanes: number;
   automationScanMs: number;
   automationContactCapPerHour: number;
   jobSuperviseSeconds: number;
@@ -250,6 +251,14 @@ export const SETTINGS: Setting<any>[] = [
     description: 'how often the automation worker looks for events between notifications',
     default: '1000',
     parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_AUTOMATION_LANES',
+    key: 'automationLanes',
+    description:
+      "automation inbox loops per process, each on its own connection and its share of the accounts (an account's events stay in order)",
+    default: '2',
+    parse: integer(1, 16),
   },
   {
     env: 'TIDINGS_AUTOMATION_SCAN_MS',

@@ -225,8 +225,10 @@ describe('sequences at work', () => {
     const waiting = await enrollmentWhen(t, seq.id, e.id, (x) => x.nextRunAt === '2026-11-30T00:00:00.000Z');
     expect(waiting.steps[0].status).toBe('pending');
 
+    // The customer writes in late on Sunday (the service window opens again), before the step is due.
+    clock.set(new Date('2026-11-29T23:59:00Z'));
+    await inbound(t, from, 'good evening');
     clock.set(new Date('2026-11-30T00:00:05Z'));
-    await inbound(t, from, 'good morning'); // the customer service window opens again
     const sent = await enrollmentWhen(t, seq.id, e.id, (x) => x.status !== 'active');
     expect(sent).toMatchObject({
       status: 'completed',

@@ -33,6 +33,11 @@ export interface WorkerServices extends EffectServices {
 
 export interface WorkerSettings {
   pollIntervalMs: number;
+  /**
+   * Inbox loops per process, each taking the events of its share of the accounts (so one
+   * account's events stay in order within a process) on its own connection.
+   */
+  lanes: number;
   /** How often timed triggers are looked for (rules/timed.ts). */
   scanIntervalMs: number;
 }
@@ -44,7 +49,7 @@ interface Taken extends ActorRow {
 }
 
 /** Due enrollments taken per transaction by the step timer. */
-const DUE_BATCH = 100;
+const DUE_BATCH = 250;
 
 /** Runs of one event tried before it is given up (logged as an error). */
 const MAX_ATTEMPTS = 5;
@@ -52,7 +57,8 @@ const MAX_ATTEMPTS = 5;
 const TAKE_SQL = `
   SELECT i.event_id, i.account_id, e.payload, ${ACTOR_COLUMNS}
     FROM (SELECT event_id, account_id FROM automation_inbox
-           WHERE next_attempt_at IS NULL OR next_attempt_at <= $1
+           WHERE (next_attempt_at IS NULL OR next_attempt_at <= $1)
+             AND ($3::int = 1 OR mod(abs(hashtext(account_id)::bigint), $3::int) = $4::int)
            ORDER BY created_at, event_id LIMIT $2 FOR UPDATE SKIP LOCKED) i
     JOIN events e ON e.id = i.event_id
     JOIN accounts a ON a.id = i.account_id
@@ -65,6 +71,16 @@ const TAKE_SQL = `
  */
 const EVENT_BATCH = 25;
 
+/** The accounts of `rows` that have sequences which may hold enrollments (the others skip them). */
+async function accountsWithSequences(tx: Tx, rows: Taken[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const { rows: found } = await tx.query<{ account_id: string }>(
+    `SELECT DISTINCT account_id FROM sequences WHERE account_id = ANY($1) AND status IN ('active', 'paused')`,
+    [[...new Set(rows.map((r) => r.account_id))]],
+  );
+  return new Set(found.map((r) => r.account_id));
+}
+
 export class AutomationWorker {
   readonly #s: EffectServices;
   readonly #calls: CallSender;
@@ -72,10 +88,12 @@ export class AutomationWorker {
   readonly #log: FastifyBaseLogger;
   readonly #settings: WorkerSettings;
   #running = false;
-  #loopDone: Promise<void> = Promise.resolve();
+  #loopsDone: Promise<void[]> = Promise.resolve([]);
   #unlisten: (() => Promise<void>) | null = null;
-  #wakeUp: (() => void) | null = null;
-  #wakeRequested = false;
+  /** The sleeping loops' alarms. */
+  readonly #sleepers = new Set<() => void>();
+  /** Counts wake-ups: a loop that sees it move while it worked goes round again. */
+  #wakes = 0;
   #scanTimer: NodeJS.Timeout | null = null;
   #scanning: Promise<void> | null = null;
 
@@ -90,7 +108,8 @@ export class AutomationWorker {
     if (this.#running) return;
     this.#running = true;
     this.#unlisten = await this.#s.db.listen(AUTOMATION_CHANNEL, () => this.wake());
-    this.#loopDone = this.#loop();
+    const lanes = Math.max(1, this.#settings.lanes);
+    this.#loopsDone = Promise.all(Array.from({ length: lanes }, (_, lane) => this.#loop(lane, lanes)));
     this.#scanTimer = setInterval(() => {
       this.#scanning ??= this.scan()
         .then(() => undefined)
@@ -118,10 +137,8 @@ export class AutomationWorker {
   }
 
   wake(): void {
-    this.#wakeRequested = true;
-    const wakeUp = this.#wakeUp;
-    this.#wakeUp = null;
-    wakeUp?.();
+    this.#wakes++;
+    for (const wakeUp of [...this.#sleepers]) wakeUp();
   }
 
   async stop(): Promise<void> {
@@ -130,46 +147,53 @@ export class AutomationWorker {
     if (this.#scanTimer) clearInterval(this.#scanTimer);
     this.wake();
     await this.#unlisten?.();
-    await this.#loopDone;
+    await this.#loopsDone;
     await this.#scanning;
     await this.#callsInFlight;
   }
 
-  async #loop(): Promise<void> {
+  /** Lane 0 also sends the due sequence steps and call_webhook's calls. */
+  async #loop(lane: number, lanes: number): Promise<void> {
     while (this.#running) {
-      this.#wakeRequested = false;
+      const wakes = this.#wakes;
       let took = false;
       try {
-        took = await this.runOne();
+        took = await this.runOne(lane, lanes);
       } catch (err) {
-        this.#log.warn({ err }, 'automation could not run an event; it stays in the inbox');
+        this.#log.warn({ err }, 'automation could not run events; they stay in the inbox');
       }
-      // call_webhook's calls go out beside the loop (an attempt may wait seconds for its answer).
-      this.#callsInFlight ??= this.#calls
-        .sendDue()
-        .then((n) => {
-          if (n > 0) this.wake();
-        })
-        .catch((err) => this.#log.warn({ err }, 'automation could not send webhook calls'))
-        .finally(() => {
-          this.#callsInFlight = null;
-        });
-      // Events and due steps take turns: neither holds the other up.
-      try {
-        if ((await this.runDue()) > 0) took = true;
-      } catch (err) {
-        this.#log.warn({ err }, 'automation could not send due sequence steps; they stay due');
-      }
+      if (lane === 0) took = (await this.#betweenEvents()) || took;
       if (!this.#running) break;
-      if (took || this.#wakeRequested) continue;
+      if (took || this.#wakes !== wakes) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#settings.pollIntervalMs);
-        this.#wakeUp = () => {
+        const wakeUp = () => {
           clearTimeout(timer);
+          this.#sleepers.delete(wakeUp);
           resolve();
         };
+        const timer = setTimeout(wakeUp, this.#settings.pollIntervalMs);
+        this.#sleepers.add(wakeUp);
       });
-      this.#wakeUp = null;
+    }
+  }
+
+  /** Lane 0's own work between events: due sequence steps, and call_webhook's calls beside it. */
+  async #betweenEvents(): Promise<boolean> {
+    // The calls go out beside the loop (an attempt may wait seconds for its answer).
+    this.#callsInFlight ??= this.#calls
+      .sendDue()
+      .then((n) => {
+        if (n > 0) this.wake();
+      })
+      .catch((err) => this.#log.warn({ err }, 'automation could not send webhook calls'))
+      .finally(() => {
+        this.#callsInFlight = null;
+      });
+    try {
+      return (await this.runDue()) > 0;
+    } catch (err) {
+      this.#log.warn({ err }, 'automation could not send due sequence steps; they stay due');
+      return false;
     }
   }
 
@@ -177,16 +201,35 @@ export class AutomationWorker {
    * Runs the oldest events of the inbox that no other worker holds, a batch in one transaction;
    * answers whether there were any.
    */
-  async runOne(): Promise<boolean> {
+  async runOne(lane = 0, lanes = 1): Promise<boolean> {
     const sent: SendResult[] = [];
     const taken = await this.#s.db.transaction(async (tx) => {
-      const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now(), EVENT_BATCH]);
+      const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now(), EVENT_BATCH, lanes, lane]);
+      if (rows.length === 0) return 0;
+      const sequenced = await accountsWithSequences(tx, rows);
+      const run = (row: Taken, into: SendResult[]) =>
+        this.#runEvent(tx, row, into, sequenced.has(row.account_id));
+      // Usually every event runs: the batch in one go. When one throws, the batch is undone and
+      // its events run again one by one, each in a savepoint, so the one that fails fails alone.
+      const batch: SendResult[] = [];
+      await tx.query('SAVEPOINT automation_batch');
+      try {
+        for (const row of rows) await run(row, batch);
+        await tx.query('RELEASE SAVEPOINT automation_batch');
+        sent.push(...batch);
+        await tx.query('DELETE FROM automation_inbox WHERE event_id = ANY($1)', [
+          rows.map((r) => r.event_id),
+        ]);
+        return rows.length;
+      } catch {
+        await tx.query('ROLLBACK TO SAVEPOINT automation_batch');
+      }
       const done: string[] = [];
       for (const row of rows) {
         const own: SendResult[] = [];
         await tx.query('SAVEPOINT automation_event');
         try {
-          await this.#runEvent(tx, row, own);
+          await run(row, own);
           await tx.query('RELEASE SAVEPOINT automation_event');
           sent.push(...own);
           done.push(row.event_id);
@@ -220,20 +263,20 @@ export class AutomationWorker {
   }
 
   /** What one event does: the enrollments it ends, its rules, the enrollments it starts. */
-  async #runEvent(tx: Tx, taken: Taken, sent: SendResult[]): Promise<void> {
+  async #runEvent(tx: Tx, taken: Taken, sent: SendResult[], sequenced: boolean): Promise<void> {
     const account = actorFrom(taken.account_id, taken);
     if (!account) return;
     const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
     const data = event.data as { sandbox?: boolean };
     const now = this.#s.now();
     // A reply ends enrollments before the rules it triggers run; the rules see it ended.
-    await exitOnEvent(tx, this.#s, event);
+    if (sequenced) await exitOnEvent(tx, this.#s, event);
     const runs = await runRulesFor(tx, event, {
       act: actor(this.#s, sent),
       actor: { ...account, mode: data.sandbox === true ? 'sandbox' : 'live' },
       now,
     });
     await recordRuns(tx, this.#s.events, runs);
-    await enrollOnEvent(tx, this.#s, event, () => loadScope(tx, event, now));
+    if (sequenced) await enrollOnEvent(tx, this.#s, event, () => loadScope(tx, event, now));
   }
 }

@@ -157,11 +157,9 @@ export async function runRulesFor(
   if (rules.length === 0) return [];
   let scope = await loadScope(tx, event, options.now);
   const runs: RuleRunRow[] = [];
-  for (const rule of rules) {
+  for (const [i, rule] of rules.entries()) {
     const run = await runRule(tx, rule, event, scope, options);
     runs.push(run);
-    // Later rules see what earlier ones changed (a tag added, a conversation closed).
-    if (run.actions.some((a) => a.status === 'succeeded')) scope = await loadScope(tx, event, options.now);
     if (
       rule.stop_processing &&
       run.status !== 'not_matched' &&
@@ -169,6 +167,10 @@ export async function runRulesFor(
       run.reason !== 'loop'
     ) {
       break;
+    }
+    // Later rules see what earlier ones changed (a tag added, a conversation closed).
+    if (i < rules.length - 1 && run.actions.some((a) => a.status === 'succeeded')) {
+      scope = await loadScope(tx, event, options.now);
     }
   }
   return runs;
