@@ -88,7 +88,7 @@ export class AutomationWorker {
   readonly #log: FastifyBaseLogger;
   readonly #settings: WorkerSettings;
   #running = false;
-  #loopsDone: Promise<void[]> = Promise.resolve([]);
+  #loopsDone: Promise<unknown> = Promise.resolve();
   #unlisten: (() => Promise<void>) | null = null;
   /** The sleeping loops' alarms. */
   readonly #sleepers = new Set<() => void>();
