@@ -5,7 +5,7 @@
 import type { Sql } from '../../kernel/db.ts';
 import type { EventEnvelope } from '../../kernel/events.ts';
 import { countryOf } from '../../kernel/phones.ts';
-import { type ContactRow, findContact } from '../contacts/repo.ts';
+import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { Context } from './conditions.ts';
 import { contactZone, localTime } from './time.ts';
@@ -63,15 +63,22 @@ export async function scopeFor(
   now: Date,
   about: { message?: RunScope['message']; conversationId?: string | null } = {},
 ): Promise<RunScope> {
-  const row = contactId ? await findContact(sql, accountId, contactId) : null;
-  const conversationId = about.conversationId ?? null;
-  const { rows } = await sql.query<ConversationRef>(
-    `SELECT id, status, assignee_id FROM conversations
-      WHERE account_id = $1 AND ((($2::text) IS NOT NULL AND id = $2) OR (($2::text) IS NULL AND contact_id = $3))
-      ORDER BY opened_at DESC LIMIT 1`,
-    [accountId, conversationId, contactId],
+  // The contact and its conversation in one round trip (a run reads its scope once or more per event).
+  const { rows } = await sql.query<Partial<ContactRow> & { conv: ConversationRef | null }>(
+    `SELECT ${CONTACT_COLUMNS.split(', ')
+      .map((c) => `c.${c}`)
+      .join(', ')},
+            (SELECT json_build_object('id', v.id, 'status', v.status, 'assignee_id', v.assignee_id)
+               FROM conversations v
+              WHERE v.account_id = $1
+                AND ((($2::text) IS NOT NULL AND v.id = $2) OR (($2::text) IS NULL AND v.contact_id = $3))
+              ORDER BY v.opened_at DESC LIMIT 1) AS conv
+       FROM (SELECT 1) one LEFT JOIN contacts c ON c.account_id = $1 AND c.id = $3`,
+    [accountId, about.conversationId ?? null, contactId],
   );
-  return scopeOf(row, rows[0] ?? null, event, now, about.message ?? null);
+  const { conv, ...contact } = rows[0]!;
+  const row = contact.id ? (contact as ContactRow) : null;
+  return scopeOf(row, conv, event, now, about.message ?? null);
 }
 
 export interface ConversationRef {

@@ -16,6 +16,7 @@ import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
 import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { recordRuns, runRulesFor } from '../rules/engine.ts';
+import type { RuleRow } from '../rules/repo.ts';
 import { scanTimed } from '../rules/timed.ts';
 import { enrollOnEvent, exitOnEvent } from '../sequences/engine.ts';
 import { runDue } from '../sequences/timer.ts';
@@ -152,7 +153,6 @@ export class AutomationWorker {
     await this.#callsInFlight;
   }
 
-  /** Lane 0 also sends the due sequence steps and call_webhook's calls. */
   async #loop(lane: number, lanes: number): Promise<void> {
     while (this.#running) {
       const wakes = this.#wakes;
@@ -162,7 +162,7 @@ export class AutomationWorker {
       } catch (err) {
         this.#log.warn({ err }, 'automation could not run events; they stay in the inbox');
       }
-      if (lane === 0) took = (await this.#betweenEvents()) || took;
+      took = (await this.#betweenEvents(lane)) || took;
       if (!this.#running) break;
       if (took || this.#wakes !== wakes) continue;
       await new Promise<void>((resolve) => {
@@ -177,18 +177,21 @@ export class AutomationWorker {
     }
   }
 
-  /** Lane 0's own work between events: due sequence steps, and call_webhook's calls beside it. */
-  async #betweenEvents(): Promise<boolean> {
-    // The calls go out beside the loop (an attempt may wait seconds for its answer).
-    this.#callsInFlight ??= this.#calls
-      .sendDue()
-      .then((n) => {
-        if (n > 0) this.wake();
-      })
-      .catch((err) => this.#log.warn({ err }, 'automation could not send webhook calls'))
-      .finally(() => {
-        this.#callsInFlight = null;
-      });
+  /**
+   * Between events: due sequence steps (every lane takes batches of its own, SKIP LOCKED), and, from
+   * lane 0, call_webhook's calls, sent beside the loop (an attempt may wait seconds for its answer).
+   */
+  async #betweenEvents(lane: number): Promise<boolean> {
+    if (lane === 0)
+      this.#callsInFlight ??= this.#calls
+        .sendDue()
+        .then((n) => {
+          if (n > 0) this.wake();
+        })
+        .catch((err) => this.#log.warn({ err }, 'automation could not send webhook calls'))
+        .finally(() => {
+          this.#callsInFlight = null;
+        });
     try {
       return (await this.runDue()) > 0;
     } catch (err) {
@@ -207,8 +210,9 @@ export class AutomationWorker {
       const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now(), EVENT_BATCH, lanes, lane]);
       if (rows.length === 0) return 0;
       const sequenced = await accountsWithSequences(tx, rows);
+      const rules = new Map<string, RuleRow[]>();
       const run = (row: Taken, into: SendResult[]) =>
-        this.#runEvent(tx, row, into, sequenced.has(row.account_id));
+        this.#runEvent(tx, row, into, { sequenced: sequenced.has(row.account_id), rules });
       // Usually every event runs: the batch in one go. When one throws, the batch is undone and
       // its events run again one by one, each in a savepoint, so the one that fails fails alone.
       const batch: SendResult[] = [];
@@ -263,7 +267,13 @@ export class AutomationWorker {
   }
 
   /** What one event does: the enrollments it ends, its rules, the enrollments it starts. */
-  async #runEvent(tx: Tx, taken: Taken, sent: SendResult[], sequenced: boolean): Promise<void> {
+  async #runEvent(
+    tx: Tx,
+    taken: Taken,
+    sent: SendResult[],
+    batch: { sequenced: boolean; rules: Map<string, RuleRow[]> },
+  ): Promise<void> {
+    const { sequenced } = batch;
     const account = actorFrom(taken.account_id, taken);
     if (!account) return;
     const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
@@ -275,6 +285,7 @@ export class AutomationWorker {
       act: actor(this.#s, sent),
       actor: { ...account, mode: data.sandbox === true ? 'sandbox' : 'live' },
       now,
+      rules: batch.rules,
     });
     await recordRuns(tx, this.#s.events, runs);
     if (sequenced) await enrollOnEvent(tx, this.#s, event, () => loadScope(tx, event, now));

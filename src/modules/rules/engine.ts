@@ -151,9 +151,15 @@ export function toRun(row: RuleRunRow) {
 export async function runRulesFor(
   tx: Tx,
   event: EventEnvelope & { causedBy?: CausedBy },
-  options: { act: Act; actor: Actor; now: Date },
+  options: { act: Act; actor: Actor; now: Date; rules?: Map<string, RuleRow[]> },
 ): Promise<RuleRunRow[]> {
-  const rules = await activeRulesFor(tx, event.accountId!, event.type);
+  // A batch of events shares one read of each account's rules of a type (options.rules).
+  const key = `${event.accountId}:${event.type}`;
+  let rules = options.rules?.get(key);
+  if (!rules) {
+    rules = await activeRulesFor(tx, event.accountId!, event.type);
+    options.rules?.set(key, rules);
+  }
   if (rules.length === 0) return [];
   let scope = await loadScope(tx, event, options.now);
   const runs: RuleRunRow[] = [];
