@@ -93,6 +93,9 @@ export class AutomationWorker {
   #unlisten: (() => Promise<void>) | null = null;
   /** The sleeping loops' alarms. */
   readonly #sleepers = new Set<() => void>();
+  /** Per lane: when to look for due steps next, and whether the last look found some. */
+  readonly #nextDueCheck: number[] = [];
+  readonly #dueBacklog: boolean[] = [];
   /** Counts wake-ups: a loop that sees it move while it worked goes round again. */
   #wakes = 0;
   #scanTimer: NodeJS.Timeout | null = null;
@@ -135,6 +138,12 @@ export class AutomationWorker {
     const taken = await runDue(this.#s, sent, this.#log, DUE_BATCH);
     wakeDispatchers(this.#s, sent);
     return taken;
+  }
+
+  /** Looks for due sequence steps at once (a sandbox wake made one due), not at the next interval. */
+  dueNow(): void {
+    this.#nextDueCheck.fill(0);
+    this.wake();
   }
 
   wake(): void {
@@ -182,6 +191,11 @@ export class AutomationWorker {
    * lane 0, call_webhook's calls, sent beside the loop (an attempt may wait seconds for its answer).
    */
   async #betweenEvents(lane: number): Promise<boolean> {
+    // Looked for at most once a poll interval (every NOTIFY of an event wakes the loops), and at
+    // once again while a backlog lasts.
+    const now = Date.now();
+    if (!this.#dueBacklog[lane] && now < (this.#nextDueCheck[lane] ?? 0)) return false;
+    this.#nextDueCheck[lane] = now + this.#settings.pollIntervalMs;
     if (lane === 0)
       this.#callsInFlight ??= this.#calls
         .sendDue()
@@ -193,11 +207,12 @@ export class AutomationWorker {
           this.#callsInFlight = null;
         });
     try {
-      return (await this.runDue()) > 0;
+      this.#dueBacklog[lane] = (await this.runDue()) > 0;
     } catch (err) {
       this.#log.warn({ err }, 'automation could not send due sequence steps; they stay due');
-      return false;
+      this.#dueBacklog[lane] = false;
     }
+    return this.#dueBacklog[lane]!;
   }
 
   /**

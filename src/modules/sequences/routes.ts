@@ -297,6 +297,8 @@ export function sequenceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           throw invalid('body', 'takes either enrollmentId or runId');
         if (runId !== undefined) throw notFound('journey run');
         const row = await wakeEnrollment(ctx, accountOf(request).id, enrollmentId!);
+        // This process looks at once; the others when their NOTIFY arrives, within a poll interval.
+        ctx.automation.dueNow();
         await ctx.db.query(`SELECT pg_notify('${AUTOMATION_CHANNEL}', '')`);
         return toEnrollment(row);
       },
