@@ -19,22 +19,13 @@ import {
   useDurableStore,
 } from './helpers/processes.ts';
 import { type Received, Receiver } from './helpers/receiver.ts';
-import { sleep } from './helpers/wait.ts';
+import { sleep, until } from './helpers/wait.ts';
 
 const TOTAL = 1000;
 const PER_JOB = 100;
 const IN_DOUBT_SECONDS = 15;
 
 const phone = (i: number) => `+1415555${String(i).padStart(4, '0')}`;
-
-/** Waits until `done()` holds, or fails with what `describe()` says after `ms`. */
-async function until(done: () => boolean | Promise<boolean>, ms: number, describe: () => string) {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${describe()}`);
-    await sleep(20);
-  }
-}
 
 /**
  * Meta's side of the status webhooks: one `sent` callback for every message the fake took, posted

@@ -14,19 +14,11 @@ import {
   startServerProcess,
   useDurableStore,
 } from './helpers/processes.ts';
-import { sleep } from './helpers/wait.ts';
+import { until } from './helpers/wait.ts';
 
 const CONTACTS = 400;
 const STEPS = ['one', 'two', 'three'];
 const phone = (i: number) => `+1415556${String(i).padStart(4, '0')}`;
-
-async function until(done: () => Promise<boolean>, ms: number, what: () => string) {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what()}`);
-    await sleep(20);
-  }
-}
 
 /** Every item of a list, page by page. */
 async function all(server: ServerProcess, key: string, path: string): Promise<any[]> {

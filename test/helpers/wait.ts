@@ -15,3 +15,16 @@ export async function eventually<T>(
     await sleep(50);
   }
 }
+
+/** Waits until `done()` holds, or fails with what `describe()` says after `ms`. */
+export async function until(
+  done: () => boolean | Promise<boolean>,
+  ms: number,
+  describe: () => string,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${describe()}`);
+    await sleep(20);
+  }
+}

@@ -3,27 +3,22 @@
 // commit together. A worker that dies loses only its open chunk, and whichever worker resumes the
 // job (pg-boss retries it) starts at the cursor: no item is applied twice or skipped. Two runs that
 // overlap (a slow run outliving its expiry) take turns on the job's row lock.
-import type { FastifyBaseLogger } from 'fastify';
-import type { Database, Tx } from '../../kernel/db.ts';
+import type { Tx } from '../../kernel/db.ts';
 import type { ApiError } from '../../kernel/errors.ts';
 import type { EventInput, EventOutbox } from '../../kernel/events.ts';
 import type { JobDefinition } from '../../kernel/jobs.ts';
 import { applyContactRows, checkRow } from '../contacts/bulk-apply.ts';
 import type { NormalizedFields } from '../contacts/fields.ts';
 import { toContact } from '../contacts/schemas.ts';
-import { endForAccount, giveUpJob } from './job-ends.ts';
-import { type BulkJobRow, type ItemResult, itemsOf, type JobError, lockJob, recordChunk } from './repo.ts';
+import { type ChunkedJobDeps, chunkedJob, endForAccount } from './chunked-job.ts';
+import { type BulkJobRow, type ItemResult, type JobError, lockJob, recordChunk } from './repo.ts';
 import { toJobSummary } from './schemas.ts';
 
 export const BULK_CONTACTS_JOB = 'bulk.contacts';
 
-export interface BulkWorkerDeps {
-  db: Database;
+export interface BulkWorkerDeps extends ChunkedJobDeps {
   events: EventOutbox;
-  now: () => Date;
-  log: FastifyBaseLogger;
   chunkSize: number;
-  expireInSeconds: number;
 }
 
 function jobErrorOf(err: ApiError): JobError {
@@ -119,36 +114,11 @@ async function processChunk(deps: BulkWorkerDeps, tx: Tx, jobId: string, items: 
 }
 
 export function bulkContactsJob(deps: BulkWorkerDeps): JobDefinition<{ jobId: string }> {
-  return {
+  return chunkedJob<unknown>(deps, {
     name: BULK_CONTACTS_JOB,
-    retryLimit: 5,
-    retryDelaySeconds: 5,
-    expireInSeconds: deps.expireInSeconds,
-    handle: async ({ jobId }, meta) => {
-      try {
-        const items = await itemsOf(deps.db, jobId);
-        if (!items) return;
-        while (!(await deps.db.transaction((tx) => processChunk(deps, tx, jobId, items)))) {
-          // Let the event loop run between chunks: on PGlite a query never waits for I/O, so the
-          // whole job would otherwise run without the process serving a single request.
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      } catch (err) {
-        deps.log.error(
-          { err, jobId, retryCount: meta.retryCount },
-          'bulk contact job failed; it will be retried',
-        );
-        throw err;
-      }
-    },
-    // Retries used up (or workers kept dying): the job ends failed, with what it did so far kept.
-    onGiveUp: ({ jobId }) =>
-      giveUpJob(
-        deps.db,
-        jobId,
-        deps.now,
-        'The job failed repeatedly and was stopped; items not processed were not imported.',
-        (tx, row) => emitCompleted(deps, tx, row),
-      ),
-  };
+    label: 'bulk contact job',
+    chunk: (tx, jobId, items) => processChunk(deps, tx, jobId, items),
+    giveUpMessage: 'The job failed repeatedly and was stopped; items not processed were not imported.',
+    ended: (tx, row) => emitCompleted(deps, tx, row),
+  });
 }

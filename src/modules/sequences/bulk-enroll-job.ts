@@ -3,13 +3,12 @@
 // enrollments, their outcomes and the job's cursor commit together, as for contact imports
 // (bulk/contacts-job.ts), so a retried job neither skips nor repeats a contact. Each contact is
 // enrolled by the same function as one at a time (enroll.ts), its refusal recorded as its outcome.
-import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
-import { endForAccount, giveUpJob } from '../bulk/job-ends.ts';
-import { type BulkJobRow, type ItemResult, insertJob, itemsOf, lockJob, recordChunk } from '../bulk/repo.ts';
+import { type ChunkedJobDeps, chunkedJob, endForAccount } from '../bulk/chunked-job.ts';
+import { type BulkJobRow, type ItemResult, insertJob, lockJob, recordChunk } from '../bulk/repo.ts';
 import { toJobBase } from '../bulk/schemas.ts';
 import { tryEnroll } from './enroll.ts';
 import { findSequence, type SequenceRow } from './repo.ts';
@@ -55,12 +54,8 @@ export function toEnrollJob(row: BulkJobRow, results: ItemResult[]) {
   };
 }
 
-interface Deps {
-  db: Database;
+interface Deps extends ChunkedJobDeps {
   events: EventOutbox;
-  now: () => Date;
-  log: FastifyBaseLogger;
-  expireInSeconds: number;
 }
 
 async function completed(deps: Deps, tx: Tx, job: BulkJobRow): Promise<void> {
@@ -106,33 +101,11 @@ async function processChunk(deps: Deps, tx: Tx, jobId: string, items: string[]):
 }
 
 export function bulkEnrollJob(deps: Deps): JobDefinition<{ jobId: string }> {
-  return {
+  return chunkedJob<string>(deps, {
     name: BULK_ENROLL_JOB,
-    retryLimit: 5,
-    retryDelaySeconds: 5,
-    expireInSeconds: deps.expireInSeconds,
-    handle: async ({ jobId }, meta) => {
-      try {
-        const items = (await itemsOf(deps.db, jobId)) as string[] | null;
-        if (!items) return;
-        while (!(await deps.db.transaction((tx) => processChunk(deps, tx, jobId, items)))) {
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      } catch (err) {
-        deps.log.error(
-          { err, jobId, retryCount: meta.retryCount },
-          'bulk enrollment job failed; it will be retried',
-        );
-        throw err;
-      }
-    },
-    onGiveUp: ({ jobId }) =>
-      giveUpJob(
-        deps.db,
-        jobId,
-        deps.now,
-        'The job failed repeatedly and was stopped; contacts not processed were not enrolled.',
-        (tx, row) => completed(deps, tx, row),
-      ),
-  };
+    label: 'bulk enrollment job',
+    chunk: (tx, jobId, items) => processChunk(deps, tx, jobId, items),
+    giveUpMessage: 'The job failed repeatedly and was stopped; contacts not processed were not enrolled.',
+    ended: (tx, row) => completed(deps, tx, row),
+  });
 }
