@@ -11,27 +11,21 @@ import { exitEnrollments, tryEnroll } from '../sequences/enroll.ts';
 import { findSequence } from '../sequences/repo.ts';
 import type { Action } from './actions.ts';
 import { queueCall } from './calls.ts';
-import { type Act, type ActionResult, type EffectServices, joinTransaction, renderDeep } from './effects.ts';
+import {
+  type Act,
+  type ActionResult,
+  automatedSendsLastHour,
+  type EffectServices,
+  joinTransaction,
+  markCausedBy,
+  renderDeep,
+} from './effects.ts';
 import { render } from './templating.ts';
 
 type Outcome = Omit<ActionResult, 'type'>;
 
 const ok = (ref?: string): Outcome => (ref ? { status: 'succeeded', ref } : { status: 'succeeded' });
 const failed = (code: string, message: string): Outcome => ({ status: 'failed', error: { code, message } });
-
-/** Automation-sent messages the contact got in the last hour. */
-async function sentLastHour(
-  s: EffectServices,
-  tx: Parameters<Act>[1]['tx'],
-  contactId: string,
-): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM messages
-      WHERE contact_id = $1 AND caused_by IS NOT NULL AND created_at > $2`,
-    [contactId, new Date(s.now().getTime() - 3600_000)],
-  );
-  return rows[0]!.n;
-}
 
 /** The team member with the fewest open conversations (then the first added): round robin. */
 async function leastBusyMember(tx: Parameters<Act>[1]['tx'], accountId: string): Promise<string | null> {
@@ -95,7 +89,8 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
       case 'send_message': {
         if (!contact)
           return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
-        if ((await sentLastHour(s, tx, contact.id)) >= s.contactCapPerHour) {
+        const recent = await automatedSendsLastHour(tx, [contact.id], s.now());
+        if ((recent.get(contact.id) ?? 0) >= s.contactCapPerHour) {
           return {
             status: 'suppressed',
             error: {
@@ -123,10 +118,7 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         if (result!.kind === 'refused') return failed(result!.error.code, result!.error.message);
         if (result!.kind === 'existing') return ok();
         sent.push(result!);
-        await tx.query('UPDATE messages SET caused_by = $2 WHERE id = $1', [
-          result!.message.id,
-          JSON.stringify(causedBy),
-        ]);
+        await markCausedBy(tx, [{ id: result!.message.id, caused_by: causedBy }]);
         return ok(result!.message.id);
       }
       case 'enroll_in_sequence': {

@@ -73,6 +73,30 @@ export function joinTransaction(tx: Tx, db: Database): Database {
   };
 }
 
+/** Automation-sent messages each contact got in the hour before `now` (the contact cap). */
+export async function automatedSendsLastHour(
+  tx: Tx,
+  contactIds: string[],
+  now: Date,
+): Promise<Map<string, number>> {
+  const { rows } = await tx.query<{ contact_id: string; n: number }>(
+    `SELECT contact_id, count(*)::int AS n FROM messages
+      WHERE contact_id = ANY($1) AND caused_by IS NOT NULL AND created_at > $2 GROUP BY contact_id`,
+    [contactIds, new Date(now.getTime() - 3600_000)],
+  );
+  return new Map(rows.map((r) => [r.contact_id, r.n]));
+}
+
+/** Marks messages the send path accepted for automation with their cause (which the cap counts). */
+export async function markCausedBy(tx: Tx, messages: { id: string; caused_by: CausedBy }[]): Promise<void> {
+  if (messages.length === 0) return;
+  await tx.query(
+    `UPDATE messages m SET caused_by = r.caused_by
+       FROM jsonb_to_recordset($1::jsonb) AS r (id text, caused_by jsonb) WHERE m.id = r.id`,
+    [JSON.stringify(messages)],
+  );
+}
+
 /** Why an action stopped, from what its service threw. */
 export function failureOf(err: unknown): { code: string; message: string } {
   if (err instanceof ApiError) return { code: err.code, message: err.message };

@@ -8,6 +8,7 @@ import type { Tx } from '../../kernel/db.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import { evaluate } from '../automation/conditions.ts';
 import { conditionContext, contactIdOf, type RunScope } from '../automation/context.ts';
+import { EXIT_EVENTS } from '../automation/interest.ts';
 import { MAX_DEPTH } from '../rules/engine.ts';
 import { type EnrollServices, exitEnrollments, tryEnroll } from './enroll.ts';
 import type { Definition, ExitReason, SequenceRow } from './repo.ts';
@@ -41,12 +42,10 @@ function exitReasonOf(event: Event, definition: Definition): ExitReason | null {
   }
 }
 
-const EXITING = new Set(['message.received', 'contact.tagged', 'contact.untagged', 'contact.updated']);
-
 /** Ends the enrollments of the event's contact that the event exits. */
 export async function exitOnEvent(tx: Tx, s: EnrollServices, event: Event): Promise<void> {
   const contactId = contactIdOf(event);
-  if (!contactId || !EXITING.has(event.type)) return;
+  if (!contactId || !EXIT_EVENTS.includes(event.type)) return;
   await exitEnrollments(tx, s, event.accountId!, contactId, (e) => exitReasonOf(event, e.definition), {
     before: new Date(event.createdAt),
   });

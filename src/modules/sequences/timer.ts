@@ -17,8 +17,10 @@ import {
   ACTOR_COLUMNS,
   type ActorRow,
   actorFrom,
+  automatedSendsLastHour,
   type EffectServices,
   failureOf,
+  markCausedBy,
   renderDeep,
 } from '../automation/effects.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
@@ -148,16 +150,6 @@ async function scopesFor(tx: Tx, sends: Send[]) {
   };
 }
 
-/** Automation-sent messages each contact got in the last hour (the contact cap). */
-async function recentSends(tx: Tx, contactIds: string[], now: Date): Promise<Map<string, number>> {
-  const { rows } = await tx.query<{ contact_id: string; n: number }>(
-    `SELECT contact_id, count(*)::int AS n FROM messages
-      WHERE contact_id = ANY($1) AND caused_by IS NOT NULL AND created_at > $2 GROUP BY contact_id`,
-    [contactIds, new Date(now.getTime() - 3600_000)],
-  );
-  return new Map(rows.map((r) => [r.contact_id, r.n]));
-}
-
 /** Sends the steps together; answers each enrollment's turn. */
 async function send(
   tx: Tx,
@@ -168,7 +160,7 @@ async function send(
 ): Promise<Turn[]> {
   const turns: Turn[] = [];
   const scopes = await scopesFor(tx, sends);
-  const recent = await recentSends(
+  const recent = await automatedSendsLastHour(
     tx,
     sends.map((x) => x.row.contact_id),
     now,
@@ -232,13 +224,7 @@ async function send(
     }
     turns.push(afterStep(x.e, x.row.definition, x.where, { stepId: x.step.id, at, ...record }, now));
   });
-  if (caused.length > 0) {
-    await tx.query(
-      `UPDATE messages m SET caused_by = r.caused_by
-         FROM jsonb_to_recordset($1::jsonb) AS r (id text, caused_by jsonb) WHERE m.id = r.id`,
-      [JSON.stringify(caused)],
-    );
-  }
+  await markCausedBy(tx, caused);
   return turns;
 }
 
