@@ -167,7 +167,7 @@ describe('rules', () => {
       'actions[3].url',
       'actions[4].key',
       'actions[5]',
-      'actions[6].type',
+      'actions[6].journeyId',
     ]);
     // Schema faults are named against the action's own type.
     const shape = await call(env.app, 'POST', '/rules', {

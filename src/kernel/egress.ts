@@ -147,8 +147,16 @@ export class Egress {
     );
   };
 
-  /** POSTs a body; never throws: every outcome, refusal and failure is in the result. */
-  async post(url: string, body: string, headers: Record<string, string>): Promise<PostResult> {
+  /**
+   * POSTs a body; never throws: every outcome, refusal and failure is in the result. The answer's
+   * first `excerptBytes` (1 KB unless given) are kept.
+   */
+  async post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    options: { excerptBytes?: number } = {},
+  ): Promise<PostResult> {
     const started = performance.now();
     const done = (result: Omit<PostResult, 'latencyMs'>): PostResult => ({
       ...result,
@@ -178,7 +186,7 @@ export class Egress {
         dispatcher: this.#agent,
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
-      const excerpt = await readExcerpt(res.body);
+      const excerpt = await readExcerpt(res.body, options.excerptBytes ?? EXCERPT_BYTES);
       const retryAfter = res.headers['retry-after'];
       return done({
         statusCode: res.statusCode,
@@ -196,10 +204,10 @@ export class Egress {
   }
 }
 
-async function readExcerpt(body: AsyncIterable<Buffer>): Promise<string | null> {
+async function readExcerpt(body: AsyncIterable<Buffer>, bytes: number): Promise<string | null> {
   // A body cut short still leaves what arrived.
   const read = await readLimited(body, { keepPartial: true });
-  return read.length === 0 ? null : read.subarray(0, EXCERPT_BYTES).toString('utf8');
+  return read.length === 0 ? null : read.subarray(0, bytes).toString('utf8');
 }
 
 function describeFailure(err: unknown, timeoutMs: number): string {

@@ -33,6 +33,7 @@ export const EVENT_TYPES = [
   'call.status_changed',
   'campaign.status_changed',
   'journey_run.completed',
+  'journey_run.failed',
   'rule.run_failed',
   'enrollment.completed',
   'enrollment.exited',

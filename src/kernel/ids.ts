@@ -22,6 +22,9 @@ export const ID_PREFIXES = {
   sequence: 'seq',
   enrollment: 'enr',
   automationCall: 'whc',
+  journey: 'jny',
+  journeyRun: 'jrn',
+  journeyConfig: 'jcf',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -192,6 +192,16 @@ export async function installOpenApi(
           description:
             'Automation (Pro plan and above): rules run actions on events, in order, with a run record of every evaluation.',
         },
+        {
+          name: 'sequences',
+          description:
+            'Automation (Pro plan and above): timed steps sent to enrolled contacts, each enrollment step by step.',
+        },
+        {
+          name: 'journeys',
+          description:
+            'Automation (Pro plan and above): graphs of steps a contact is taken through, checked when published, each run step by step, with per-node statistics.',
+        },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',

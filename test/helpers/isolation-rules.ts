@@ -235,6 +235,22 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.sequences.archivable }),
     why: 'docs/automation.md: archive takes a sequence not archived yet',
   },
+  // Likewise for journeys (docs/automation.md § Journeys).
+  'publishJourney:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.journeys.draft }),
+    why: 'docs/automation.md: publish takes a draft (or a paused journey)',
+  },
+  'pauseJourney:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.journeys.published }),
+    why: 'docs/automation.md: pause takes a published journey',
+  },
+  'archiveJourney:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.journeys.archivable }),
+    why: 'docs/automation.md: archive takes a journey not archived yet',
+  },
 };
 
 export function expectedFor(op: Operation, caller: Caller): Exception {
@@ -281,6 +297,14 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   updateSequence: () => ({ name: 'Renamed by the matrix' }),
   createEnrollment: (w) => ({ contactId: w.contactId }),
   wakeSandbox: (w) => ({ enrollmentId: w.enrollmentId }),
+  createJourney: () => ({
+    name: 'matrix',
+    entry: { trigger: 'api', start: 'end' },
+    nodes: [{ id: 'end', type: 'end' }],
+    edges: [],
+  }),
+  updateJourney: () => ({ name: 'Renamed by the matrix' }),
+  triggerJourney: (w) => ({ contactId: w.contactId }),
   putPartnerWhatsAppApp: () => ({
     appId: '101',
     appSecret: 'matrix-app-secret',

@@ -44,6 +44,8 @@ export interface World {
   contactId: string;
   /** An enrollment made with A's sandbox key (the one /sandbox/wake may wake). */
   enrollmentId: string;
+  /** A's journeys in each state a move applies to (the owner rows of publish, pause, archive). */
+  journeys: { draft: string; published: string; archivable: string };
 }
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -148,6 +150,35 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     202,
   );
 
+  const journey = async (name: string, moves: string[] = []) => {
+    const made = await ok(
+      a('POST', '/journeys', {
+        name,
+        entry: { trigger: 'api', reentry: 'always', start: 'pause' },
+        nodes: [
+          { id: 'pause', type: 'wait', config: { duration: 'P1D' } },
+          {
+            id: 'hello',
+            type: 'send_message',
+            config: { message: { type: 'text', text: 'Hello {{ contact.name }}' } },
+          },
+        ],
+        edges: [{ from: 'pause', to: 'hello' }],
+      }),
+      201,
+    );
+    for (const move of moves) await ok(a('POST', `/journeys/${made.id}/${move}`), 200);
+    return made.id as string;
+  };
+  const journeyA = await journey('isolation journey', ['publish']);
+  const journeys = {
+    draft: await journey('isolation draft journey'),
+    published: await journey('isolation published journey', ['publish']),
+    archivable: await journey('isolation archivable journey', ['publish']),
+  };
+  const spareJourney = await journey('isolation spare journey');
+  const journeyRun = await ok(a('POST', `/journeys/${journeyA}/trigger`, { contactId: contact.id }), 202);
+
   const template = (name: string) => ({
     name,
     language: 'en_US',
@@ -229,6 +260,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/sequences/{id}': sequenceA,
       '/sequences/{id}/enrollments/{enrollmentId}': enrollment.id,
       '/bulk/enrollments/{jobId}': enrollmentJob.jobId,
+      '/journeys/{id}': journeyA,
+      '/journeys/{id}/runs/{runId}': journeyRun.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
       '/bulk/messages/{jobId}': messagesJob.jobId,
       '/partner/keys/{keyId}': partnerExtraKey.id,
@@ -245,6 +278,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/rules/{id}': { id: spareRule.id },
       '/sequences/{id}': { id: spareSequence },
       '/sequences/{id}/enrollments/{enrollmentId}': { enrollmentId: spareEnrollment.id },
+      '/journeys/{id}': { id: spareJourney },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
       '/partner/accounts/{accountId}/keys/{keyId}': { keyId: spareKey.id },
@@ -255,5 +289,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     sequences,
     contactId: contact.id,
     enrollmentId: enrollment.id,
+    journeys,
   };
 }

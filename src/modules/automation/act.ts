@@ -4,6 +4,8 @@
 import type { CausedBy } from '../../kernel/events.ts';
 import { addTags, removeTag, updateContact } from '../contacts/service.ts';
 import { assignConversation, closeConversation } from '../conversations/service.ts';
+import { findJourney } from '../journeys/repo.ts';
+import { tryStart } from '../journeys/start.ts';
 import { acceptBatch, type SendResult } from '../messages/accept-batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
@@ -140,6 +142,22 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
           sequenceId: action.sequenceId as string | undefined,
         });
         return ok(contact.id);
+      case 'trigger_journey': {
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        const journey = await findJourney(tx, account.id, action.journeyId as string);
+        if (!journey) return failed('RESOURCE_NOT_FOUND', 'The journey was deleted.');
+        const data = action.data ? await renderDeep(action.data as Record<string, unknown>, scope) : {};
+        const started = await tryStart(tx, services, journey, contact.id, {
+          sandbox: actor.mode === 'sandbox',
+          triggerData: data,
+          triggerEventId: scope.event.id,
+          depth: causedBy.depth + 1,
+        });
+        if ('error' in started) return failed(started.error.code, started.error.message);
+        s.runsDue?.();
+        return ok(started.run.id);
+      }
       case 'call_webhook': {
         const body = action.body ? await renderDeep(action.body as Record<string, unknown>, scope) : {};
         const id = await queueCall(

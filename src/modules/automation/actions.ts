@@ -2,7 +2,7 @@
 // with its field: a message's content (the send path's own rules), Liquid templates that do not
 // parse, tags and attribute names the contacts module would refuse, a team member or sequence of
 // another account (invisible: refused as unknown), a URL the egress check refuses, and actions whose
-// resource area does not exist yet.
+// resource area does not exist yet (place_call) or that cannot be used where they are.
 import type { Egress } from '../../kernel/egress.ts';
 import type { FieldIssue } from '../../kernel/errors.ts';
 import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
@@ -15,8 +15,10 @@ export interface ActionChecks {
   egress: Egress;
   /** Whether the account has this team member. */
   memberExists: (id: string) => Promise<boolean>;
-  /** Whether the account has this sequence (null: sequences cannot be named yet). */
+  /** Whether the account has this sequence (null: sequences cannot be named here). */
   sequenceExists: ((id: string) => Promise<boolean>) | null;
+  /** Whether the account has this journey (null: journeys cannot be named here). */
+  journeyExists?: ((id: string) => Promise<boolean>) | null;
   /** Whether the engine runs call_webhook yet. */
   callsWebhooks: boolean;
 }
@@ -111,10 +113,12 @@ export async function actionProblems(
         break;
       }
       case 'trigger_journey':
-        issues.push({
-          field: `${at}.type`,
-          issue: 'trigger_journey needs journeys, which this release does not have yet',
-        });
+        if (!checks.journeyExists) {
+          issues.push({ field: `${at}.type`, issue: 'trigger_journey cannot be used here' });
+        } else if (!(await checks.journeyExists(a.journeyId as string))) {
+          issues.push({ field: `${at}.journeyId`, issue: 'is not a journey of this account' });
+        }
+        if (a.data !== undefined) templates.push(...stringsIn(a.data, `${at}.data`));
         break;
       case 'place_call':
         issues.push({

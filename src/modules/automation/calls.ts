@@ -5,6 +5,10 @@
 // rule's own secret, and retries a failure on the webhooks' schedule until it is used up: at least
 // once, as every webhook. A worker holds a call it took for a lease; one that crashed mid-attempt
 // leaves it to be taken again when the lease ends.
+// A journey's webhook node queues its call here too (`journeyId`, `nodeId`), signed with the
+// journey's secret, with at most JOURNEY_ATTEMPTS attempts: its run waits for the outcome, which the
+// sender hands it when the call succeeds or gives up (the answer in `run.vars.<node>`, the run due
+// at once, to leave by `next` or `failed`).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
@@ -16,18 +20,40 @@ import { signatureHeaders } from '../webhooks/signing.ts';
 const USER_AGENT = 'Tidings-Automation/1.0';
 /** Calls taken per round. */
 const BATCH = 20;
+/** A journey's webhook node tries this many times (after 5 s, then a minute), then fails. */
+export const JOURNEY_ATTEMPTS = 3;
+const JOURNEY_RETRY_MS = [5_000, 60_000];
+/** How much of a journey call's answer is kept (its run's variables hold it). */
+const JOURNEY_ANSWER_BYTES = 16 * 1024;
 
 export async function queueCall(
   tx: Tx,
-  call: { accountId: string; ruleId: string; runId: string; url: string; payload: object },
+  call: {
+    accountId: string;
+    runId: string;
+    url: string;
+    payload: object;
+  } & ({ ruleId: string } | { journeyId: string; nodeId: string }),
   now: Date,
 ): Promise<string> {
   const id = newId('automationCall');
+  const journey = 'journeyId' in call;
   await tx.query(
-    `INSERT INTO automation_calls (id, account_id, rule_id, run_id, url, payload, next_attempt_at, created_at,
-                                   updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7)`,
-    [id, call.accountId, call.ruleId, call.runId, call.url, JSON.stringify(call.payload), now],
+    `INSERT INTO automation_calls (id, account_id, rule_id, journey_id, node_id, max_attempts, run_id, url, payload,
+                                   next_attempt_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $10)`,
+    [
+      id,
+      call.accountId,
+      journey ? null : call.ruleId,
+      journey ? call.journeyId : null,
+      journey ? call.nodeId : null,
+      journey ? JOURNEY_ATTEMPTS : null,
+      call.runId,
+      call.url,
+      JSON.stringify(call.payload),
+      now,
+    ],
   );
   return id;
 }
@@ -38,6 +64,31 @@ interface Claimed {
   payload: string;
   attempt_count: number;
   signing_secret_sealed: string | null;
+  run_id: string;
+  journey_id: string | null;
+  node_id: string | null;
+  max_attempts: number | null;
+}
+
+/** The wait before a call's next attempt, or null when it has had its last. */
+function nextWait(call: Claimed, attempts: number, retryAfterSeconds: number | null): number | null {
+  if (call.max_attempts === null) return retryDelayMs(attempts, retryAfterSeconds);
+  if (attempts >= call.max_attempts) return null;
+  const wait = JOURNEY_RETRY_MS[attempts - 1] ?? JOURNEY_RETRY_MS.at(-1)!;
+  return retryAfterSeconds === null ? wait : Math.max(wait, Math.min(retryAfterSeconds * 1000, 300_000));
+}
+
+/** A call's answer as a run keeps it: the status and the body (as JSON when it is). */
+function answerOf(statusCode: number | null, excerpt: string | null, error: string | null) {
+  let body: unknown = excerpt;
+  if (excerpt !== null) {
+    try {
+      body = JSON.parse(excerpt);
+    } catch {
+      // Not JSON (or cut short): kept as text.
+    }
+  }
+  return { status: statusCode, body, ...(error ? { error } : {}) };
 }
 
 export interface CallSenderDeps {
@@ -48,6 +99,8 @@ export interface CallSenderDeps {
   log: FastifyBaseLogger;
   /** How long a taken call is held: longer than an attempt can last. */
   leaseMs: number;
+  /** Told when a journey run's call ended (its run is due now). */
+  onJourneyCall?: () => void;
 }
 
 export class CallSender {
@@ -64,10 +117,12 @@ export class CallSender {
       `UPDATE automation_calls c SET locked_until = $2, updated_at = $1
          FROM (SELECT id FROM automation_calls
                 WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1)
-                ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) due,
-              rules r
-        WHERE c.id = due.id AND r.id = c.rule_id
-        RETURNING c.id, c.url, c.payload, c.attempt_count, r.signing_secret_sealed`,
+                ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) due
+        WHERE c.id = due.id
+        RETURNING c.id, c.url, c.payload, c.attempt_count, c.run_id, c.journey_id, c.node_id, c.max_attempts,
+                  coalesce((SELECT r.signing_secret_sealed FROM rules r WHERE r.id = c.rule_id),
+                           (SELECT j.signing_secret_sealed FROM journeys j WHERE j.id = c.journey_id))
+                    AS signing_secret_sealed`,
       [now, new Date(now.getTime() + this.#d.leaseMs)],
     );
     await Promise.all(rows.map((call) => this.#attempt(call)));
@@ -84,32 +139,58 @@ export class CallSender {
         ? signatureHeaders(secrets, call.id, Math.floor(at.getTime() / 1000), call.payload)
         : {}),
     };
-    const result = await this.#d.egress.post(call.url, call.payload, headers);
+    const result = await this.#d.egress.post(
+      call.url,
+      call.payload,
+      headers,
+      call.journey_id ? { excerptBytes: JOURNEY_ANSWER_BYTES } : {},
+    );
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const attempts = call.attempt_count + 1;
-    const wait = ok ? null : retryDelayMs(attempts, result.retryAfterSeconds);
+    const wait = ok ? null : nextWait(call, attempts, result.retryAfterSeconds);
     const status = ok ? 'succeeded' : wait === null ? 'failed' : 'pending';
     if (status === 'failed') {
       this.#d.log.warn(
         { callId: call.id, error: result.error, statusCode: result.statusCode },
-        'call_webhook gave up',
+        call.journey_id ? "a journey's webhook node gave up" : 'call_webhook gave up',
       );
     }
-    await this.#d.db.query(
-      `UPDATE automation_calls
-          SET status = $2, attempt_count = $3, next_attempt_at = $4, locked_until = NULL,
-              last_status_code = $5, last_error = $6, updated_at = $7
-        WHERE id = $1`,
-      [
-        call.id,
-        status,
-        attempts,
-        wait === null ? null : new Date(at.getTime() + wait),
-        result.statusCode,
-        result.error,
-        this.#d.now(),
-      ],
-    );
+    const ended = call.journey_id !== null && status !== 'pending';
+    // The call's outcome and, for a journey's, its run's going on commit together.
+    await this.#d.db.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE automation_calls
+            SET status = $2, attempt_count = $3, next_attempt_at = $4, locked_until = NULL,
+                last_status_code = $5, last_error = $6, updated_at = $7
+          WHERE id = $1`,
+        [
+          call.id,
+          status,
+          attempts,
+          wait === null ? null : new Date(at.getTime() + wait),
+          result.statusCode,
+          result.error,
+          this.#d.now(),
+        ],
+      );
+      if (!ended) return;
+      // The run waiting at the node goes on (if it still waits there: not expired nor canceled).
+      await tx.query(
+        `UPDATE journey_runs
+            SET vars = vars || jsonb_build_object($3::text, $4::jsonb), resume_edge = $5, resume_at = $6,
+                updated_at = $6
+          WHERE id = $1 AND status = 'waiting' AND current_node_id = $3 AND journey_id = $2`,
+        [
+          call.run_id,
+          call.journey_id,
+          call.node_id,
+          JSON.stringify(answerOf(result.statusCode, result.excerpt, result.error)),
+          ok ? 'next' : 'failed',
+          this.#d.now(),
+        ],
+      );
+    });
+    if (ended) this.#d.onJourneyCall?.();
   }
 }
 

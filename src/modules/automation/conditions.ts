@@ -63,7 +63,9 @@ const FIXED_FIELDS: Record<string, FieldType> = {
 };
 
 /** Fields whose key is the user's: `contact.attributes.<key>`, `event.data.<path>`. */
-const OPEN_PREFIXES = ['contact.attributes.', 'event.data.'];
+export const OPEN_PREFIXES = ['contact.attributes.', 'event.data.'];
+/** Journeys read their run's variables too: `run.vars.<path>` (a webhook's answer, a reply). */
+export const JOURNEY_PREFIXES = [...OPEN_PREFIXES, 'run.vars.'];
 
 const OPS_BY_TYPE: Record<FieldType, readonly Op[]> = {
   string: [
@@ -106,9 +108,9 @@ const MAX_IN_VALUES = 100;
 const MAX_VALUE_LENGTH = 1000;
 const KEY = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
 
-export function fieldType(field: string): FieldType | null {
+export function fieldType(field: string, prefixes: string[] = OPEN_PREFIXES): FieldType | null {
   if (field in FIXED_FIELDS) return FIXED_FIELDS[field]!;
-  const prefix = OPEN_PREFIXES.find((p) => field.startsWith(p));
+  const prefix = prefixes.find((p) => field.startsWith(p));
   return prefix && KEY.test(field.slice(prefix.length)) ? 'any' : null;
 }
 
@@ -170,8 +172,15 @@ function valueProblem(type: FieldType, op: Op, value: unknown): string | null {
   }
 }
 
-/** Every fault of a condition set, located under `path` (e.g. `conditions`). */
-export function conditionProblems(conditions: unknown, path: string): Problem[] {
+/**
+ * Every fault of a condition set, located under `path` (e.g. `conditions`); `prefixes` are the
+ * open fields it may read (journeys add `run.vars.`).
+ */
+export function conditionProblems(
+  conditions: unknown,
+  path: string,
+  prefixes: string[] = OPEN_PREFIXES,
+): Problem[] {
   if (conditions === undefined || conditions === null) return [];
   if (typeof conditions !== 'object' || Array.isArray(conditions)) {
     return [{ field: path, issue: 'must be an object with `all` and/or `any`' }];
@@ -201,11 +210,11 @@ export function conditionProblems(conditions: unknown, path: string): Problem[] 
         if (!['field', 'op', 'value'].includes(key))
           problems.push({ field: `${at}.${key}`, issue: 'is not allowed' });
       }
-      const type = typeof c.field === 'string' ? fieldType(c.field) : null;
+      const type = typeof c.field === 'string' ? fieldType(c.field, prefixes) : null;
       if (!type) {
         problems.push({
           field: `${at}.field`,
-          issue: `${JSON.stringify(c.field)} is not a field: use contact.phone|name|email|tags|country|optedIn|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday`,
+          issue: `${JSON.stringify(c.field)} is not a field: use contact.phone|name|email|tags|country|optedIn|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday${prefixes.includes('run.vars.') ? ', run.vars.<path>' : ''}`,
         });
         continue;
       }
@@ -234,8 +243,13 @@ export function conditionProblems(conditions: unknown, path: string): Problem[] 
 }
 
 /** conditionProblems, and message.* fields refused where the trigger is not about a message. */
-export function triggerConditionProblems(conditions: Conditions, event: string, path: string): Problem[] {
-  const problems = conditionProblems(conditions, path);
+export function triggerConditionProblems(
+  conditions: Conditions,
+  event: string,
+  path: string,
+  prefixes: string[] = OPEN_PREFIXES,
+): Problem[] {
+  const problems = conditionProblems(conditions, path, prefixes);
   if (event.startsWith('message.')) return problems;
   for (const group of ['all', 'any'] as const) {
     conditions[group]?.forEach((c, i) => {

@@ -25,6 +25,8 @@ export interface EffectServices {
   now: () => Date;
   /** Automation-sent messages a contact may get in an hour. */
   contactCapPerHour: number;
+  /** Told when an action started a journey run (due now): the worker's runner looks at once. */
+  runsDue?: () => void;
 }
 
 export interface ActionResult {

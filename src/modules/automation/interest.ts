@@ -1,9 +1,10 @@
 // Which event types an account's automation listens to (automation_interest), read by the outbox's
 // automation subscriber (outbox.ts) to decide whether an event goes to the inbox: the triggers of
-// its active rules and sequences, and, while it has a sequence that may hold active enrollments
-// (active or paused), the events that end enrollments (a reply, a tag, an opt-out). Rewritten whole
-// for the account, in the transaction that changes a rule or a sequence, so the outbox never sees a
-// half-changed set.
+// its active rules, sequences and published journeys, and, while it has a sequence that may hold
+// active enrollments (active or paused), the events that end enrollments (a reply, a tag, an
+// opt-out), and while it has a journey that may hold waiting runs (published or paused), replies
+// (wait_for_reply). Rewritten whole for the account, in the transaction that changes a rule, a
+// sequence or a journey, so the outbox never sees a half-changed set.
 import type { Tx } from '../../kernel/db.ts';
 
 /** The events that may end an enrollment (sequences/engine.ts). */
@@ -19,8 +20,14 @@ export async function refreshInterest(tx: Tx, accountId: string): Promise<void> 
      SELECT $1, trigger_event FROM sequences
       WHERE account_id = $1 AND status = 'active' AND trigger_event IS NOT NULL
      UNION
+     SELECT $1, trigger_event FROM journeys
+      WHERE account_id = $1 AND status = 'published' AND trigger_event IS NOT NULL
+     UNION
      SELECT $1, t FROM unnest($2::text[]) AS t
-      WHERE EXISTS (SELECT 1 FROM sequences WHERE account_id = $1 AND status IN ('active', 'paused'))`,
+      WHERE EXISTS (SELECT 1 FROM sequences WHERE account_id = $1 AND status IN ('active', 'paused'))
+     UNION
+     SELECT $1, 'message.received'
+      WHERE EXISTS (SELECT 1 FROM journeys WHERE account_id = $1 AND status IN ('published', 'paused'))`,
     [accountId, EXIT_EVENTS],
   );
 }

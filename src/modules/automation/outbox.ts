@@ -5,8 +5,10 @@
 // an account without automation costs the outbox one indexed lookup and no row.
 import type { EventEnvelope, OutboxSubscriber } from '../../kernel/events.ts';
 
-/** The channel the automation workers LISTEN on. */
+/** The channel the automation workers LISTEN on for new inbox events. */
 export const AUTOMATION_CHANNEL = 'tidings_automation';
+/** The channel that makes them look for due sequence steps and journey runs at once. */
+export const AUTOMATION_DUE_CHANNEL = 'tidings_automation_due';
 
 /** The event types an account's automation listens to. */
 export type AutomationAudience = string[];

@@ -3,8 +3,10 @@
 // transaction; each event's rules run (their actions through the services, in the same
 // transaction), the runs are recorded and the row deleted, and all of it commits or none of it.
 // Each event runs in its own savepoint: one that fails is undone alone and tried again later. The
-// same happens to the enrollments the event ends or starts (sequences/engine.ts). Between events it sends the
-// sequence steps that are due (sequences/timer.ts), a batch per transaction. So an event is acted
+// same happens to the enrollments the event ends or starts (sequences/engine.ts) and to the journey
+// runs it answers or starts (journeys/engine.ts). Between events it sends the sequence steps that are
+// due (sequences/timer.ts) and advances the journey runs that are due (journeys/runner.ts), a batch
+// per transaction. So an event is acted
 // on at most once across any number of processes, and a crash mid-run loses nothing (the row is
 // still there, the half-done run rolled back). Woken by a NOTIFY at the event's commit; polls too.
 // An account that is suspended or closed, or whose plan has no automation, runs nothing: its
@@ -14,6 +16,8 @@ import type { Tx } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
+import { answerRuns, startOnEvent } from '../journeys/engine.ts';
+import { runDueJourneys } from '../journeys/runner.ts';
 import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { recordRuns, runRulesFor } from '../rules/engine.ts';
 import type { RuleRow } from '../rules/repo.ts';
@@ -22,9 +26,9 @@ import { enrollOnEvent, exitOnEvent } from '../sequences/engine.ts';
 import { runDue } from '../sequences/timer.ts';
 import { actor } from './act.ts';
 import { CallSender } from './calls.ts';
-import { loadScope } from './context.ts';
+import { loadScope, type RunScope } from './context.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from './effects.ts';
-import { AUTOMATION_CHANNEL } from './outbox.ts';
+import { AUTOMATION_CHANNEL, AUTOMATION_DUE_CHANNEL } from './outbox.ts';
 
 /** What the worker needs beyond what actions need: the egress and secrets of call_webhook. */
 export interface WorkerServices extends EffectServices {
@@ -72,14 +76,24 @@ const TAKE_SQL = `
  */
 const EVENT_BATCH = 25;
 
-/** The accounts of `rows` that have sequences which may hold enrollments (the others skip them). */
-async function accountsWithSequences(tx: Tx, rows: Taken[]): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const { rows: found } = await tx.query<{ account_id: string }>(
-    `SELECT DISTINCT account_id FROM sequences WHERE account_id = ANY($1) AND status IN ('active', 'paused')`,
+/**
+ * The accounts of `rows` that have sequences which may hold enrollments, and those with journeys
+ * which may hold runs or start them (the others skip those steps).
+ */
+async function accountsWithState(
+  tx: Tx,
+  rows: Taken[],
+): Promise<{ sequenced: Set<string>; journeyed: Set<string> }> {
+  const { rows: found } = await tx.query<{ account_id: string; kind: string }>(
+    `SELECT DISTINCT account_id, 'sequence' AS kind FROM sequences
+      WHERE account_id = ANY($1) AND status IN ('active', 'paused')
+     UNION
+     SELECT DISTINCT account_id, 'journey' FROM journeys
+      WHERE account_id = ANY($1) AND status IN ('published', 'paused')`,
     [[...new Set(rows.map((r) => r.account_id))]],
   );
-  return new Set(found.map((r) => r.account_id));
+  const of = (kind: string) => new Set(found.filter((r) => r.kind === kind).map((r) => r.account_id));
+  return { sequenced: of('sequence'), journeyed: of('journey') };
 }
 
 export class AutomationWorker {
@@ -100,10 +114,17 @@ export class AutomationWorker {
   #wakes = 0;
   #scanTimer: NodeJS.Timeout | null = null;
   #scanning: Promise<void> | null = null;
+  /** Set when an event made journey runs due (answered or started): the runner looks at once. */
+  #runsDue = false;
 
   constructor(s: WorkerServices, log: FastifyBaseLogger, settings: WorkerSettings) {
-    this.#s = s;
-    this.#calls = new CallSender({ ...s, log, leaseMs: 60_000 });
+    this.#s = {
+      ...s,
+      runsDue: () => {
+        this.#runsDue = true;
+      },
+    };
+    this.#calls = new CallSender({ ...s, log, leaseMs: 60_000, onJourneyCall: () => this.dueNow() });
     this.#log = log;
     this.#settings = settings;
   }
@@ -111,7 +132,12 @@ export class AutomationWorker {
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    this.#unlisten = await this.#s.db.listen(AUTOMATION_CHANNEL, () => this.wake());
+    const unlistenEvents = await this.#s.db.listen(AUTOMATION_CHANNEL, () => this.wake());
+    const unlistenDue = await this.#s.db.listen(AUTOMATION_DUE_CHANNEL, () => this.dueNow());
+    this.#unlisten = async () => {
+      await unlistenEvents();
+      await unlistenDue();
+    };
     const lanes = Math.max(1, this.#settings.lanes);
     this.#loopsDone = Promise.all(Array.from({ length: lanes }, (_, lane) => this.#loop(lane, lanes)));
     this.#scanTimer = setInterval(() => {
@@ -140,7 +166,18 @@ export class AutomationWorker {
     return taken;
   }
 
-  /** Looks for due sequence steps at once (a sandbox wake made one due), not at the next interval. */
+  /** Advances a batch of due journey runs; answers how many runs were taken. */
+  async runDueJourneys(): Promise<number> {
+    const sent: SendResult[] = [];
+    const taken = await runDueJourneys(this.#s, sent, this.#log, DUE_BATCH);
+    wakeDispatchers(this.#s, sent);
+    return taken;
+  }
+
+  /**
+   * Looks for due sequence steps and journey runs at once (a run started, a wait answered or woken),
+   * not at the next interval.
+   */
   dueNow(): void {
     this.#nextDueCheck.fill(0);
     this.wake();
@@ -187,7 +224,7 @@ export class AutomationWorker {
   }
 
   /**
-   * Between events: due sequence steps (every lane takes batches of its own, SKIP LOCKED), and, from
+   * Between events: due sequence steps and journey runs (every lane takes batches of its own, SKIP LOCKED), and, from
    * lane 0, call_webhook's calls, sent beside the loop (an attempt may wait seconds for its answer).
    */
   async #betweenEvents(lane: number): Promise<boolean> {
@@ -206,13 +243,19 @@ export class AutomationWorker {
         .finally(() => {
           this.#callsInFlight = null;
         });
+    let backlog = false;
     try {
-      this.#dueBacklog[lane] = (await this.runDue()) > 0;
+      backlog = (await this.runDue()) > 0;
     } catch (err) {
       this.#log.warn({ err }, 'automation could not send due sequence steps; they stay due');
-      this.#dueBacklog[lane] = false;
     }
-    return this.#dueBacklog[lane]!;
+    try {
+      backlog = (await this.runDueJourneys()) > 0 || backlog;
+    } catch (err) {
+      this.#log.warn({ err }, 'automation could not advance due journey runs; they stay due');
+    }
+    this.#dueBacklog[lane] = backlog;
+    return backlog;
   }
 
   /**
@@ -224,10 +267,14 @@ export class AutomationWorker {
     const taken = await this.#s.db.transaction(async (tx) => {
       const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now(), EVENT_BATCH, lanes, lane]);
       if (rows.length === 0) return 0;
-      const sequenced = await accountsWithSequences(tx, rows);
+      const { sequenced, journeyed } = await accountsWithState(tx, rows);
       const rules = new Map<string, RuleRow[]>();
       const run = (row: Taken, into: SendResult[]) =>
-        this.#runEvent(tx, row, into, { sequenced: sequenced.has(row.account_id), rules });
+        this.#runEvent(tx, row, into, {
+          sequenced: sequenced.has(row.account_id),
+          journeyed: journeyed.has(row.account_id),
+          rules,
+        });
       // Usually every event runs: the batch in one go. When one throws, the batch is undone and
       // its events run again one by one, each in a savepoint, so the one that fails fails alone.
       const batch: SendResult[] = [];
@@ -262,6 +309,10 @@ export class AutomationWorker {
       return rows.length;
     });
     wakeDispatchers(this.#s, sent);
+    if (this.#runsDue) {
+      this.#runsDue = false;
+      this.dueNow();
+    }
     return taken > 0;
   }
 
@@ -281,14 +332,14 @@ export class AutomationWorker {
     }
   }
 
-  /** What one event does: the enrollments it ends, its rules, the enrollments it starts. */
+  /** What one event does: the enrollments it ends, its rules, the enrollments and journey runs it starts or answers. */
   async #runEvent(
     tx: Tx,
     taken: Taken,
     sent: SendResult[],
-    batch: { sequenced: boolean; rules: Map<string, RuleRow[]> },
+    batch: { sequenced: boolean; journeyed: boolean; rules: Map<string, RuleRow[]> },
   ): Promise<void> {
-    const { sequenced } = batch;
+    const { sequenced, journeyed } = batch;
     const account = actorFrom(taken.account_id, taken);
     if (!account) return;
     const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
@@ -303,6 +354,17 @@ export class AutomationWorker {
       rules: batch.rules,
     });
     await recordRuns(tx, this.#s.events, runs);
-    if (sequenced) await enrollOnEvent(tx, this.#s, event, () => loadScope(tx, event, now));
+    let scope: Promise<RunScope> | null = null;
+    const scopeOnce = () => {
+      scope ??= loadScope(tx, event, now);
+      return scope;
+    };
+    if (sequenced) await enrollOnEvent(tx, this.#s, event, scopeOnce);
+    if (journeyed) {
+      const moved =
+        (await answerRuns(tx, this.#s, event, scopeOnce)) +
+        (await startOnEvent(tx, this.#s, event, scopeOnce));
+      if (moved > 0) this.#runsDue = true;
+    }
   }
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
 
-const Phone = Type.String({
+export const Phone = Type.String({
   minLength: 1,
   maxLength: 40,
   description:

@@ -12,6 +12,7 @@ import { type Conditions, triggerConditionProblems } from '../automation/conditi
 import { refreshInterest } from '../automation/interest.ts';
 import { durationProblem } from '../automation/time.ts';
 import { invalidFields } from '../contacts/fields.ts';
+import { findJourney } from '../journeys/repo.ts';
 import { findSequence } from '../sequences/repo.ts';
 import { findMember } from '../team/repo.ts';
 import { generateSecret } from '../webhooks/signing.ts';
@@ -82,6 +83,7 @@ async function ruleProblems(
       egress: s.egress,
       memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
       sequenceExists: async (id) => (await findSequence(sql, accountId, id)) !== null,
+      journeyExists: async (id) => (await findJourney(sql, accountId, id)) !== null,
       callsWebhooks: true,
     })),
   );

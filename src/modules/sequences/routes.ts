@@ -1,12 +1,11 @@
 // /sequences: timed steps sent to enrolled contacts (docs/automation.md § Sequences), their
-// enrollments, bulk enrollment jobs, and POST /sandbox/wake. Plans from Pro up.
+// enrollments and bulk enrollment jobs. Plans from Pro up. (POST /sandbox/wake: automation/wake-routes.ts.)
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
+import { conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
-import { AUTOMATION_CHANNEL } from '../automation/outbox.ts';
 import { findJob, resultsOf } from '../bulk/repo.ts';
 import { BulkJobParams } from '../bulk/schemas.ts';
 import { acceptEnrollJob, toEnrollJob } from './bulk-enroll-job.ts';
@@ -25,10 +24,8 @@ import {
   toEnrollment,
   toSequence,
   UpdateSequenceBody,
-  WakeBody,
 } from './schemas.ts';
 import { createSequence, getSequence, moveSequence, patchSequence, removeSequence } from './service.ts';
-import { wakeEnrollment } from './wake.ts';
 
 const MOVE_SUMMARIES = {
   publish: 'Publish a draft: it becomes active (version 1) and enrols contacts',
@@ -271,36 +268,6 @@ export function sequenceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const job = await findJob(ctx.db, accountOf(request).id, 'enrollments', request.params.jobId);
         if (!job) throw notFound('bulk enrollment job');
         return toEnrollJob(job, await resultsOf(ctx.db, job.id, job.processed));
-      },
-    );
-
-    app.post(
-      '/sandbox/wake',
-      {
-        config: { ...account, errors: ['FORBIDDEN', 'RESOURCE_NOT_FOUND', 'CONFLICT'] },
-        schema: {
-          tags,
-          operationId: 'wakeSandbox',
-          summary: 'Sandbox: end the current wait of an enrollment now',
-          description:
-            'Sandbox keys only (a live key gets 403). The enrollment’s current step is due at once, so a sequence of days can be tried in seconds; its send window still applies. `runId` names a journey run (journeys arrive with Automation II; no run exists yet, so it answers 404).',
-          body: WakeBody,
-          response: { 200: EnrollmentSchema },
-        },
-      },
-      async (request) => {
-        if (request.principal!.mode !== 'sandbox') {
-          throw new ApiError('FORBIDDEN', 'Only a sandbox key can wake an enrollment.');
-        }
-        const { enrollmentId, runId } = request.body;
-        if ((enrollmentId === undefined) === (runId === undefined))
-          throw invalid('body', 'takes either enrollmentId or runId');
-        if (runId !== undefined) throw notFound('journey run');
-        const row = await wakeEnrollment(ctx, accountOf(request).id, enrollmentId!);
-        // This process looks at once; the others when their NOTIFY arrives, within a poll interval.
-        ctx.automation.dueNow();
-        await ctx.db.query(`SELECT pg_notify('${AUTOMATION_CHANNEL}', '')`);
-        return toEnrollment(row);
       },
     );
   };

@@ -71,7 +71,7 @@ const StepSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const SendWindowSchema = Type.Object(
+export const SendWindowSchema = Type.Object(
   {
     timezone: Type.String({
       maxLength: 64,
