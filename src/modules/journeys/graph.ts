@@ -27,6 +27,9 @@ export type NodeType = (typeof NODE_TYPES)[number];
 
 export const MAX_NODES = 200;
 
+/** How long past its time a wait `until` is late (the sequences' past_due rule: an hour). */
+export const LATE_MS = 3600_000;
+
 export interface JourneyNode {
   id: string;
   type: NodeType;
@@ -69,6 +72,9 @@ export function edgeKinds(node: JourneyNode): string[] {
     case 'webhook':
       return ['next', 'failed'];
     case 'wait':
+      // A wait until a time that had passed by more than LATE_MS when the run got there may leave by
+      // `late` (a reminder whose moment is gone), when it has that edge.
+      return node.config.until === undefined ? ['next'] : ['next', 'late'];
     case 'update_contact':
     case 'assign':
       return ['next'];

@@ -39,7 +39,7 @@ import { acceptBatch, type SendRequest, type SendResult } from '../messages/acce
 import type { MessageFieldsInput } from '../messages/content.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
 import { conditionEdge, type JourneyScope, splitEdge, switchEdge, waitEnd } from './decide.ts';
-import type { Definition, JourneyNode } from './graph.ts';
+import { type Definition, type JourneyNode, LATE_MS } from './graph.ts';
 import type { RunRow, StepRow } from './repo.ts';
 import { toRun } from './schemas.ts';
 import { Walk } from './walk.ts';
@@ -204,8 +204,11 @@ async function execute(t: Turn, g: Going, node: JourneyNode, step: StepRow): Pro
     case 'wait': {
       const end = waitEnd(node, scopeFor(t, g), t.now);
       if ('error' in end) w.leave(step, 'failed', { error: { code: 'NO_DATE', message: end.error } });
-      else if (end <= t.now) w.leave(step, 'next', { output: { until: end.toISOString() } });
-      else w.wait(step, end, { until: end.toISOString() });
+      else if (end > t.now) w.wait(step, end, { until: end.toISOString() });
+      else {
+        const late = t.now.getTime() - end.getTime() > LATE_MS && w.hasEdge(node.id, 'late');
+        w.leave(step, late ? 'late' : 'next', { output: { until: end.toISOString() } });
+      }
       return;
     }
     case 'wait_for_reply': {

@@ -59,7 +59,7 @@ export const NODE_SCHEMAS = [
           until: Type.String({
             maxLength: 140,
             description:
-              'A time: an ISO-8601 date-time, or where the run holds one: contact.attributes.<key>, trigger.data.<path>, run.vars.<path>. A time already past ends the wait at once.',
+              'A time: an ISO-8601 date-time, or where the run holds one: contact.attributes.<key>, trigger.data.<path>, run.vars.<path>. A time already past ends the wait at once; one past by more than an hour leaves by `late` when the node has that edge.',
             examples: ['contact.attributes.appointmentAt'],
           }),
           offset: Type.Optional(Duration('Added to that time; negative ("-P1D") for before it.', ['-P1D'])),
@@ -67,7 +67,7 @@ export const NODE_SCHEMAS = [
         { additionalProperties: false },
       ),
     ]),
-    'Wait for a duration, or until a time. Edge: next.',
+    'Wait for a duration, or until a time. Edges: next; late (until only: the time had passed by more than an hour).',
   ),
   node(
     'wait_for_reply',
@@ -223,7 +223,7 @@ const EdgeSchema = Type.Object(
       Type.String({
         maxLength: 50,
         description:
-          'The outcome of `from` it follows (next when left out): next, failed, reply, timeout, yes, no, case:<key>, default, split:<key>.',
+          'The outcome of `from` it follows (next when left out): next, failed, late, reply, timeout, yes, no, case:<key>, default, split:<key>.',
       }),
     ),
   },

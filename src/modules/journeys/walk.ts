@@ -42,6 +42,10 @@ export class Walk {
     return this.#nodes.get(id);
   }
 
+  hasEdge(from: string, when: string): boolean {
+    return this.definition.edges.some((e) => e.from === from && e.when === when);
+  }
+
   get ended(): boolean {
     return this.run.status !== 'running' && this.run.status !== 'waiting';
   }
