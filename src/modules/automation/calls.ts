@@ -6,9 +6,9 @@
 // once, as every webhook. A worker holds a call it took for a lease; one that crashed mid-attempt
 // leaves it to be taken again when the lease ends.
 // A journey's webhook node queues its call here too (`journeyId`, `nodeId`), signed with the
-// journey's secret, with at most JOURNEY_ATTEMPTS attempts: its run waits for the outcome, which the
-// sender hands it when the call succeeds or gives up (the answer in `run.vars.<node>`, the run due
-// at once, to leave by `next` or `failed`).
+// journey's secret, with at most JOURNEY_ATTEMPTS attempts (none after a 4xx but 408 and 429): its
+// run waits for the outcome, which the sender hands it when the call succeeds or gives up (the
+// answer in `run.vars.<node>`, the run due at once, to leave by `next` or `failed`).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
@@ -70,10 +70,21 @@ interface Claimed {
   max_attempts: number | null;
 }
 
-/** The wait before a call's next attempt, or null when it has had its last. */
-function nextWait(call: Claimed, attempts: number, retryAfterSeconds: number | null): number | null {
+/**
+ * The wait before a call's next attempt, or null when it has had its last. A journey's call is not
+ * tried again after a 4xx answer other than 408 and 429 (the request itself was refused; the run
+ * should go on by `failed` now, not in a minute).
+ */
+function nextWait(
+  call: Claimed,
+  attempts: number,
+  result: { statusCode: number | null; retryAfterSeconds: number | null },
+): number | null {
+  const { statusCode, retryAfterSeconds } = result;
   if (call.max_attempts === null) return retryDelayMs(attempts, retryAfterSeconds);
   if (attempts >= call.max_attempts) return null;
+  if (statusCode !== null && statusCode >= 400 && statusCode < 500 && statusCode !== 408 && statusCode !== 429)
+    return null;
   const wait = JOURNEY_RETRY_MS[attempts - 1] ?? JOURNEY_RETRY_MS.at(-1)!;
   return retryAfterSeconds === null ? wait : Math.max(wait, Math.min(retryAfterSeconds * 1000, 300_000));
 }
@@ -147,7 +158,7 @@ export class CallSender {
     );
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const attempts = call.attempt_count + 1;
-    const wait = ok ? null : nextWait(call, attempts, result.retryAfterSeconds);
+    const wait = ok ? null : nextWait(call, attempts, result);
     const status = ok ? 'succeeded' : wait === null ? 'failed' : 'pending';
     if (status === 'failed') {
       this.#d.log.warn(
