@@ -459,4 +459,59 @@ describe('journeys at work', () => {
       data: { id: future.id, status: 'expired' },
     });
   });
+
+  it('holds a send for the send window (a wake does not skip it), and splits runs by weight', async () => {
+    const t = await account();
+    // A window that is closed now, whatever the hour: an hour of the other half of the day.
+    const hour = new Date().getUTCHours();
+    const window = hour < 12 ? { from: '13:00', until: '14:00' } : { from: '01:00', until: '02:00' };
+    const j = await publishedJourney(t, {
+      name: 'Windowed',
+      entry: { trigger: 'api', reentry: 'always', start: 'ab' },
+      nodes: [
+        { id: 'ab', type: 'split', config: { weights: { a: 1, b: 1 } } },
+        { id: 'a', type: 'update_contact', config: { addTags: ['group-a'] } },
+        { id: 'b', type: 'update_contact', config: { addTags: ['group-b'] } },
+        { id: 'hi', type: 'send_message', config: { message: { type: 'text', text: 'hi' } } },
+      ],
+      edges: [
+        { from: 'ab', to: 'a', when: 'split:a' },
+        { from: 'ab', to: 'b', when: 'split:b' },
+        { from: 'a', to: 'hi' },
+        { from: 'b', to: 'hi' },
+      ],
+      settings: {
+        sendWindow: { timezone: 'UTC', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], ...window },
+      },
+    });
+    const runs = [];
+    for (let i = 0; i < 12; i++) runs.push(await trigger(t, j.id, { to: newNumber() }));
+    const waiting = [];
+    for (const run of runs) waiting.push(await runWhen(t, j.id, run.id, (r) => r.status === 'waiting'));
+    const opens = waiting[0].resumeAt;
+    expect(new Date(opens).toISOString().slice(11, 16)).toBe(window.from);
+    expect(waiting[0].steps.at(-1)).toMatchObject({
+      nodeId: 'hi',
+      status: 'waiting',
+      output: { sendWindowOpensAt: opens },
+    });
+    const branches = waiting.map((r) => r.steps[0].edge);
+    expect(new Set(branches)).toEqual(new Set(['split:a', 'split:b']));
+    // Each run's branch shows on its contact.
+    for (const [i, r] of waiting.entries()) {
+      const c = await call(env.app, 'GET', `/contacts/${r.contactId}`, { key: t.apiKey });
+      expect(c.body.tags).toEqual([branches[i] === 'split:a' ? 'group-a' : 'group-b']);
+    }
+    const woken = await wake(t, runs[0]!.id);
+    expect(woken.status).toBe(200);
+    expect(woken.body.resumeAt).not.toBe(opens);
+    // Taken by the runner, it waits for the opening again, at the same step.
+    const still = await runWhen(t, j.id, runs[0]!.id, (r) => r.resumeAt === opens);
+    expect(still).toMatchObject({ status: 'waiting', currentNodeId: 'hi' });
+    expect(still.steps).toHaveLength(3);
+    const stats = await call(env.app, 'GET', `/journeys/${j.id}/stats`, { key: t.apiKey });
+    const hi = stats.body.nodes.find((n: { nodeId: string }) => n.nodeId === 'hi');
+    expect(hi).toMatchObject({ waiting: 12 });
+    expect(stats.body.runs).toMatchObject({ total: 12, waiting: 12 });
+  });
 });
