@@ -287,6 +287,8 @@ describe('journeys', () => {
       409,
       'CONFLICT',
     );
+    // Refused before the contact was made.
+    expect((await call(env.app, 'GET', '/contacts', { key: t.apiKey })).body.data).toEqual([]);
     await move(t.apiKey, j.id, 'publish');
     const headers = { 'idempotency-key': 'trigger-once' };
     const body = { to: '+14155550999', data: { plan: 'gold' } };

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { notFound } from '../../kernel/errors.ts';
+import { conflict, notFound } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { AUTOMATION_DUE_CHANNEL } from '../automation/outbox.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';
@@ -190,6 +190,10 @@ export function journeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const acct = accountOf(request);
         const journey = await getJourney(ctx.db, acct.id, request.params.id);
+        // Refused before a contact is made for `to` (startRun checks again, under its lock).
+        if (journey.status !== 'published') {
+          throw conflict(`The journey is ${journey.status}: only a published journey starts runs.`);
+        }
         const contactId = await contactForTrigger(ctx, acct, request.body);
         const run = await ctx.db.transaction((tx) =>
           startRun(tx, ctx, journey, contactId, {
