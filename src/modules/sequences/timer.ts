@@ -12,6 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/db.ts';
 import type { CausedBy, EventInput } from '../../kernel/events.ts';
 import { countryOf } from '../../kernel/phones.ts';
+import { batchOrOneByOne } from '../automation/batches.ts';
 import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
   ACTOR_COLUMNS,
@@ -295,26 +296,10 @@ export async function runDue(
     const now = s.now();
     const { rows } = await tx.query<Due>(DUE_SQL, [now, limit]);
     if (rows.length === 0) return 0;
-    const batch: SendResult[] = [];
-    await tx.query('SAVEPOINT sequence_batch');
-    try {
-      await runTurns(tx, s, rows, now, batch);
-      await tx.query('RELEASE SAVEPOINT sequence_batch');
-      sent.push(...batch);
-      return rows.length;
-    } catch (err) {
-      await tx.query('ROLLBACK TO SAVEPOINT sequence_batch');
-      log.warn({ err }, 'a batch of sequence steps failed; its enrollments are taken one by one');
-    }
-    for (const row of rows) {
-      const own: SendResult[] = [];
-      await tx.query('SAVEPOINT sequence_step');
-      try {
-        await runTurns(tx, s, [row], now, own);
-        await tx.query('RELEASE SAVEPOINT sequence_step');
-        sent.push(...own);
-      } catch (err) {
-        await tx.query('ROLLBACK TO SAVEPOINT sequence_step');
+    await batchOrOneByOne(tx, rows, (batch, into) => runTurns(tx, s, batch, now, into), sent, {
+      batchFailed: (err) =>
+        log.warn({ err }, 'a batch of sequence steps failed; its enrollments are taken one by one'),
+      rowFailed: async (row, err) => {
         log.error(
           { err, enrollmentId: row.id },
           'a sequence step failed unexpectedly; tried again in a minute',
@@ -323,8 +308,8 @@ export async function runDue(
           row.id,
           new Date(now.getTime() + 60_000),
         ]);
-      }
-    }
+      },
+    });
     return rows.length;
   });
 }
