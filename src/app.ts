@@ -35,6 +35,7 @@ import { channelRoutes } from './modules/channel/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
 import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
+import { journeyConfigRoutes } from './modules/journey-configs/routes.ts';
 import { journeyRoutes } from './modules/journeys/routes.ts';
 import { AcceptQueue, lanesFor } from './modules/messages/accept-queue.ts';
 import { dispatchJob } from './modules/messages/dispatch.ts';
@@ -283,6 +284,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(ruleRoutes(ctx));
       await api.register(sequenceRoutes(ctx));
       await api.register(journeyRoutes(ctx));
+      await api.register(journeyConfigRoutes(ctx));
       await api.register(wakeRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));

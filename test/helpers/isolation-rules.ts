@@ -305,6 +305,12 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   }),
   updateJourney: () => ({ name: 'Renamed by the matrix' }),
   triggerJourney: (w) => ({ contactId: w.contactId }),
+  createJourneyConfig: () => ({
+    name: 'matrix',
+    type: 'welcome_message',
+    config: { on: 'first_inbound', message: { type: 'text', text: 'Welcome, {{ contact.name }}!' } },
+  }),
+  updateJourneyConfig: () => ({ name: 'Renamed by the matrix' }),
   putPartnerWhatsAppApp: () => ({
     appId: '101',
     appSecret: 'matrix-app-secret',

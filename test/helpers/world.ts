@@ -178,6 +178,23 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   };
   const spareJourney = await journey('isolation spare journey');
   const journeyRun = await ok(a('POST', `/journeys/${journeyA}/trigger`, { contactId: contact.id }), 202);
+  // Journey configs own a journey each (read-only through /journeys): an appointment reminder is
+  // started by the API only, so the world's later events start nothing.
+  const journeyConfig = (name: string) =>
+    ok(
+      a('POST', '/journey-configs', {
+        name,
+        type: 'appointment_reminder',
+        config: {
+          appointmentAt: 'contact.attributes.appointmentAt',
+          remindBefore: ['P1D'],
+          message: { templateName: 'isolation_reminder', templateLanguage: 'en_US' },
+        },
+      }),
+      201,
+    );
+  const journeyConfigA = await journeyConfig('isolation journey config');
+  const spareJourneyConfig = await journeyConfig('isolation spare journey config');
 
   const template = (name: string) => ({
     name,
@@ -262,6 +279,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/bulk/enrollments/{jobId}': enrollmentJob.jobId,
       '/journeys/{id}': journeyA,
       '/journeys/{id}/runs/{runId}': journeyRun.id,
+      '/journey-configs/{id}': journeyConfigA.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
       '/bulk/messages/{jobId}': messagesJob.jobId,
       '/partner/keys/{keyId}': partnerExtraKey.id,
@@ -279,6 +297,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/sequences/{id}': { id: spareSequence },
       '/sequences/{id}/enrollments/{enrollmentId}': { enrollmentId: spareEnrollment.id },
       '/journeys/{id}': { id: spareJourney },
+      '/journey-configs/{id}': { id: spareJourneyConfig.id },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
       '/partner/accounts/{accountId}/keys/{keyId}': { keyId: spareKey.id },

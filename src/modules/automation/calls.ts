@@ -83,7 +83,13 @@ function nextWait(
   const { statusCode, retryAfterSeconds } = result;
   if (call.max_attempts === null) return retryDelayMs(attempts, retryAfterSeconds);
   if (attempts >= call.max_attempts) return null;
-  if (statusCode !== null && statusCode >= 400 && statusCode < 500 && statusCode !== 408 && statusCode !== 429)
+  if (
+    statusCode !== null &&
+    statusCode >= 400 &&
+    statusCode < 500 &&
+    statusCode !== 408 &&
+    statusCode !== 429
+  )
     return null;
   const wait = JOURNEY_RETRY_MS[attempts - 1] ?? JOURNEY_RETRY_MS.at(-1)!;
   return retryAfterSeconds === null ? wait : Math.max(wait, Math.min(retryAfterSeconds * 1000, 300_000));

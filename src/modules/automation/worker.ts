@@ -18,6 +18,7 @@ import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
 import { answerRuns, startOnEvent } from '../journeys/engine.ts';
 import { runDueJourneys } from '../journeys/runner.ts';
+import { scanTimedEntries } from '../journeys/timed.ts';
 import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { recordRuns, runRulesFor } from '../rules/engine.ts';
 import type { RuleRow } from '../rules/repo.ts';
@@ -43,7 +44,7 @@ export interface WorkerSettings {
    * account's events stay in order within a process) on its own connection.
    */
   lanes: number;
-  /** How often timed triggers are looked for (rules/timed.ts). */
+  /** How often timed triggers are looked for (rules/timed.ts, journeys/timed.ts). */
   scanIntervalMs: number;
 }
 
@@ -150,12 +151,17 @@ export class AutomationWorker {
     }, this.#settings.scanIntervalMs).unref();
   }
 
-  /** Fires the timed triggers that are due; answers how many fired. */
+  /**
+   * Fires the timed triggers that are due: rules' (rules/timed.ts), then journeys' timed entries
+   * (journeys/timed.ts), whose runs the runner then takes at once. Answers how many fired or started.
+   */
   async scan(): Promise<number> {
     const sent: SendResult[] = [];
     const fired = await scanTimed(this.#s, actor(this.#s, sent));
     wakeDispatchers(this.#s, sent);
-    return fired;
+    const started = await scanTimedEntries(this.#s);
+    if (started > 0) this.dueNow();
+    return fired + started;
   }
 
   /** Sends a batch of due sequence steps; answers how many enrollments were taken. */

@@ -47,6 +47,8 @@ export type Reentry = 'never' | 'after_exit' | 'always';
 export interface Entry {
   trigger: 'api' | 'event';
   event?: string;
+  /** A timed entry event's wait (contact.inactive, conversation.unanswered): journeys/timed.ts. */
+  after?: string;
   conditions?: Conditions;
   reentry: Reentry;
   start: string;

@@ -1,8 +1,8 @@
 // What the schema of a journey cannot check, checked whenever it is saved (a draft too), every
 // fault at once with its field: each node's config (a message's content, Liquid templates, tags and
 // attribute names, a team member of another account, a URL the egress check refuses, durations,
-// conditions and a switch's cases), the entry and the settings. The graph as a whole is checked when
-// the journey is published (graph.ts).
+// conditions and a switch's cases), the entry (a timed entry event takes `after`, and only it) and
+// the settings. The graph as a whole is checked when the journey is published (graph.ts).
 import { Duration } from 'luxon';
 import type { FieldIssue } from '../../kernel/errors.ts';
 import { type Action, type ActionChecks, actionProblems } from '../automation/actions.ts';
@@ -17,6 +17,7 @@ import {
 import { templateProblem } from '../automation/templating.ts';
 import { durationProblem, sendWindowProblems, signedDurationMs } from '../automation/time.ts';
 import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
+import { TIMED_TRIGGERS } from '../rules/schemas.ts';
 import type { Definition, JourneyNode } from './graph.ts';
 
 export const MAX_WAIT = Duration.fromObject({ days: 30 });
@@ -164,7 +165,25 @@ export async function definitionProblems(
   if (entry.trigger === 'api' && entry.event) {
     issues.push({ field: 'entry.event', issue: 'is given only when entry.trigger is event' });
   }
-  if (entry.conditions) {
+  const timed = (TIMED_TRIGGERS as readonly string[]).includes(entry.event ?? '');
+  if (timed) {
+    const problem =
+      entry.after === undefined ? 'is required for a timed entry event' : durationProblem(entry.after);
+    if (problem) issues.push({ field: 'entry.after', issue: problem });
+  } else if (entry.after !== undefined) {
+    issues.push({
+      field: 'entry.after',
+      issue: `applies to the timed entry events only (${TIMED_TRIGGERS.join(', ')})`,
+    });
+  }
+  if (entry.conditions && timed) {
+    // An occasion whose conditions fail would be looked at again by every scan (nothing records
+    // it); a condition node at the start records its run instead.
+    issues.push({
+      field: 'entry.conditions',
+      issue: 'a timed entry takes no conditions: start the journey with a condition node instead',
+    });
+  } else if (entry.conditions) {
     issues.push(
       ...(entry.event
         ? triggerConditionProblems(entry.conditions, entry.event, 'entry.conditions', JOURNEY_PREFIXES)

@@ -70,7 +70,12 @@ export interface StepRow {
   ended_at: Date | null;
 }
 
-const triggerEventOf = (d: Definition) => (d.entry.trigger === 'event' ? (d.entry.event ?? null) : null);
+/**
+ * The entry event kept apart for the engine's lookup (and automation_interest); a timed entry
+ * (`after`) is no event of the outbox, so it is left out: the timed scan finds it (timed.ts).
+ */
+const triggerEventOf = (d: Definition) =>
+  d.entry.trigger === 'event' && d.entry.after === undefined ? (d.entry.event ?? null) : null;
 
 export async function countJourneys(sql: Sql, accountId: string): Promise<number> {
   const { rows } = await sql.query<{ n: number }>(

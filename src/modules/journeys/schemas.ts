@@ -13,10 +13,8 @@ import type { JourneyRow, RunRow, StepRow } from './repo.ts';
 
 export const MAX_EDGES = 1000;
 
-/** Events that may start a journey: those of rules, without the timed triggers. */
-export const ENTRY_EVENTS = TRIGGER_EVENTS.filter(
-  (t) => t !== 'conversation.unanswered' && t !== 'contact.inactive',
-);
+/** Events that may start a journey: those of rules, the timed triggers (with `after`) among them. */
+export const ENTRY_EVENTS = TRIGGER_EVENTS;
 
 const NodeId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$', examples: ['remind'] });
 const Key = Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$' });
@@ -237,7 +235,16 @@ const EntrySchema = Type.Object(
         'api: runs start by POST /journeys/{id}/trigger (and rules’ trigger_journey); event: also when `event` happens to a contact.',
     }),
     event: Type.Optional(
-      Type.Enum(ENTRY_EVENTS, { description: 'With trigger event: the event that starts a run.' }),
+      Type.Enum(ENTRY_EVENTS, {
+        description:
+          'With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.',
+      }),
+    ),
+    after: Type.Optional(
+      Duration(
+        'Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).',
+        ['P30D'],
+      ),
     ),
     conditions: Type.Optional(ConditionsSchema),
     reentry: Type.Optional(
@@ -298,6 +305,7 @@ export const JourneySchema = Type.Object(
     entry: Type.Object({
       trigger: Type.Enum(['api', 'event']),
       event: nullable(Type.String()),
+      after: Type.Optional(Type.String({ description: 'A timed entry event’s wait.' })),
       conditions: nullable(ConditionsSchema),
       reentry: Type.Enum(['never', 'after_exit', 'always']),
       start: Type.String(),
@@ -451,6 +459,7 @@ export function toJourney(row: JourneyRow, signingSecret?: string) {
     entry: {
       trigger: d.entry.trigger,
       event: d.entry.event ?? null,
+      ...(d.entry.after !== undefined ? { after: d.entry.after } : {}),
       conditions: d.entry.conditions ?? null,
       reentry: d.entry.reentry,
       start: d.entry.start,

@@ -49,6 +49,7 @@ export interface JourneyInput {
   entry: {
     trigger: 'api' | 'event';
     event?: string;
+    after?: string;
     conditions?: Conditions;
     reentry?: Reentry;
     start: string;
@@ -74,6 +75,7 @@ export function definitionOf(input: Omit<JourneyInput, 'name'>, before?: Definit
     entry: {
       trigger: input.entry.trigger,
       ...(input.entry.event ? { event: input.entry.event } : {}),
+      ...(input.entry.after !== undefined ? { after: input.entry.after } : {}),
       ...(input.entry.conditions ? { conditions: input.entry.conditions } : {}),
       reentry: input.entry.reentry ?? 'never',
       start: input.entry.start,
