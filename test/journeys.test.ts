@@ -135,6 +135,14 @@ describe('journeys', () => {
       body: hello({ nodes: [{ id: 'pause', type: 'wait', config: { seconds: 5 } }] }),
     });
     expectError(shape, 400, 'INVALID_REQUEST');
+    const unknownType = await call(env.app, 'POST', '/journeys', {
+      key: t.apiKey,
+      body: hello({ nodes: [{ id: 'pause', type: 'teleport' }, { id: 'x' }] }),
+    });
+    expect(unknownType.body.error.details).toEqual([
+      { field: 'nodes[0].type', issue: '"teleport" is not a kind this takes' },
+      { field: 'nodes[1].type', issue: 'is required, as a string naming the kind' },
+    ]);
     expect((await call(env.app, 'GET', '/journeys', { key: t.apiKey })).body.data).toEqual([]);
   });
 

@@ -186,6 +186,9 @@ describe('rules', () => {
       body: { name: 'x', trigger: { event: 'contact.created' }, actions: [{ type: 'launch_rocket' }] },
     });
     expectError(unknownType, 400, 'INVALID_REQUEST');
+    expect(unknownType.body.error.details).toEqual([
+      { field: 'actions[0].type', issue: '"launch_rocket" is not a kind this takes' },
+    ]);
     expectError(
       await call(env.app, 'POST', '/rules', {
         key: t.apiKey,

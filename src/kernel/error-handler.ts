@@ -21,6 +21,14 @@ const VALIDATION_PART: Record<string, string> = {
 };
 
 function fieldOf(issue: AjvIssue): string {
+  const base = pathOf(issue);
+  // A oneOf told apart by a property (an action's or a node's `type`): the fault is that property.
+  if (issue.keyword === 'discriminator')
+    return base ? `${base}.${issue.params.tag}` : String(issue.params.tag);
+  return base;
+}
+
+function pathOf(issue: AjvIssue): string {
   const path = issue.instancePath
     .split('/')
     .slice(1)
@@ -38,6 +46,11 @@ function issueOf(issue: AjvIssue): string {
   if (issue.keyword === 'additionalProperties') return 'is not a known field';
   if (issue.keyword === 'enum')
     return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
+  if (issue.keyword === 'discriminator') {
+    return issue.params.error === 'tag'
+      ? 'is required, as a string naming the kind'
+      : `${JSON.stringify(issue.params.tagValue)} is not a kind this takes`;
+  }
   return issue.message ?? 'is invalid';
 }
 

@@ -202,6 +202,11 @@ export async function installOpenApi(
           description:
             'Automation (Pro plan and above): graphs of steps a contact is taken through, checked when published, each run step by step, with per-node statistics.',
         },
+        {
+          name: 'journey-configs',
+          description:
+            'Automation (Pro plan and above): appointment reminders, welcome messages and re-engagement, each compiled into a read-only journey whose runs are ordinary journey runs.',
+        },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',
