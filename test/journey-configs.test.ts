@@ -448,13 +448,13 @@ describe('journey configs: checks', () => {
         'INVALID_REQUEST',
       );
     }
-    // An unknown type is reported by the body's discriminator (kernel/error-handler.ts), at `body`.
+    // An unknown type is reported by the body's discriminator (kernel/error-handler.ts), at `type`.
     const unknown = await call(env.app, 'POST', '/journey-configs', {
       key: t.apiKey,
       body: { name: 'bad', type: 'birthday', config: engage },
     });
     expectError(unknown, 400, 'INVALID_REQUEST');
-    expect(unknown.body.error.details).toEqual([{ field: 'body', issue: expect.stringContaining('"type"') }]);
+    expect(unknown.body.error.details).toEqual([{ field: 'type', issue: '"birthday" is not a kind this takes' }]);
   });
 
   it('checks a PATCH’s config against the config’s own type', async () => {

@@ -1,147 +1,44 @@
-// Benchmark: automation. Rules acting on events, and sequence steps falling due, each server in its
-// own process on a fresh database.
-//   npm run bench:automation    (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)
-// Phases:
-//   1. PostgreSQL, event → rule effect: BENCH_AUTOMATION_ACCOUNTS accounts (Scale plan, so that no
-//      per-second limit binds) each with one active rule, message.received → add_tag `seen`. A
-//      customer writes in (POST /sandbox/inbound-messages with the account's sandbox key) at
-//      BENCH_AUTOMATION_RATE messages/s in all (open loop) for BENCH_SECONDS, each message from a
-//      new number, after 3 s at the rate to warm up (whose events are all done before the measured
-//      run starts). Latency is read from the database after the run: for each message, its
-//      `message.received` event to the `contact.tagged` event the rule caused (each row's
-//      created_at is stamped in its transaction, just before its commit). Beside it, the pace at
-//      which the tags were committed: below the messages' rate the worker falls behind, and the
-//      latency grows with the length of the run.
-//   2. Due timers, on PostgreSQL and on PGlite (`tidings serve` on a DATA_DIR, as `npm start` runs
-//      it): BENCH_AUTOMATION_ENROLLMENTS contacts over 10 accounts (bulk contact imports), each
-//      enrolled by the account's sandbox key (its steps go to the sandbox channel) in a one-step
-//      sequence (a text, due a day later), then made due all at once; steps sent/s from that moment
-//      until no enrollment is active. Baseline, in the same run on the same server: POST
-//      /bulk/messages (100 recipients a call, BENCH_AUTOMATION_BULK_CONCURRENCY calls at once, the
-//      same sandbox keys) sending the same text to the same contacts, accepted sends/s. Both count
-//      a message accepted into the send path (the step is `sent`; the bulk call answered 202); in
-//      both the dispatchers hand the messages to the sandbox meanwhile, and each starts once the
-//      other's messages have all been handed over, delivered and read.
-//      Setting up a free-form text's customer service window and a step due now is done in SQL
-//      (last_inbound_at, next_run_at): on PostgreSQL beside the running server (then a NOTIFY, as a
-//      commit that makes work due sends); PGlite is the server's own, so its server is stopped, the
-//      rows changed from here, and a new server started, with the steps due at a moment after it is
-//      up; at that moment a POST /sandbox/wake of one enrollment wakes the worker (its NOTIFY) —
-//      otherwise it would find them at its next poll.
-//   3. Each server's peak RSS.
-// BENCH_ONLY=postgres or BENCH_ONLY=pglite runs one database's phases alone.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'undici';
 import { type Database, openPglite, openPostgres } from '../../src/kernel/db.ts';
-import { AUTOMATION_CHANNEL } from '../../src/modules/automation/outbox.ts';
+import { AUTOMATION_DUE_CHANNEL } from '../../src/modules/automation/outbox.ts';
+import {
+  BULK_CONCURRENCY,
+  bootstrap,
+  type Client,
+  client,
+  completedJob,
+  contactPhone,
+  ENROLLMENTS,
+  lines,
+  POOL_SIZE,
+  provision,
+  RATE,
+  RULE_ACCOUNTS,
+  SECONDS,
+  SERVER_ENV,
+  say,
+  TEXT,
+  TIMER_ACCOUNTS,
+  type TimerSetup,
+  TRIGGER_RATE,
+  WARM_UP_SECONDS,
+  writerPhone,
+} from './automation-common.ts';
+import {
+  copyJourneyTimers,
+  dueJourneysPostgres,
+  noRunsIn,
+  recordJourneyTimers,
+  startJourneyTimers,
+  triggerToMessage,
+  verifyJourneyTimers,
+  waitingRunsMemory,
+} from './automation-journeys.ts';
 import { describe, openLoop } from './load.ts';
 import { record } from './report.ts';
 import { benchDatabase, percentile, sleep, startServer, stopServer, withCpuUsage } from './support.ts';
-
-const RATE = Number(process.env.BENCH_AUTOMATION_RATE ?? 200);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
-const RULE_ACCOUNTS = Number(process.env.BENCH_AUTOMATION_ACCOUNTS ?? 10);
-const ENROLLMENTS = Number(process.env.BENCH_AUTOMATION_ENROLLMENTS ?? 10_000);
-const BULK_CONCURRENCY = Number(process.env.BENCH_AUTOMATION_BULK_CONCURRENCY ?? 4);
-const TIMER_ACCOUNTS = 10;
-const POOL_SIZE = 10;
-const WARM_UP_SECONDS = 3;
-const TOKEN = randomBytes(24).toString('hex');
-const SECRETS_KEY = randomBytes(32).toString('base64');
-const TEXT = 'Hello';
-const SERVER_ENV = { BOOTSTRAP_TOKEN: TOKEN, SECRETS_KEY, TIDINGS_PARTNER_RATE_LIMIT: '100000' };
-
-// Distinct US numbers, clear of the sandbox's test numbers (555-0101 … 555-0104): customers who
-// write in (phase 1), and the contacts of the timers (phase 2).
-const writerPhone = (i: number) => `+1415${4_000_000 + i}`;
-const contactPhone = (i: number) => `+1415${3_000_000 + i}`;
-
-const lines: string[] = [];
-const say = (line: string) => {
-  lines.push(line);
-  process.stderr.write(`${line}\n`);
-};
-
-function client(port: number) {
-  const http = new Pool(`http://127.0.0.1:${port}`, { connections: 64, pipelining: 1 });
-  async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
-    const res = await http.request({
-      method: method as 'GET',
-      path: `/api/v1/public${path}`,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : null };
-  }
-  async function ok(method: string, path: string, key: string, body?: unknown) {
-    const res = await api(method, path, { 'x-api-key': key }, body);
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  }
-  return { http, api, ok };
-}
-
-type Client = ReturnType<typeof client>;
-
-interface Account {
-  id: string;
-  /** A live key, for the setup (rules, contacts, sequences). */
-  key: string;
-  /** A sandbox key: it plays the customer, enrols (the steps go to the sandbox) and bulk-sends. */
-  sandboxKey: string;
-}
-
-async function bootstrap(c: Client): Promise<string> {
-  const res = await c.api('POST', '/partner/bootstrap', { authorization: `Bearer ${TOKEN}` });
-  if (res.status !== 201 && res.status !== 200)
-    throw new Error(`bootstrap: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.apiKey as string;
-}
-
-/** Accounts on the Scale plan (automation, and 500 calls/s each), each with a live and a sandbox key. */
-async function provision(c: Client, partnerKey: string, count: number, label: string): Promise<Account[]> {
-  const accounts: Account[] = [];
-  for (let i = 0; i < count; i++) {
-    const { accountId } = await c.ok('POST', '/partner/accounts', partnerKey, {
-      accountName: `bench ${label} ${i}`,
-      countryCode: 'US',
-      planCode: 'scale',
-    });
-    const keyOf = async (scope: 'live' | 'sandbox') =>
-      (
-        await c.ok('POST', `/partner/accounts/${accountId}/keys`, partnerKey, {
-          name: `bench ${scope}`,
-          scope,
-        })
-      ).apiKey as string;
-    accounts.push({ id: accountId, key: await keyOf('live'), sandboxKey: await keyOf('sandbox') });
-  }
-  return accounts;
-}
-
-/** Polls a bulk job until it has finished; throws unless every item succeeded. */
-async function completedJob(c: Client, key: string, path: string, timeoutMs = 300_000) {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    const job = await c.ok('GET', path, key);
-    if (job.status === 'completed' || job.status === 'failed') {
-      if (job.status !== 'completed' || job.failed > 0 || job.succeeded !== job.total) {
-        const firstError = (job.results as { error: unknown }[]).find((r) => r.error)?.error;
-        throw new Error(
-          `${path}: ${job.status}, ${job.succeeded}/${job.total} succeeded (${JSON.stringify(job.error ?? firstError)})`,
-        );
-      }
-      return job;
-    }
-    if (performance.now() > until)
-      throw new Error(`${path}: still ${job.status} after ${timeoutMs / 1000} s`);
-    await sleep(200);
-  }
-}
 
 // ---------------------------------------------------------------- 1. event → rule effect
 
@@ -261,15 +158,6 @@ async function eventToRuleEffect(
 }
 
 // ---------------------------------------------------------------- 2. due timers
-
-interface TimerSetup {
-  accounts: Account[];
-  /** Per account: its sequence, and its contacts' ids and phones. */
-  sequences: string[];
-  contactIds: string[][];
-  phones: string[][];
-  enrollmentIds: string[];
-}
 
 /** The accounts, their contacts (bulk imports), a published one-step sequence each, and everyone enrolled. */
 async function setUpTimers(c: Client, partnerKey: string): Promise<TimerSetup> {
@@ -491,13 +379,14 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   const setup = await setUpTimers(c, partnerKey);
   await openWindows(db, setup);
   await database.vacuum();
-  // All due at once: the steps' time moved to now, and the NOTIFY a commit that makes work due sends.
+  // All due at once: the steps' time moved to now, and the NOTIFY a commit that makes work due sends
+  // (the due channel: an event's NOTIFY has the worker look for due steps only at its next poll).
   await db.transaction(async (tx) => {
     await tx.query(
       `UPDATE sequence_enrollments SET next_run_at = now() WHERE status = 'active' AND sequence_id = ANY($1::text[])`,
       [setup.sequences],
     );
-    await tx.query(`SELECT pg_notify('${AUTOMATION_CHANNEL}', '')`);
+    await tx.query(`SELECT pg_notify('${AUTOMATION_DUE_CHANNEL}', '')`);
   });
   const due = performance.now();
   const done = await allSent(c, setup, 600_000);
@@ -510,6 +399,29 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   await drained(c, setup);
   await c.http.close();
   await stopServer(server);
+
+  server = await startServer(env, { label: 'PostgreSQL server, due journey runs and triggers' });
+  c = client(port);
+  const journeyTimers = await dueJourneysPostgres(c, db, setup, database.vacuum);
+  recordJourneyTimers('PostgreSQL', journeyTimers, timers, 'resume_at = now() and a NOTIFY');
+  await drained(c, setup);
+  const triggers = await triggerToMessage(c, db, setup, database.vacuum);
+  for (const [q, value] of [
+    [50, triggers.p50],
+    [99, triggers.p99],
+  ] as const) {
+    record({
+      figure: `journey trigger → first message accepted, p${q} at ${TRIGGER_RATE} triggers/s (PostgreSQL)`,
+      value,
+      unit: 'ms',
+      note: triggers.note,
+    });
+  }
+  await drained(c, setup);
+  await c.http.close();
+  await stopServer(server);
+
+  await waitingRunsMemory(env, db, setup, database.vacuum);
   await db.close();
   await database.drop();
 }
@@ -579,9 +491,56 @@ if (process.env.BENCH_ONLY !== 'postgres') {
   await drained(c, setup);
   await c.http.close();
   await stopServer(server);
+
+  // Journeys: the runs started and waiting at their timer; then, the server down, every timer due at
+  // one moment ahead (as the steps above), the restarted server woken at that moment.
+  server = await startServer(env, { label: 'PGlite server, journey runs started' });
+  c = client(port);
+  const journeys = await startJourneyTimers(c, setup);
+  await c.http.close();
+  await stopServer(server);
+  local = await openPglite(`${dataDir}/db`);
+  await copyJourneyTimers(local, journeys);
+  const runsDueAt = Date.now() + margin;
+  await local.query(
+    `UPDATE journey_runs SET resume_at = $2 WHERE status = 'waiting' AND journey_id = ANY($1::text[])`,
+    [journeys.journeys, new Date(runsDueAt)],
+  );
+  await local.close();
+  startedAt = performance.now();
+  server = await startServer(env, { label: 'PGlite server, due journey runs' });
+  const runsRestart = performance.now() - startedAt;
+  c = client(port);
+  if (Date.now() > runsDueAt - 200) {
+    throw new Error(
+      `the PGlite server took ${(runsRestart / 1000).toFixed(1)} s to restart: the runs fell due before it was up`,
+    );
+  }
+  await sleep(runsDueAt - Date.now());
+  const runsDue = performance.now();
+  const wokenRun = await c.api(
+    'POST',
+    '/sandbox/wake',
+    { 'x-api-key': journeys.accounts[0]!.sandboxKey },
+    { runId: journeys.runIds[0]![0] },
+  );
+  if (wokenRun.status !== 200 && wokenRun.status !== 409) {
+    throw new Error(`POST /sandbox/wake: ${wokenRun.status} ${JSON.stringify(wokenRun.body)}`);
+  }
+  const runsDone = await noRunsIn(c, journeys, ['running', 'waiting'], 600_000);
+  await drained(c, setup);
+  await c.http.close();
+  await stopServer(server);
   local = await openPglite(`${dataDir}/db`);
   await verifyTimers(local, setup);
+  const journeySteps = await verifyJourneyTimers(local, journeys);
   await local.close();
+  recordJourneyTimers(
+    'PGlite',
+    { seconds: (runsDone - runsDue) / 1000, steps: journeySteps },
+    timers,
+    `resume_at set while the server was down to a moment ${(margin / 1000).toFixed(0)} s ahead, the restarted server up ${((margin - runsRestart) / 1000).toFixed(1)} s before it`,
+  );
   rmSync(dataDir, { recursive: true, force: true });
 }
 

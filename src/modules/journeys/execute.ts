@@ -62,17 +62,18 @@ function scopeFor(t: Turn, g: Going): JourneyScope {
 }
 
 /** Reads the contact and its latest conversation again (an update_contact or assign changed them). */
-export async function reread(t: Turn, contactIds: string[]): Promise<void> {
+export async function reread(t: Turn, accountIds: string[], contactIds: string[]): Promise<void> {
   const { rows: contacts } = await t.tx.query<ContactRow>(
     `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE id = ANY($1)`,
     [contactIds],
   );
   for (const id of contactIds) t.contacts.delete(id);
   for (const c of contacts) t.contacts.set(c.id, c);
+  // By account too: the conversations' indexes start with it.
   const { rows: conversations } = await t.tx.query<ConversationRef & { contact_id: string }>(
     `SELECT DISTINCT ON (contact_id) contact_id, id, status, assignee_id FROM conversations
-      WHERE contact_id = ANY($1) ORDER BY contact_id, opened_at DESC`,
-    [contactIds],
+      WHERE account_id = ANY($1) AND contact_id = ANY($2) ORDER BY contact_id, opened_at DESC`,
+    [accountIds, contactIds],
   );
   for (const c of conversations) t.conversations.set(c.contact_id, c);
 }
@@ -85,7 +86,7 @@ async function act(t: Turn, g: Going, step: StepRow, actions: Action[]): Promise
     causedBy: g.causedBy,
     keyPrefix: `jrn:${g.walk.run.id}:${step.seq}`,
   });
-  await reread(t, [g.walk.run.contact_id]);
+  await reread(t, [g.walk.run.account_id], [g.walk.run.contact_id]);
   const failed = results.find((r) => r.status !== 'succeeded');
   if (failed) {
     g.walk.leave(step, 'failed', {

@@ -54,20 +54,22 @@ const RUN_COLUMNS = [
   'ended_at',
 ] as const;
 
+// The run's columns are read by the locking subquery itself: a row another transaction changed
+// after this statement began is locked (and rechecked) in its new version, while a second read of
+// the table outside the subquery would still see the statement's older snapshot of it.
 const DUE_SQL = `
-  SELECT ${RUN_COLUMNS.map((c) => `r.${c}`).join(', ')}, v.definition,
+  SELECT ${RUN_COLUMNS.map((c) => `d.${c}`).join(', ')}, v.definition,
          ${ACTOR_COLUMNS.replace('a.status', 'a.status AS account_status')}
-    FROM (SELECT r.id FROM journey_runs r
+    FROM (SELECT ${RUN_COLUMNS.map((c) => `r.${c}`).join(', ')} FROM journey_runs r
             JOIN journeys j ON j.id = r.journey_id
             JOIN accounts a ON a.id = r.account_id
            WHERE r.status IN ('running', 'waiting') AND r.resume_at <= $1 AND j.status = 'published'
              AND a.status = 'ACTIVE'
            ORDER BY r.resume_at LIMIT $2 FOR UPDATE OF r SKIP LOCKED) d
-    JOIN journey_runs r ON r.id = d.id
-    JOIN journey_versions v ON v.journey_id = r.journey_id AND v.version = r.version
-    JOIN accounts a ON a.id = r.account_id
-    LEFT JOIN account_channels c ON c.account_id = r.account_id
-   ORDER BY r.resume_at`;
+    JOIN journey_versions v ON v.journey_id = d.journey_id AND v.version = d.version
+    JOIN accounts a ON a.id = d.account_id
+    LEFT JOIN account_channels c ON c.account_id = d.account_id
+   ORDER BY d.resume_at`;
 
 /** Writes the runs in one statement, their steps in another, and emits the ends. */
 async function write(t: Turn, walks: Walk[]): Promise<void> {
@@ -100,19 +102,29 @@ async function write(t: Turn, walks: Walk[]): Promise<void> {
       t.now,
     ],
   );
-  const steps = walks.flatMap((w) => [...w.steps.values()]);
-  if (steps.length > 0) {
+  // Steps entered this turn are inserted: a run walked twice from the same state would fail on the
+  // primary key, not overwrite its history. Only the step a run waited at before the turn is updated.
+  const entered = walks.flatMap((w) => w.enteredSteps());
+  if (entered.length > 0) {
     await t.tx.query(
       `INSERT INTO journey_run_steps (run_id, seq, journey_id, node_id, type, status, edge, output, error, started_at,
                                       ended_at)
        SELECT x.run_id, x.seq, x.journey_id, x.node_id, x.type, x.status, x.edge, x.output, x.error, x.started_at,
               x.ended_at
          FROM jsonb_to_recordset($1::jsonb) AS x (run_id text, seq int, journey_id text, node_id text, type text,
-              status text, edge text, output jsonb, error jsonb, started_at timestamptz, ended_at timestamptz)
-       ON CONFLICT (run_id, seq) DO UPDATE
-          SET status = EXCLUDED.status, edge = EXCLUDED.edge, output = EXCLUDED.output, error = EXCLUDED.error,
-              ended_at = EXCLUDED.ended_at`,
-      [JSON.stringify(steps)],
+              status text, edge text, output jsonb, error jsonb, started_at timestamptz, ended_at timestamptz)`,
+      [JSON.stringify(entered)],
+    );
+  }
+  const left = walks.flatMap((w) => w.earlierSteps());
+  if (left.length > 0) {
+    await t.tx.query(
+      `UPDATE journey_run_steps s
+          SET status = x.status, edge = x.edge, output = x.output, error = x.error, ended_at = x.ended_at
+         FROM jsonb_to_recordset($1::jsonb) AS x (run_id text, seq int, status text, edge text, output jsonb,
+              error jsonb, ended_at timestamptz)
+        WHERE s.run_id = x.run_id AND s.seq = x.seq`,
+      [JSON.stringify(left)],
     );
   }
   const events: EventInput[] = rows
@@ -145,7 +157,7 @@ async function readTurn(
   sent: SendResult[],
 ): Promise<Turn> {
   const t: Turn = { tx, s, now, sent, contacts: new Map(), conversations: new Map(), events: new Map() };
-  await reread(t, [...new Set(rows.map((r) => r.contact_id))]);
+  await reread(t, [...new Set(rows.map((r) => r.account_id))], [...new Set(rows.map((r) => r.contact_id))]);
   const eventIds = rows.flatMap((r) => (r.trigger_event_id ? [r.trigger_event_id] : []));
   if (eventIds.length > 0) {
     const { rows: events } = await tx.query<{ id: string; payload: string }>(

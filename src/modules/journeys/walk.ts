@@ -29,9 +29,12 @@ export class Walk {
   sending: StepRow | null = null;
   stopped = false;
   #walked = 0;
+  /** The first step this turn may enter (those before it were written by earlier turns). */
+  readonly #firstNew: number;
 
   constructor(run: RunRow, definition: Definition, open: StepRow | null, now: Date) {
     this.run = { ...run, vars: { ...run.vars } };
+    this.#firstNew = run.step_count + 1;
     this.definition = definition;
     this.#nodes = new Map(definition.nodes.map((n) => [n.id, n]));
     this.open = open;
@@ -40,6 +43,16 @@ export class Walk {
 
   node(id: string): JourneyNode | undefined {
     return this.#nodes.get(id);
+  }
+
+  /** The steps this turn entered (to insert). */
+  enteredSteps(): StepRow[] {
+    return [...this.steps.values()].filter((s) => s.seq >= this.#firstNew);
+  }
+
+  /** The step of an earlier turn that this one changed: the one the run waited at (to update). */
+  earlierSteps(): StepRow[] {
+    return [...this.steps.values()].filter((s) => s.seq < this.#firstNew);
   }
 
   hasEdge(from: string, when: string): boolean {

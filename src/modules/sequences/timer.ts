@@ -34,20 +34,28 @@ import { toEnrollment } from './schemas.ts';
 /** A due enrollment (its status is `active`: `status` here is its account's) with its version and account. */
 type Due = Omit<EnrollmentRow, 'status'> & ActorRow & { definition: Definition };
 
+const ENROLLMENT_COLUMNS =
+  'id, account_id, sequence_id, version, contact_id, exit_reason, reason, step_index, next_run_at, steps, sandbox, ' +
+  'opted_in_at_start, trigger_event_id, created_at, updated_at, ended_at';
+const columns = (table: string) =>
+  ENROLLMENT_COLUMNS.split(', ')
+    .map((c) => `${table}.${c}`)
+    .join(', ');
+
+// The enrollment's columns are read by the locking subquery itself: a row another transaction
+// changed after this statement began is locked (and rechecked) in its new version, while a second
+// read of the table outside the subquery would still see the statement's older snapshot of it.
 const DUE_SQL = `
-  SELECT e.id, e.account_id, e.sequence_id, e.version, e.contact_id, e.exit_reason, e.reason, e.step_index,
-         e.next_run_at, e.steps, e.sandbox, e.opted_in_at_start, e.trigger_event_id, e.created_at, e.updated_at,
-         e.ended_at, v.definition, ${ACTOR_COLUMNS}
-    FROM (SELECT e.id FROM sequence_enrollments e
+  SELECT ${columns('d')}, v.definition, ${ACTOR_COLUMNS}
+    FROM (SELECT ${columns('e')} FROM sequence_enrollments e
             JOIN sequences q ON q.id = e.sequence_id
             JOIN accounts a ON a.id = e.account_id
            WHERE e.status = 'active' AND e.next_run_at <= $1 AND q.status = 'active' AND a.status = 'ACTIVE'
            ORDER BY e.next_run_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED) d
-    JOIN sequence_enrollments e ON e.id = d.id
-    JOIN sequence_versions v ON v.sequence_id = e.sequence_id AND v.version = e.version
-    JOIN accounts a ON a.id = e.account_id
-    LEFT JOIN account_channels c ON c.account_id = e.account_id
-   ORDER BY e.next_run_at`;
+    JOIN sequence_versions v ON v.sequence_id = d.sequence_id AND v.version = d.version
+    JOIN accounts a ON a.id = d.account_id
+    LEFT JOIN account_channels c ON c.account_id = d.account_id
+   ORDER BY d.next_run_at`;
 
 /** Where an enrollment stands after its turn. */
 type Turn = EnrollmentRow;
