@@ -454,7 +454,9 @@ describe('journey configs: checks', () => {
       body: { name: 'bad', type: 'birthday', config: engage },
     });
     expectError(unknown, 400, 'INVALID_REQUEST');
-    expect(unknown.body.error.details).toEqual([{ field: 'type', issue: '"birthday" is not a kind this takes' }]);
+    expect(unknown.body.error.details).toEqual([
+      { field: 'type', issue: '"birthday" is not a kind this takes' },
+    ]);
   });
 
   it('checks a PATCH’s config against the config’s own type', async () => {
