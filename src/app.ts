@@ -53,6 +53,7 @@ import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
+import { voiceScriptRoutes } from './modules/voice-scripts/routes.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { webhookFanOut } from './modules/webhooks/outbox.ts';
 import { ACCOUNT_WEBHOOKS, PARTNER_WEBHOOKS, webhookRoutes } from './modules/webhooks/routes.ts';
@@ -286,6 +287,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(journeyRoutes(ctx));
       await api.register(journeyConfigRoutes(ctx));
       await api.register(wakeRoutes(ctx));
+      await api.register(voiceScriptRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));

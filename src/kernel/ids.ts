@@ -25,6 +25,9 @@ export const ID_PREFIXES = {
   journey: 'jny',
   journeyRun: 'jrn',
   journeyConfig: 'jcf',
+  voiceScript: 'vsc',
+  call: 'call',
+  voiceCampaign: 'vcp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

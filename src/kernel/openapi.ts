@@ -207,6 +207,11 @@ export async function installOpenApi(
           description:
             'Automation (Pro plan and above): appointment reminders, welcome messages and re-engagement, each compiled into a read-only journey whose runs are ordinary journey runs.',
         },
+        {
+          name: 'voice',
+          description:
+            'Voice (Business plan and above): scripts (text-to-speech or an IVR menu) published as TwiML.',
+        },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',

@@ -246,6 +246,11 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.journeys.published }),
     why: 'docs/automation.md: pause takes a published journey',
   },
+  'publishVoiceScript:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.draftScriptId }),
+    why: 'docs/voice.md: publish takes a draft',
+  },
   'archiveJourney:owner': {
     expected: 'success',
     ids: (w) => ({ id: w.journeys.archivable }),
@@ -305,6 +310,8 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   }),
   updateJourney: () => ({ name: 'Renamed by the matrix' }),
   triggerJourney: (w) => ({ contactId: w.contactId }),
+  createVoiceScript: () => ({ name: 'matrix', type: 'tts', tts: { text: 'Hi' } }),
+  updateVoiceScript: () => ({ name: 'Renamed by the matrix' }),
   createJourneyConfig: () => ({
     name: 'matrix',
     type: 'welcome_message',

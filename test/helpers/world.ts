@@ -46,6 +46,8 @@ export interface World {
   enrollmentId: string;
   /** A's journeys in each state a move applies to (the owner rows of publish, pause, archive). */
   journeys: { draft: string; published: string; archivable: string };
+  /** A's voice script still a draft (the owner row of publishVoiceScript). */
+  draftScriptId: string;
 }
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -196,6 +198,18 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const journeyConfigA = await journeyConfig('isolation journey config');
   const spareJourneyConfig = await journeyConfig('isolation spare journey config');
 
+  const script = async (name: string, publish: boolean) => {
+    const made = await ok(
+      a('POST', '/voice/scripts', { name, type: 'tts', tts: { text: 'Hello {{ contact.name }}' } }),
+      201,
+    );
+    if (publish) await ok(a('POST', `/voice/scripts/${made.id}/publish`), 200);
+    return made.id as string;
+  };
+  const scriptA = await script('isolation script', true);
+  const draftScript = await script('isolation draft script', false);
+  const spareScript = await script('isolation spare script', false);
+
   const template = (name: string) => ({
     name,
     language: 'en_US',
@@ -279,6 +293,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/bulk/enrollments/{jobId}': enrollmentJob.jobId,
       '/journeys/{id}': journeyA,
       '/journeys/{id}/runs/{runId}': journeyRun.id,
+      '/voice/scripts/{id}': scriptA,
       '/journey-configs/{id}': journeyConfigA.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
       '/bulk/messages/{jobId}': messagesJob.jobId,
@@ -297,6 +312,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/sequences/{id}': { id: spareSequence },
       '/sequences/{id}/enrollments/{enrollmentId}': { enrollmentId: spareEnrollment.id },
       '/journeys/{id}': { id: spareJourney },
+      '/voice/scripts/{id}': { id: spareScript },
       '/journey-configs/{id}': { id: spareJourneyConfig.id },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
@@ -309,5 +325,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     contactId: contact.id,
     enrollmentId: enrollment.id,
     journeys,
+    draftScriptId: draftScript,
   };
 }

@@ -1,0 +1,160 @@
+// A voice script as it is stored and played, and the checks publishing runs on it (pure):
+//   - tts: the text (Liquid, rendered per call) said `loop` times;
+//   - ivr: nodes by id, from `start`; a node says or plays something, may gather digits whose
+//     options lead to another node (`next`) or to an action, and may end in an action;
+//   - actions: hangup, tag the contact, call a webhook (both may go on to a `next` node), transfer.
+// Publishing checks that the start exists, every node is reachable from it, every option, noInput
+// and invalid leads to a node that exists or to an action, option keys are digits of the gather's
+// length, and every node does something; each fault is one `details` entry at its node.
+import type { FieldIssue } from '../../kernel/errors.ts';
+import { templateProblem } from '../automation/templating.ts';
+import { normalizeTag } from '../contacts/fields.ts';
+
+export type Action =
+  | { type: 'hangup' }
+  | { type: 'tag'; tag: string; next?: string }
+  | { type: 'webhook'; url: string; next?: string }
+  | { type: 'transfer'; to: string };
+
+/** Where a key press (or its absence) leads: another node, or an action. */
+export type Route = { next: string } | { action: Action };
+
+export interface Gather {
+  numDigits: number;
+  timeoutSeconds: number;
+  /** Times the prompt is said again after no input or an invalid one, before noInput / invalid. */
+  retries: number;
+  options: Record<string, Route>;
+  noInput?: Route;
+  invalid?: Route;
+}
+
+export interface IvrNode {
+  say?: string;
+  /** An audio URL played. */
+  play?: string;
+  gather?: Gather;
+  action?: Action;
+}
+
+export interface Definition {
+  type: 'tts' | 'ivr';
+  language: string;
+  voice: string | null;
+  tts: { text: string; loop: number } | null;
+  ivr: { start: string; nodes: Record<string, IvrNode> } | null;
+  onMachine: 'hangup' | 'leave_message' | 'continue';
+}
+
+const KEYS = /^[0-9*#]+$/;
+
+/** The nodes an action or a route leads to. */
+function targetsOf(route: Route | Action | undefined): string[] {
+  if (!route) return [];
+  if ('next' in route && typeof route.next === 'string') return [route.next];
+  if ('action' in route) return targetsOf(route.action);
+  return [];
+}
+
+/** Every fault of the script that saving it can find (its texts, tags, the shape of its options). */
+export function definitionProblems(d: Definition): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  if (d.type === 'tts') {
+    if (!d.tts) issues.push({ field: 'tts', issue: 'is required for a tts script' });
+    else {
+      const problem = templateProblem(d.tts.text);
+      if (problem) issues.push({ field: 'tts.text', issue: problem });
+    }
+    if (d.ivr) issues.push({ field: 'ivr', issue: 'is for ivr scripts only' });
+    return issues;
+  }
+  if (!d.ivr) return [{ field: 'ivr', issue: 'is required for an ivr script' }];
+  if (d.tts) issues.push({ field: 'tts', issue: 'is for tts scripts only' });
+  for (const [id, node] of Object.entries(d.ivr.nodes)) {
+    const at = `ivr.nodes.${id}`;
+    if (node.say !== undefined) {
+      const problem = templateProblem(node.say);
+      if (problem) issues.push({ field: `${at}.say`, issue: problem });
+    }
+    const actions: [string, Action][] = [];
+    if (node.action) actions.push([`${at}.action`, node.action]);
+    const gather = node.gather;
+    if (gather) {
+      for (const [key, route] of Object.entries(gather.options)) {
+        if (!KEYS.test(key) || key.length !== gather.numDigits) {
+          issues.push({
+            field: `${at}.gather.options.${key}`,
+            issue: `must be ${gather.numDigits} of the keys 0-9, * and # (numDigits)`,
+          });
+        }
+        if ('action' in route) actions.push([`${at}.gather.options.${key}.action`, route.action]);
+      }
+      for (const which of ['noInput', 'invalid'] as const) {
+        const route = gather[which];
+        if (route && 'action' in route) actions.push([`${at}.gather.${which}.action`, route.action]);
+      }
+    }
+    for (const [field, action] of actions) {
+      if (action.type === 'tag' && normalizeTag(action.tag) === null) {
+        issues.push({
+          field: `${field}.tag`,
+          issue: 'must be 1–50 letters, digits, spaces or - _ : . and start with a letter or digit',
+        });
+      }
+    }
+  }
+  return issues;
+}
+
+/** The graph's faults, checked when the script is published: one entry per faulty node. */
+export function graphProblems(d: Definition): FieldIssue[] {
+  if (d.type !== 'ivr' || !d.ivr) return [];
+  const { start, nodes } = d.ivr;
+  const issues: FieldIssue[] = [];
+  if (!Object.hasOwn(nodes, start))
+    issues.push({ field: 'ivr.start', issue: `names no node (${JSON.stringify(start)})` });
+  const reached = new Set<string>();
+  const stack = Object.hasOwn(nodes, start) ? [start] : [];
+  while (stack.length) {
+    const id = stack.pop()!;
+    if (reached.has(id)) continue;
+    reached.add(id);
+    const node = nodes[id]!;
+    const routes = [
+      ...Object.values(node.gather?.options ?? {}),
+      node.gather?.noInput,
+      node.gather?.invalid,
+      node.action,
+    ];
+    for (const route of routes)
+      for (const to of targetsOf(route)) if (Object.hasOwn(nodes, to)) stack.push(to);
+  }
+  for (const [id, node] of Object.entries(nodes)) {
+    const at = `ivr.nodes.${id}`;
+    if (!node.say && !node.play && !node.gather && !node.action) {
+      issues.push({ field: at, issue: `${id} neither says, plays, gathers nor acts` });
+    }
+    if (Object.hasOwn(nodes, start) && !reached.has(id)) {
+      issues.push({ field: at, issue: `${id} cannot be reached from the start (${start})` });
+    }
+    const routes: [string, Route | Action | undefined][] = [
+      ...Object.entries(node.gather?.options ?? {}).map(
+        ([k, r]) => [`gather.options.${k}`, r] as [string, Route],
+      ),
+      ['gather.noInput', node.gather?.noInput],
+      ['gather.invalid', node.gather?.invalid],
+      ['action', node.action],
+    ];
+    for (const [where, route] of routes) {
+      for (const to of targetsOf(route)) {
+        if (!Object.hasOwn(nodes, to)) {
+          issues.push({ field: `${at}.${where}`, issue: `leads to ${JSON.stringify(to)}, which is no node` });
+        }
+      }
+    }
+    if (node.gather && Object.keys(node.gather.options).length === 0) {
+      issues.push({ field: `${at}.gather.options`, issue: 'must hold at least one option' });
+    }
+  }
+  return issues;
+}

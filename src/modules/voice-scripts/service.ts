@@ -1,0 +1,221 @@
+// Voice scripts: saved checked (every fault at once, with its field), published once their graph
+// holds (docs/voice.md § Scripts):
+//   draft ──publish──▶ published      (its TwiML built and kept with the version)
+// A draft is edited in place (version 1); a published script's edit is checked as a publish is and
+// becomes the next version, published at once (calls keep the version they were placed with).
+// DELETE removes a draft; a published script is archived instead (calls and campaigns name its
+// versions), and an archived script no longer changes.
+import type { Database, Sql, Tx } from '../../kernel/db.ts';
+import type { Egress } from '../../kernel/egress.ts';
+import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
+import { newId } from '../../kernel/ids.ts';
+import { normalizePhone } from '../../kernel/phones.ts';
+import { CALLBACKS_PREFIX } from '../callbacks/whatsapp-routes.ts';
+import { invalidFields } from '../contacts/fields.ts';
+import { type Action, type Definition, definitionProblems, graphProblems } from './definition.ts';
+import {
+  countScripts,
+  deleteScript,
+  findScript,
+  insertScript,
+  type ScriptWithTwiml,
+  saveVersion,
+  updateScript,
+} from './repo.ts';
+import { compile } from './twiml.ts';
+
+/** Scripts one account may have. */
+export const MAX_SCRIPTS_PER_ACCOUNT = 200;
+
+export interface ScriptServices {
+  db: Database;
+  egress: Egress;
+  now: () => Date;
+  config: { publicBaseUrl: string };
+}
+
+export interface ScriptInput {
+  name: string;
+  type: 'tts' | 'ivr';
+  language?: string;
+  voice?: string | null;
+  tts?: { text: string; loop?: number };
+  ivr?: Definition['ivr'];
+  onMachine?: Definition['onMachine'];
+}
+
+/** The definition as stored: defaults filled in. */
+function definitionOf(input: Omit<ScriptInput, 'name'>, before?: Definition): Definition {
+  const ivr = input.ivr ?? before?.ivr ?? null;
+  const gathered = ivr && {
+    start: ivr.start,
+    nodes: Object.fromEntries(
+      Object.entries(ivr.nodes).map(([id, node]) => [
+        id,
+        node.gather
+          ? {
+              ...node,
+              gather: {
+                ...node.gather,
+                numDigits: node.gather.numDigits ?? 1,
+                timeoutSeconds: node.gather.timeoutSeconds ?? 5,
+                retries: node.gather.retries ?? 1,
+              },
+            }
+          : node,
+      ]),
+    ),
+  };
+  const tts = input.tts ?? before?.tts ?? null;
+  return {
+    type: input.type,
+    language: input.language ?? before?.language ?? 'en-US',
+    voice: input.voice === undefined ? (before?.voice ?? null) : input.voice,
+    tts: tts && { text: tts.text, loop: tts.loop ?? 1 },
+    // A part of the other type is kept, so that the checks name it.
+    ivr: gathered,
+    onMachine: input.onMachine ?? before?.onMachine ?? 'hangup',
+  };
+}
+
+/** The actions of an ivr script, with their fields. */
+function actionsOf(d: Definition): [string, Action][] {
+  const found: [string, Action][] = [];
+  for (const [id, node] of Object.entries(d.ivr?.nodes ?? {})) {
+    const at = `ivr.nodes.${id}`;
+    if (node.action) found.push([`${at}.action`, node.action]);
+    for (const [key, route] of Object.entries(node.gather?.options ?? {})) {
+      if ('action' in route) found.push([`${at}.gather.options.${key}.action`, route.action]);
+    }
+    for (const which of ['noInput', 'invalid'] as const) {
+      const route = node.gather?.[which];
+      if (route && 'action' in route) found.push([`${at}.gather.${which}.action`, route.action]);
+    }
+  }
+  return found;
+}
+
+/** Every fault of the script as saved (and of its graph when it is, or is to be, published). */
+async function check(s: ScriptServices, name: string, d: Definition, published: boolean): Promise<void> {
+  const issues: FieldIssue[] = [];
+  if (!name.trim()) issues.push({ field: 'name', issue: 'must not be blank' });
+  issues.push(...definitionProblems(d));
+  for (const [field, action] of actionsOf(d)) {
+    if (action.type === 'webhook') {
+      const problem = await s.egress.check(action.url);
+      if (problem) issues.push({ field: `${field}.url`, issue: problem });
+    }
+    if (action.type === 'transfer' && !normalizePhone(action.to)) {
+      issues.push({ field: `${field}.to`, issue: 'is not a phone number (E.164, such as +14155550123)' });
+    }
+  }
+  if (published) issues.push(...graphProblems(d));
+  if (issues.length > 0) throw invalidFields(issues);
+}
+
+/** The TwiML kept with a published version: texts as written, the account's callback URLs. */
+export function previewTwiml(s: ScriptServices, accountId: string, d: Definition): Record<string, string> {
+  const base = `${s.config.publicBaseUrl}${CALLBACKS_PREFIX}/twilio/voice/${accountId}`;
+  return compile(d, {
+    render: (text) => text,
+    gatherUrl: (node, attempt) => `${base}/gather?node=${encodeURIComponent(node)}&attempt=${attempt}`,
+    nodeUrl: (node) => `${base}/node?node=${encodeURIComponent(node)}`,
+  });
+}
+
+async function lockScripts(sql: Sql, accountId: string): Promise<void> {
+  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('voice_scripts:' || $1, 0))`, [accountId]);
+}
+
+export async function createScript(
+  s: ScriptServices,
+  accountId: string,
+  input: ScriptInput,
+): Promise<ScriptWithTwiml> {
+  const definition = definitionOf(input);
+  await check(s, input.name, definition, false);
+  return s.db.transaction(async (tx) => {
+    await lockScripts(tx, accountId);
+    if ((await countScripts(tx, accountId)) >= MAX_SCRIPTS_PER_ACCOUNT) {
+      throw conflict(`At most ${MAX_SCRIPTS_PER_ACCOUNT} voice scripts are allowed; delete one first.`);
+    }
+    const row = await insertScript(
+      tx,
+      {
+        id: newId('voiceScript'),
+        account_id: accountId,
+        name: input.name.trim(),
+        type: input.type,
+        definition,
+      },
+      s.now(),
+    );
+    return { ...row, twiml: null };
+  });
+}
+
+export async function getScript(db: Sql, accountId: string, id: string): Promise<ScriptWithTwiml> {
+  const row = await findScript(db, accountId, id);
+  if (!row) throw notFound('voice script');
+  return row;
+}
+
+async function locked(tx: Tx, accountId: string, id: string): Promise<ScriptWithTwiml> {
+  const row = await findScript(tx, accountId, id, { forUpdate: true });
+  if (!row) throw notFound('voice script');
+  return row;
+}
+
+export async function patchScript(
+  s: ScriptServices,
+  accountId: string,
+  id: string,
+  patch: Partial<Omit<ScriptInput, 'type'>>,
+): Promise<ScriptWithTwiml> {
+  return s.db.transaction(async (tx) => {
+    const before = await locked(tx, accountId, id);
+    if (before.status === 'archived') throw conflict('An archived voice script cannot be changed.');
+    const name = patch.name ?? before.name;
+    const definition = definitionOf({ ...patch, type: before.type }, before.definition);
+    const published = before.status === 'published';
+    await check(s, name, definition, published);
+    const version = published ? before.version + 1 : before.version;
+    await updateScript(tx, id, { name: name.trim(), status: before.status, version, definition }, s.now());
+    if (published)
+      await saveVersion(tx, id, version, definition, previewTwiml(s, accountId, definition), s.now());
+    return (await findScript(tx, accountId, id))!;
+  });
+}
+
+export async function publishScript(
+  s: ScriptServices,
+  accountId: string,
+  id: string,
+): Promise<ScriptWithTwiml> {
+  return s.db.transaction(async (tx) => {
+    const before = await locked(tx, accountId, id);
+    if (before.status !== 'draft') throw conflict(`A ${before.status} voice script cannot be published.`);
+    await check(s, before.name, before.definition, true);
+    await updateScript(tx, id, { ...before, status: 'published' }, s.now());
+    await saveVersion(
+      tx,
+      id,
+      before.version,
+      before.definition,
+      previewTwiml(s, accountId, before.definition),
+      s.now(),
+    );
+    return (await findScript(tx, accountId, id))!;
+  });
+}
+
+/** Deletes a draft; archives a published script (its versions stay for the calls that played them). */
+export async function removeScript(s: ScriptServices, accountId: string, id: string): Promise<void> {
+  await s.db.transaction(async (tx) => {
+    const before = await locked(tx, accountId, id);
+    if (before.status === 'draft') await deleteScript(tx, id);
+    else if (before.status === 'published')
+      await updateScript(tx, id, { ...before, status: 'archived' }, s.now());
+    else throw conflict('The voice script is archived already.');
+  });
+}
