@@ -26,6 +26,7 @@ import { scanTimed } from '../rules/timed.ts';
 import { enrollOnEvent, exitOnEvent } from '../sequences/engine.ts';
 import { runDue } from '../sequences/timer.ts';
 import { actor } from './act.ts';
+import { batchOrOneByOne } from './batches.ts';
 import { CallSender } from './calls.ts';
 import { loadScope, type RunScope } from './context.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from './effects.ts';
@@ -282,36 +283,27 @@ export class AutomationWorker {
           rules,
         });
       // Usually every event runs: the batch in one go. When one throws, the batch is undone and
-      // its events run again one by one, each in a savepoint, so the one that fails fails alone.
-      const batch: SendResult[] = [];
-      await tx.query('SAVEPOINT automation_batch');
-      try {
-        for (const row of rows) await run(row, batch);
-        await tx.query('RELEASE SAVEPOINT automation_batch');
-        sent.push(...batch);
-        await tx.query('DELETE FROM automation_inbox WHERE event_id = ANY($1)', [
-          rows.map((r) => r.event_id),
-        ]);
-        return rows.length;
-      } catch {
-        await tx.query('ROLLBACK TO SAVEPOINT automation_batch');
-      }
-      const done: string[] = [];
-      for (const row of rows) {
-        const own: SendResult[] = [];
-        await tx.query('SAVEPOINT automation_event');
-        try {
-          await run(row, own);
-          await tx.query('RELEASE SAVEPOINT automation_event');
-          sent.push(...own);
-          done.push(row.event_id);
-        } catch (err) {
-          // This event's run is undone alone; it is tried again later, or given up.
-          await tx.query('ROLLBACK TO SAVEPOINT automation_event');
-          await this.#failed(tx, row.event_id, err);
-        }
-      }
-      await tx.query('DELETE FROM automation_inbox WHERE event_id = ANY($1)', [done]);
+      // its events run again one by one, each in a savepoint, so the one that fails fails alone: it
+      // is tried again later, or given up (#failed), and the others' rows are deleted.
+      const failed = new Set<string>();
+      await batchOrOneByOne(
+        tx,
+        rows,
+        async (batch, into) => {
+          for (const row of batch) await run(row, into);
+        },
+        sent,
+        {
+          batchFailed: () => {},
+          rowFailed: async (row, err) => {
+            failed.add(row.event_id);
+            await this.#failed(tx, row.event_id, err);
+          },
+        },
+      );
+      await tx.query('DELETE FROM automation_inbox WHERE event_id = ANY($1)', [
+        rows.filter((r) => !failed.has(r.event_id)).map((r) => r.event_id),
+      ]);
       return rows.length;
     });
     wakeDispatchers(this.#s, sent);

@@ -15,6 +15,7 @@ import type { Database } from '../../kernel/db.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';
+import { INACTIVE_SINCE, occasionSql, UNANSWERED_FROM, UNANSWERED_WHERE } from '../rules/timed.ts';
 import type { JourneyRow } from './repo.ts';
 import { tryStart } from './start.ts';
 
@@ -27,11 +28,6 @@ interface Occasion {
   data: Record<string, unknown>;
 }
 
-// The occasion's id in SQL, as rules/timed.ts makes it: milliseconds since the epoch, cut as
-// JavaScript's Date cuts them.
-const occasionSql = (kind: string, subject: string, since: string) =>
-  `'occ_${kind}_' || ${subject} || '_' || floor(extract(epoch from ${since}) * 1000)::bigint`;
-
 /** Contacts the journey's reentry lets start a run now, and whose occasion has none: SQL on `contact`. */
 const STARTABLE = (occasion: string, contact: string) => `
   NOT EXISTS (SELECT 1 FROM journey_runs r
@@ -40,7 +36,7 @@ const STARTABLE = (occasion: string, contact: string) => `
                       OR ($4 = 'after_exit' AND r.status IN ('running', 'waiting'))))`;
 
 async function inactive(db: Database, journey: JourneyRow, cutoff: Date): Promise<Occasion[]> {
-  const since = 'coalesce(c.last_inbound_at, c.created_at)';
+  const since = INACTIVE_SINCE;
   const occasion = occasionSql('inactive', 'c.id', since);
   const { rows } = await db.query<{ id: string; occasion: string; since: Date }>(
     `SELECT c.id, ${occasion} AS occasion, ${since} AS since FROM contacts c
@@ -59,14 +55,8 @@ async function unanswered(db: Database, journey: JourneyRow, cutoff: Date): Prom
   const occasion = occasionSql('unanswered', 'c.id', 'w.since');
   const { rows } = await db.query<{ id: string; contact_id: string; occasion: string; since: Date }>(
     `SELECT c.id, c.contact_id, ${occasion} AS occasion, w.since
-       FROM conversations c
-       CROSS JOIN LATERAL (
-         SELECT min(m.created_at) AS since FROM messages m
-          WHERE m.conversation_id = c.id AND m.direction = 'inbound'
-            AND m.created_at > coalesce((SELECT max(o.created_at) FROM messages o
-                                          WHERE o.conversation_id = c.id AND o.direction = 'outbound'),
-                                         '-infinity'::timestamptz)) w
-      WHERE c.account_id = $1 AND c.status = 'open' AND c.unread_count > 0 AND w.since <= $2
+       FROM ${UNANSWERED_FROM}
+      WHERE c.account_id = $1 AND ${UNANSWERED_WHERE} AND w.since <= $2
         AND ${STARTABLE(occasion, 'c.contact_id')}
       LIMIT ${PER_SCAN}`,
     [journey.account_id, cutoff, journey.id, journey.definition.entry.reentry],

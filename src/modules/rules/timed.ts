@@ -31,21 +31,31 @@ interface Occasion {
 
 const occasionId = (kind: string, subject: string, since: Date) =>
   `occ_${kind}_${subject}_${since.getTime()}`;
-// The same id in SQL: milliseconds since the epoch, cut as JavaScript's Date cuts them.
-const occasionSql = (kind: string, subject: string, since: string) =>
+// The same id in SQL: milliseconds since the epoch, cut as JavaScript's Date cuts them (journeys'
+// timed entries name their occasions alike: journeys/timed.ts).
+export const occasionSql = (kind: string, subject: string, since: string) =>
   `'occ_${kind}_' || ${subject} || '_' || floor(extract(epoch from ${since}) * 1000)::bigint`;
 
-async function unanswered(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
-  const { rows } = await db.query<{ id: string; contact_id: string; since: Date }>(
-    `SELECT c.id, c.contact_id, w.since
-       FROM conversations c
+/**
+ * Open conversations `c` whose customer is waiting for a reply, with `w.since`: their first message
+ * after the business last wrote. A FROM clause and its condition, shared with journeys/timed.ts.
+ */
+export const UNANSWERED_FROM = `conversations c
        CROSS JOIN LATERAL (
          SELECT min(m.created_at) AS since FROM messages m
           WHERE m.conversation_id = c.id AND m.direction = 'inbound'
             AND m.created_at > coalesce((SELECT max(o.created_at) FROM messages o
                                           WHERE o.conversation_id = c.id AND o.direction = 'outbound'),
-                                         '-infinity'::timestamptz)) w
-      WHERE c.account_id = $1 AND c.status = 'open' AND c.unread_count > 0 AND w.since <= $2
+                                         '-infinity'::timestamptz)) w`;
+export const UNANSWERED_WHERE = `c.status = 'open' AND c.unread_count > 0`;
+/** When a contact `c` fell silent: its last message, or its creation if it never wrote. */
+export const INACTIVE_SINCE = 'coalesce(c.last_inbound_at, c.created_at)';
+
+async function unanswered(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
+  const { rows } = await db.query<{ id: string; contact_id: string; since: Date }>(
+    `SELECT c.id, c.contact_id, w.since
+       FROM ${UNANSWERED_FROM}
+      WHERE c.account_id = $1 AND ${UNANSWERED_WHERE} AND w.since <= $2
         AND NOT EXISTS (SELECT 1 FROM rule_runs r
                          WHERE r.rule_id = $3 AND r.event_id = ${occasionSql('unanswered', 'c.id', 'w.since')})
       LIMIT ${PER_SCAN}`,
@@ -61,12 +71,12 @@ async function unanswered(db: Database, rule: RuleRow, cutoff: Date): Promise<Oc
 
 async function inactive(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
   const { rows } = await db.query<{ id: string; since: Date }>(
-    `SELECT c.id, coalesce(c.last_inbound_at, c.created_at) AS since
+    `SELECT c.id, ${INACTIVE_SINCE} AS since
        FROM contacts c
-      WHERE c.account_id = $1 AND coalesce(c.last_inbound_at, c.created_at) <= $2
+      WHERE c.account_id = $1 AND ${INACTIVE_SINCE} <= $2
         AND NOT EXISTS (SELECT 1 FROM rule_runs r
                          WHERE r.rule_id = $3
-                           AND r.event_id = ${occasionSql('inactive', 'c.id', 'coalesce(c.last_inbound_at, c.created_at)')})
+                           AND r.event_id = ${occasionSql('inactive', 'c.id', INACTIVE_SINCE)})
       LIMIT ${PER_SCAN}`,
     [rule.account_id, cutoff, rule.id],
   );

@@ -56,6 +56,26 @@ function targetsOf(route: Route | Action | undefined): string[] {
   return [];
 }
 
+/** A node's actions, with their fields: its own, its options', noInput's and invalid's. */
+function nodeActions(id: string, node: IvrNode): [string, Action][] {
+  const at = `ivr.nodes.${id}`;
+  const found: [string, Action][] = [];
+  if (node.action) found.push([`${at}.action`, node.action]);
+  for (const [key, route] of Object.entries(node.gather?.options ?? {})) {
+    if ('action' in route) found.push([`${at}.gather.options.${key}.action`, route.action]);
+  }
+  for (const which of ['noInput', 'invalid'] as const) {
+    const route = node.gather?.[which];
+    if (route && 'action' in route) found.push([`${at}.gather.${which}.action`, route.action]);
+  }
+  return found;
+}
+
+/** Every action of an ivr script, with its field, node by node. */
+export function actionsOf(d: Definition): [string, Action][] {
+  return Object.entries(d.ivr?.nodes ?? {}).flatMap(([id, node]) => nodeActions(id, node));
+}
+
 /** Every fault of the script that saving it can find (its texts, tags, the shape of its options). */
 export function definitionProblems(d: Definition): FieldIssue[] {
   const issues: FieldIssue[] = [];
@@ -76,25 +96,16 @@ export function definitionProblems(d: Definition): FieldIssue[] {
       const problem = templateProblem(node.say);
       if (problem) issues.push({ field: `${at}.say`, issue: problem });
     }
-    const actions: [string, Action][] = [];
-    if (node.action) actions.push([`${at}.action`, node.action]);
     const gather = node.gather;
-    if (gather) {
-      for (const [key, route] of Object.entries(gather.options)) {
-        if (!KEYS.test(key) || key.length !== gather.numDigits) {
-          issues.push({
-            field: `${at}.gather.options.${key}`,
-            issue: `must be ${gather.numDigits} of the keys 0-9, * and # (numDigits)`,
-          });
-        }
-        if ('action' in route) actions.push([`${at}.gather.options.${key}.action`, route.action]);
-      }
-      for (const which of ['noInput', 'invalid'] as const) {
-        const route = gather[which];
-        if (route && 'action' in route) actions.push([`${at}.gather.${which}.action`, route.action]);
+    for (const key of Object.keys(gather?.options ?? {})) {
+      if (!KEYS.test(key) || key.length !== gather!.numDigits) {
+        issues.push({
+          field: `${at}.gather.options.${key}`,
+          issue: `must be ${gather!.numDigits} of the keys 0-9, * and # (numDigits)`,
+        });
       }
     }
-    for (const [field, action] of actions) {
+    for (const [field, action] of nodeActions(id, node)) {
       if (action.type === 'tag' && normalizeTag(action.tag) === null) {
         issues.push({
           field: `${field}.tag`,

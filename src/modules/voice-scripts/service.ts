@@ -12,7 +12,7 @@ import { newId } from '../../kernel/ids.ts';
 import { normalizePhone } from '../../kernel/phones.ts';
 import { CALLBACKS_PREFIX } from '../callbacks/whatsapp-routes.ts';
 import { invalidFields } from '../contacts/fields.ts';
-import { type Action, type Definition, definitionProblems, graphProblems } from './definition.ts';
+import { actionsOf, type Definition, definitionProblems, graphProblems } from './definition.ts';
 import {
   countScripts,
   deleteScript,
@@ -76,23 +76,6 @@ function definitionOf(input: Omit<ScriptInput, 'name'>, before?: Definition): De
     ivr: gathered,
     onMachine: input.onMachine ?? before?.onMachine ?? 'hangup',
   };
-}
-
-/** The actions of an ivr script, with their fields. */
-function actionsOf(d: Definition): [string, Action][] {
-  const found: [string, Action][] = [];
-  for (const [id, node] of Object.entries(d.ivr?.nodes ?? {})) {
-    const at = `ivr.nodes.${id}`;
-    if (node.action) found.push([`${at}.action`, node.action]);
-    for (const [key, route] of Object.entries(node.gather?.options ?? {})) {
-      if ('action' in route) found.push([`${at}.gather.options.${key}.action`, route.action]);
-    }
-    for (const which of ['noInput', 'invalid'] as const) {
-      const route = node.gather?.[which];
-      if (route && 'action' in route) found.push([`${at}.gather.${which}.action`, route.action]);
-    }
-  }
-  return found;
 }
 
 /** Every fault of the script as saved (and of its graph when it is, or is to be, published). */
