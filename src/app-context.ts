@@ -11,6 +11,7 @@ import type { RateLimits } from './kernel/limits.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { SecretBox } from './kernel/secrets.ts';
 import type { AutomationWorker } from './modules/automation/worker.ts';
+import type { VoiceDialer } from './modules/calls/dialer.ts';
 import type { AcceptQueue } from './modules/messages/accept-queue.ts';
 import type { PriceTable } from './modules/pricing/prices.ts';
 import type { ApprovedTemplates } from './modules/templates/approved.ts';
@@ -41,6 +42,8 @@ export interface AppContext {
   dispatcher: WebhookDispatcher;
   /** Runs rules on the events that reach automation; started only in processes that run workers. */
   automation: AutomationWorker;
+  /** Places queued calls and plays sandbox calls; started only in processes that run workers. */
+  voice: VoiceDialer;
   /** Every route with its declared access, as registered (for docs and route-wide tests). */
   routes: RouteInfo[];
   /** The clock; tests replace it to move time. */

@@ -1,5 +1,6 @@
 // buildApp(config, deps): the whole HTTP application, ready to inject requests into or to listen.
 // It never listens itself (server.ts does), so tests drive it through app.inject.
+
 import { randomBytes } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
@@ -31,6 +32,9 @@ import { walletRoutes } from './modules/billing/routes.ts';
 import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
 import { bulkRoutes } from './modules/bulk/routes.ts';
 import { CALLBACKS_PREFIX, whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
+import { voiceCallbackRoutes } from './modules/calls/callback-routes.ts';
+import { VoiceDialer } from './modules/calls/dialer.ts';
+import { callRoutes } from './modules/calls/routes.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
@@ -53,6 +57,7 @@ import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
+import { voiceChannelRoutes } from './modules/voice-channel/routes.ts';
 import { voiceScriptRoutes } from './modules/voice-scripts/routes.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { webhookFanOut } from './modules/webhooks/outbox.ts';
@@ -154,6 +159,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       secrets,
       whatsappGraphUrl: config.whatsappGraphUrl,
       timeoutMs: config.providerTimeoutMs,
+      twilioApiUrl: config.twilioApiUrl,
+      secretsKey: config.secretsKey,
     }),
     dispatcher: new WebhookDispatcher({
       db: deps.db,
@@ -171,6 +178,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       },
     }),
     routes: [],
+    voice: undefined as never,
     automation: new AutomationWorker(
       { ...sending, egress, secrets, contactCapPerHour: config.automationContactCapPerHour },
       app.log,
@@ -181,8 +189,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       },
     ),
   };
+  ctx.voice = new VoiceDialer({
+    ...sending,
+    channels: ctx.channels,
+    log: app.log.child({ component: 'voice' }),
+    config,
+    inject: async (request) => {
+      const answer = await app.inject(request);
+      return { statusCode: answer.statusCode, body: answer.body };
+    },
+  });
   // Attempts in flight finish (or time out) and are recorded before the database closes.
   app.addHook('onClose', async () => {
+    await ctx.voice.stop();
     await ctx.dispatcher.stop();
     await ctx.automation.stop();
     await egress.close();
@@ -288,6 +307,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(journeyConfigRoutes(ctx));
       await api.register(wakeRoutes(ctx));
       await api.register(voiceScriptRoutes(ctx));
+      await api.register(voiceChannelRoutes(ctx));
+      await api.register(callRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));
@@ -297,5 +318,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     { prefix: API_PREFIX },
   );
   await app.register(whatsappCallbackRoutes(ctx), { prefix: CALLBACKS_PREFIX });
+  await app.register(voiceCallbackRoutes(ctx), { prefix: CALLBACKS_PREFIX });
   return app as unknown as App;
 }

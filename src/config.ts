@@ -38,6 +38,10 @@ export interface Config {
   apiKey: string | null;
   whatsappGraphUrl: string;
   providerTimeoutMs: number;
+  twilioApiUrl: string;
+  voicePollMs: number;
+  voiceSandboxStepMs: number;
+  voiceLeaseMs: number;
   pricesFile: string | null;
   dispatchConcurrency: number;
   dispatchAccountConcurrency: number;
@@ -318,6 +322,36 @@ export const SETTINGS: Setting<any>[] = [
       'base URL of the WhatsApp Cloud API (Graph API with its version) that whatsapp_cloud channels call',
     default: 'https://graph.facebook.com/v21.0',
     parse: (s) => url(['http:', 'https:'])(s).replace(/\/+$/, ''),
+  },
+  {
+    env: 'TIDINGS_TWILIO_API_URL',
+    key: 'twilioApiUrl',
+    description: "base URL of Twilio's REST API that twilio voice channels call",
+    default: 'https://api.twilio.com',
+    parse: (s) => url(['http:', 'https:'])(s).replace(/\/+$/, ''),
+  },
+  {
+    env: 'TIDINGS_VOICE_POLL_MS',
+    key: 'voicePollMs',
+    description: 'how often the voice dialler looks for calls to place and sandbox calls to play',
+    default: '250',
+    parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_VOICE_SANDBOX_STEP_MS',
+    key: 'voiceSandboxStepMs',
+    description:
+      "the sandbox voice simulator's pace: the time between a sandbox call's steps (ringing, answer, each prompt); a gather waits its timeout scaled by it (1000: real time)",
+    default: '1000',
+    parse: integer(1, 60000),
+  },
+  {
+    env: 'TIDINGS_VOICE_LEASE_MS',
+    key: 'voiceLeaseMs',
+    description:
+      'how long a dialler holds a call it is placing; a call still without the provider’s answer after it failed as PROVIDER_UNKNOWN_OUTCOME',
+    default: '60000',
+    parse: integer(100, 3600000),
   },
   {
     env: 'TIDINGS_PROVIDER_TIMEOUT_MS',

@@ -76,6 +76,7 @@ export async function startServer(
     await jobs.runWorkers();
     await app.ctx.dispatcher.start();
     await app.ctx.automation.start();
+    app.ctx.voice.start();
     pruneTimer = setInterval(() => {
       pruneIdempotencyKeys(db, new Date()).catch((err) =>
         app.log.warn({ err }, 'could not prune idempotency keys'),

@@ -4,8 +4,12 @@
 import type { Agent } from 'undici';
 import type { SecretBox } from '../kernel/secrets.ts';
 import type { ChannelConfig, WhatsAppSecrets } from '../modules/channel/settings.ts';
+import type { VoiceChannel } from '../modules/voice-channel/repo.ts';
 import { SandboxAdapter } from './sandbox/adapter.ts';
+import { SandboxVoiceAdapter, sandboxVoiceToken } from './sandbox/voice.ts';
+import { createTwilioAgent, TwilioVoiceAdapter } from './twilio-voice/client.ts';
 import type { CallbackAdapter, ChannelAdapter, Provider } from './types.ts';
+import type { VoiceAdapter, VoiceProvider } from './voice.ts';
 import { whatsappCallbacks } from './whatsapp-cloud/callbacks.ts';
 import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
 
@@ -25,17 +29,62 @@ export class ChannelNotConfigured extends Error {
 
 export class Channels {
   readonly sandbox = new SandboxAdapter();
+  readonly sandboxVoice = new SandboxVoiceAdapter();
   readonly #secrets: SecretBox;
   readonly #graphUrl: string;
   readonly #timeoutMs: number;
   readonly #agent: Agent;
   readonly #opened = new Map<string, WhatsAppSecrets>();
+  readonly #twilioUrl: string;
+  readonly #twilioAgent: Agent;
+  readonly #secretsKey: string | null;
 
-  constructor(deps: { secrets: SecretBox; whatsappGraphUrl: string; timeoutMs: number }) {
+  constructor(deps: {
+    secrets: SecretBox;
+    whatsappGraphUrl: string;
+    timeoutMs: number;
+    twilioApiUrl?: string;
+    /** The sandbox's voice callbacks are signed with a token derived from it. */
+    secretsKey?: string | null;
+  }) {
     this.#secrets = deps.secrets;
     this.#graphUrl = deps.whatsappGraphUrl;
     this.#timeoutMs = deps.timeoutMs;
     this.#agent = createGraphAgent(deps.timeoutMs);
+    this.#twilioUrl = deps.twilioApiUrl ?? 'https://api.twilio.com';
+    this.#twilioAgent = createTwilioAgent(deps.timeoutMs);
+    this.#secretsKey = deps.secretsKey ?? null;
+  }
+
+  /** A Twilio connection for these credentials (also before they are saved). */
+  twilio(accountSid: string, authToken: string) {
+    return {
+      connection: { apiUrl: this.#twilioUrl, accountSid, authToken, timeoutMs: this.#timeoutMs },
+      agent: this.#twilioAgent,
+    };
+  }
+
+  /** The voice adapter of `provider` on this voice channel; throws ChannelNotConfigured if it cannot be used. */
+  voice(provider: VoiceProvider, channel: VoiceChannel): VoiceAdapter {
+    if (provider === 'sandbox') return this.sandboxVoice;
+    const { connection, agent } = this.twilio(
+      channel.twilio?.accountSid ?? '',
+      this.voiceToken('twilio', channel, ''),
+    );
+    return new TwilioVoiceAdapter(connection, agent);
+  }
+
+  /** The token a voice provider signs an account's callbacks with (Twilio: the auth token). */
+  voiceToken(provider: VoiceProvider, channel: VoiceChannel, accountId: string): string {
+    if (provider === 'sandbox') return sandboxVoiceToken(this.#secretsKey, accountId);
+    if (channel.provider !== 'twilio' || !channel.twilio || !channel.authTokenSealed) {
+      throw new ChannelNotConfigured('the account is no longer configured for Twilio voice');
+    }
+    return this.#secrets.open(channel.authTokenSealed);
+  }
+
+  sealText(plain: string): string {
+    return this.#secrets.seal(plain);
   }
 
   /** The channel's credentials (whatsapp_cloud only). */
@@ -87,6 +136,7 @@ export class Channels {
   }
 
   async close(): Promise<void> {
+    await this.#twilioAgent.close();
     await this.#agent.close();
   }
 }

@@ -12,6 +12,8 @@ export interface Plan {
   monthlyQuota: number | null;
   ratePerSecond: number;
   maxKeys: number;
+  /** Voice calls an account may start per second (Twilio's default for an account is 1). */
+  voiceCallsPerSecond: number;
   features: Exclude<Feature, 'api_access'>[];
 }
 
@@ -23,6 +25,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: 0,
     ratePerSecond: 0,
     maxKeys: 0,
+    voiceCallsPerSecond: 1,
     features: [],
   },
   {
@@ -32,6 +35,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: 0,
     ratePerSecond: 0,
     maxKeys: 0,
+    voiceCallsPerSecond: 1,
     features: [],
   },
   {
@@ -41,6 +45,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: 10_000,
     ratePerSecond: 10,
     maxKeys: 2,
+    voiceCallsPerSecond: 1,
     features: ['automation'],
   },
   {
@@ -50,6 +55,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: 100_000,
     ratePerSecond: 30,
     maxKeys: 5,
+    voiceCallsPerSecond: 1,
     features: ['automation', 'voice'],
   },
   {
@@ -59,6 +65,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: 500_000,
     ratePerSecond: 60,
     maxKeys: 10,
+    voiceCallsPerSecond: 5,
     features: ['automation', 'voice'],
   },
   {
@@ -68,6 +75,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: null,
     ratePerSecond: 100,
     maxKeys: 15,
+    voiceCallsPerSecond: 10,
     features: ['automation', 'voice'],
   },
   {
@@ -77,6 +85,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: null,
     ratePerSecond: 200,
     maxKeys: 20,
+    voiceCallsPerSecond: 20,
     features: ['automation', 'voice'],
   },
   {
@@ -86,6 +95,7 @@ export const PLANS: readonly Plan[] = [
     monthlyQuota: null,
     ratePerSecond: 500,
     maxKeys: 50,
+    voiceCallsPerSecond: 50,
     features: ['automation', 'voice'],
   },
 ];

@@ -111,6 +111,7 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}):
   if (options.workers) {
     await app.ctx.jobs.runWorkers();
     await app.ctx.automation.start();
+    app.ctx.voice.start();
   }
   return app;
 }

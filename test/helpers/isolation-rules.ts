@@ -30,6 +30,10 @@ export const NOT_KEYED: Record<string, string> = {
   receiveWhatsAppCallback: 'provider callback, authenticated by Meta, not by an API key',
   verifyWhatsAppAppCallback: 'provider callback, authenticated by Meta, not by an API key',
   receiveWhatsAppAppCallback: 'provider callback, authenticated by Meta, not by an API key',
+  receiveTwilioVoiceStatus: 'provider callback, authenticated by Twilio, not by an API key',
+  answerTwilioVoiceCall: 'provider callback, authenticated by Twilio, not by an API key',
+  receiveTwilioVoiceGather: 'provider callback, authenticated by Twilio, not by an API key',
+  fetchTwilioVoiceNode: 'provider callback, authenticated by Twilio, not by an API key',
 };
 
 /** The success the body in BODIES gets, for an operation that has several. */
@@ -199,6 +203,11 @@ export const EXCEPTIONS: Record<string, Exception> = {
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
   },
   'putChannel:owner': { expected: 'success', why: 'the control of the row above' },
+  'putVoiceChannel:sandbox': {
+    expected: FORBIDDEN,
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; docs/voice.md: a sandbox key may not change the voice channel',
+  },
+  'putVoiceChannel:owner': { expected: 'success', why: 'the control of the row above' },
   'submitTemplate:sandbox': {
     expected: FORBIDDEN,
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key of a WhatsApp Cloud API account may not submit',
@@ -250,6 +259,11 @@ export const EXCEPTIONS: Record<string, Exception> = {
     expected: 'success',
     ids: (w) => ({ id: w.draftScriptId }),
     why: 'docs/voice.md: publish takes a draft',
+  },
+  'pressSandboxCallDigits:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.keysCallId }),
+    why: 'docs/voice.md: keys go to a call not ended (the cancel row ends the other)',
   },
   'archiveJourney:owner': {
     expected: 'success',
@@ -312,6 +326,9 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   triggerJourney: (w) => ({ contactId: w.contactId }),
   createVoiceScript: () => ({ name: 'matrix', type: 'tts', tts: { text: 'Hi' } }),
   updateVoiceScript: () => ({ name: 'Renamed by the matrix' }),
+  createCall: (w) => ({ to: '+15005550001', scriptId: w.ids['/voice/scripts/{id}'] }),
+  putVoiceChannel: () => ({ provider: 'sandbox' }),
+  pressSandboxCallDigits: () => ({ digits: '1' }),
   createJourneyConfig: () => ({
     name: 'matrix',
     type: 'welcome_message',

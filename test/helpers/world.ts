@@ -48,6 +48,8 @@ export interface World {
   journeys: { draft: string; published: string; archivable: string };
   /** A's voice script still a draft (the owner row of publishVoiceScript). */
   draftScriptId: string;
+  /** A queued sandbox call of A that the sandbox digits row presses keys on. */
+  keysCallId: string;
 }
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -209,6 +211,10 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const scriptA = await script('isolation script', true);
   const draftScript = await script('isolation draft script', false);
   const spareScript = await script('isolation spare script', false);
+  // No worker runs here: the calls stay queued (cancel takes one, the sandbox's keys another).
+  const placeCall = () => ok(a('POST', '/voice/calls', { to: '+15005550001', scriptId: scriptA }), 202);
+  const callA = await placeCall();
+  const keysCall = await placeCall();
 
   const template = (name: string) => ({
     name,
@@ -294,6 +300,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/journeys/{id}': journeyA,
       '/journeys/{id}/runs/{runId}': journeyRun.id,
       '/voice/scripts/{id}': scriptA,
+      '/voice/calls/{id}': callA.id,
+      '/sandbox/calls/{id}': keysCall.id,
       '/journey-configs/{id}': journeyConfigA.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
       '/bulk/messages/{jobId}': messagesJob.jobId,
@@ -326,5 +334,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     enrollmentId: enrollment.id,
     journeys,
     draftScriptId: draftScript,
+    keysCallId: keysCall.id as string,
   };
 }

@@ -5,6 +5,8 @@
 // rule's own secret, and retries a failure on the webhooks' schedule until it is used up: at least
 // once, as every webhook. A worker holds a call it took for a lease; one that crashed mid-attempt
 // leaves it to be taken again when the lease ends.
+// A voice script's webhook action queues its call here too (`voiceScriptId`, the run being the call),
+// signed with the script's secret, on the webhooks' schedule.
 // A journey's webhook node queues its call here too (`journeyId`, `nodeId`), signed with the
 // journey's secret, with at most JOURNEY_ATTEMPTS attempts (none after a 4xx but 408 and 429): its
 // run waits for the outcome, which the sender hands it when the call succeeds or gives up (the
@@ -33,22 +35,23 @@ export async function queueCall(
     runId: string;
     url: string;
     payload: object;
-  } & ({ ruleId: string } | { journeyId: string; nodeId: string }),
+  } & ({ ruleId: string } | { journeyId: string; nodeId: string } | { voiceScriptId: string }),
   now: Date,
 ): Promise<string> {
   const id = newId('automationCall');
   const journey = 'journeyId' in call;
   await tx.query(
-    `INSERT INTO automation_calls (id, account_id, rule_id, journey_id, node_id, max_attempts, run_id, url, payload,
-                                   next_attempt_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $10)`,
+    `INSERT INTO automation_calls (id, account_id, rule_id, journey_id, node_id, max_attempts, voice_script_id, run_id,
+                                   url, payload, next_attempt_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11)`,
     [
       id,
       call.accountId,
-      journey ? null : call.ruleId,
+      'ruleId' in call ? call.ruleId : null,
       journey ? call.journeyId : null,
       journey ? call.nodeId : null,
       journey ? JOURNEY_ATTEMPTS : null,
+      'voiceScriptId' in call ? call.voiceScriptId : null,
       call.runId,
       call.url,
       JSON.stringify(call.payload),
@@ -138,7 +141,8 @@ export class CallSender {
         WHERE c.id = due.id
         RETURNING c.id, c.url, c.payload, c.attempt_count, c.run_id, c.journey_id, c.node_id, c.max_attempts,
                   coalesce((SELECT r.signing_secret_sealed FROM rules r WHERE r.id = c.rule_id),
-                           (SELECT j.signing_secret_sealed FROM journeys j WHERE j.id = c.journey_id))
+                           (SELECT j.signing_secret_sealed FROM journeys j WHERE j.id = c.journey_id),
+                           (SELECT v.signing_secret_sealed FROM voice_scripts v WHERE v.id = c.voice_script_id))
                     AS signing_secret_sealed`,
       [now, new Date(now.getTime() + this.#d.leaseMs)],
     );

@@ -85,7 +85,8 @@ export function nextCallState<T extends CallState>(call: T, report: CallReport):
   const next: T = { ...call, status: report.status };
   const at = report.at;
   // Times of the statuses the report reached, the skipped ones included (first report wins).
-  if (RANK[report.status] >= RANK.initiated) next.initiated_at ??= at;
+  // A call canceled or failed before it was dialled never was.
+  if (report.status !== 'canceled' && report.status !== 'failed') next.initiated_at ??= at;
   if (report.status === 'ringing' || report.status === 'in_progress' || report.status === 'completed') {
     next.ringing_at ??= at;
   }

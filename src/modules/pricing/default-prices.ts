@@ -42,4 +42,22 @@ export const DEFAULT_PRICES: PriceFile = {
     US: { marketing: '0.0250', utility: '0.0034', authentication: '0.0135' },
     ZA: { marketing: '0.0379', utility: '0.0076', authentication: '0.0076' },
   },
+  // Outbound voice per started minute, modelled on Twilio's published programmable-voice rates to
+  // mobiles (2025), rounded.
+  voice: {
+    default: '0.0600',
+    countries: {
+      AU: '0.0320',
+      BR: '0.0450',
+      CA: '0.0140',
+      DE: '0.0850',
+      ES: '0.0400',
+      FR: '0.0450',
+      GB: '0.0250',
+      IN: '0.0500',
+      IT: '0.0400',
+      MX: '0.0350',
+      US: '0.0140',
+    },
+  },
 };

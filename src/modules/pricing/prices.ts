@@ -16,6 +16,8 @@ export interface PriceFile {
   currency: string;
   default: Row;
   countries: Record<string, Row>;
+  /** Voice calls' price per started minute, by the called number's country (docs/voice.md § Billing). */
+  voice?: { default?: string; countries?: Record<string, string> };
 }
 
 const AMOUNT = /^\d{1,6}(\.\d{1,6})?$/;
@@ -32,7 +34,8 @@ function problemsOf(file: unknown): string[] {
   const f = file as Record<string, unknown>;
   const problems: string[] = [];
   for (const key of Object.keys(f)) {
-    if (!['currency', 'default', 'countries'].includes(key)) problems.push(`${key}: is not a known field`);
+    if (!['currency', 'default', 'countries', 'voice'].includes(key))
+      problems.push(`${key}: is not a known field`);
   }
   if (f.currency !== undefined && f.currency !== 'USD')
     problems.push('currency: must be USD (the wallets are in USD)');
@@ -56,6 +59,31 @@ function problemsOf(file: unknown): string[] {
         else checkRow(`countries.${country}`, row);
       }
   }
+  if (f.voice !== undefined) problems.push(...voiceProblems(f.voice));
+  return problems;
+}
+
+function voiceProblems(voice: unknown): string[] {
+  if (typeof voice !== 'object' || voice === null) return ['voice: must be an object'];
+  const v = voice as Record<string, unknown>;
+  const problems: string[] = [];
+  const amount = (path: string, value: unknown) => {
+    if (typeof value !== 'string' || !AMOUNT.test(value))
+      problems.push(`${path}: must be a decimal string like "0.0140"`);
+  };
+  for (const key of Object.keys(v)) {
+    if (key === 'default') amount('voice.default', v.default);
+    else if (key === 'countries') {
+      if (typeof v.countries !== 'object' || v.countries === null)
+        problems.push('voice.countries: must be an object');
+      else
+        for (const [country, value] of Object.entries(v.countries)) {
+          if (!COUNTRY.test(country))
+            problems.push(`voice.countries.${country}: must be an ISO 3166-1 alpha-2 code`);
+          else amount(`voice.countries.${country}`, value);
+        }
+    } else problems.push(`voice.${key}: is not a known field`);
+  }
   return problems;
 }
 
@@ -63,6 +91,8 @@ export class PriceTable {
   readonly currency: string;
   readonly #fallback: Record<PriceCategory, number>;
   readonly #countries = new Map<string, Record<PriceCategory, number>>();
+  readonly #voiceFallback: number;
+  readonly #voice = new Map<string, number>();
 
   constructor(file: PriceFile, override?: Partial<PriceFile>) {
     this.currency = file.currency;
@@ -78,6 +108,14 @@ export class PriceTable {
       const row = { ...(file.countries[country] ?? {}), ...(override?.countries?.[country] ?? {}) };
       this.#countries.set(country, rowOf(row, base));
     }
+    this.#voiceFallback = micros(override?.voice?.default ?? file.voice?.default ?? '0');
+    const voiceRates = { ...(file.voice?.countries ?? {}), ...(override?.voice?.countries ?? {}) };
+    for (const [country, rate] of Object.entries(voiceRates)) this.#voice.set(country, micros(rate));
+  }
+
+  /** A voice call's price per started minute, in micro-units, by the called number's country. */
+  voicePerMinute(country: string | null): number {
+    return (country ? this.#voice.get(country) : undefined) ?? this.#voiceFallback;
   }
 
   /** The list price of one message, in micro-units; a country not in the table pays the default row. */

@@ -1,0 +1,228 @@
+// Calls from the API (docs/voice.md § Calls): making one (checked, its texts rendered, its price
+// fixed, queued for the dialler), cancelling or hanging one up, and the sandbox's key presses.
+// A call is made `queued` and the dialler (dialer.ts) places it; everything after comes from the
+// provider's callbacks (callbacks.ts) through the status machine (transition.ts, status.ts).
+import type { Channels } from '../../channels/registry.ts';
+import { endSimulation, type SimState } from '../../channels/sandbox/voice-simulator.ts';
+import type { HangUpHow } from '../../channels/voice.ts';
+import type { Tx } from '../../kernel/db.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
+import type { CausedBy } from '../../kernel/events.ts';
+import { newId } from '../../kernel/ids.ts';
+import { countryOf, normalizePhone } from '../../kernel/phones.ts';
+import { render, TemplateError } from '../automation/templating.ts';
+import { findContact } from '../contacts/repo.ts';
+import { toContact } from '../contacts/schemas.ts';
+import type { ContactServices } from '../contacts/service.ts';
+import { contactForTrigger } from '../journeys/runs.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import { loadVoiceChannel } from '../voice-channel/repo.ts';
+import type { Definition } from '../voice-scripts/definition.ts';
+import { findScript } from '../voice-scripts/repo.ts';
+import { requireFirstMinute } from './billing.ts';
+import { type CallRow, findCall, insertCall, type RenderedTexts, updateCall } from './repo.ts';
+import { CALL_DEFAULTS, toCall } from './schemas.ts';
+import { applyCallUpdate } from './status.ts';
+import { ENDED } from './transition.ts';
+
+export interface CallServices extends ContactServices {
+  prices: PriceTable;
+  channels: Channels;
+  /** Wakes this process's dialler (a new call is due now). */
+  voice: { wake(): void };
+}
+
+export interface CallInput {
+  to: string;
+  scriptId: string;
+  variables?: Record<string, unknown>;
+  machineDetection?: boolean;
+  ringTimeoutSeconds?: number;
+  maxDurationSeconds?: number;
+}
+
+export interface CallOrigin {
+  /** Made with a sandbox key: the sandbox plays it, whatever the account's voice channel. */
+  sandbox: boolean;
+  campaign?: { id: string; attempt: number };
+  causedBy?: CausedBy;
+}
+
+/** Every text a script says: the tts text, or each ivr node's. */
+function textsOf(d: Definition): string[] {
+  if (d.type === 'tts') return d.tts ? [d.tts.text] : [];
+  return Object.values(d.ivr?.nodes ?? {}).flatMap((node) => (node.say === undefined ? [] : [node.say]));
+}
+
+/** The script's texts rendered for one contact and the call's variables (400 when one cannot be). */
+export async function renderTexts(d: Definition, scope: object): Promise<RenderedTexts> {
+  const rendered: RenderedTexts = {};
+  for (const text of textsOf(d)) {
+    try {
+      rendered[text] = await render(text, scope);
+    } catch (err) {
+      if (!(err instanceof TemplateError)) throw err;
+      throw invalid(
+        'variables',
+        `the script's text ${JSON.stringify(text.slice(0, 60))} cannot be rendered: ${err.message}`,
+      );
+    }
+  }
+  return rendered;
+}
+
+/** Makes a call (queued); the dialler places it. */
+export async function createCall(
+  s: CallServices,
+  account: { id: string; countryCode: string },
+  input: CallInput,
+  origin: CallOrigin,
+): Promise<CallRow> {
+  const script = await findScript(s.db, account.id, input.scriptId);
+  if (!script) throw notFound('voice script');
+  if (script.status !== 'published') {
+    throw conflict(`The voice script is ${script.status}: only a published script can be called.`);
+  }
+  const phone = normalizePhone(input.to, account.countryCode);
+  if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
+  const channel = await loadVoiceChannel(s.db, account.id);
+  const provider = origin.sandbox ? 'sandbox' : channel.provider;
+  const contactId = await contactForTrigger(s, account, { to: phone });
+  const contact = await findContact(s.db, account.id, contactId);
+  const country = countryOf(phone);
+  const variables = input.variables ?? {};
+  const rendered = await renderTexts(script.definition, {
+    contact: contact ? { ...toContact(contact), country: countryOf(contact.phone) } : null,
+    variables,
+  });
+  const rate = provider === 'sandbox' ? 0 : s.prices.voicePerMinute(country);
+  const call = await s.db.transaction(async (tx) => {
+    await requireFirstMinute(tx, account.id, rate);
+    const row = await insertCall(
+      tx,
+      {
+        id: newId('call'),
+        account_id: account.id,
+        provider,
+        mode: origin.sandbox ? 'sandbox' : 'live',
+        to_number: phone,
+        from_number: provider === 'twilio' ? (channel.twilio?.from ?? null) : null,
+        country,
+        contact_id: contactId,
+        script_id: script.id,
+        script_version: script.version,
+        variables,
+        rendered,
+        machine_detection: input.machineDetection ?? false,
+        ring_timeout_seconds: input.ringTimeoutSeconds ?? CALL_DEFAULTS.ringTimeoutSeconds,
+        max_duration_seconds: input.maxDurationSeconds ?? CALL_DEFAULTS.maxDurationSeconds,
+        rate_micros: rate,
+        campaign_id: origin.campaign?.id ?? null,
+        campaign_attempt: origin.campaign?.attempt ?? null,
+        caused_by: origin.causedBy ?? null,
+      },
+      s.now(),
+    );
+    await emitQueued(tx, s, row);
+    return row;
+  });
+  s.voice.wake();
+  return call;
+}
+
+async function emitQueued(tx: Tx, s: CallServices, row: CallRow): Promise<void> {
+  await s.events.emit(tx, {
+    type: 'call.status_changed',
+    accountId: row.account_id,
+    data: { ...toCall(row, s.prices.currency), previousStatus: null },
+    ...(row.caused_by ? { causedBy: row.caused_by as CausedBy } : {}),
+  });
+}
+
+export async function getCall(
+  s: { db: CallServices['db'] },
+  accountId: string,
+  id: string,
+): Promise<CallRow> {
+  const row = await findCall(s.db, accountId, id);
+  if (!row) throw notFound('call');
+  return row;
+}
+
+/**
+ * Cancels a call not yet answered, or hangs up one in progress (docs/voice.md § Cancel):
+ *   queued (not being dialled) → canceled at once;
+ *   queued while the dialler places it → canceled as soon as the provider has it;
+ *   initiated, ringing → the provider cancels it → canceled;
+ *   in_progress → the provider hangs up → completed (billed to the minute);
+ *   ended → 409.
+ */
+export async function cancelCall(s: CallServices, accountId: string, id: string): Promise<CallRow> {
+  const asked = await s.db.transaction<{ done: CallRow } | { call: CallRow; how: HangUpHow }>(async (tx) => {
+    const call = await findCall(tx, accountId, id, { forUpdate: true });
+    if (!call) throw notFound('call');
+    if (ENDED.includes(call.status)) throw conflict(`The call has ended (${call.status}).`);
+    if (call.status === 'queued' && !call.provider_call_id) {
+      if (call.lease_until === null) {
+        return { done: (await applyCallUpdate(tx, s, call, { status: 'canceled', at: s.now() })).call };
+      }
+      // Being placed now: the dialler cancels it when the provider has answered.
+      await updateCall(tx, id, { hangup_requested_at: s.now() }, s.now());
+      return { done: { ...call, hangup_requested_at: s.now() } };
+    }
+    await updateCall(tx, id, { hangup_requested_at: s.now() }, s.now());
+    return { call, how: (call.status === 'in_progress' ? 'complete' : 'cancel') as HangUpHow };
+  });
+  if ('done' in asked) return asked.done;
+  return hangUp(s, asked.call, asked.how);
+}
+
+/** Asks the provider to end a call it has, then records the end (unless a callback did first). */
+export async function hangUp(s: CallServices, call: CallRow, how: HangUpHow): Promise<CallRow> {
+  const channel = await loadVoiceChannel(s.db, call.account_id);
+  if (call.provider_call_id) {
+    const outcome = await s.channels
+      .voice(call.provider, channel)
+      .hangUp({ callId: call.id, providerCallId: call.provider_call_id }, how);
+    if (outcome.kind === 'failed') {
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        `The provider could not end the call: ${outcome.error.message}`,
+      );
+    }
+  }
+  return s.db.transaction(async (tx) => {
+    const now = (await findCall(tx, call.account_id, call.id, { forUpdate: true }))!;
+    if (now.provider === 'sandbox' && now.sim) {
+      const sim = endSimulation(now.sim as SimState, how === 'cancel' ? 'canceled' : 'completed');
+      await updateCall(tx, now.id, { sim, sim_due_at: s.now() }, s.now());
+    }
+    if (ENDED.includes(now.status)) return now;
+    return (
+      await applyCallUpdate(tx, s, now, { status: how === 'cancel' ? 'canceled' : 'completed', at: s.now() })
+    ).call;
+  });
+}
+
+/** Sandbox calls: keys pressed, taken by the call's next gather (at once if one is waiting). */
+export async function pressKeys(
+  s: CallServices,
+  accountId: string,
+  id: string,
+  keys: string,
+): Promise<CallRow> {
+  return s.db.transaction(async (tx) => {
+    const call = await findCall(tx, accountId, id, { forUpdate: true });
+    if (!call) throw notFound('call');
+    if (call.provider !== 'sandbox') throw conflict('Keys can be pressed on sandbox calls only.');
+    if (ENDED.includes(call.status)) throw conflict(`The call has ended (${call.status}).`);
+    const waiting = (call.sim as SimState | null)?.phase === 'gather';
+    const { rows } = await tx.query<CallRow>(
+      `UPDATE calls SET sim_keys = sim_keys || $2, sim_due_at = CASE WHEN $3 THEN $4 ELSE sim_due_at END, updated_at = $4
+        WHERE id = $1 RETURNING *`,
+      [id, keys, waiting, s.now()],
+    );
+    s.voice.wake();
+    return rows[0] as CallRow;
+  });
+}
