@@ -55,6 +55,8 @@ CREATE TABLE calls (
   campaign_id text,
   campaign_attempt integer,
   caused_by jsonb,
+  -- A journey's place_call node: the node its run waits at for the call's end.
+  journey_node_id text,
   -- The sandbox simulator's state: what it plays next, and when (docs/voice.md § Sandbox).
   sim jsonb,
   sim_due_at timestamptz,

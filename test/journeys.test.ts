@@ -127,7 +127,7 @@ describe('journeys', () => {
       'nodes[6].config.setAttributes.9lives',
       'nodes[7].config.url',
       'nodes[8].config.assigneeId',
-      'nodes[9].type',
+      'nodes[9].config.scriptId',
     ]);
     // Schema faults are named against the node's own type.
     const shape = await call(env.app, 'POST', '/journeys', {

@@ -1,7 +1,11 @@
 // What each action does, inside the run's transaction (effects.ts runs them in order, each in a
 // savepoint). The contacts, conversations and messages modules do the work, given the run's
 // transaction as their database and an outbox that marks their events with the run as the cause.
+
+import { ApiError } from '../../kernel/errors.ts';
 import type { CausedBy } from '../../kernel/events.ts';
+import { placeCallIn } from '../calls/service.ts';
+import { findContact } from '../contacts/repo.ts';
 import { addTags, removeTag, updateContact } from '../contacts/service.ts';
 import { assignConversation, closeConversation } from '../conversations/service.ts';
 import { findJourney } from '../journeys/repo.ts';
@@ -157,6 +161,29 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         if ('error' in started) return failed(started.error.code, started.error.message);
         s.runsDue?.();
         return ok(started.run.id);
+      }
+      case 'place_call': {
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        const row = await findContact(tx, account.id, contact.id);
+        if (!row) return failed('RESOURCE_NOT_FOUND', 'The contact was deleted.');
+        try {
+          const placed = await placeCallIn(
+            tx,
+            services,
+            account.id,
+            row,
+            { scriptId: action.scriptId as string },
+            {
+              sandbox: actor.mode === 'sandbox',
+              causedBy: causedBy as CausedBy,
+            },
+          );
+          return ok(placed.id);
+        } catch (err) {
+          if (err instanceof ApiError) return failed(err.code, err.message);
+          throw err;
+        }
       }
       case 'call_webhook': {
         const body = action.body ? await renderDeep(action.body as Record<string, unknown>, scope) : {};

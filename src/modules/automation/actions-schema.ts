@@ -84,7 +84,7 @@ export const ACTION_SCHEMAS = [
   action(
     'place_call',
     { scriptId: Type.String({ maxLength: 100 }) },
-    'Call the contact with a voice script.',
+    'Call the contact with a published voice script of the account (docs/voice.md).',
   ),
 ];
 

@@ -21,6 +21,8 @@ export interface ActionChecks {
   journeyExists?: ((id: string) => Promise<boolean>) | null;
   /** Whether the engine runs call_webhook yet. */
   callsWebhooks: boolean;
+  /** Why the account cannot call with this voice script (not its own, not published), or null. */
+  scriptProblem?: (id: string) => Promise<string | null>;
 }
 
 /** The texts of a message that are Liquid templates, with their fields. */
@@ -120,12 +122,13 @@ export async function actionProblems(
         }
         if (a.data !== undefined) templates.push(...stringsIn(a.data, `${at}.data`));
         break;
-      case 'place_call':
-        issues.push({
-          field: `${at}.type`,
-          issue: 'place_call needs voice, which this release does not have yet',
-        });
+      case 'place_call': {
+        const problem = checks.scriptProblem
+          ? await checks.scriptProblem(a.scriptId as string)
+          : 'place_call cannot be used here';
+        if (problem) issues.push({ field: `${at}.scriptId`, issue: problem });
         break;
+      }
     }
     for (const [field, text] of templates) {
       const problem = templateProblem(text);

@@ -51,6 +51,7 @@ export interface CallRow {
   campaign_id: string | null;
   campaign_attempt: number | null;
   caused_by: object | null;
+  journey_node_id: string | null;
   sim: object | null;
   sim_due_at: Date | null;
   sim_keys: string;
@@ -84,15 +85,16 @@ export type NewCall = Pick<
   | 'campaign_id'
   | 'campaign_attempt'
   | 'caused_by'
+  | 'journey_node_id'
 >;
 
 export async function insertCall(sql: Sql, call: NewCall, now: Date): Promise<CallRow> {
   const { rows } = await sql.query<CallRow>(
     `INSERT INTO calls (id, account_id, provider, mode, to_number, from_number, country, contact_id, script_id,
                         script_version, variables, rendered, machine_detection, ring_timeout_seconds,
-                        max_duration_seconds, rate_micros, campaign_id, campaign_attempt, caused_by, status,
-                        due_at, queued_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, 'queued',
+                        max_duration_seconds, rate_micros, campaign_id, campaign_attempt, caused_by, journey_node_id,
+                        status, due_at, queued_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21, 'queued',
              $20, $20, $20, $20)
      RETURNING *`,
     [
@@ -116,6 +118,7 @@ export async function insertCall(sql: Sql, call: NewCall, now: Date): Promise<Ca
       call.campaign_attempt,
       call.caused_by ? JSON.stringify(call.caused_by) : null,
       now,
+      call.journey_node_id,
     ],
   );
   return rows[0]!;

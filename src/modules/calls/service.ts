@@ -5,13 +5,14 @@
 import type { Channels } from '../../channels/registry.ts';
 import { endSimulation, type SimState } from '../../channels/sandbox/voice-simulator.ts';
 import type { HangUpHow } from '../../channels/voice.ts';
-import type { Tx } from '../../kernel/db.ts';
+import type { Sql, Tx } from '../../kernel/db.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
 import type { CausedBy } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { countryOf, normalizePhone } from '../../kernel/phones.ts';
+import { hasFeature, planOf } from '../../kernel/plans.ts';
 import { render, TemplateError } from '../automation/templating.ts';
-import { findContact } from '../contacts/repo.ts';
+import { type ContactRow, findContact } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { ContactServices } from '../contacts/service.ts';
 import { contactForTrigger } from '../journeys/runs.ts';
@@ -20,7 +21,7 @@ import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import type { Definition } from '../voice-scripts/definition.ts';
 import { findScript } from '../voice-scripts/repo.ts';
 import { requireFirstMinute } from './billing.ts';
-import { type CallRow, findCall, insertCall, type RenderedTexts, updateCall } from './repo.ts';
+import { type CallRow, findCall, insertCall, type NewCall, type RenderedTexts, updateCall } from './repo.ts';
 import { CALL_DEFAULTS, toCall } from './schemas.ts';
 import { applyCallUpdate } from './status.ts';
 import { ENDED } from './transition.ts';
@@ -46,6 +47,8 @@ export interface CallOrigin {
   sandbox: boolean;
   campaign?: { id: string; attempt: number };
   causedBy?: CausedBy;
+  /** A journey's place_call node: its run waits there for the call's end. */
+  journeyNodeId?: string;
 }
 
 /** Every text a script says: the tts text, or each ivr node's. */
@@ -71,6 +74,63 @@ export async function renderTexts(d: Definition, scope: object): Promise<Rendere
   return rendered;
 }
 
+/** What a call is made of, read and rendered before the transaction that stores it. */
+async function prepareCall(
+  sql: Sql,
+  s: Pick<CallServices, 'prices'>,
+  accountId: string,
+  input: Omit<CallInput, 'to'>,
+  to: { phone: string; contact: ContactRow | null },
+  origin: CallOrigin,
+): Promise<Omit<NewCall, 'id'>> {
+  const script = await findScript(sql, accountId, input.scriptId);
+  if (!script) throw notFound('voice script');
+  if (script.status !== 'published') {
+    throw conflict(`The voice script is ${script.status}: only a published script can be called.`);
+  }
+  const channel = await loadVoiceChannel(sql, accountId);
+  const provider = origin.sandbox ? 'sandbox' : channel.provider;
+  const country = countryOf(to.phone);
+  const variables = input.variables ?? {};
+  const rendered = await renderTexts(script.definition, {
+    contact: to.contact ? { ...toContact(to.contact), country: countryOf(to.contact.phone) } : null,
+    variables,
+  });
+  return {
+    account_id: accountId,
+    provider,
+    mode: origin.sandbox ? 'sandbox' : 'live',
+    to_number: to.phone,
+    from_number: provider === 'twilio' ? (channel.twilio?.from ?? null) : null,
+    country,
+    contact_id: to.contact?.id ?? null,
+    script_id: script.id,
+    script_version: script.version,
+    variables,
+    rendered,
+    machine_detection: input.machineDetection ?? false,
+    ring_timeout_seconds: input.ringTimeoutSeconds ?? CALL_DEFAULTS.ringTimeoutSeconds,
+    max_duration_seconds: input.maxDurationSeconds ?? CALL_DEFAULTS.maxDurationSeconds,
+    rate_micros: provider === 'sandbox' ? 0 : s.prices.voicePerMinute(country),
+    campaign_id: origin.campaign?.id ?? null,
+    campaign_attempt: origin.campaign?.attempt ?? null,
+    caused_by: origin.causedBy ?? null,
+    journey_node_id: origin.journeyNodeId ?? null,
+  };
+}
+
+/** Stores a prepared call, queued (402 when the wallet cannot pay its first minute). */
+async function storeCall(
+  tx: Tx,
+  s: Pick<CallServices, 'events' | 'prices' | 'now'>,
+  call: Omit<NewCall, 'id'>,
+) {
+  await requireFirstMinute(tx, call.account_id, Number(call.rate_micros));
+  const row = await insertCall(tx, { id: newId('call'), ...call }, s.now());
+  await emitQueued(tx, s, row);
+  return row;
+}
+
 /** Makes a call (queued); the dialler places it. */
 export async function createCall(
   s: CallServices,
@@ -78,59 +138,47 @@ export async function createCall(
   input: CallInput,
   origin: CallOrigin,
 ): Promise<CallRow> {
+  const phone = normalizePhone(input.to, account.countryCode);
+  if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
+  // The script first: a refused call makes no contact.
   const script = await findScript(s.db, account.id, input.scriptId);
   if (!script) throw notFound('voice script');
   if (script.status !== 'published') {
     throw conflict(`The voice script is ${script.status}: only a published script can be called.`);
   }
-  const phone = normalizePhone(input.to, account.countryCode);
-  if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
-  const channel = await loadVoiceChannel(s.db, account.id);
-  const provider = origin.sandbox ? 'sandbox' : channel.provider;
   const contactId = await contactForTrigger(s, account, { to: phone });
   const contact = await findContact(s.db, account.id, contactId);
-  const country = countryOf(phone);
-  const variables = input.variables ?? {};
-  const rendered = await renderTexts(script.definition, {
-    contact: contact ? { ...toContact(contact), country: countryOf(contact.phone) } : null,
-    variables,
-  });
-  const rate = provider === 'sandbox' ? 0 : s.prices.voicePerMinute(country);
-  const call = await s.db.transaction(async (tx) => {
-    await requireFirstMinute(tx, account.id, rate);
-    const row = await insertCall(
-      tx,
-      {
-        id: newId('call'),
-        account_id: account.id,
-        provider,
-        mode: origin.sandbox ? 'sandbox' : 'live',
-        to_number: phone,
-        from_number: provider === 'twilio' ? (channel.twilio?.from ?? null) : null,
-        country,
-        contact_id: contactId,
-        script_id: script.id,
-        script_version: script.version,
-        variables,
-        rendered,
-        machine_detection: input.machineDetection ?? false,
-        ring_timeout_seconds: input.ringTimeoutSeconds ?? CALL_DEFAULTS.ringTimeoutSeconds,
-        max_duration_seconds: input.maxDurationSeconds ?? CALL_DEFAULTS.maxDurationSeconds,
-        rate_micros: rate,
-        campaign_id: origin.campaign?.id ?? null,
-        campaign_attempt: origin.campaign?.attempt ?? null,
-        caused_by: origin.causedBy ?? null,
-      },
-      s.now(),
-    );
-    await emitQueued(tx, s, row);
-    return row;
-  });
+  const prepared = await prepareCall(s.db, s, account.id, input, { phone, contact }, origin);
+  const call = await s.db.transaction((tx) => storeCall(tx, s, prepared));
   s.voice.wake();
   return call;
 }
 
-async function emitQueued(tx: Tx, s: CallServices, row: CallRow): Promise<void> {
+/**
+ * Makes a call to a contact inside an automation's (or a campaign's) transaction: a rule's
+ * place_call action, a journey's place_call node. Throws ApiError when the account's plan has no
+ * voice, the script is not published, or the wallet cannot pay a minute.
+ */
+export async function placeCallIn(
+  tx: Tx,
+  s: Pick<CallServices, 'events' | 'prices' | 'now'>,
+  accountId: string,
+  contact: ContactRow,
+  input: Omit<CallInput, 'to'>,
+  origin: CallOrigin,
+): Promise<CallRow> {
+  const { rows } = await tx.query<{ plan_code: string; addons: string[] }>(
+    'SELECT plan_code, addons FROM accounts WHERE id = $1',
+    [accountId],
+  );
+  if (!rows[0] || !hasFeature(planOf(rows[0].plan_code), rows[0].addons, 'voice')) {
+    throw new ApiError('PLAN_UPGRADE_REQUIRED', "The account's plan does not include voice.");
+  }
+  const prepared = await prepareCall(tx, s, accountId, input, { phone: contact.phone, contact }, origin);
+  return storeCall(tx, s, prepared);
+}
+
+async function emitQueued(tx: Tx, s: Pick<CallServices, 'events' | 'prices'>, row: CallRow): Promise<void> {
   await s.events.emit(tx, {
     type: 'call.status_changed',
     accountId: row.account_id,

@@ -18,6 +18,7 @@ import {
   runActions,
 } from '../automation/effects.ts';
 import { durationMs, nextOpening, windowZone } from '../automation/time.ts';
+import { placeCallIn } from '../calls/service.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
@@ -199,6 +200,34 @@ async function execute(t: Turn, g: Going, node: JourneyNode, step: StepRow): Pro
       }
       return;
     }
+    case 'place_call': {
+      const contact = t.contacts.get(w.run.contact_id);
+      if (!contact) {
+        w.leave(step, 'failed', {
+          error: { code: 'RESOURCE_NOT_FOUND', message: 'The contact was deleted.' },
+        });
+        return;
+      }
+      try {
+        const call = await placeCallIn(
+          t.tx,
+          { ...t.s, events: t.s.events.withCause(g.causedBy) },
+          w.run.account_id,
+          contact,
+          {
+            scriptId: node.config.scriptId as string,
+            variables: { run: { id: w.run.id, vars: w.run.vars } },
+          },
+          { sandbox: w.run.sandbox, causedBy: g.causedBy, journeyNodeId: node.id },
+        );
+        w.run.resume_edge = null;
+        // It waits for the call's end (status.ts makes it due with the edge), at the latest until it expires.
+        w.wait(step, w.run.expires_at, { callId: call.id });
+      } catch (err) {
+        w.leave(step, 'failed', { error: failureOf(err) });
+      }
+      return;
+    }
     default:
       w.leave(step, 'failed', {
         error: { code: 'NOT_AVAILABLE', message: `${node.type} nodes are not available in this release.` },
@@ -219,6 +248,10 @@ function resume(t: Turn, g: Going): void {
       return;
     case 'wait_for_reply':
       w.leave(step, edge ?? 'timeout');
+      return;
+    case 'place_call':
+      if (!edge) w.wait(step, w.run.expires_at);
+      else w.leave(step, edge, { output: w.run.vars[step.node_id] as object });
       return;
     case 'webhook': {
       if (!edge) {

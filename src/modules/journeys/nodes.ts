@@ -144,7 +144,7 @@ async function nodeProblems(node: JourneyNode, at: string, checks: ActionChecks)
     case 'assign':
       return oneAction({ type: 'assign', ...c }, `${at}.config`, checks);
     case 'place_call':
-      return [{ field: `${at}.type`, issue: 'place_call needs voice, which this release does not have yet' }];
+      return oneAction({ type: 'place_call', scriptId: c.scriptId }, `${at}.config`, checks);
     default:
       return [];
   }

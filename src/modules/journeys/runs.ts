@@ -1,6 +1,6 @@
 // Runs seen and handled from the API: the contact a trigger names, cancel, the sandbox's wake, and
 // the per-node statistics (counted from the steps: what entered a node, how it left, what waits there).
-import type { Database, Sql } from '../../kernel/db.ts';
+import type { Database, Sql, Tx } from '../../kernel/db.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { normalizePhone } from '../../kernel/phones.ts';
 import { contactIdByPhone } from '../contacts/repo.ts';
@@ -153,4 +153,24 @@ export async function journeyStats(sql: Sql, journey: JourneyRow, version: numbe
       };
     }),
   };
+}
+
+/**
+ * A place_call node's call ended: its run, if it still waits at the node, goes on by `edge`
+ * (answered, no_answer, failed), the call kept in `run.vars.<node>`.
+ */
+export async function resumeAfterCall(
+  tx: Tx,
+  runId: string,
+  nodeId: string,
+  edge: 'answered' | 'no_answer' | 'failed',
+  call: object,
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `UPDATE journey_runs
+        SET vars = vars || jsonb_build_object($2::text, $3::jsonb), resume_edge = $4, resume_at = $5, updated_at = $5
+      WHERE id = $1 AND status = 'waiting' AND current_node_id = $2`,
+    [runId, nodeId, JSON.stringify(call), edge, now],
+  );
 }

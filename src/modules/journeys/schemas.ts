@@ -203,7 +203,7 @@ export const NODE_SCHEMAS = [
   node(
     'place_call',
     Type.Object({ scriptId: Type.String({ maxLength: 100 }) }, { additionalProperties: false }),
-    'Call the contact with a voice script (arrives with voice). Edges: answered, no_answer, failed.',
+    'Call the contact with a published voice script and wait for the call’s end. Edges: answered, no_answer, failed.',
   ),
 ];
 

@@ -7,6 +7,7 @@
 // started on. A paused journey starts no run, and its runs hold where they are until it is published
 // again. An archived journey is read-only. Only a draft or an archived journey may be deleted (with
 // its runs). A journey owned by a journey config changes only through it (`owner: 'config'`).
+
 import type { Database, Sql, Tx } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import { conflict, notFound } from '../../kernel/errors.ts';
@@ -18,6 +19,7 @@ import { refreshInterest } from '../automation/interest.ts';
 import type { SendWindow } from '../automation/time.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { findMember } from '../team/repo.ts';
+import { callableScriptProblem } from '../voice-scripts/repo.ts';
 import { generateSecret } from '../webhooks/signing.ts';
 import { type Definition, graphProblems, type JourneyNode, type Reentry } from './graph.ts';
 import { definitionProblems } from './nodes.ts';
@@ -101,6 +103,7 @@ async function check(
   const issues = await definitionProblems(name, d, {
     egress: s.egress,
     memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
+    scriptProblem: (id) => callableScriptProblem(sql, accountId, id),
   });
   if (published) issues.push(...graphProblems(d));
   if (issues.length > 0) throw invalidFields(issues);

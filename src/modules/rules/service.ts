@@ -2,6 +2,7 @@
 // position is its place among all the account's rules (1 first); creating at a position, moving
 // and deleting shift the others so that positions stay 1 … n. Evaluation (engine.ts) takes the
 // active rules of an event's type in that order.
+
 import type { Database, Sql } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
@@ -15,6 +16,7 @@ import { invalidFields } from '../contacts/fields.ts';
 import { findJourney } from '../journeys/repo.ts';
 import { findSequence } from '../sequences/repo.ts';
 import { findMember } from '../team/repo.ts';
+import { callableScriptProblem } from '../voice-scripts/repo.ts';
 import { generateSecret } from '../webhooks/signing.ts';
 import {
   countRules,
@@ -85,6 +87,7 @@ async function ruleProblems(
       sequenceExists: async (id) => (await findSequence(sql, accountId, id)) !== null,
       journeyExists: async (id) => (await findJourney(sql, accountId, id)) !== null,
       callsWebhooks: true,
+      scriptProblem: (id) => callableScriptProblem(sql, accountId, id),
     })),
   );
   return issues;

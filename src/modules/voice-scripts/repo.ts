@@ -92,6 +92,15 @@ export async function saveVersion(
   );
 }
 
+/** Why an account cannot place calls with this script (a place_call action's check), or null. */
+export async function callableScriptProblem(sql: Sql, accountId: string, id: string): Promise<string | null> {
+  const script = await findScript(sql, accountId, id);
+  if (!script) return 'is not a voice script of this account';
+  return script.status === 'published'
+    ? null
+    : `is a ${script.status} voice script: only a published one can be called`;
+}
+
 export async function deleteScript(sql: Sql, id: string): Promise<void> {
   await sql.query('DELETE FROM voice_scripts WHERE id = $1', [id]);
 }
