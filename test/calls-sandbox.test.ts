@@ -156,7 +156,7 @@ describe('sandbox calls', () => {
     expect(await ended(t.apiKey, human.id)).toMatchObject({ answeredBy: 'human', digits: [{ input: '1' }] });
   });
 
-  it('cancel: a queued call at once, a ringing one canceled, one in progress hung up, an ended one 409', async () => {
+  it('cancel: a ringing call canceled, one in progress hung up, an ended one 409', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const script = await published(t.apiKey, {
       ...ivr,
@@ -238,5 +238,35 @@ describe('sandbox calls', () => {
     );
     const list = await call(env.app, 'GET', '/voice/calls', { key: t.apiKey, query: { to: '+15005550002' } });
     expect(list.body.data.map((x: { id: string }) => x.id)).toEqual([c.id]);
+  });
+
+  it("holds the plan's calls per second (Business: 1); usage sums the calls by status and country", async () => {
+    const t = await tenant(env.app, env.partner.partnerKey, { planCode: 'business' });
+    const tts = await published(t.apiKey, { name: 'Hi', type: 'tts', tts: { text: 'Hi' } });
+    const made = await Promise.all(
+      ['+15005550001', '+15005550002', '+15005550003'].map((to) =>
+        place(t.apiKey, { to, scriptId: tts, ringTimeoutSeconds: 5 }),
+      ),
+    );
+    const calls = await Promise.all(made.map((c) => ended(t.apiKey, c.id)));
+    const seconds = calls.map((c) => Math.floor(Date.parse(c.initiatedAt) / 1000));
+    expect(new Set(seconds).size).toBe(3);
+    const usage = await call(env.app, 'GET', '/voice/usage', { key: t.apiKey });
+    expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+    expect(usage.body).toMatchObject({
+      calls: 3,
+      answered: 1,
+      byStatus: { completed: 1, busy: 1, no_answer: 1 },
+      byCountry: [{ country: 'US', calls: 3 }],
+      cost: { amount: '0.0000' },
+    });
+    expectError(
+      await call(env.app, 'GET', '/voice/usage', {
+        key: t.apiKey,
+        query: { from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' },
+      }),
+      400,
+      'INVALID_REQUEST',
+    );
   });
 });

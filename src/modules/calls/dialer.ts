@@ -23,7 +23,7 @@ import type { EventOutbox } from '../../kernel/events.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import { holdForCall } from './billing.ts';
-import { takeSlot } from './cps.ts';
+import { pruneSlots, takeSlot } from './cps.ts';
 import type { CallRow } from './repo.ts';
 import { findCall, updateCall } from './repo.ts';
 import { hangUp } from './service.ts';
@@ -67,6 +67,7 @@ export class VoiceDialer {
   #loop: Promise<void> = Promise.resolve();
   #alarm: (() => void) | null = null;
   #woken = 0;
+  #prunedAt = 0;
 
   constructor(deps: DialerDeps) {
     this.#d = deps;
@@ -114,6 +115,11 @@ export class VoiceDialer {
 
   /** One round: expired leases, due calls, due simulation steps. Answers how much it did. */
   async runOnce(): Promise<number> {
+    const now = this.#d.now().getTime();
+    if (now - this.#prunedAt > 30_000) {
+      this.#prunedAt = now;
+      await this.#d.db.transaction((tx) => pruneSlots(tx, this.#d.now()));
+    }
     const expired = await this.#expireLeases();
     const taken = await this.#takeDue();
     await Promise.all(taken.map((call) => this.#place(call)));

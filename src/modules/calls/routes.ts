@@ -3,11 +3,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
+import { invalid } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { normalizePhone } from '../../kernel/phones.ts';
 import { listCalls } from './repo.ts';
-import { CallIdParams, CallListQuery, CallSchema, CreateCallBody, DigitsBody, toCall } from './schemas.ts';
+import {
+  CallIdParams,
+  CallListQuery,
+  CallSchema,
+  CreateCallBody,
+  DigitsBody,
+  toCall,
+  UsageQuery,
+  UsageSchema,
+} from './schemas.ts';
 import { type CallInput, cancelCall, createCall, getCall, pressKeys } from './service.ts';
+import { voiceUsage } from './usage.ts';
 
 export function callRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['voice'];
@@ -64,6 +75,31 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           page,
           view,
         );
+      },
+    );
+
+    app.get(
+      '/voice/usage',
+      {
+        config: account,
+        schema: {
+          tags,
+          operationId: 'getVoiceUsage',
+          summary: 'Calls, answered calls, billable minutes and cost over a period, by status and by country',
+          description:
+            'Calls are counted by when they were made; `from` defaults to the start of the month (UTC), `to` to now. 400 when `from` is not before `to`.',
+          querystring: UsageQuery,
+          response: { 200: UsageSchema },
+        },
+      },
+      async (request) => {
+        const now = ctx.now();
+        const from = request.query.from
+          ? new Date(request.query.from)
+          : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+        const to = request.query.to ? new Date(request.query.to) : now;
+        if (!(from < to)) throw invalid('from', 'must be before to');
+        return voiceUsage(ctx.db, accountOf(request).id, from, to, ctx.prices.currency);
       },
     );
 

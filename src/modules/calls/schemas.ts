@@ -176,3 +176,39 @@ export function toCall(row: CallRow, currency: string) {
     updatedAt: row.updated_at.toISOString(),
   };
 }
+
+export const UsageQuery = Type.Object(
+  {
+    from: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'From (inclusive); the start of this month (UTC) by default.',
+      }),
+    ),
+    to: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Until (exclusive); now by default.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const UsageTotals = {
+  calls: Type.Integer(),
+  answered: Type.Integer(),
+  minutes: Type.Integer({ description: 'Billable minutes (each started minute of each call).' }),
+  cost: MoneySchema,
+};
+
+export const UsageSchema = Type.Object(
+  {
+    from: Timestamp,
+    to: Timestamp,
+    ...UsageTotals,
+    byStatus: Type.Record(Type.String(), Type.Integer(), { description: 'Calls by their status now.' }),
+    byCountry: Type.Array(
+      Type.Object({ country: Type.Union([Type.String(), Type.Null()]), ...UsageTotals }),
+      { description: 'By the called number’s country (ISO 3166-1 alpha-2).' },
+    ),
+  },
+  { title: 'VoiceUsage' },
+);
