@@ -224,13 +224,23 @@ describe('place: each failure as an outcome', () => {
     });
   });
 
-  it('HTTP 500: retry PROVIDER_UNAVAILABLE', async () => {
-    fake.failNext({ status: 500, body: '<html>oops</html>' });
-    const outcome = await adapterFor(account).place(callRequest());
-    expect(outcome).toStrictEqual({
+  it('HTTP 503: retry PROVIDER_UNAVAILABLE; 500 or a gateway 502: in doubt (Twilio may have placed it)', async () => {
+    fake.failNext({ status: 503, body: '<html>busy</html>' });
+    expect(await adapterFor(account).place(callRequest())).toStrictEqual({
       kind: 'retry',
-      error: { code: 'PROVIDER_UNAVAILABLE', message: 'Twilio answered HTTP 500', providerCode: null },
+      error: { code: 'PROVIDER_UNAVAILABLE', message: 'Twilio answered HTTP 503', providerCode: null },
     });
+    for (const status of [500, 502]) {
+      fake.failNext({ status, body: '<html>oops</html>' });
+      expect(await adapterFor(account).place(callRequest())).toStrictEqual({
+        kind: 'in_doubt',
+        error: {
+          code: 'PROVIDER_UNKNOWN_OUTCOME',
+          message: `Twilio answered HTTP ${status}`,
+          providerCode: null,
+        },
+      });
+    }
   });
 
   it('unreachable before sending (connection refused): retry PROVIDER_UNAVAILABLE', async () => {
@@ -372,9 +382,9 @@ describe('hangUp', () => {
     });
   });
 
-  it('failed with the classified error: 500, a timeout, a wrong token', async () => {
+  it('failed with the classified error: 503, a timeout, a wrong token', async () => {
     const sid = await placed();
-    fake.failNext({ status: 500, body: {} }, { status: 200, hang: true });
+    fake.failNext({ status: 503, body: {} }, { status: 200, hang: true });
     const call = { callId: 'call_test', providerCallId: sid };
     expect(await adapterFor(account).hangUp(call, 'cancel')).toMatchObject({
       kind: 'failed',

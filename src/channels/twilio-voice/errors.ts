@@ -40,11 +40,11 @@ export const TWILIO_VOICE_ERRORS: readonly { code: TwilioVoiceErrorCode; kind: F
     { code: 'NUMBER_BLOCKED', kind: 'rejected', when: `Twilio codes ${NUMBER_BLOCKED_CODES.join(', ')}` },
     { code: 'CHANNEL_UNAUTHORIZED', kind: 'rejected', when: 'Twilio code 20003, HTTP 401 or 403' },
     { code: 'PROVIDER_THROTTLED', kind: 'retry', when: 'Twilio code 20429 or HTTP 429 (Retry-After kept)' },
-    { code: 'PROVIDER_UNAVAILABLE', kind: 'retry', when: 'HTTP 5xx, or Twilio unreachable before sending' },
+    { code: 'PROVIDER_UNAVAILABLE', kind: 'retry', when: 'HTTP 503, or Twilio unreachable before sending' },
     {
       code: 'PROVIDER_UNKNOWN_OUTCOME',
       kind: 'in_doubt',
-      when: 'a timeout or a connection lost once the request may have arrived; a success without a sid',
+      when: 'HTTP 5xx but 503; a timeout or a connection lost once the request may have arrived; a success without a sid',
     },
     { code: 'PROVIDER_REJECTED', kind: 'rejected', when: 'any other 4xx' },
   ];
@@ -98,7 +98,10 @@ const RULES: readonly Rule[] = [
   { match: coded(20429), code: 'PROVIDER_THROTTLED', kind: 'retry' },
   { match: http(401, 403), code: 'CHANNEL_UNAUTHORIZED', kind: 'rejected' },
   { match: http(429), code: 'PROVIDER_THROTTLED', kind: 'retry' },
-  { match: httpRange(500, 599), code: 'PROVIDER_UNAVAILABLE', kind: 'retry' },
+  // 503: Twilio did not take the request; any other 5xx (a 500, a gateway's 502 or 504) may come
+  // after Twilio acted on it, and a call placed twice rings a person twice: in doubt.
+  { match: http(503), code: 'PROVIDER_UNAVAILABLE', kind: 'retry' },
+  { match: httpRange(500, 599), code: 'PROVIDER_UNKNOWN_OUTCOME', kind: 'in_doubt' },
   { match: httpRange(400, 499), code: 'PROVIDER_REJECTED', kind: 'rejected' },
   // A success we cannot use (no sid) or an answer Twilio never gives (a 3xx): the request reached
   // something that may have acted on it, so it is not sent again.
