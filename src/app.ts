@@ -57,6 +57,7 @@ import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
+import { voiceCampaignRoutes } from './modules/voice-campaigns/routes.ts';
 import { voiceChannelRoutes } from './modules/voice-channel/routes.ts';
 import { voiceScriptRoutes } from './modules/voice-scripts/routes.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
@@ -309,6 +310,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(voiceScriptRoutes(ctx));
       await api.register(voiceChannelRoutes(ctx));
       await api.register(callRoutes(ctx));
+      await api.register(voiceCampaignRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));

@@ -265,6 +265,27 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.keysCallId }),
     why: 'docs/voice.md: keys go to a call not ended (the cancel row ends the other)',
   },
+  // Campaign moves apply to a campaign in one state (docs/voice.md § Campaigns).
+  'startVoiceCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.campaigns.startable }),
+    why: 'docs/voice.md: start takes a draft',
+  },
+  'pauseVoiceCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.campaigns.running }),
+    why: 'docs/voice.md: pause takes a running campaign',
+  },
+  'resumeVoiceCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.campaigns.paused }),
+    why: 'docs/voice.md: resume takes a paused campaign',
+  },
+  'cancelVoiceCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.campaigns.cancelable }),
+    why: 'docs/voice.md: cancel takes a campaign not ended',
+  },
   'archiveJourney:owner': {
     expected: 'success',
     ids: (w) => ({ id: w.journeys.archivable }),
@@ -328,6 +349,12 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   updateVoiceScript: () => ({ name: 'Renamed by the matrix' }),
   createCall: (w) => ({ to: '+15005550001', scriptId: w.ids['/voice/scripts/{id}'] }),
   putVoiceChannel: () => ({ provider: 'sandbox' }),
+  createVoiceCampaign: (w) => ({
+    name: 'matrix',
+    scriptId: w.ids['/voice/scripts/{id}'],
+    audience: { contactIds: [w.contactId] },
+  }),
+  updateVoiceCampaign: () => ({ name: 'Renamed by the matrix' }),
   pressSandboxCallDigits: () => ({ digits: '1' }),
   createJourneyConfig: () => ({
     name: 'matrix',

@@ -50,6 +50,8 @@ export interface World {
   draftScriptId: string;
   /** A queued sandbox call of A that the sandbox digits row presses keys on. */
   keysCallId: string;
+  /** A's voice campaigns in the state each move leaves from (the owner rows of start, pause, …). */
+  campaigns: { draft: string; startable: string; running: string; paused: string; cancelable: string };
 }
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -215,6 +217,22 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const placeCall = () => ok(a('POST', '/voice/calls', { to: '+15005550001', scriptId: scriptA }), 202);
   const callA = await placeCall();
   const keysCall = await placeCall();
+  const campaign = async (name: string, moves: string[] = []) => {
+    const made = await ok(
+      a('POST', '/voice/campaigns', { name, scriptId: scriptA, audience: { contactIds: [contact.id] } }),
+      201,
+    );
+    for (const step of moves) await ok(a('POST', `/voice/campaigns/${made.id}/${step}`), 200);
+    return made.id as string;
+  };
+  const campaigns = {
+    draft: await campaign('isolation campaign'),
+    startable: await campaign('isolation startable campaign'),
+    running: await campaign('isolation running campaign', ['start']),
+    paused: await campaign('isolation paused campaign', ['start', 'pause']),
+    cancelable: await campaign('isolation cancelable campaign', ['start']),
+  };
+  const spareCampaign = await campaign('isolation spare campaign');
 
   const template = (name: string) => ({
     name,
@@ -301,6 +319,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/journeys/{id}/runs/{runId}': journeyRun.id,
       '/voice/scripts/{id}': scriptA,
       '/voice/calls/{id}': callA.id,
+      '/voice/campaigns/{id}': campaigns.draft,
       '/sandbox/calls/{id}': keysCall.id,
       '/journey-configs/{id}': journeyConfigA.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
@@ -321,6 +340,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/sequences/{id}/enrollments/{enrollmentId}': { enrollmentId: spareEnrollment.id },
       '/journeys/{id}': { id: spareJourney },
       '/voice/scripts/{id}': { id: spareScript },
+      '/voice/campaigns/{id}': { id: spareCampaign },
       '/journey-configs/{id}': { id: spareJourneyConfig.id },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
@@ -335,5 +355,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     journeys,
     draftScriptId: draftScript,
     keysCallId: keysCall.id as string,
+    campaigns,
   };
 }

@@ -21,6 +21,7 @@ import type { FormParams, PlaceOutcome } from '../../channels/voice.ts';
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import type { PriceTable } from '../pricing/prices.ts';
+import { advanceCampaigns } from '../voice-campaigns/pacer.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import { holdForCall } from './billing.ts';
 import { pruneSlots, takeSlot } from './cps.ts';
@@ -121,10 +122,12 @@ export class VoiceDialer {
       await this.#d.db.transaction((tx) => pruneSlots(tx, this.#d.now()));
     }
     const expired = await this.#expireLeases();
+    // Campaigns make their due calls first, so that this round places them.
+    const made = await advanceCampaigns(this.#d);
     const taken = await this.#takeDue();
     await Promise.all(taken.map((call) => this.#place(call)));
     const stepped = await this.#stepSimulations();
-    return expired + taken.length + stepped;
+    return expired + made + taken.length + stepped;
   }
 
   async #expireLeases(): Promise<number> {
@@ -158,15 +161,26 @@ export class VoiceDialer {
   async #takeDue(): Promise<CallRow[]> {
     const now = this.#d.now();
     return this.#d.db.transaction(async (tx) => {
-      const { rows } = await tx.query<CallRow & { plan_code: string }>(
-        `SELECT c.*, a.plan_code FROM calls c JOIN accounts a ON a.id = c.account_id
+      // A paused (or canceled) campaign's calls wait: only a running campaign's are placed.
+      const { rows } = await tx.query<CallRow & { plan_code: string; campaign_cps: number | null }>(
+        `SELECT c.*, a.plan_code, v.calls_per_second AS campaign_cps
+           FROM calls c JOIN accounts a ON a.id = c.account_id
+           LEFT JOIN voice_campaigns v ON v.id = c.campaign_id
           WHERE c.status = 'queued' AND c.lease_until IS NULL AND c.due_at <= $1
+            AND (c.campaign_id IS NULL OR v.status = 'running')
           ORDER BY c.due_at, c.id LIMIT ${BATCH} FOR UPDATE OF c SKIP LOCKED`,
         [now],
       );
       const taken: CallRow[] = [];
       for (const row of rows) {
-        const { plan_code, ...call } = row;
+        const { plan_code, campaign_cps, ...call } = row;
+        if (call.campaign_id && campaign_cps === null) continue;
+        // The campaign's pace first (its own second's count, keyed by its id), then the account's.
+        if (
+          call.campaign_id &&
+          !(await takeSlot(tx, { account_id: call.campaign_id }, plan_code, now, campaign_cps!))
+        )
+          continue;
         if (!(await takeSlot(tx, call, plan_code, now))) continue;
         const held =
           Number(call.held_micros) > 0
@@ -248,7 +262,8 @@ export class VoiceDialer {
             { ...call, lease_until: null },
             {
               status: 'initiated',
-              at: now,
+              // Initiated when its slot was taken: the second the calls-per-second count holds it to.
+              at: new Date(placed.lease_until!.getTime() - this.#d.config.voiceLeaseMs),
               providerCallId: outcome.providerCallId,
             },
           );

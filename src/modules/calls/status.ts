@@ -5,6 +5,7 @@
 import type { Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import { resumeAfterCall } from '../journeys/runs.ts';
+import { campaignCallEnded } from '../voice-campaigns/outcome.ts';
 import { settleCall } from './billing.ts';
 import { type CallChange, type CallRow, updateCall } from './repo.ts';
 import { toCall } from './schemas.ts';
@@ -30,6 +31,7 @@ function journeyEdge(call: CallRow): 'answered' | 'no_answer' | 'failed' {
 
 /** What an ended call's owner does next: a journey's run waiting at its node goes on. */
 async function endedCall(tx: Tx, s: StatusServices, call: CallRow): Promise<void> {
+  await campaignCallEnded(tx, call, s.now());
   const cause = call.caused_by as { kind?: string; runId?: string } | null;
   if (call.journey_node_id && cause?.kind === 'journey' && cause.runId) {
     const { id, status, answeredBy, durationSeconds, digits } = toCall(call, s.prices.currency);

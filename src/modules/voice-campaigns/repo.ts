@@ -1,0 +1,231 @@
+// Voice campaigns and their audience rows in the database. Reads take the account: another
+// tenant's campaign is not found.
+import type { Sql } from '../../kernel/db.ts';
+import type { Page } from '../../kernel/pagination.ts';
+
+export type CampaignStatus = 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'canceled';
+
+export type Audience = { contactIds: string[] } | { tag: string };
+
+export interface CallSettings {
+  variables?: Record<string, unknown>;
+  machineDetection?: boolean;
+  ringTimeoutSeconds?: number;
+  maxDurationSeconds: number;
+}
+
+export interface CampaignRow {
+  id: string;
+  account_id: string;
+  name: string;
+  script_id: string;
+  status: CampaignStatus;
+  audience: Audience;
+  start_at: Date | null;
+  calling_from: string;
+  calling_until: string;
+  calls_per_second: number;
+  max_concurrent: number;
+  retry_on: string[];
+  max_attempts: number;
+  retry_after: string;
+  call_settings: CallSettings;
+  mode: 'live' | 'sandbox' | null;
+  estimated_cost_micros: string | number;
+  started_at: Date | null;
+  ended_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type CampaignValues = Omit<
+  CampaignRow,
+  'id' | 'account_id' | 'status' | 'mode' | 'started_at' | 'ended_at' | 'created_at' | 'updated_at'
+>;
+
+const COLUMNS = [
+  'name',
+  'script_id',
+  'audience',
+  'start_at',
+  'calling_from',
+  'calling_until',
+  'calls_per_second',
+  'max_concurrent',
+  'retry_on',
+  'max_attempts',
+  'retry_after',
+  'call_settings',
+  'estimated_cost_micros',
+] as const;
+
+const json = (column: string, value: unknown) =>
+  column === 'audience' || column === 'call_settings' ? JSON.stringify(value) : value;
+
+export async function insertCampaign(
+  sql: Sql,
+  id: string,
+  accountId: string,
+  values: CampaignValues,
+  now: Date,
+): Promise<CampaignRow> {
+  const params = COLUMNS.map((c) => json(c, values[c]));
+  const { rows } = await sql.query<CampaignRow>(
+    `INSERT INTO voice_campaigns (id, account_id, status, created_at, updated_at, ${COLUMNS.join(', ')})
+     VALUES ($1, $2, 'draft', $3, $3, ${COLUMNS.map((_, i) => `$${i + 4}`).join(', ')}) RETURNING *`,
+    [id, accountId, now, ...params],
+  );
+  return rows[0]!;
+}
+
+export async function updateCampaignValues(
+  sql: Sql,
+  id: string,
+  values: CampaignValues,
+  now: Date,
+): Promise<void> {
+  await sql.query(
+    `UPDATE voice_campaigns SET ${COLUMNS.map((c, i) => `${c} = $${i + 3}`).join(', ')}, updated_at = $2 WHERE id = $1`,
+    [id, now, ...COLUMNS.map((c) => json(c, values[c]))],
+  );
+}
+
+export async function setCampaignStatus(
+  sql: Sql,
+  id: string,
+  change: {
+    status: CampaignStatus;
+    mode?: 'live' | 'sandbox';
+    started_at?: Date;
+    ended_at?: Date;
+    estimated_cost_micros?: number;
+  },
+  now: Date,
+): Promise<void> {
+  await sql.query(
+    `UPDATE voice_campaigns SET status = $2, mode = coalesce($3, mode), started_at = coalesce($4, started_at),
+            ended_at = coalesce($5, ended_at), estimated_cost_micros = coalesce($6, estimated_cost_micros), updated_at = $7
+      WHERE id = $1`,
+    [
+      id,
+      change.status,
+      change.mode ?? null,
+      change.started_at ?? null,
+      change.ended_at ?? null,
+      change.estimated_cost_micros ?? null,
+      now,
+    ],
+  );
+}
+
+export async function findCampaign(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<CampaignRow | null> {
+  const { rows } = await sql.query<CampaignRow>(
+    `SELECT * FROM voice_campaigns WHERE id = $1 AND account_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [id, accountId],
+  );
+  return rows[0] ?? null;
+}
+
+export async function listCampaigns(
+  sql: Sql,
+  accountId: string,
+  page: Page,
+  status?: string,
+): Promise<CampaignRow[]> {
+  const { rows } = await sql.query<CampaignRow>(
+    `SELECT * FROM voice_campaigns
+      WHERE account_id = $1 AND ($2::text IS NULL OR id < $2) AND ($3::text IS NULL OR status = $3)
+      ORDER BY id DESC LIMIT $4`,
+    [accountId, page.before, status ?? null, page.limit + 1],
+  );
+  return rows;
+}
+
+export async function countCampaigns(sql: Sql, accountId: string): Promise<number> {
+  const { rows } = await sql.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM voice_campaigns WHERE account_id = $1',
+    [accountId],
+  );
+  return rows[0]!.n;
+}
+
+export async function deleteCampaign(sql: Sql, id: string): Promise<void> {
+  await sql.query('DELETE FROM voice_campaigns WHERE id = $1', [id]);
+}
+
+/** The audience's contacts (id and number) as the account has them now. */
+export async function audienceContacts(
+  sql: Sql,
+  accountId: string,
+  audience: Audience,
+): Promise<{ id: string; phone: string }[]> {
+  const { rows } = await sql.query<{ id: string; phone: string }>(
+    'contactIds' in audience
+      ? 'SELECT id, phone FROM contacts WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id'
+      : 'SELECT id, phone FROM contacts WHERE account_id = $1 AND $2::text = ANY(tags) ORDER BY id',
+    [accountId, 'contactIds' in audience ? audience.contactIds : audience.tag],
+  );
+  return rows;
+}
+
+/** Fixes the audience: a row per contact, due now. */
+export async function insertAudience(
+  sql: Sql,
+  campaignId: string,
+  contactIds: string[],
+  now: Date,
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO voice_campaign_contacts (campaign_id, contact_id, state, next_attempt_at)
+     SELECT $1, id, 'pending', $3 FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
+    [campaignId, contactIds, now],
+  );
+}
+
+export interface Counters {
+  total: number;
+  queued: number;
+  inProgress: number;
+  completed: number;
+  answered: number;
+  busy: number;
+  noAnswer: number;
+  failed: number;
+  canceled: number;
+}
+
+const ZERO: Counters = {
+  total: 0,
+  queued: 0,
+  inProgress: 0,
+  completed: 0,
+  answered: 0,
+  busy: 0,
+  noAnswer: 0,
+  failed: 0,
+  canceled: 0,
+};
+
+/** Each campaign's counters, counted from its rows. */
+export async function countersOf(sql: Sql, campaignIds: string[]): Promise<Map<string, Counters>> {
+  const { rows } = await sql.query<Counters & { campaign_id: string }>(
+    `SELECT campaign_id, count(*)::int AS total,
+            count(*) FILTER (WHERE state = 'pending')::int AS queued,
+            count(*) FILTER (WHERE state = 'calling')::int AS "inProgress",
+            count(*) FILTER (WHERE state = 'done' AND outcome = 'completed')::int AS completed,
+            count(*) FILTER (WHERE state = 'done' AND answered)::int AS answered,
+            count(*) FILTER (WHERE state = 'done' AND outcome = 'busy')::int AS busy,
+            count(*) FILTER (WHERE state = 'done' AND outcome = 'no_answer')::int AS "noAnswer",
+            count(*) FILTER (WHERE state = 'done' AND outcome = 'failed')::int AS failed,
+            count(*) FILTER (WHERE state = 'done' AND outcome = 'canceled')::int AS canceled
+       FROM voice_campaign_contacts WHERE campaign_id = ANY($1::text[]) GROUP BY campaign_id`,
+    [campaignIds],
+  );
+  const found = new Map(rows.map(({ campaign_id, ...c }) => [campaign_id, c]));
+  return new Map(campaignIds.map((id) => [id, found.get(id) ?? ZERO]));
+}
