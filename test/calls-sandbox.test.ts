@@ -4,6 +4,7 @@
 // onMachine; cancel in each state; events; 402 below Business; another tenant's call is 404.
 import { describe, expect, it } from 'vitest';
 import { call, tenant } from './helpers/client.ts';
+import { Receiver, verifySignature } from './helpers/receiver.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -103,6 +104,49 @@ describe('sandbox calls', () => {
     expect(contact.body.tags).toContain('confirmed');
   });
 
+  it("an IVR option's webhook action: the call and its digits posted, signed with the script's secret", async () => {
+    const hook = await Receiver.start();
+    try {
+      const t = await tenant(env.app, env.partner.partnerKey);
+      const made = await call(env.app, 'POST', '/voice/scripts', {
+        key: t.apiKey,
+        body: {
+          name: 'Callback request',
+          type: 'ivr',
+          ivr: {
+            start: 'menu',
+            nodes: {
+              menu: {
+                say: 'Press 1 and we call you back.',
+                gather: {
+                  options: { '1': { action: { type: 'webhook', url: hook.url(), next: 'thanks' } } },
+                },
+              },
+              thanks: { say: 'We will call you back.', action: { type: 'hangup' } },
+            },
+          },
+        },
+      });
+      expect(made.body.signingSecret).toMatch(/^whsec_/);
+      expect(
+        (await call(env.app, 'GET', `/voice/scripts/${made.body.id}`, { key: t.apiKey })).body.signingSecret,
+      ).toBeUndefined();
+      await call(env.app, 'POST', `/voice/scripts/${made.body.id}/publish`, { key: t.apiKey });
+      const c = await place(t.apiKey, { to: '+15005550006', scriptId: made.body.id });
+      await ended(t.apiKey, c.id);
+      const [received] = await hook.waitFor(1);
+      expect(verifySignature(made.body.signingSecret, received!)).toMatchObject({
+        type: 'call.ivr_action',
+        callId: c.id,
+        nodeId: 'menu',
+        to: '+15005550006',
+        digits: [{ nodeId: 'menu', input: '1' }],
+      });
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('nothing pressed: the gather times out and noInput is taken; keys sent are pressed at the gather', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const script = await published(t.apiKey, ivr);
@@ -154,6 +198,25 @@ describe('sandbox calls', () => {
       machineDetection: true,
     });
     expect(await ended(t.apiKey, human.id)).toMatchObject({ answeredBy: 'human', digits: [{ input: '1' }] });
+  });
+
+  it('cancel: a queued call at once, never placed', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const script = await published(t.apiKey, { name: 'Hi', type: 'tts', tts: { text: 'Hi' } });
+    // The dialler stopped: the call stays queued.
+    await env.app.ctx.voice.stop();
+    try {
+      const c = await place(t.apiKey, { to: '+15005550001', scriptId: script });
+      const res = await call(env.app, 'POST', `/voice/calls/${c.id}/cancel`, { key: t.apiKey });
+      expect(res.body).toMatchObject({
+        status: 'canceled',
+        initiatedAt: null,
+        providerCallId: null,
+        endedAt: expect.any(String),
+      });
+    } finally {
+      env.app.ctx.voice.start();
+    }
   });
 
   it('cancel: a ringing call canceled, one in progress hung up, an ended one 409', async () => {

@@ -101,6 +101,11 @@ export async function callableScriptProblem(sql: Sql, accountId: string, id: str
     : `is a ${script.status} voice script: only a published one can be called`;
 }
 
+/** The secret a script's webhook actions sign with, sealed. */
+export async function setSigningSecret(sql: Sql, id: string, sealed: string): Promise<void> {
+  await sql.query('UPDATE voice_scripts SET signing_secret_sealed = $2 WHERE id = $1', [id, sealed]);
+}
+
 export async function deleteScript(sql: Sql, id: string): Promise<void> {
   await sql.query('DELETE FROM voice_scripts WHERE id = $1', [id]);
 }

@@ -37,14 +37,20 @@ export function voiceScriptRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           operationId: 'createVoiceScript',
           summary: 'Create a voice script (a draft): text-to-speech, or an IVR menu',
+          description:
+            'Every field is checked now; the IVR graph when it is published. The answer holds `signingSecret` (its webhook actions sign with it, as webhook deliveries are signed), shown this once.',
           body: CreateScriptBody,
           response: { 201: ScriptSchema },
         },
       },
       async (request, reply) => {
-        const row = await createScript(ctx, accountOf(request).id, request.body as ScriptInput);
+        const { signingSecret, ...row } = await createScript(
+          ctx,
+          accountOf(request).id,
+          request.body as ScriptInput,
+        );
         reply.status(201);
-        return toScript(row);
+        return { ...toScript(row), signingSecret };
       },
     );
 

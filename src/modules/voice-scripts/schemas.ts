@@ -164,6 +164,12 @@ export const ScriptSchema = Type.Object(
       description:
         'The published version’s TwiML: `tts`, or one document per ivr node (texts as written; rendered per call). Null while a draft.',
     }),
+    signingSecret: Type.Optional(
+      Type.String({
+        description:
+          'Signs the webhook actions’ requests (Standard Webhooks headers, as webhook deliveries). In the answer to POST /voice/scripts only: keep it.',
+      }),
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },

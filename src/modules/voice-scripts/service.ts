@@ -10,8 +10,10 @@ import type { Egress } from '../../kernel/egress.ts';
 import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { normalizePhone } from '../../kernel/phones.ts';
+import type { SecretBox } from '../../kernel/secrets.ts';
 import { CALLBACKS_PREFIX } from '../callbacks/whatsapp-routes.ts';
 import { invalidFields } from '../contacts/fields.ts';
+import { generateSecret } from '../webhooks/signing.ts';
 import { actionsOf, type Definition, definitionProblems, graphProblems } from './definition.ts';
 import {
   countScripts,
@@ -20,6 +22,7 @@ import {
   insertScript,
   type ScriptWithTwiml,
   saveVersion,
+  setSigningSecret,
   updateScript,
 } from './repo.ts';
 import { compile } from './twiml.ts';
@@ -30,6 +33,7 @@ export const MAX_SCRIPTS_PER_ACCOUNT = 200;
 export interface ScriptServices {
   db: Database;
   egress: Egress;
+  secrets: SecretBox;
   now: () => Date;
   config: { publicBaseUrl: string };
 }
@@ -114,9 +118,11 @@ export async function createScript(
   s: ScriptServices,
   accountId: string,
   input: ScriptInput,
-): Promise<ScriptWithTwiml> {
+): Promise<ScriptWithTwiml & { signingSecret: string }> {
   const definition = definitionOf(input);
   await check(s, input.name, definition, false);
+  // Its webhook actions sign with it; shown in this answer only.
+  const signingSecret = generateSecret();
   return s.db.transaction(async (tx) => {
     await lockScripts(tx, accountId);
     if ((await countScripts(tx, accountId)) >= MAX_SCRIPTS_PER_ACCOUNT) {
@@ -133,7 +139,8 @@ export async function createScript(
       },
       s.now(),
     );
-    return { ...row, twiml: null };
+    await setSigningSecret(tx, row.id, s.secrets.seal(signingSecret));
+    return { ...row, twiml: null, signingSecret };
   });
 }
 
