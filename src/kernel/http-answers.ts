@@ -1,3 +1,5 @@
+import { type Dispatcher, request } from 'undici';
+
 // Reading the answers of outbound HTTP calls (webhook deliveries, provider APIs) the same way:
 // never more than READ_LIMIT_BYTES of a body, Retry-After in seconds, and a failure described in
 // one line that says what happened without any secret of the request.
@@ -70,4 +72,78 @@ const NOT_SENT = new Set([
 export function mayHaveArrived(err: unknown): boolean {
   const e = err as { code?: string; cause?: { code?: string } };
   return !NOT_SENT.has(e.code ?? '') && !NOT_SENT.has(e.cause?.code ?? '');
+}
+
+/** A provider API's answer, as its clients read it. */
+export interface JsonAnswer {
+  status: number;
+  /** The parsed JSON body, or null when it was empty, cut off or not JSON. */
+  body: unknown;
+  retryAfterSeconds: number | null;
+}
+
+export type Exchange =
+  | { answered: true; answer: JsonAnswer }
+  /** `mayHaveArrived`: the request may have reached the provider (only a failure to connect rules it out). */
+  | { answered: false; reason: string; mayHaveArrived: boolean };
+
+function parseJson(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One request to a provider's JSON API, with one deadline for the whole exchange (body included),
+ * the answer read up to READ_LIMIT_BYTES: its status, its JSON body and its Retry-After; or why no
+ * answer came, and whether the request may have arrived all the same.
+ */
+export async function exchangeJson(
+  url: string,
+  options: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string;
+    dispatcher: Dispatcher;
+    timeoutMs: number;
+  },
+): Promise<Exchange> {
+  const { timeoutMs } = options;
+  try {
+    const res = await request(url, {
+      method: options.method as 'GET',
+      headers: options.headers,
+      body: options.body,
+      dispatcher: options.dispatcher,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = (await readLimited(res.body)).toString('utf8');
+    const retryAfter = res.headers['retry-after'];
+    return {
+      answered: true,
+      answer: {
+        status: res.statusCode,
+        body: parseJson(text),
+        retryAfterSeconds: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+      },
+    };
+  } catch (err) {
+    return {
+      answered: false,
+      reason: describeRequestFailure(err, timeoutMs),
+      mayHaveArrived: mayHaveArrived(err),
+    };
+  }
+}
+
+const MESSAGE_LIMIT = 500;
+
+/** A provider's error message as stored and shown: at most 500 characters. */
+export function trimMessage(message: string): string {
+  return message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
 }

@@ -7,13 +7,8 @@
 // The Auth Token is a secret: it travels only in the Authorization header, and nothing Twilio or the
 // network says may carry it into an error, a log or an outcome (GET /Accounts/{sid}.json even
 // answers with the token in its body: only the friendly name is read from it).
-import { Agent, type Dispatcher, request } from 'undici';
-import {
-  describeRequestFailure,
-  mayHaveArrived,
-  parseRetryAfter,
-  readLimited,
-} from '../../kernel/http-answers.ts';
+import { Agent, type Dispatcher } from 'undici';
+import { exchangeJson, type JsonAnswer } from '../../kernel/http-answers.ts';
 import type { HangUpHow, HangUpOutcome, PlaceCallRequest, PlaceOutcome, VoiceAdapter } from '../voice.ts';
 import {
   type ClassifiedFailure,
@@ -50,12 +45,7 @@ export function createTwilioAgent(timeoutMs: number): Agent {
   });
 }
 
-interface Answer {
-  status: number;
-  /** The parsed JSON body, or null when it was empty, cut off or not JSON. */
-  body: unknown;
-  retryAfterSeconds: number | null;
-}
+type Answer = JsonAnswer;
 
 type CallResult =
   | { answered: true; answer: Answer }
@@ -226,31 +216,18 @@ async function callTwilio(
     accept: 'application/json',
   };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-  try {
-    const res = await request(`${apiUrl.replace(/\/+$/, '')}${path}`, {
-      method,
-      headers,
-      body: form?.toString(),
-      dispatcher,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      // One deadline for the whole exchange, body included.
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = (await readLimited(res.body)).toString('utf8');
-    const retryAfter = res.headers['retry-after'];
-    return {
-      answered: true,
-      answer: {
-        status: res.statusCode,
-        body: parseJson(text),
-        retryAfterSeconds: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
-      },
-    };
-  } catch (err) {
-    const failure = classifyNoAnswer(describeRequestFailure(err, timeoutMs), mayHaveArrived(err));
-    return { answered: false, failure: redacted(connection, failure) };
-  }
+  const result = await exchangeJson(`${apiUrl.replace(/\/+$/, '')}${path}`, {
+    method,
+    headers,
+    body: form?.toString(),
+    dispatcher,
+    timeoutMs,
+  });
+  if (result.answered) return result;
+  return {
+    answered: false,
+    failure: redacted(connection, classifyNoAnswer(result.reason, result.mayHaveArrived)),
+  };
 }
 
 function accountPath(connection: TwilioConnection): string {
@@ -292,13 +269,4 @@ function sidOf(body: unknown): string | null {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function parseJson(text: string): unknown {
-  if (!text) return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }

@@ -6,6 +6,7 @@
 // Three outcomes, as a call needs them (voice.ts): `rejected` (for good), `retry` (Twilio certainly
 // did not take it: throttled, down, unreachable before the request left) and `in_doubt` (the request
 // went out and no usable answer came back: Twilio may be ringing the person, so never place it again).
+import { trimMessage } from '../../kernel/http-answers.ts';
 import type { ProviderError } from '../types.ts';
 
 export type TwilioVoiceErrorCode =
@@ -123,11 +124,7 @@ export function codeForTwilioCode(twilioCode: number): TwilioVoiceErrorCode | nu
   return rule.match === anything ? null : rule.code;
 }
 
-const MESSAGE_LIMIT = 500;
-
-export function trimMessage(message: string): string {
-  return message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
-}
+export { trimMessage };
 
 /** A failure classified, with what the outcome reports. */
 export interface ClassifiedFailure {

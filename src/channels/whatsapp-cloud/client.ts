@@ -2,13 +2,8 @@
 // API with a business's access token. Every call ends in an outcome, never a throw: Meta's errors,
 // unreadable answers, refusals and timeouts are all classified by errors.ts. Connections come from a
 // dispatcher shared by every adapter (one per channel would open a pool per tenant).
-import { Agent, type Dispatcher, request } from 'undici';
-import {
-  describeRequestFailure,
-  mayHaveArrived,
-  parseRetryAfter,
-  readLimited,
-} from '../../kernel/http-answers.ts';
+import { Agent, type Dispatcher } from 'undici';
+import { type Exchange, exchangeJson, type JsonAnswer } from '../../kernel/http-answers.ts';
 import { providerDigits } from '../../kernel/phones.ts';
 import type {
   ChannelAdapter,
@@ -46,17 +41,8 @@ export type PhoneNumberCheck =
   | { ok: true; displayPhoneNumber: string; verifiedName: string }
   | { ok: false; error: ProviderError; retryable: boolean };
 
-interface Answer {
-  status: number;
-  /** The parsed JSON body, or null when it was empty, cut off or not JSON. */
-  body: unknown;
-  retryAfterSeconds: number | null;
-}
-
-type CallResult =
-  | { answered: true; answer: Answer }
-  /** `mayHaveArrived`: the request may have reached Meta (only a failure to connect rules it out). */
-  | { answered: false; reason: string; mayHaveArrived: boolean };
+type Answer = JsonAnswer;
+type CallResult = Exchange;
 
 export class WhatsAppCloudAdapter implements ChannelAdapter {
   readonly provider = 'whatsapp_cloud' as const;
@@ -183,34 +169,13 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
       accept: 'application/json',
     };
     if (json !== undefined) headers['content-type'] = 'application/json';
-    try {
-      const res = await request(`${graphUrl}${path}`, {
-        method,
-        headers,
-        body: json === undefined ? undefined : JSON.stringify(json),
-        dispatcher: this.#dispatcher,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        // One deadline for the whole exchange, body included.
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = (await readLimited(res.body)).toString('utf8');
-      const retryAfter = res.headers['retry-after'];
-      return {
-        answered: true,
-        answer: {
-          status: res.statusCode,
-          body: parseJson(text),
-          retryAfterSeconds: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
-        },
-      };
-    } catch (err) {
-      return {
-        answered: false,
-        reason: describeRequestFailure(err, timeoutMs),
-        mayHaveArrived: mayHaveArrived(err),
-      };
-    }
+    return exchangeJson(`${graphUrl}${path}`, {
+      method,
+      headers,
+      body: json === undefined ? undefined : JSON.stringify(json),
+      dispatcher: this.#dispatcher,
+      timeoutMs,
+    });
   }
 
   #failed(answer: Answer): ClassifiedFailure {
@@ -235,15 +200,6 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
       failure.error.message = trimMessage(failure.error.message.split(token).join('[redacted]'));
     }
     return failure;
-  }
-}
-
-function parseJson(text: string): unknown {
-  if (!text) return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
   }
 }
 

@@ -2,6 +2,7 @@
 // error `code` rather than the HTTP status (several codes come with a status that says little, and
 // 190 has come as 400 as well as 401), so the table below looks at Meta's code first and falls back
 // to the HTTP status only for codes it does not know. The first matching row wins.
+import { trimMessage } from '../../kernel/http-answers.ts';
 import type { ProviderError, SendOutcome, SubmitOutcome } from '../types.ts';
 import { isRecord } from './json.ts';
 
@@ -106,11 +107,7 @@ export function codeForMetaCode(metaCode: number): WhatsAppErrorCode | null {
   return rule.match === anything ? null : rule.code;
 }
 
-const MESSAGE_LIMIT = 500;
-
-export function trimMessage(message: string): string {
-  return message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
-}
+export { trimMessage };
 
 /** A failure classified, with what the outcome reports. */
 export interface ClassifiedFailure {
