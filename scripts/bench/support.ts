@@ -75,7 +75,7 @@ export async function dropStaleBenchDatabases(): Promise<string[]> {
 }
 
 /** A process's peak resident memory so far, in KiB (Linux's VmHWM; null where there is none). */
-function peakRssKib(pid: number): number | null {
+export function peakRssKib(pid: number): number | null {
   try {
     const line = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return line ? Number(line[1]) : null;

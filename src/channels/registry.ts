@@ -7,9 +7,10 @@ import type { ChannelConfig, WhatsAppSecrets } from '../modules/channel/settings
 import type { VoiceChannel } from '../modules/voice-channel/repo.ts';
 import { SandboxAdapter } from './sandbox/adapter.ts';
 import { SandboxVoiceAdapter, sandboxVoiceToken } from './sandbox/voice.ts';
+import { twilioVoiceCallbacks } from './twilio-voice/callbacks.ts';
 import { createTwilioAgent, TwilioVoiceAdapter } from './twilio-voice/client.ts';
 import type { CallbackAdapter, ChannelAdapter, Provider } from './types.ts';
-import type { VoiceAdapter, VoiceProvider } from './voice.ts';
+import type { VoiceAdapter, VoiceCallbackReader, VoiceProvider } from './voice.ts';
 import { whatsappCallbacks } from './whatsapp-cloud/callbacks.ts';
 import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
 
@@ -73,6 +74,9 @@ export class Channels {
     );
     return new TwilioVoiceAdapter(connection, agent);
   }
+
+  /** How voice callbacks are checked and read: both voice providers post Twilio's shape. */
+  readonly voiceCallbacks: VoiceCallbackReader = twilioVoiceCallbacks;
 
   /** The token a voice provider signs an account's callbacks with (Twilio: the auth token). */
   voiceToken(provider: VoiceProvider, channel: VoiceChannel, accountId: string): string {

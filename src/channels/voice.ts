@@ -5,6 +5,7 @@
 // - Callbacks of both voice providers are Twilio-shaped (the sandbox simulator posts what Twilio
 //   would), so one reader checks and parses them: `twilio-voice/callbacks.ts`.
 // The rest of Tidings never sees a provider's own shapes.
+import type { TwilioCallStatus } from '../modules/calls/transition.ts';
 import type { ProviderError } from './types.ts';
 
 export type VoiceProvider = 'sandbox' | 'twilio';
@@ -62,3 +63,35 @@ export interface VoiceAdapter {
 
 /** One of Twilio's request parameters, as a form field (a repeated field is an array). */
 export type FormParams = Record<string, string | string[]>;
+
+/** Who answered a call, as the provider's machine detection says. */
+export type AnsweredBy = 'human' | 'machine' | 'unknown';
+
+/** A provider's status callback about a call, read. */
+export interface VoiceStatusReport {
+  /** The provider's id of the call (Twilio's CallSid). */
+  callSid: string;
+  status: TwilioCallStatus;
+  /** The provider's order of its events (Twilio's SequenceNumber): they may arrive out of it, or twice. */
+  sequenceNumber: number | null;
+  durationSeconds: number | null;
+  answeredBy: AnsweredBy | null;
+  at: Date;
+  errorCode: string | null;
+  sipResponseCode: number | null;
+}
+
+/**
+ * The callback half of the voice providers, as `CallbackAdapter` is messaging's: no credentials
+ * (the caller knows which token the call's provider signs with).
+ */
+export interface VoiceCallbackReader {
+  /** The header that carries the signature (lower case). */
+  readonly signatureHeader: string;
+  /** Whether the provider signed a POST of `params` to `url` with `token`. */
+  verify(token: string, signature: string | undefined, url: string, params: FormParams): boolean;
+  /** A status callback's report, or null when the form is not one. */
+  parseStatus(params: FormParams, now: Date): VoiceStatusReport | null;
+  /** Who answered, from a request's AnsweredBy. */
+  answeredBy(params: FormParams): AnsweredBy | null;
+}

@@ -12,7 +12,7 @@
 import { createHmac } from 'node:crypto';
 import twilio from 'twilio';
 import type { TwilioCallStatus } from '../../modules/calls/transition.ts';
-import type { FormParams } from '../voice.ts';
+import type { AnsweredBy, FormParams, VoiceCallbackReader, VoiceStatusReport } from '../voice.ts';
 
 export const TWILIO_SIGNATURE_HEADER = 'x-twilio-signature';
 
@@ -58,24 +58,9 @@ const STATUSES: readonly TwilioCallStatus[] = [
   'canceled',
 ];
 
-export type AnsweredBy = 'human' | 'machine' | 'unknown';
-
+export type { AnsweredBy };
 /** One status callback, read. */
-export interface StatusReport {
-  callSid: string;
-  status: TwilioCallStatus;
-  /** Twilio's order of the call's events, from 0; null when it did not say. */
-  sequenceNumber: number | null;
-  /** How long the call was connected (CallDuration, with the end). */
-  durationSeconds: number | null;
-  /** Who answered, when machine detection was asked. */
-  answeredBy: AnsweredBy | null;
-  /** When the event happened (Timestamp), or when the callback arrived. */
-  at: Date;
-  /** Twilio's error code for a failed call, as it wrote it. */
-  errorCode: string | null;
-  sipResponseCode: number | null;
-}
+export type StatusReport = VoiceStatusReport;
 
 /**
  * Twilio's AnsweredBy as ours: `human`; every `machine_*` (answered by a machine; the end variants
@@ -117,3 +102,11 @@ function field(params: FormParams, name: string): string | undefined {
 function whole(value: string | undefined): number | null {
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : null;
 }
+
+/** Twilio-shaped voice callbacks (Twilio's, and the sandbox simulator's) behind the voice seam. */
+export const twilioVoiceCallbacks: VoiceCallbackReader = {
+  signatureHeader: TWILIO_SIGNATURE_HEADER,
+  verify: verifyTwilioSignature,
+  parseStatus: parseStatusCallback,
+  answeredBy: (params) => mapAnsweredBy(field(params, 'AnsweredBy')),
+};

@@ -9,7 +9,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { TWILIO_SIGNATURE_HEADER } from '../../channels/twilio-voice/callbacks.ts';
 import type { FormParams } from '../../channels/voice.ts';
 import type { ErrorCode } from '../../kernel/errors.ts';
 import { answerTwiml, receiveStatus, type VoiceCallback } from './callbacks.ts';
@@ -46,7 +45,7 @@ export function voiceCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
   const callbackOf = (
     request: FastifyRequest<{ Params: { accountId: string }; Querystring: { call?: string } }>,
   ): VoiceCallback => {
-    const signature = request.headers[TWILIO_SIGNATURE_HEADER];
+    const signature = request.headers[ctx.channels.voiceCallbacks.signatureHeader];
     return {
       accountId: request.params.accountId,
       url: `${ctx.config.publicBaseUrl}${request.url}`,

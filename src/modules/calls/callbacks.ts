@@ -9,11 +9,6 @@
 //     also says the call is in progress and who answered, whatever order the callbacks come in.
 import twilio from 'twilio';
 import type { Channels } from '../../channels/registry.ts';
-import {
-  mapAnsweredBy,
-  parseStatusCallback,
-  verifyTwilioSignature,
-} from '../../channels/twilio-voice/callbacks.ts';
 import type { FormParams, VoiceProvider } from '../../channels/voice.ts';
 import type { Database } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
@@ -75,7 +70,7 @@ async function verified(
   });
   const channel = await loadVoiceChannel(tx, cb.accountId);
   const ok = tokensFor(s, channel, cb.accountId, call).some((token) =>
-    verifyTwilioSignature(token, cb.signature, cb.url, cb.params),
+    s.channels.voiceCallbacks.verify(token, cb.signature, cb.url, cb.params),
   );
   if (!ok) {
     throw new ApiError(
@@ -93,7 +88,7 @@ async function verified(
 export async function receiveStatus(s: CallbackServices, cb: VoiceCallback): Promise<{ applied: boolean }> {
   return s.db.transaction(async (tx) => {
     const call = await verified(s, tx, cb);
-    const report = parseStatusCallback(cb.params, s.now());
+    const report = s.channels.voiceCallbacks.parseStatus(cb.params, s.now());
     if (!call || !report) return { applied: false };
     const key = `${report.callSid}:${report.sequenceNumber ?? report.status}`;
     if (!(await firstHeard(tx, call.id, 'status', key, cb.params, s.now()))) return { applied: false };
@@ -133,7 +128,7 @@ export async function answerTwiml(
       return response.toString();
     }
     if (request.kind === 'answer' && !ENDED.includes(call.status)) {
-      const answeredBy = mapAnsweredBy(one(cb.params.AnsweredBy) ?? null);
+      const answeredBy = s.channels.voiceCallbacks.answeredBy(cb.params);
       call = (
         await applyCallUpdate(tx, s, call, {
           status: 'in_progress',

@@ -172,16 +172,20 @@ export class VoiceDialer {
         [now],
       );
       const taken: CallRow[] = [];
+      // Seconds found full this round (a campaign's, an account's): not asked again until the next.
+      const full = new Set<string>();
+      const slot = async (key: string, planCode: string, perSecond?: number) => {
+        if (full.has(key)) return false;
+        if (await takeSlot(tx, { account_id: key }, planCode, now, perSecond)) return true;
+        full.add(key);
+        return false;
+      };
       for (const row of rows) {
         const { plan_code, campaign_cps, ...call } = row;
         if (call.campaign_id && campaign_cps === null) continue;
         // The campaign's pace first (its own second's count, keyed by its id), then the account's.
-        if (
-          call.campaign_id &&
-          !(await takeSlot(tx, { account_id: call.campaign_id }, plan_code, now, campaign_cps!))
-        )
-          continue;
-        if (!(await takeSlot(tx, call, plan_code, now))) continue;
+        if (call.campaign_id && !(await slot(call.campaign_id, plan_code, campaign_cps!))) continue;
+        if (!(await slot(call.account_id, plan_code))) continue;
         const held =
           Number(call.held_micros) > 0
             ? Number(call.held_micros)
