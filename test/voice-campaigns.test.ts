@@ -166,23 +166,31 @@ describe('voice campaigns', () => {
       },
     });
     expect((await move(t.apiKey, made.body.id, 'start')).status).toBe(200);
-    await eventually(
+    const first = await eventually(
       () => get(t.apiKey, made.body.id),
       (r) => r.body.counters.completed >= 1,
     );
+    expect(first.body.counters.completed).toBeGreaterThanOrEqual(1);
     const paused = await move(t.apiKey, made.body.id, 'pause');
     expect(paused.body.status).toBe('paused');
     const callsNow = async () =>
       (await call(env.app, 'GET', `/voice/campaigns/${made.body.id}/calls`, { key: t.apiKey })).body.data
         .length;
-    // What was under way ends; nothing new starts.
-    const atPause = await eventually(
-      () => get(t.apiKey, made.body.id),
-      (r) => r.body.counters.inProgress === 0,
+    // What was placed ends; a call made but not yet placed waits, queued; nothing new starts.
+    const statuses = async () =>
+      (
+        (await call(env.app, 'GET', `/voice/campaigns/${made.body.id}/calls`, { key: t.apiKey })).body
+          .data as { status: string }[]
+      ).map((c) => c.status);
+    const settled = await eventually(statuses, (list) =>
+      list.every(
+        (s) => s === 'queued' || ['completed', 'busy', 'no_answer', 'failed', 'canceled'].includes(s),
+      ),
     );
-    const placed = await callsNow();
+    expect(settled.every((s) => s !== 'initiated' && s !== 'ringing' && s !== 'in_progress')).toBe(true);
+    const atPause = await get(t.apiKey, made.body.id);
     await new Promise((r) => setTimeout(r, 500));
-    expect(await callsNow()).toBe(placed);
+    expect(await statuses()).toEqual(settled);
     expect((await get(t.apiKey, made.body.id)).body.counters).toEqual(atPause.body.counters);
     expect((await move(t.apiKey, made.body.id, 'resume')).body.status).toBe('running');
     const done = await eventually(
