@@ -232,7 +232,7 @@ describe('sandbox calls', () => {
       },
     });
     const body = { to: '+15005550001', scriptId: script, variables: { when: 'x' } };
-    const ringing = await place(t.apiKey, body);
+    const ringing = await place(t.apiKey, { ...body, to: '+15005550003', ringTimeoutSeconds: 150 });
     const seen = await eventually(
       () => call(env.app, 'GET', `/voice/calls/${ringing.id}`, { key: t.apiKey }),
       (r) => r.body.status === 'ringing',

@@ -121,8 +121,13 @@ describe('journeys at work', () => {
     expect(waiting).toMatchObject({ currentNodeId: 'answer', journeyVersion: 1 });
     expect(path(waiting)).toEqual(['remind:next', 'answer']);
     const messageId = waiting.steps[0].output.messageId;
-    const sent = await call(env.app, 'GET', `/messages/${messageId}`, { key: t.apiKey });
+    // The customer can answer it once it has gone out.
+    const sent = await eventually(
+      () => call(env.app, 'GET', `/messages/${messageId}`, { key: t.apiKey }),
+      (r) => ['sent', 'delivered', 'read'].includes(r.body.status),
+    );
     expect(sent.body).toMatchObject({ to, type: 'template' });
+    expect(['sent', 'delivered', 'read']).toContain(sent.body.status);
 
     const tap = await call(env.app, 'POST', '/sandbox/inbound-messages', {
       key: t.sandboxKey,
