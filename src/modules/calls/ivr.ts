@@ -17,6 +17,7 @@ import { addTags } from '../contacts/service.ts';
 import type { Action, Definition, Route } from '../voice-scripts/definition.ts';
 import { nodeTwiml, type TwimlContext, ttsTwiml } from '../voice-scripts/twiml.ts';
 import { appendDigit, type CallRow, firstHeard } from './repo.ts';
+import { ENDED } from './transition.ts';
 import { callUrls } from './urls.ts';
 
 export interface IvrServices {
@@ -186,7 +187,7 @@ export async function twimlFor(
   call: CallRow,
   request: TwimlRequest,
 ): Promise<string> {
-  if (['completed', 'busy', 'no_answer', 'failed', 'canceled'].includes(call.status)) return hangupTwiml();
+  if (ENDED.includes(call.status)) return hangupTwiml();
   const ivr = new Ivr(tx, s, call, await definitionOf(tx, call));
   if (request.kind === 'answer') return ivr.answer();
   if (request.kind === 'node') return ivr.enter(request.node);

@@ -19,7 +19,7 @@ import { contactForTrigger } from '../journeys/runs.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import type { Definition } from '../voice-scripts/definition.ts';
-import { findScript } from '../voice-scripts/repo.ts';
+import { findScript, type ScriptWithTwiml } from '../voice-scripts/repo.ts';
 import { requireFirstMinute } from './billing.ts';
 import { type CallRow, findCall, insertCall, type NewCall, type RenderedTexts, updateCall } from './repo.ts';
 import { CALL_DEFAULTS, toCall } from './schemas.ts';
@@ -74,20 +74,26 @@ export async function renderTexts(d: Definition, scope: object): Promise<Rendere
   return rendered;
 }
 
+/** The script a call plays: the account's, published (404, 409 otherwise). */
+async function callableScript(sql: Sql, accountId: string, id: string): Promise<ScriptWithTwiml> {
+  const script = await findScript(sql, accountId, id);
+  if (!script) throw notFound('voice script');
+  if (script.status !== 'published') {
+    throw conflict(`The voice script is ${script.status}: only a published script can be called.`);
+  }
+  return script;
+}
+
 /** What a call is made of, read and rendered before the transaction that stores it. */
 async function prepareCall(
   sql: Sql,
   s: Pick<CallServices, 'prices'>,
   accountId: string,
-  input: Omit<CallInput, 'to'>,
+  script: ScriptWithTwiml,
+  input: Omit<CallInput, 'to' | 'scriptId'>,
   to: { phone: string; contact: ContactRow | null },
   origin: CallOrigin,
 ): Promise<Omit<NewCall, 'id'>> {
-  const script = await findScript(sql, accountId, input.scriptId);
-  if (!script) throw notFound('voice script');
-  if (script.status !== 'published') {
-    throw conflict(`The voice script is ${script.status}: only a published script can be called.`);
-  }
   const channel = await loadVoiceChannel(sql, accountId);
   const provider = origin.sandbox ? 'sandbox' : channel.provider;
   const country = countryOf(to.phone);
@@ -141,14 +147,10 @@ export async function createCall(
   const phone = normalizePhone(input.to, account.countryCode);
   if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
   // The script first: a refused call makes no contact.
-  const script = await findScript(s.db, account.id, input.scriptId);
-  if (!script) throw notFound('voice script');
-  if (script.status !== 'published') {
-    throw conflict(`The voice script is ${script.status}: only a published script can be called.`);
-  }
+  const script = await callableScript(s.db, account.id, input.scriptId);
   const contactId = await contactForTrigger(s, account, { to: phone });
   const contact = await findContact(s.db, account.id, contactId);
-  const prepared = await prepareCall(s.db, s, account.id, input, { phone, contact }, origin);
+  const prepared = await prepareCall(s.db, s, account.id, script, input, { phone, contact }, origin);
   const call = await s.db.transaction((tx) => storeCall(tx, s, prepared));
   s.voice.wake();
   return call;
@@ -174,7 +176,16 @@ export async function placeCallIn(
   if (!rows[0] || !hasFeature(planOf(rows[0].plan_code), rows[0].addons, 'voice')) {
     throw new ApiError('PLAN_UPGRADE_REQUIRED', "The account's plan does not include voice.");
   }
-  const prepared = await prepareCall(tx, s, accountId, input, { phone: contact.phone, contact }, origin);
+  const script = await callableScript(tx, accountId, input.scriptId);
+  const prepared = await prepareCall(
+    tx,
+    s,
+    accountId,
+    script,
+    input,
+    { phone: contact.phone, contact },
+    origin,
+  );
   return storeCall(tx, s, prepared);
 }
 

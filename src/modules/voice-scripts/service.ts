@@ -11,7 +11,7 @@ import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { normalizePhone } from '../../kernel/phones.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
-import { CALLBACKS_PREFIX } from '../callbacks/whatsapp-routes.ts';
+import { voiceCallbackBase } from '../calls/urls.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { generateSecret } from '../webhooks/signing.ts';
 import { actionsOf, type Definition, definitionProblems, graphProblems } from './definition.ts';
@@ -102,7 +102,7 @@ async function check(s: ScriptServices, name: string, d: Definition, published: 
 
 /** The TwiML kept with a published version: texts as written, the account's callback URLs. */
 export function previewTwiml(s: ScriptServices, accountId: string, d: Definition): Record<string, string> {
-  const base = `${s.config.publicBaseUrl}${CALLBACKS_PREFIX}/twilio/voice/${accountId}`;
+  const base = voiceCallbackBase(s.config.publicBaseUrl, accountId);
   return compile(d, {
     render: (text) => text,
     gatherUrl: (node, attempt) => `${base}/gather?node=${encodeURIComponent(node)}&attempt=${attempt}`,
