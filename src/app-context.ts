@@ -12,6 +12,7 @@ import type { Metrics } from './kernel/metrics.ts';
 import type { SecretBox } from './kernel/secrets.ts';
 import type { AutomationWorker } from './modules/automation/worker.ts';
 import type { VoiceDialer } from './modules/calls/dialer.ts';
+import type { CampaignSender } from './modules/campaigns/sender.ts';
 import type { AcceptQueue } from './modules/messages/accept-queue.ts';
 import type { PriceTable } from './modules/pricing/prices.ts';
 import type { ApprovedTemplates } from './modules/templates/approved.ts';
@@ -44,6 +45,8 @@ export interface AppContext {
   automation: AutomationWorker;
   /** Places queued calls and plays sandbox calls; started only in processes that run workers. */
   voice: VoiceDialer;
+  /** Sends running broadcast campaigns; started only in processes that run workers. */
+  campaigns: CampaignSender;
   /** Every route with its declared access, as registered (for docs and route-wide tests). */
   routes: RouteInfo[];
   /** The clock; tests replace it to move time. */

@@ -35,6 +35,8 @@ import { CALLBACKS_PREFIX, whatsappCallbackRoutes } from './modules/callbacks/wh
 import { voiceCallbackRoutes } from './modules/calls/callback-routes.ts';
 import { VoiceDialer } from './modules/calls/dialer.ts';
 import { callRoutes } from './modules/calls/routes.ts';
+import { campaignRoutes } from './modules/campaigns/routes.ts';
+import { CampaignSender } from './modules/campaigns/sender.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
@@ -180,6 +182,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     }),
     routes: [],
     voice: undefined as never,
+    campaigns: undefined as never,
     automation: new AutomationWorker(
       { ...sending, egress, secrets, contactCapPerHour: config.automationContactCapPerHour },
       app.log,
@@ -200,8 +203,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       return { statusCode: answer.statusCode, body: answer.body };
     },
   });
+  ctx.campaigns = new CampaignSender({
+    ...sending,
+    log: app.log.child({ component: 'campaigns' }),
+    pollMs: config.campaignPollMs,
+  });
   // Attempts in flight finish (or time out) and are recorded before the database closes.
   app.addHook('onClose', async () => {
+    await ctx.campaigns.stop();
     await ctx.voice.stop();
     await ctx.dispatcher.stop();
     await ctx.automation.stop();
@@ -311,6 +320,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(voiceChannelRoutes(ctx));
       await api.register(callRoutes(ctx));
       await api.register(voiceCampaignRoutes(ctx));
+      await api.register(campaignRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));

@@ -40,6 +40,7 @@ export interface Config {
   providerTimeoutMs: number;
   twilioApiUrl: string;
   voicePollMs: number;
+  campaignPollMs: number;
   voiceSandboxStepMs: number;
   voiceLeaseMs: number;
   pricesFile: string | null;
@@ -329,6 +330,14 @@ export const SETTINGS: Setting<any>[] = [
     description: "base URL of Twilio's REST API that twilio voice channels call",
     default: 'https://api.twilio.com',
     parse: (s) => url(['http:', 'https:'])(s).replace(/\/+$/, ''),
+  },
+  {
+    env: 'TIDINGS_CAMPAIGN_POLL_MS',
+    key: 'campaignPollMs',
+    description:
+      'how often the campaign sender looks for running campaigns with recipients due (a start or resume in the same process wakes it at once)',
+    default: '200',
+    parse: integer(10, 60000),
   },
   {
     env: 'TIDINGS_VOICE_POLL_MS',

@@ -77,6 +77,7 @@ export async function startServer(
     await app.ctx.dispatcher.start();
     await app.ctx.automation.start();
     app.ctx.voice.start();
+    app.ctx.campaigns.start();
     pruneTimer = setInterval(() => {
       pruneIdempotencyKeys(db, new Date()).catch((err) =>
         app.log.warn({ err }, 'could not prune idempotency keys'),

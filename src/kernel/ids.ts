@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   voiceScript: 'vsc',
   call: 'call',
   voiceCampaign: 'vcp',
+  campaign: 'cmp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

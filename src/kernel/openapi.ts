@@ -212,6 +212,11 @@ export async function installOpenApi(
           description:
             'Voice (Business plan and above): scripts (text-to-speech or an IVR menu) published as TwiML.',
         },
+        {
+          name: 'campaigns',
+          description:
+            'Broadcasts of an approved template to an audience (a tag, tags, contact ids or conditions), estimated, paced and sent exactly once per contact, with per-recipient results.',
+        },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',

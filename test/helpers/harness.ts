@@ -112,6 +112,7 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}):
     await app.ctx.jobs.runWorkers();
     await app.ctx.automation.start();
     app.ctx.voice.start();
+    app.ctx.campaigns.start();
   }
   return app;
 }

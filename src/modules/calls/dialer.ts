@@ -1,7 +1,7 @@
 // The dialler: places queued calls, and plays sandbox calls (docs/voice.md § Placing calls). It
 // runs in every process that runs workers, each loop round in three parts:
 //   1. Due calls are taken FOR UPDATE SKIP LOCKED; each takes a slot of its account's calls per
-//      second (cps.ts: exact across processes) and its wallet hold, and is leased; all commit
+//      second (campaign-engine/rate-slots.ts: exact across processes) and its wallet hold, and is leased; all commit
 //      before any provider is asked. A call without a slot stays queued for the next second.
 //   2. Each is placed, and the outcome recorded: placed → initiated with the provider's id;
 //      refused → failed; a passing failure → queued again after a backoff (at most MAX_DIALS
@@ -20,11 +20,13 @@ import { signTwilioRequest } from '../../channels/twilio-voice/callbacks.ts';
 import type { FormParams, PlaceOutcome } from '../../channels/voice.ts';
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
+import { planOf } from '../../kernel/plans.ts';
+import { PollingLoop } from '../../kernel/polling-loop.ts';
+import { pruneSlots, takeSlots } from '../campaign-engine/rate-slots.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { advanceCampaigns } from '../voice-campaigns/pacer.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import { holdForCall } from './billing.ts';
-import { pruneSlots, takeSlot } from './cps.ts';
 import type { CallRow } from './repo.ts';
 import { findCall, updateCall } from './repo.ts';
 import { hangUp } from './service.ts';
@@ -64,54 +66,30 @@ export interface DialerDeps {
 
 export class VoiceDialer {
   readonly #d: DialerDeps;
-  #running = false;
-  #loop: Promise<void> = Promise.resolve();
-  #alarm: (() => void) | null = null;
-  #woken = 0;
+  readonly #loop: PollingLoop;
   #prunedAt = 0;
 
   constructor(deps: DialerDeps) {
     this.#d = deps;
+    this.#loop = new PollingLoop({
+      round: () => this.runOnce(),
+      pollMs: () => deps.config.voicePollMs,
+      log: deps.log,
+      failure: 'the voice dialler failed a round',
+    });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.#running = false;
-    this.#alarm?.();
-    await this.#loop;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Something is due now (a call made, keys pressed): look at once. */
   wake(): void {
-    this.#woken++;
-    this.#alarm?.();
-  }
-
-  async #run(): Promise<void> {
-    while (this.#running) {
-      const seen = this.#woken;
-      let worked = 0;
-      try {
-        worked = await this.runOnce();
-      } catch (err) {
-        this.#d.log.error({ err }, 'the voice dialler failed a round');
-      }
-      if (!this.#running) break;
-      if (worked > 0 || seen !== this.#woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#d.config.voicePollMs);
-        this.#alarm = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#alarm = null;
-    }
+    this.#loop.wake();
   }
 
   /** One round: expired leases, due calls, due simulation steps. Answers how much it did. */
@@ -187,9 +165,9 @@ export class VoiceDialer {
       const taken: CallRow[] = [];
       // Seconds found full this round (a campaign's, an account's): not asked again until the next.
       const full = new Set<string>();
-      const slot = async (key: string, planCode: string, perSecond?: number) => {
+      const slot = async (key: string, perSecond: number) => {
         if (full.has(key)) return false;
-        if (await takeSlot(tx, { account_id: key }, planCode, now, perSecond)) return true;
+        if ((await takeSlots(tx, key, now, 1, perSecond)) === 1) return true;
         full.add(key);
         return false;
       };
@@ -197,8 +175,8 @@ export class VoiceDialer {
         const { plan_code, campaign_cps, ...call } = row;
         if (call.campaign_id && campaign_cps === null) continue;
         // The campaign's pace first (its own second's count, keyed by its id), then the account's.
-        if (call.campaign_id && !(await slot(call.campaign_id, plan_code, campaign_cps!))) continue;
-        if (!(await slot(call.account_id, plan_code))) continue;
+        if (call.campaign_id && !(await slot(`voice-campaign:${call.campaign_id}`, campaign_cps!))) continue;
+        if (!(await slot(`voice:${call.account_id}`, planOf(plan_code).voiceCallsPerSecond))) continue;
         const held =
           Number(call.held_micros) > 0
             ? Number(call.held_micros)

@@ -11,6 +11,7 @@ import type { InboundContent, InboundMessage, Provider } from '../../channels/ty
 import { sqlState, type Tx } from '../../kernel/db.ts';
 import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
+import { noteCampaignReply } from '../campaigns/feedback.ts';
 import { type ContactRow, insertSender, lockSender, noteInbound, rememberWaIds } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import {
@@ -91,6 +92,7 @@ async function receiveOne(
   // The window runs from when the customer wrote (never from the future, whatever the clock said).
   const wroteAt = new Date(Math.min(m.sentAt.getTime(), now.getTime()));
   await noteInbound(tx, accountId, contact.id, wroteAt);
+  await noteCampaignReply(tx, contact.id, wroteAt);
 
   const { conversation, opened } = await openOrContinue(tx, accountId, contact, now);
   const message = await insertInbound(tx, {

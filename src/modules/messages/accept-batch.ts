@@ -44,6 +44,8 @@ export interface SendRequest {
   sender: Sender;
   message: PreparedMessage;
   bulk?: { jobId: string; index: number } | null;
+  /** The broadcast campaign the message is for (campaigns/sender.ts). */
+  campaign?: { id: string } | null;
 }
 
 export type SendResult =
@@ -187,14 +189,14 @@ function writeSql(jobs: Jobs): string {
   WITH msg AS (
     INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id,
                           status, provider, sandbox, country, category, list_price_micros, charged_micros,
-                          free_reason, idempotency_key, bulk_job_id, bulk_index, created_at, updated_at)
+                          free_reason, idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, updated_at)
     SELECT m.id, m.account_id, m.contact_id, cv.id, 'outbound', m.type, m.phone, m.content, m.template_id, 'queued',
            m.provider, m.sandbox, m.country, m.category, m.list_price_micros, m.charged_micros, m.free_reason,
-           m.idempotency_key, m.bulk_job_id, m.bulk_index, $4, $4
+           m.idempotency_key, m.bulk_job_id, m.bulk_index, m.campaign_id, $4, $4
       FROM jsonb_to_recordset($1::jsonb) AS m (id text, account_id text, contact_id text, type text, phone text,
            content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
            list_price_micros bigint, charged_micros bigint, free_reason text, idempotency_key text,
-           bulk_job_id text, bulk_index integer)
+           bulk_job_id text, bulk_index integer, campaign_id text)
       -- The recipient's open conversation, if any, takes the message in.
       LEFT JOIN conversations cv ON cv.account_id = m.account_id AND cv.contact_id = m.contact_id
                                 AND cv.status = 'open'
@@ -340,7 +342,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
   const messages: Record<string, unknown>[] = [];
   const ledger: Record<string, unknown>[] = [];
   const newNumbers = new Map<string, Pair>();
-  for (const [i, { sender, message: m, bulk }] of b.requests.entries()) {
+  for (const [i, { sender, message: m, bulk, campaign }] of b.requests.entries()) {
     const accountId = sender.account.id;
     // A new number has no contact yet: it never wrote, so its window is closed.
     const contact: KnownContact | undefined = contacts.get(pairKey(accountId, m.to));
@@ -401,6 +403,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       idempotency_key: sender.idempotencyKey ?? null,
       bulk_job_id: bulk?.jobId ?? null,
       bulk_index: bulk?.index ?? null,
+      campaign_id: campaign?.id ?? null,
     });
     results.push(null);
   }

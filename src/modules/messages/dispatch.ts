@@ -26,6 +26,7 @@ import type { Database, Sql } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
 import { Slots } from '../../kernel/slots.ts';
+import { noteThrottled } from '../campaigns/feedback.ts';
 import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import { rememberWaIds, type WaIdReport } from '../contacts/repo.ts';
@@ -232,9 +233,14 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
   const waIds: WaIdReport[] = [];
   const inDoubt: string[] = [];
   const attempts = new Map<string, number>();
+  // Campaigns whose messages the provider throttled: they slow down (campaigns/pace.ts).
+  const throttled: string[] = [];
   const at = d.now();
   for (const { attempt, message, outcome, channel } of outcomes) {
     const target = { accountId: message.account_id, id: message.id };
+    if (outcome.kind === 'retry' && outcome.error.code === 'PROVIDER_THROTTLED' && message.campaign_id) {
+      throttled.push(message.campaign_id);
+    }
     if (outcome.kind === 'retry' && attempt < d.retryLimit) {
       const backoff = Math.min(MAX_RETRY_DELAY_SECONDS, d.retryDelaySeconds * 2 ** attempt);
       const seconds = Math.max(backoff, outcome.retryAfterSeconds ?? 0);
@@ -317,6 +323,7 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     );
     await d.jobs.enqueueMany(tx, DISPATCH_JOB, [...retries.values()]);
     await waitForCallbacks(d, tx, inDoubt, attempts);
+    await noteThrottled(tx, throttled, at);
   });
 }
 

@@ -79,6 +79,8 @@ export interface MessageRow {
   idempotency_key: string | null;
   bulk_job_id: string | null;
   bulk_index: number | null;
+  /** The broadcast campaign it was sent for (migrations/021_campaigns.sql). */
+  campaign_id: string | null;
   created_at: Date;
   sent_at: Date | null;
   delivered_at: Date | null;
@@ -99,7 +101,7 @@ export interface MessageRow {
 export const MESSAGE_COLUMNS =
   'id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id, status, error, provider, sandbox, ' +
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
-  'idempotency_key, bulk_job_id, bulk_index, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
+  'idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
   'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros';
 
 /** The timestamp and int8 columns of MESSAGE_COLUMNS: what a row read as JSON must turn back. */

@@ -1,0 +1,96 @@
+// Walking a campaign's audience (docs/messaging.md § Campaigns) for its estimate and, at start, to
+// fix it: each contact is priced exactly as its send will be (the price table, the template's
+// category, the service window as it stands, the sandbox free), or skipped when the template is
+// MARKETING and the contact opted out of marketing. At start each page also becomes recipient rows
+// (duplicates cannot exist: a row per (campaign, contact)). Pages of contacts, never the whole
+// audience in memory.
+import type { Provider, TemplateCategory } from '../../channels/types.ts';
+import type { Sql } from '../../kernel/db.ts';
+import { countryOf } from '../../kernel/phones.ts';
+import { eachAudiencePage } from '../campaign-engine/audience.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import { categoryOf, quote, windowOpen } from '../pricing/quote.ts';
+import type { CampaignRow } from './repo.ts';
+
+export interface EstimateLine {
+  country: string | null;
+  category: string;
+  unitMicros: number;
+  count: number;
+  free: number;
+  amountMicros: number;
+}
+
+export interface Walked {
+  recipients: number;
+  skipped: number;
+  totalMicros: number;
+  lines: EstimateLine[];
+}
+
+export async function walkAudience(
+  sql: Sql,
+  prices: PriceTable,
+  campaign: Pick<CampaignRow, 'id' | 'account_id' | 'audience'>,
+  template: { category: TemplateCategory },
+  provider: Provider,
+  now: Date,
+  fix: boolean,
+): Promise<Walked> {
+  const category = categoryOf(template.category);
+  const marketing = template.category === 'MARKETING';
+  const lines = new Map<string, EstimateLine>();
+  const walked: Walked = { recipients: 0, skipped: 0, totalMicros: 0, lines: [] };
+  await eachAudiencePage(sql, campaign.account_id, campaign.audience, now, async (contacts) => {
+    const states: string[] = [];
+    for (const c of contacts) {
+      if (marketing && c.marketing_opt_out) {
+        walked.skipped++;
+        states.push('skipped');
+        continue;
+      }
+      states.push('pending');
+      walked.recipients++;
+      const q = quote(prices, {
+        country: countryOf(c.phone),
+        category,
+        windowOpen: windowOpen(c.last_inbound_at, now),
+        provider,
+      });
+      const key = `${q.country}/${q.category}`;
+      const line = lines.get(key) ?? {
+        country: q.country,
+        category: q.category,
+        unitMicros: q.listPriceMicros,
+        count: 0,
+        free: 0,
+        amountMicros: 0,
+      };
+      line.count++;
+      if (q.chargeMicros === 0 && q.listPriceMicros > 0) line.free++;
+      line.amountMicros += q.chargeMicros;
+      lines.set(key, line);
+      walked.totalMicros += q.chargeMicros;
+    }
+    if (fix && contacts.length > 0) {
+      await sql.query(
+        `INSERT INTO campaign_recipients (campaign_id, contact_id, account_id, phone, state, reason, due_at)
+         SELECT $1, c.id, $2, c.phone, c.state, CASE WHEN c.state = 'skipped' THEN 'opted_out' END, $3
+           FROM unnest($4::text[], $5::text[], $6::text[]) AS c (id, phone, state)
+         ON CONFLICT DO NOTHING`,
+        [
+          campaign.id,
+          campaign.account_id,
+          now,
+          contacts.map((c) => c.id),
+          contacts.map((c) => c.phone),
+          states,
+        ],
+      );
+    }
+  });
+  walked.lines = [...lines.values()].sort(
+    (a, b) => (a.country ?? '').localeCompare(b.country ?? '') || a.category.localeCompare(b.category),
+  );
+  return walked;
+}

@@ -1,0 +1,46 @@
+// What the rest of the system tells campaigns, in its own transactions:
+//   - a reply: the inbound path marks the contact's recipient rows messaged in the 72 hours before
+//     (docs/messaging.md § Campaigns: `replied`);
+//   - a throttling answer: the dispatch of a campaign's message was told to slow down (WhatsApp's
+//     130429 and its kin), so the campaign is held to half its rate (pace.ts).
+import type { Tx } from '../../kernel/db.ts';
+import { channelLimits } from './channel-limits.ts';
+import { type PaceState, throttledBackoff } from './pace.ts';
+
+export const REPLY_WINDOW_MS = 72 * 3600 * 1000;
+
+/** The contact wrote at `wroteAt`: its campaign messages of the 72 hours before are replied to. */
+export async function noteCampaignReply(tx: Tx, contactId: string, wroteAt: Date): Promise<void> {
+  await tx.query(
+    `UPDATE campaign_recipients SET replied_at = $2
+      WHERE contact_id = $1 AND state = 'messaged' AND replied_at IS NULL
+        AND messaged_at <= $2 AND messaged_at > $3`,
+    [contactId, wroteAt, new Date(wroteAt.getTime() - REPLY_WINDOW_MS)],
+  );
+}
+
+/**
+ * Messages of these campaigns were throttled at `now`: each campaign not being advanced right now
+ * is held to half its rate (one being advanced is skipped: the next throttled message tells it).
+ */
+export async function noteThrottled(tx: Tx, campaignIds: string[], now: Date): Promise<void> {
+  if (campaignIds.length === 0) return;
+  const { rows } = await tx.query<
+    PaceState & { id: string; provider: 'sandbox' | 'whatsapp_cloud' | null; whatsapp: null | object }
+  >(
+    `SELECT c.id, c.messages_per_second, c.pace_second, c.pace_used, c.backoff_rate, c.backoff_at,
+            ch.provider, ch.settings->'whatsapp' AS whatsapp
+       FROM campaigns c LEFT JOIN account_channels ch ON ch.account_id = c.account_id
+      WHERE c.id = ANY($1::text[]) FOR UPDATE OF c SKIP LOCKED`,
+    [[...new Set(campaignIds)]],
+  );
+  for (const c of rows) {
+    const rate = throttledBackoff(c, channelLimits(c.provider ?? 'sandbox', c.whatsapp).perSecond, now);
+    if (rate === null) continue;
+    await tx.query('UPDATE campaigns SET backoff_rate = $2, backoff_at = $3 WHERE id = $1', [
+      c.id,
+      rate,
+      now,
+    ]);
+  }
+}
