@@ -7,6 +7,7 @@ import {
   conditionProblems,
   evaluate,
 } from '../src/modules/automation/conditions.ts';
+import { conditionContext, scopeOf } from '../src/modules/automation/context.ts';
 import { matchesKeyword, normalise } from '../src/modules/automation/keywords.ts';
 import { render, TemplateError, templateProblem } from '../src/modules/automation/templating.ts';
 import {
@@ -19,6 +20,7 @@ import {
   sendWindowProblems,
   signedDurationMs,
 } from '../src/modules/automation/time.ts';
+import type { ContactRow } from '../src/modules/contacts/repo.ts';
 
 function context(values: Record<string, unknown>, previous: Record<string, unknown> = {}): Context {
   return {
@@ -139,6 +141,75 @@ describe('conditions', () => {
     expect(
       evaluate(changed, context({ 'contact.tags': ['a', 'b'] }, { 'contact.tags': ['a'] })).matched,
     ).toBe(true);
+  });
+});
+
+describe('contact.marketingOptOut', () => {
+  const at = new Date('2026-11-25T12:00:00Z');
+  const row = (marketingOptOut: boolean): ContactRow => ({
+    id: 'ctc_1',
+    account_id: 'acc_1',
+    phone: '+14155550100',
+    name: 'Ann',
+    email: null,
+    tags: [],
+    attributes: {},
+    opted_in: true,
+    marketing_opt_out: marketingOptOut,
+    created_at: at,
+    updated_at: at,
+    last_inbound_at: null,
+    wa_id: null,
+  });
+  const optedOut = { all: [{ field: 'contact.marketingOptOut', op: 'eq' as const, value: true }] };
+
+  it('is a boolean field: eq true is accepted, text and list ops are refused', () => {
+    expect(conditionProblems(optedOut, 'conditions')).toEqual([]);
+    const problems = conditionProblems(
+      {
+        all: [
+          { field: 'contact.marketingOptOut', op: 'eq', value: 'yes' },
+          { field: 'contact.marketingOptOut', op: 'contains', value: true },
+          { field: 'contact.marketingOptout', op: 'eq', value: true },
+        ],
+      },
+      'conditions',
+    );
+    expect(problems.map((p) => p.field)).toEqual([
+      'conditions.all[0].value',
+      'conditions.all[1].op',
+      'conditions.all[2].field',
+    ]);
+    expect(problems[2]!.issue).toContain('optedIn|marketingOptOut|attributes');
+  });
+
+  it("eq true holds for a contact who stopped marketing, read from the contact's row", () => {
+    const event = { id: 'evt_1', type: 'message.received', data: {} };
+    const yes = evaluate(optedOut, conditionContext(scopeOf(row(true), null, event, at)));
+    expect(yes).toEqual({
+      matched: true,
+      trace: [{ field: 'contact.marketingOptOut', op: 'eq', expected: true, actual: true, result: true }],
+    });
+    expect(evaluate(optedOut, conditionContext(scopeOf(row(false), null, event, at))).matched).toBe(false);
+    // Not opted in to messages is something else: a contact opted in may still refuse marketing.
+    const optedIn = { all: [{ field: 'contact.optedIn', op: 'eq' as const, value: true }] };
+    expect(evaluate(optedIn, conditionContext(scopeOf(row(true), null, event, at))).matched).toBe(true);
+  });
+
+  it('changed_to true reads the previous value of contact.updated', () => {
+    const changedTo = {
+      all: [{ field: 'contact.marketingOptOut', op: 'changed_to' as const, value: true }],
+    };
+    const updated = (previous: Record<string, unknown>) => ({
+      id: 'evt_2',
+      type: 'contact.updated',
+      data: { previous },
+    });
+    const scope = (previous: Record<string, unknown>) =>
+      conditionContext(scopeOf(row(true), null, updated(previous), at));
+    expect(evaluate(changedTo, scope({ marketingOptOut: false })).matched).toBe(true);
+    // Another field changed: marketingOptOut did not.
+    expect(evaluate(changedTo, scope({ name: 'Old' })).matched).toBe(false);
   });
 });
 

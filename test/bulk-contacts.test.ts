@@ -340,6 +340,7 @@ describe('modes and phones the account already has', () => {
         tags: ['a', 'b'],
         attributes: { x: 1, y: 'keep me?' },
         optedIn: true,
+        marketingOptOut: true,
       },
     });
     expect(existing.status).toBe(201);
@@ -365,6 +366,7 @@ describe('modes and phones the account already has', () => {
       tags: ['c'],
       attributes: { x: 1, y: 'changed', z: true },
       optedIn: true,
+      marketingOptOut: true,
       createdAt: existing.body.createdAt,
     });
     const events = await eventsOf(t);
@@ -378,6 +380,53 @@ describe('modes and phones the account already has', () => {
     expect(events.filter((e) => e.type === 'bulk_job.completed').map((e) => e.data)).toEqual([
       expect.objectContaining({ jobId: job.jobId, status: 'completed', succeeded: 2, failed: 0 }),
     ]);
+  });
+
+  it('imports marketingOptOut: a new row sets it, an upsert row changes it, a row without it keeps it', async () => {
+    const t = await newTenant();
+    const made = async (body: Record<string, unknown>) => {
+      const res = await call(env.app, 'POST', '/contacts', { key: t.apiKey, body });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body;
+    };
+    const stopped = await made({ phone: phone(40), marketingOptOut: true });
+    const keeps = await made({ phone: phone(41), marketingOptOut: true, optedIn: true });
+    const res = await submit(env.app, t, {
+      contacts: [
+        { phone: phone(42), marketingOptOut: true },
+        { phone: phone(43) },
+        { phone: phone(40), marketingOptOut: false },
+        { phone: phone(41), name: 'Kept' },
+        { phone: phone(44), marketingOptOut: 'yes' },
+      ],
+    });
+    const job = await finished(env.app, t, res.body.jobId);
+    expect(job).toMatchObject({ status: 'completed', succeeded: 4, failed: 1 });
+    expect(job.results.map((r: any) => r.outcome)).toEqual([
+      'created',
+      'created',
+      'updated',
+      'updated',
+      'failed',
+    ]);
+    expect(job.results[4].error.details.map((d: any) => d.field)).toEqual(['marketingOptOut']);
+    const byPhone = new Map((await allContacts(env.app, t)).map((c) => [c.phone, c]));
+    expect(byPhone.get(phone(42))).toMatchObject({ optedIn: false, marketingOptOut: true });
+    expect(byPhone.get(phone(43))).toMatchObject({ optedIn: false, marketingOptOut: false });
+    expect(byPhone.get(phone(40))).toMatchObject({ id: stopped.id, marketingOptOut: false });
+    expect(byPhone.get(phone(41))).toMatchObject({
+      id: keeps.id,
+      name: 'Kept',
+      optedIn: true,
+      marketingOptOut: true,
+    });
+    expect(byPhone.has(phone(44))).toBe(false);
+    // The events show the contacts as the API does.
+    const events = await eventsOf(t);
+    const created = events.find((e) => e.type === 'contact.created' && e.data.phone === phone(42));
+    expect(created.data).toEqual(byPhone.get(phone(42)));
+    const updated = events.find((e) => e.type === 'contact.updated' && e.data.id === stopped.id);
+    expect(updated.data).toEqual(byPhone.get(phone(40)));
   });
 
   it('upsert mode fails a row whose merged attributes would exceed 50, as PATCH does, leaving the contact', async () => {

@@ -254,12 +254,17 @@ describe('the CSV rules', () => {
     expect(columns.fields).toEqual({ phone: 0, name: 1, email: 2, tags: 3, optedIn: 4 });
     expect(columns.attributes).toEqual([{ name: 'plan', index: 5 }]);
     expect(mapHeader(['opted_in', 'phone']).fields).toEqual({ optedIn: 0, phone: 1 });
+    expect(mapHeader(['phone', 'MarketingOptOut']).fields).toEqual({ phone: 0, marketingOptOut: 1 });
+    expect(mapHeader(['marketing_opt_out', 'phone']).fields).toEqual({ marketingOptOut: 0, phone: 1 });
   });
 
   it('refuses a header without phone, with a repeated or unusable column', () => {
     expect(() => mapHeader(['name', 'email'])).toThrow(/no "phone" column/);
     expect(() => mapHeader(['phone', 'Phone'])).toThrow(/twice/);
     expect(() => mapHeader(['phone', 'optedIn', 'opted_in'])).toThrow(/both give optedIn/);
+    expect(() => mapHeader(['phone', 'marketingOptOut', 'marketing_opt_out'])).toThrow(
+      /both give marketingOptOut/,
+    );
     expect(() => mapHeader(['phone', 'first seen'])).toThrow(/cannot be an attribute/);
     expect(() => mapHeader(['phone', ''])).toThrow(/no name/);
   });
@@ -281,6 +286,26 @@ describe('the CSV rules', () => {
     });
     expect(toContactInput(['+1', '', '', '', '', '', '', 'x'], columns)).toMatchObject({
       error: { code: 'INVALID_CSV_ROW' },
+    });
+  });
+
+  it('reads marketingOptOut as a flag, apart from optedIn', () => {
+    const columns: Columns = mapHeader(['phone', 'opted_in', 'marketing_opt_out', 'plan']);
+    expect(toContactInput(['+14152000000', 'yes', 'Yes', 'gold'], columns)).toEqual({
+      contact: { phone: '+14152000000', optedIn: true, marketingOptOut: true, attributes: { plan: 'gold' } },
+    });
+    expect(toContactInput(['+14152000000', '', '0', ''], columns)).toEqual({
+      contact: { phone: '+14152000000', marketingOptOut: false },
+    });
+    expect(toContactInput(['+14152000000', 'no', '', ''], columns)).toEqual({
+      contact: { phone: '+14152000000', optedIn: false },
+    });
+    expect(toContactInput(['+14152000000', '', 'stop', ''], columns)).toEqual({
+      error: {
+        code: 'INVALID_REQUEST',
+        message: 'Invalid request: marketingOptOut must be true, false, yes, no, 1 or 0.',
+        details: [{ field: 'marketingOptOut', issue: 'must be true, false, yes, no, 1 or 0' }],
+      },
     });
   });
 

@@ -1,4 +1,4 @@
-// GET /contacts: every filter alone and combined (tag, phone, optedIn, createdAfter, updatedAfter,
+// GET /contacts: every filter alone and combined (tag, phone, optedIn, marketingOptOut, createdAfter, updatedAfter,
 // attributes[name], q), the query checks, and cursor pagination that neither repeats nor skips a
 // contact while new contacts arrive between page reads.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ interface Contact {
   tags: string[];
   attributes: Record<string, unknown>;
   optedIn: boolean;
+  marketingOptOut: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -68,6 +69,7 @@ describe('filters and search', () => {
       tags: ['vip', 'lead'],
       attributes: { plan: 'gold', seats: 10, beta: true },
       optedIn: true,
+      marketingOptOut: true,
     });
     c.bob = await create(t, {
       name: 'Bob Brown',
@@ -84,7 +86,7 @@ describe('filters and search', () => {
       attributes: { plan: 'gold', code: 'true' },
       optedIn: true,
     });
-    c.dan = await create(t, { name: 'Dan', phone: '+12015550804' });
+    c.dan = await create(t, { name: 'Dan', phone: '+12015550804', marketingOptOut: true });
     c.snake = await create(t, { name: 'snake_case', phone: '+12025550805', email: 'snake@zoo.test' });
     c.camel = await create(t, { name: 'snakeXcase', phone: '+12025550806' });
     c.frank = await create(t, { name: 'Frank 1000', phone: '+12025550807', attributes: { seats: 10.5 } });
@@ -97,6 +99,7 @@ describe('filters and search', () => {
       tags: ['vip', 'lead'],
       attributes: { plan: 'gold' },
       optedIn: true,
+      marketingOptOut: true,
     });
   });
 
@@ -141,6 +144,22 @@ describe('filters and search', () => {
       'Bob Brown',
     ]);
     expectError(await list(t, 'optedIn=maybe'), 400, 'INVALID_REQUEST');
+  });
+
+  it('filters by marketingOptOut, apart from optedIn', async () => {
+    expect(await names(t, 'marketingOptOut=true')).toEqual(['Dan', 'Alice Anders']);
+    expect(await names(t, 'marketingOptOut=false')).toEqual([
+      'Frank 1000',
+      'snakeXcase',
+      'snake_case',
+      'Carol 100% Sure',
+      'Bob Brown',
+    ]);
+    expect(await names(t, 'optedIn=true&marketingOptOut=false')).toEqual(['Carol 100% Sure']);
+    expect(await names(t, 'optedIn=false&marketingOptOut=true')).toEqual(['Dan']);
+    const bad = await list(t, 'marketingOptOut=maybe');
+    expectError(bad, 400, 'INVALID_REQUEST');
+    expect(bad.body.error.details).toEqual([{ field: 'marketingOptOut', issue: expect.any(String) }]);
   });
 
   it('filters by createdAfter, strictly after the time given', async () => {
@@ -287,6 +306,8 @@ describe('filters and search', () => {
       ),
     ).toEqual(['Alice Anders']);
     expect(await names(t, `phone=${encodeURIComponent('201-555-0801')}&optedIn=false`)).toEqual([]);
+    expect(await names(t, 'tag=vip&marketingOptOut=true')).toEqual(['Alice Anders']);
+    expect(await names(t, `${q('acme')}&marketingOptOut=false`)).toEqual(['Carol 100% Sure']);
     expect(
       await names(t, `createdAfter=${encodeURIComponent(c.alice.createdAt)}&attributes[plan]=gold`),
     ).toEqual(['Carol 100% Sure']);

@@ -76,6 +76,7 @@ describe('creating a contact', () => {
       tags: ['vip', 'lead:2026', 'early bird'],
       attributes: { plan: 'gold', seats: 12, trial: false, _note: '' },
       optedIn: true,
+      marketingOptOut: false,
       createdAt: expect.stringMatching(ISO),
       updatedAt: res.body.createdAt,
       lastInboundAt: null,
@@ -89,7 +90,30 @@ describe('creating a contact', () => {
   it('defaults every optional field', async () => {
     const phone = usPhone();
     const body = await create(t, { phone });
-    expect(body).toMatchObject({ phone, name: null, email: null, tags: [], attributes: {}, optedIn: false });
+    expect(body).toMatchObject({
+      phone,
+      name: null,
+      email: null,
+      tags: [],
+      attributes: {},
+      optedIn: false,
+      marketingOptOut: false,
+    });
+  });
+
+  it('takes marketingOptOut, apart from optedIn', async () => {
+    const out = await create(t, { phone: usPhone(), marketingOptOut: true });
+    expect(out).toMatchObject({ optedIn: false, marketingOptOut: true });
+    expect(await getOk(t, out.id)).toEqual(out);
+    // Opted in to messages yet not to marketing: both are kept as given.
+    const both = await create(t, { phone: usPhone(), optedIn: true, marketingOptOut: true });
+    expect(both).toMatchObject({ optedIn: true, marketingOptOut: true });
+    const wrong = await call(env.app, 'POST', '/contacts', {
+      key: t.apiKey,
+      body: { phone: usPhone(), marketingOptOut: 'yes' },
+    });
+    expectError(wrong, 400, 'INVALID_REQUEST');
+    expect(fieldsOf(wrong)).toEqual(['marketingOptOut']);
   });
 
   it("reads a national number with the account's country (US for tenant())", async () => {
@@ -319,6 +343,45 @@ describe('PATCH /contacts/{id}', () => {
     expect(await getOk(t, c.id)).toEqual(res.body);
   });
 
+  it('sets and clears marketingOptOut alone; contact.updated names its previous value', async () => {
+    const c = await create(t, { phone: usPhone(), name: 'Marketing', optedIn: true });
+    expect(c.marketingOptOut).toBe(false);
+    const out = await call(env.app, 'PATCH', `/contacts/${c.id}`, {
+      key: t.apiKey,
+      body: { marketingOptOut: true },
+    });
+    expect(out.status, JSON.stringify(out.body)).toBe(200);
+    expect(out.body).toEqual({ ...c, marketingOptOut: true, updatedAt: expect.stringMatching(ISO) });
+    expect(await getOk(t, c.id)).toEqual(out.body);
+    // Another field's change leaves it as it is.
+    const renamed = await call(env.app, 'PATCH', `/contacts/${c.id}`, {
+      key: t.apiKey,
+      body: { name: 'Renamed' },
+    });
+    expect(renamed.body).toMatchObject({ name: 'Renamed', optedIn: true, marketingOptOut: true });
+    const back = await call(env.app, 'PATCH', `/contacts/${c.id}`, {
+      key: t.apiKey,
+      body: { marketingOptOut: false },
+    });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body).toMatchObject({ optedIn: true, marketingOptOut: false });
+    const updates = (await eventsOf(t.accountId)).filter(
+      (e) => e.type === 'contact.updated' && e.data.id === c.id,
+    );
+    expect(updates.map((e) => e.data.previous)).toEqual([
+      { marketingOptOut: false },
+      { name: 'Marketing' },
+      { marketingOptOut: true },
+    ]);
+    expect(updates[0].data).toEqual({ ...out.body, previous: { marketingOptOut: false } });
+    const wrong = await call(env.app, 'PATCH', `/contacts/${c.id}`, {
+      key: t.apiKey,
+      body: { marketingOptOut: null },
+    });
+    expectError(wrong, 400, 'INVALID_REQUEST');
+    expect(fieldsOf(wrong)).toEqual(['marketingOptOut']);
+  });
+
   it('merges attributes; null removes one', async () => {
     const c = await create(t, { phone: usPhone(), attributes: { plan: 'gold', seats: 3, beta: true } });
     const res = await call(env.app, 'PATCH', `/contacts/${c.id}`, {
@@ -429,6 +492,7 @@ describe('PUT /contacts/{id}', () => {
       tags: ['x'],
       attributes: { a: 1 },
       optedIn: true,
+      marketingOptOut: true,
     });
     const res = await call(env.app, 'PUT', `/contacts/${c.id}`, {
       key: t.apiKey,
@@ -443,12 +507,22 @@ describe('PUT /contacts/{id}', () => {
       tags: [],
       attributes: {},
       optedIn: false,
+      marketingOptOut: false,
       createdAt: c.createdAt,
       updatedAt: expect.stringMatching(ISO),
       lastInboundAt: null,
       waId: null,
     });
     expect(await getOk(t, c.id)).toEqual(res.body);
+    const [reset] = (await eventsOf(t.accountId)).filter((e) => e.type === 'contact.updated');
+    expect(reset.data.previous).toEqual({
+      name: 'Full',
+      email: 'full@example.com',
+      tags: ['x'],
+      attributes: { a: 1 },
+      optedIn: true,
+      marketingOptOut: true,
+    });
 
     const full = await call(env.app, 'PUT', `/contacts/${c.id}`, {
       key: t.apiKey,
@@ -458,6 +532,7 @@ describe('PUT /contacts/{id}', () => {
         tags: ['Y'],
         attributes: { b: true },
         optedIn: true,
+        marketingOptOut: true,
       },
     });
     expect(full.status, JSON.stringify(full.body)).toBe(200);
@@ -468,6 +543,7 @@ describe('PUT /contacts/{id}', () => {
       tags: ['y'],
       attributes: { b: true },
       optedIn: true,
+      marketingOptOut: true,
     });
   });
 

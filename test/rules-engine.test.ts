@@ -291,6 +291,39 @@ describe('rules at work', () => {
     });
   }, 30_000);
 
+  it('contact.marketingOptOut: a rule on contact.updated runs when the customer stops marketing', async () => {
+    const t = await account();
+    const stopped = await rule(t, {
+      name: 'marketing stopped',
+      trigger: { event: 'contact.updated' },
+      conditions: {
+        all: [
+          { field: 'contact.marketingOptOut', op: 'eq', value: true },
+          { field: 'contact.marketingOptOut', op: 'changed_to', value: true },
+        ],
+      },
+      actions: [{ type: 'add_tag', tag: 'no-marketing' }],
+    });
+    const made = await call(env.app, 'POST', '/contacts', { key: t.apiKey, body: { phone: newNumber() } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const id = made.body.id as string;
+    await call(env.app, 'PATCH', `/contacts/${id}`, { key: t.apiKey, body: { name: 'Ann' } });
+    await call(env.app, 'PATCH', `/contacts/${id}`, { key: t.apiKey, body: { marketingOptOut: true } });
+    const [notMatched, ran] = (await runsOf(t, stopped.id, 2)).reverse();
+    expect(notMatched).toMatchObject({ status: 'not_matched', contactId: id });
+    expect(notMatched.conditions[0]).toMatchObject({ field: 'contact.marketingOptOut', result: false });
+    expect(ran).toMatchObject({ status: 'succeeded', contactId: id });
+    expect(ran.conditions).toEqual([
+      expect.objectContaining({ field: 'contact.marketingOptOut', op: 'eq', actual: true, result: true }),
+      expect.objectContaining({ field: 'contact.marketingOptOut', op: 'changed_to', result: true }),
+    ]);
+    expect(await contactOf(t, id)).toMatchObject({
+      marketingOptOut: true,
+      optedIn: false,
+      tags: ['no-marketing'],
+    });
+  });
+
   it('a dry run answers the run record and changes nothing', async () => {
     const t = await account();
     const vip = await rule(t, {

@@ -317,7 +317,10 @@ export async function runContactsImport(file: string, opts: CommandOptions, cfg:
 export function contactsImportCommand(config: () => Config): Command {
   return new Command('import')
     .description('import contacts from a CSV file through the HTTP bulk API, 1,000 rows per job')
-    .argument('<file>', 'CSV with a header row: phone (required), name, email, tags, optedIn, attributes…')
+    .argument(
+      '<file>',
+      'CSV with a header row: phone (required), name, email, tags, optedIn, marketingOptOut, attributes…',
+    )
     .requiredOption('--account <accountId>', 'the account to import into')
     .option('--api-key <key>', "the account's key, or a partner key (default: TIDINGS_API_KEY)")
     .option('--url <base>', 'the API base URL (default: PUBLIC_BASE_URL)')

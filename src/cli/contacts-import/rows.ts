@@ -2,7 +2,7 @@
 import { ATTRIBUTE_NAME } from '../../modules/contacts/fields.ts';
 import { type ContactInput, type RowError, UsageError } from './types.ts';
 
-type Field = 'phone' | 'name' | 'email' | 'tags' | 'optedIn';
+type Field = 'phone' | 'name' | 'email' | 'tags' | 'optedIn' | 'marketingOptOut';
 
 const FIELD_COLUMNS: Record<string, Field> = {
   phone: 'phone',
@@ -11,6 +11,8 @@ const FIELD_COLUMNS: Record<string, Field> = {
   tags: 'tags',
   optedin: 'optedIn',
   opted_in: 'optedIn',
+  marketingoptout: 'marketingOptOut',
+  marketing_opt_out: 'marketingOptOut',
 };
 
 export interface Columns {
@@ -86,18 +88,20 @@ export function toContactInput(
   }
   const tags = splitTags(cell(columns.fields.tags));
   if (tags.length > 0) contact.tags = tags;
-  const optedIn = parseFlag(cell(columns.fields.optedIn));
-  if (optedIn === null) {
-    const issue = 'must be true, false, yes, no, 1 or 0';
-    return {
-      error: {
-        code: 'INVALID_REQUEST',
-        message: `Invalid request: optedIn ${issue}.`,
-        details: [{ field: 'optedIn', issue }],
-      },
-    };
+  for (const field of ['optedIn', 'marketingOptOut'] as const) {
+    const flag = parseFlag(cell(columns.fields[field]));
+    if (flag === null) {
+      const issue = 'must be true, false, yes, no, 1 or 0';
+      return {
+        error: {
+          code: 'INVALID_REQUEST',
+          message: `Invalid request: ${field} ${issue}.`,
+          details: [{ field, issue }],
+        },
+      };
+    }
+    if (flag !== undefined) contact[field] = flag;
   }
-  if (optedIn !== undefined) contact.optedIn = optedIn;
   const attributes: Record<string, string> = {};
   for (const { name, index } of columns.attributes) {
     const value = cell(index);

@@ -25,4 +25,5 @@ export interface ContactInput {
   tags?: string[];
   attributes?: Record<string, string>;
   optedIn?: boolean;
+  marketingOptOut?: boolean;
 }

@@ -53,6 +53,7 @@ const FIXED_FIELDS: Record<string, FieldType> = {
   'contact.tags': 'list',
   'contact.country': 'string',
   'contact.optedIn': 'boolean',
+  'contact.marketingOptOut': 'boolean',
   'message.text': 'string',
   'message.type': 'string',
   'message.buttonId': 'string',
@@ -214,7 +215,7 @@ export function conditionProblems(
       if (!type) {
         problems.push({
           field: `${at}.field`,
-          issue: `${JSON.stringify(c.field)} is not a field: use contact.phone|name|email|tags|country|optedIn|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday${prefixes.includes('run.vars.') ? ', run.vars.<path>' : ''}`,
+          issue: `${JSON.stringify(c.field)} is not a field: use contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday${prefixes.includes('run.vars.') ? ', run.vars.<path>' : ''}`,
         });
         continue;
       }

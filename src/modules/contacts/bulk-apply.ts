@@ -38,7 +38,7 @@ export interface AppliedRow {
   error: ApiError | null;
 }
 
-const RECORD = `id text, phone text, name text, email text, tags text[], attributes jsonb, opted_in boolean`;
+const RECORD = `id text, phone text, name text, email text, tags text[], attributes jsonb, opted_in boolean, marketing_opt_out boolean`;
 
 function recordsOf(rows: { id: string; values: ContactValues }[]): string {
   return JSON.stringify(
@@ -50,6 +50,7 @@ function recordsOf(rows: { id: string; values: ContactValues }[]): string {
       tags: v.tags,
       attributes: v.attributes,
       opted_in: v.optedIn,
+      marketing_opt_out: v.marketingOptOut,
     })),
   );
 }
@@ -79,6 +80,7 @@ export async function applyContactRows(
     tags: values.tags,
     attributes: values.attributes,
     opted_in: values.optedIn,
+    marketing_opt_out: values.marketingOptOut,
     created_at: before?.created_at ?? now,
     updated_at: now,
     last_inbound_at: before?.last_inbound_at ?? null,
@@ -92,8 +94,10 @@ export async function applyContactRows(
     values: valuesOf(fields),
   }));
   const { rows: inserted } = await tx.query<{ id: string }>(
-    `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at)
-     SELECT r.id, $1, r.phone, r.name, r.email, coalesce(r.tags, '{}'), coalesce(r.attributes, '{}'), r.opted_in, $3, $3
+    `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out,
+                           created_at, updated_at)
+     SELECT r.id, $1, r.phone, r.name, r.email, coalesce(r.tags, '{}'), coalesce(r.attributes, '{}'), r.opted_in,
+            r.marketing_opt_out, $3, $3
        FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
      ON CONFLICT (account_id, phone) DO NOTHING
      RETURNING id`,
@@ -143,7 +147,7 @@ export async function applyContactRows(
       await tx.query(
         `UPDATE contacts c
             SET name = r.name, email = r.email, tags = r.tags, attributes = r.attributes,
-                opted_in = r.opted_in, updated_at = $3
+                opted_in = r.opted_in, marketing_opt_out = r.marketing_opt_out, updated_at = $3
            FROM jsonb_to_recordset($2::jsonb) AS r (${RECORD})
           WHERE c.account_id = $1 AND c.id = r.id`,
         [accountId, recordsOf(updates), now],

@@ -23,6 +23,7 @@ export interface ContactFields {
   tags?: string[];
   attributes?: Record<string, AttributeValue | null>;
   optedIn?: boolean;
+  marketingOptOut?: boolean;
 }
 
 /**
@@ -96,6 +97,7 @@ export function normalizeFields(input: ContactFields, country: string, removable
     out.attributes = input.attributes;
   }
   if (input.optedIn !== undefined) out.optedIn = input.optedIn;
+  if (input.marketingOptOut !== undefined) out.marketingOptOut = input.marketingOptOut;
   if (issues.length > 0) throw invalidFields(issues);
   return out;
 }

@@ -10,6 +10,7 @@ export interface ContactListParams {
   tag?: string[];
   phone?: string;
   optedIn?: boolean;
+  marketingOptOut?: boolean;
   createdAfter?: string;
   updatedAfter?: string;
   [attribute: `attributes[${string}]`]: string;
@@ -57,6 +58,7 @@ export function contactFilters(query: ContactListParams, country: string): Conta
     filters.phone = phone;
   }
   if (query.optedIn !== undefined) filters.optedIn = query.optedIn;
+  if (query.marketingOptOut !== undefined) filters.marketingOptOut = query.marketingOptOut;
   if (query.createdAfter) filters.createdAfter = new Date(query.createdAfter);
   if (query.updatedAfter) filters.updatedAfter = new Date(query.updatedAfter);
   const attributes = Object.entries(query).flatMap(([key, value]) => {

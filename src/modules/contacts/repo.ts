@@ -13,6 +13,8 @@ export interface ContactRow {
   tags: string[];
   attributes: Record<string, AttributeValue>;
   opted_in: boolean;
+  /** The customer stopped marketing messages (migrations/020_contacts_marketing_opt_out.sql). */
+  marketing_opt_out: boolean;
   created_at: Date;
   updated_at: Date;
   last_inbound_at: Date | null;
@@ -28,10 +30,11 @@ export interface ContactValues {
   tags: string[];
   attributes: Record<string, AttributeValue>;
   optedIn: boolean;
+  marketingOptOut: boolean;
 }
 
 export const CONTACT_COLUMNS =
-  'id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at, last_inbound_at, wa_id';
+  'id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out, created_at, updated_at, last_inbound_at, wa_id';
 
 /** Inserts a contact, or answers the id of the account's contact that already has this phone. */
 export async function insertContact(
@@ -39,8 +42,9 @@ export async function insertContact(
   row: { id: string; accountId: string; now: Date } & ContactValues,
 ): Promise<{ row: ContactRow } | { existingId: string }> {
   const { rows } = await sql.query<ContactRow>(
-    `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+    `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out,
+                           created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
      ON CONFLICT (account_id, phone) DO NOTHING
      RETURNING ${CONTACT_COLUMNS}`,
     [
@@ -52,6 +56,7 @@ export async function insertContact(
       row.tags,
       JSON.stringify(row.attributes),
       row.optedIn,
+      row.marketingOptOut,
       row.now,
     ],
   );
@@ -91,7 +96,8 @@ export async function writeContact(
 ): Promise<ContactRow> {
   const { rows } = await sql.query<ContactRow>(
     `UPDATE contacts
-        SET phone = $3, name = $4, email = $5, tags = $6, attributes = $7, opted_in = $8, updated_at = $9,
+        SET phone = $3, name = $4, email = $5, tags = $6, attributes = $7, opted_in = $8,
+            marketing_opt_out = $9, updated_at = $10,
             -- WhatsApp's id belongs to the number: a new number's is learnt again from Meta.
             wa_id = CASE WHEN phone = $3 THEN wa_id END
       WHERE account_id = $1 AND id = $2
@@ -105,6 +111,7 @@ export async function writeContact(
       values.tags,
       JSON.stringify(values.attributes),
       values.optedIn,
+      values.marketingOptOut,
       now,
     ],
   );
@@ -152,6 +159,7 @@ export interface ContactFilters {
   tags?: string[];
   phone?: string;
   optedIn?: boolean;
+  marketingOptOut?: boolean;
   createdAfter?: Date;
   updatedAfter?: Date;
   /** Per attribute, the JSON values it may equal (a query's text may mean a string, number or boolean). */
@@ -184,6 +192,8 @@ export async function listContacts(
   if (filters.tags?.length) where.push(`tags @> ${param(filters.tags)}::text[]`);
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
   if (filters.optedIn !== undefined) where.push(`opted_in = ${param(filters.optedIn)}`);
+  if (filters.marketingOptOut !== undefined)
+    where.push(`marketing_opt_out = ${param(filters.marketingOptOut)}`);
   if (filters.createdAfter) {
     // The id bound lets the (account_id, id) index narrow the range; created_at makes it exact.
     scope.push(`id >= ${param(idAt('contact', filters.createdAfter))}`);

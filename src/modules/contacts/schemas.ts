@@ -30,6 +30,9 @@ const Attributes = attributesOf(
   `Your own fields: at most ${MAX_ATTRIBUTES}, named like identifiers (letters, digits, _; ≤ 40), each a string, number or boolean.`,
 );
 const OptedIn = Type.Boolean({ description: 'Whether the contact agreed to receive messages.' });
+const MARKETING_OPT_OUT =
+  "The customer stopped marketing messages (WhatsApp's user_preferences, or set by you): broadcast campaigns with a MARKETING template skip the contact.";
+const MarketingOptOut = Type.Boolean({ description: MARKETING_OPT_OUT });
 
 const contactInput = {
   phone: Phone,
@@ -38,6 +41,7 @@ const contactInput = {
   tags: Type.Optional(Tags),
   attributes: Type.Optional(Attributes),
   optedIn: Type.Optional(OptedIn),
+  marketingOptOut: Type.Optional(MarketingOptOut),
 };
 
 export const CreateContactBody = Type.Object(contactInput, {
@@ -48,7 +52,7 @@ export const CreateContactBody = Type.Object(contactInput, {
 export const ReplaceContactBody = Type.Object(contactInput, {
   additionalProperties: false,
   description:
-    'The whole contact: fields left out are reset (no name, email, tags or attributes; not opted in).',
+    'The whole contact: fields left out are reset (no name, email, tags or attributes; not opted in; not opted out of marketing).',
 });
 
 export const UpdateContactBody = Type.Object(
@@ -64,6 +68,7 @@ export const UpdateContactBody = Type.Object(
       ),
     ),
     optedIn: Type.Optional(OptedIn),
+    marketingOptOut: Type.Optional(MarketingOptOut),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -100,6 +105,11 @@ export const ContactListQuery = Type.Object(
       Type.String({ maxLength: 40, description: 'Exactly this number (normalised first).' }),
     ),
     optedIn: Type.Optional(Type.Boolean()),
+    marketingOptOut: Type.Optional(
+      Type.Boolean({
+        description: 'Only contacts who stopped marketing messages (true), or who did not (false).',
+      }),
+    ),
     createdAfter: Type.Optional(Type.String({ format: 'date-time' })),
     updatedAfter: Type.Optional(Type.String({ format: 'date-time' })),
   },
@@ -119,6 +129,7 @@ export const ContactSchema = Type.Object(
     tags: Type.Array(Type.String()),
     attributes: Type.Record(Type.String(), AttributeValue),
     optedIn: Type.Boolean(),
+    marketingOptOut: Type.Boolean({ description: MARKETING_OPT_OUT }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     lastInboundAt: Type.Union([Timestamp, Type.Null()], {
@@ -141,6 +152,7 @@ export function toContact(row: ContactRow) {
     tags: row.tags,
     attributes: row.attributes,
     optedIn: row.opted_in,
+    marketingOptOut: row.marketing_opt_out,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     lastInboundAt: row.last_inbound_at?.toISOString() ?? null,

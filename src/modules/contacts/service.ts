@@ -51,6 +51,7 @@ export function valuesOf(fields: NormalizedFields & { phone: string }): ContactV
     tags: fields.tags ?? [],
     attributes: (fields.attributes ?? {}) as Record<string, AttributeValue>,
     optedIn: fields.optedIn ?? false,
+    marketingOptOut: fields.marketingOptOut ?? false,
   };
 }
 
@@ -135,6 +136,7 @@ export function mergeFields(row: ContactRow, fields: NormalizedFields): ContactV
     tags: fields.tags ?? row.tags,
     attributes,
     optedIn: fields.optedIn ?? row.opted_in,
+    marketingOptOut: fields.marketingOptOut ?? row.marketing_opt_out,
   };
 }
 
@@ -230,7 +232,7 @@ export async function removeTag(
 function previousValues(before: ContactRow, after: ContactRow): Record<string, unknown> {
   const shown = { before: toContact(before), after: toContact(after) };
   const previous: Record<string, unknown> = {};
-  for (const key of ['phone', 'name', 'email', 'tags', 'attributes', 'optedIn'] as const) {
+  for (const key of ['phone', 'name', 'email', 'tags', 'attributes', 'optedIn', 'marketingOptOut'] as const) {
     if (JSON.stringify(shown.before[key]) !== JSON.stringify(shown.after[key]))
       previous[key] = shown.before[key];
   }
@@ -245,5 +247,6 @@ function valuesOfRow(row: ContactRow): ContactValues {
     tags: row.tags,
     attributes: row.attributes,
     optedIn: row.opted_in,
+    marketingOptOut: row.marketing_opt_out,
   };
 }
