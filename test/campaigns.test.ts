@@ -24,7 +24,7 @@ async function recipients(key: string, id: string, query = '') {
   const all: any[] = [];
   let cursor: string | null = null;
   do {
-    const res = await call(
+    const res: { status: number; body: any } = await call(
       env.app,
       'GET',
       `/campaigns/${id}/recipients?limit=100${query}${cursor ? `&cursor=${cursor}` : ''}`,
