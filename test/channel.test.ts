@@ -89,7 +89,7 @@ describe('the channel', () => {
 
   it('connects a WhatsApp number after Meta accepts its credentials, and never shows them again', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
-    const business = fake.createBusiness();
+    const business = fake.createBusiness({ throughputLevel: 'HIGH', messagingLimitTier: 'TIER_10K' });
     const res = await call(env.app, 'PUT', '/account/channel', {
       key: t.apiKey,
       body: whatsappBody(business),
@@ -101,6 +101,8 @@ describe('the channel', () => {
       businessAccountId: business.businessAccountId,
       displayPhoneNumber: business.displayPhoneNumber,
       verifiedName: business.verifiedName,
+      throughputPerSecond: 1000,
+      messagingLimitTier: 'TIER_10K',
       callbackUrl: `http://tidings.test/api/v1/callbacks/whatsapp/${t.accountId}`,
     });
     const check = fake.requests.at(-1)!;

@@ -767,16 +767,20 @@ describe('submitTemplate', () => {
 });
 
 describe('fetchPhoneNumber', () => {
-  it('good credentials: the display number and verified name', async () => {
+  it('good credentials: the display number, verified name, throughput and messaging limit tier', async () => {
     const result = await adapterFor(business).fetchPhoneNumber();
     const req = fake.requests.at(-1)!;
     expect(req.method).toBe('GET');
-    expect(req.path).toBe(`/v21.0/${business.phoneNumberId}?fields=display_phone_number,verified_name`);
+    expect(req.path).toBe(
+      `/v21.0/${business.phoneNumberId}?fields=display_phone_number,verified_name,throughput,messaging_limit_tier`,
+    );
     expect(req.headers.authorization).toBe(`Bearer ${business.accessToken}`);
     expect(result).toStrictEqual({
       ok: true,
       displayPhoneNumber: business.displayPhoneNumber,
       verifiedName: business.verifiedName,
+      throughputLevel: 'STANDARD',
+      messagingLimitTier: 'TIER_1K',
     });
   });
 

@@ -24,6 +24,10 @@ export interface FakeBusiness {
   /** As GET /{phone-number-id} shows it, e.g. "+1 555-012-3456". */
   displayPhoneNumber: string;
   verifiedName: string;
+  /** GET /{phone-number-id}'s throughput.level (STANDARD unless set). */
+  throughputLevel?: 'STANDARD' | 'HIGH';
+  /** GET /{phone-number-id}'s messaging_limit_tier (TIER_1K unless set). */
+  messagingLimitTier?: string;
 }
 
 export type FakeTemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
@@ -166,6 +170,7 @@ const PHONE_FIELDS = [
   'code_verification_status',
   'platform_type',
   'throughput',
+  'messaging_limit_tier',
 ];
 
 const placeholders = (text: unknown) =>
@@ -449,7 +454,8 @@ export class FakeWhatsAppCloud {
       display_phone_number: business.displayPhoneNumber,
       quality_rating: 'GREEN',
       platform_type: 'CLOUD_API',
-      throughput: { level: 'STANDARD' },
+      throughput: { level: business.throughputLevel ?? 'STANDARD' },
+      messaging_limit_tier: business.messagingLimitTier ?? 'TIER_1K',
     };
     const body: Record<string, unknown> = {};
     for (const field of fields) if (field !== 'id') body[field] = all[field];

@@ -38,7 +38,15 @@ export function createGraphAgent(timeoutMs: number): Agent {
 }
 
 export type PhoneNumberCheck =
-  | { ok: true; displayPhoneNumber: string; verifiedName: string }
+  | {
+      ok: true;
+      displayPhoneNumber: string;
+      verifiedName: string;
+      /** Meta's `throughput.level`: STANDARD (80 messages a second), HIGH (up to 1,000). */
+      throughputLevel: string | null;
+      /** Meta's `messaging_limit_tier`: TIER_250 … TIER_UNLIMITED (unique customers a day). */
+      messagingLimitTier: string | null;
+    }
   | { ok: false; error: ProviderError; retryable: boolean };
 
 type Answer = JsonAnswer;
@@ -139,9 +147,13 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
     return toDeleteOutcome(this.#failed(answer));
   }
 
-  /** Reads the number's display number and verified name: a check of the credentials. */
+  /**
+   * Reads the number's display number, verified name, throughput and messaging limit tier: a check
+   * of the credentials, and what campaigns pace by.
+   */
   async fetchPhoneNumber(): Promise<PhoneNumberCheck> {
-    const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}?fields=display_phone_number,verified_name`;
+    const fields = 'display_phone_number,verified_name,throughput,messaging_limit_tier';
+    const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}?fields=${fields}`;
     const result = await this.#call('GET', path);
     const failed = (failure: ClassifiedFailure): PhoneNumberCheck => ({
       ok: false,
@@ -159,6 +171,9 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
       ok: true,
       displayPhoneNumber: body.display_phone_number,
       verifiedName: typeof body.verified_name === 'string' ? body.verified_name : '',
+      throughputLevel:
+        isRecord(body.throughput) && typeof body.throughput.level === 'string' ? body.throughput.level : null,
+      messagingLimitTier: typeof body.messaging_limit_tier === 'string' ? body.messaging_limit_tier : null,
     };
   }
 

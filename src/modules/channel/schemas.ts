@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { NullableTimestamp, nullable } from '../../kernel/schemas.ts';
-import type { ChannelConfig } from './settings.ts';
+import { type ChannelConfig, throughputOf } from './settings.ts';
 
 const Delay = (max: number, description: string) => Type.Integer({ minimum: 0, maximum: max, description });
 
@@ -33,6 +33,16 @@ export const ChannelSchema = Type.Object(
         businessAccountId: Type.String(),
         displayPhoneNumber: nullable(Type.String({ description: 'As Meta reported it when saved.' })),
         verifiedName: nullable(Type.String()),
+        throughputPerSecond: Type.Integer({
+          description:
+            'Messages a second the number takes, from its throughput level when saved (standard 80, high 1,000); campaigns never send faster.',
+        }),
+        messagingLimitTier: nullable(
+          Type.String({
+            description:
+              'Meta’s messaging limit tier when saved (TIER_250, TIER_1K, TIER_10K, TIER_100K, TIER_UNLIMITED): unique customers a business may message in 24 hours; campaigns keep within it. Null: not reported.',
+          }),
+        ),
         callbackUrl: Type.String({
           format: 'uri',
           description:
@@ -113,7 +123,12 @@ export function toChannel(channel: ChannelConfig, publicBaseUrl: string, account
     provider: channel.provider,
     sandbox: channel.sandbox,
     whatsapp: channel.whatsapp
-      ? { ...channel.whatsapp, callbackUrl: callbackUrlOf(publicBaseUrl, accountId) }
+      ? {
+          ...channel.whatsapp,
+          throughputPerSecond: channel.whatsapp.throughputPerSecond ?? throughputOf(null),
+          messagingLimitTier: channel.whatsapp.messagingLimitTier ?? null,
+          callbackUrl: callbackUrlOf(publicBaseUrl, accountId),
+        }
       : null,
     updatedAt: channel.updatedAt?.toISOString() ?? null,
   };

@@ -12,6 +12,7 @@ import {
   type ChannelConfig,
   DEFAULT_SANDBOX,
   type SandboxSettings,
+  throughputOf,
   type WhatsAppSecrets,
 } from './settings.ts';
 
@@ -136,6 +137,8 @@ export async function configureChannel(
         ...ids,
         displayPhoneNumber: checked.displayPhoneNumber,
         verifiedName: checked.verifiedName,
+        throughputPerSecond: throughputOf(checked.throughputLevel),
+        messagingLimitTier: checked.messagingLimitTier,
       },
       secretsSealed: s.channels.sealSecrets(secrets),
     },

@@ -24,6 +24,18 @@ export interface WhatsAppSettings {
   /** As Meta reports it when the channel is saved. */
   displayPhoneNumber: string | null;
   verifiedName: string | null;
+  /**
+   * Messages a second the number takes (Meta's throughput level when saved: STANDARD 80, HIGH
+   * 1,000); absent on channels saved before it was read: 80. Campaigns pace by it.
+   */
+  throughputPerSecond?: number;
+  /** Meta's messaging limit tier when saved (TIER_250 … TIER_UNLIMITED); null: not reported. */
+  messagingLimitTier?: string | null;
+}
+
+/** Messages a second of a throughput level (Meta: standard 80, high up to 1,000). */
+export function throughputOf(level: string | null): number {
+  return level === 'HIGH' ? 1000 : 80;
 }
 
 /** Write-only: kept sealed with SECRETS_KEY, never shown or logged. */
