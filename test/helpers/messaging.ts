@@ -62,10 +62,10 @@ export async function whatsappTenant(
   partnerKey: string,
   fake: FakeWhatsAppCloud,
   account: Record<string, unknown> = {},
-  options: { metaReportsSent?: boolean } = {},
+  options: { metaReportsSent?: boolean; business?: Partial<FakeBusiness> } = {},
 ): Promise<MessagingTenant & { business: FakeBusiness }> {
   const t = await tenant(app, partnerKey, account);
-  const business = fake.createBusiness();
+  const business = fake.createBusiness(options.business);
   const res = await call(app, 'PUT', '/account/channel', {
     key: t.apiKey,
     body: {
