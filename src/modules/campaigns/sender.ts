@@ -222,8 +222,9 @@ async function advance(
       } else throw err;
     }
   }
+  // The round's clock for the messages too: they are counted in the second they are stamped with.
   const results = await acceptBatch(
-    d,
+    { ...d, now: () => now },
     tx,
     requests.map((r) => ({
       sender: {
