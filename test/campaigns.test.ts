@@ -193,6 +193,19 @@ describe('campaigns', () => {
     expect((await recipients(t.apiKey, made.body.id, '&status=skipped')).map((r) => r.contactId)).toEqual([
       out,
     ]);
+    // Ann's conversation deleted with its history: her row keeps the status her message had.
+    const conversations = await call(env.app, 'GET', `/conversations?contactId=${ann}`, { key: t.apiKey });
+    for (const c of conversations.body.data) {
+      expect((await call(env.app, 'DELETE', `/conversations/${c.id}`, { key: t.apiKey })).status).toBe(204);
+    }
+    expectError(
+      await call(env.app, 'GET', `/messages/${byContact.get(ann).messageId}`, { key: t.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expect((await get(t.apiKey, made.body.id)).body.counters).toMatchObject({ read: 2, replied: 1 });
+    const kept = await recipients(t.apiKey, made.body.id, '&status=read');
+    expect(kept.map((r) => r.contactId).sort()).toEqual([ann, bob].sort());
     expect((await call(env.app, 'DELETE', `/campaigns/${made.body.id}`, { key: t.apiKey })).status).toBe(204);
     expectError(await get(t.apiKey, made.body.id), 404, 'RESOURCE_NOT_FOUND');
   });

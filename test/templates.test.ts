@@ -1,7 +1,7 @@
-// The templates API through HTTP: creating (every one of Meta's rules refused with its exact field),
-// the one-template-per-name-and-language rule, listing, reading, editing, deleting and submitting
-// (which states allow what), the walls between tenants, the sandbox key's limit, and the
-// template.status_changed events each status change records in the outbox.
+// The templates API through HTTP: creating and replacing (every one of Meta's rules refused with its
+// exact field), the one-template-per-name-and-language rule, listing, reading, editing, replacing,
+// deleting and submitting (which states allow what), the walls between tenants, the sandbox key's
+// limit, and the template.status_changed events each status change records in the outbox.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SubmitOutcome } from '../src/channels/types.ts';
 import { applyTemplateStatus } from '../src/modules/templates/service.ts';
@@ -620,29 +620,41 @@ const CASES: Case[] = [
 
 describe("Meta's rules, each refused with its exact field", () => {
   let t: Tenant;
+  /** The DRAFT the PUT cases try to replace. */
+  let draft: Body;
   beforeAll(async () => {
     t = await tenant(env.app, env.partner.partnerKey);
+    draft = await create(t, bodyOnly());
   });
 
   it('the full template they start from is valid', async () => {
     await create(t, fullTemplate());
   });
 
-  it.each(CASES)('$rule', async ({ change, field, issue }) => {
-    const body = structuredClone(fullTemplate());
-    change(body);
-    const res = await call(env.app, 'POST', '/templates', { key: t.apiKey, body });
-    expectError(res, 400, 'INVALID_REQUEST');
-    const found = detailsOf(res).filter((d) => d.field === field);
-    expect(found, JSON.stringify(detailsOf(res))).not.toEqual([]);
-    expect(found.map((d) => d.issue).join(' | ')).toMatch(issue);
-    // The message names the field too, and no other shape's complaints leak in.
-    expect(res.body.error.message).toContain(field);
-    expect(
-      detailsOf(res)
-        .map((d) => d.issue)
-        .join(' '),
-    ).not.toMatch(/equal to constant/);
+  // A replace is checked exactly as a create is.
+  it.each(CASES.flatMap((rule) => (['POST', 'PUT'] as const).map((method) => ({ ...rule, method }))))(
+    '$rule ($method)',
+    async ({ change, field, issue, method }) => {
+      const body = structuredClone(fullTemplate());
+      change(body);
+      const path = method === 'POST' ? '/templates' : `/templates/${draft.id}`;
+      const res = await call(env.app, method, path, { key: t.apiKey, body });
+      expectError(res, 400, 'INVALID_REQUEST');
+      const found = detailsOf(res).filter((d) => d.field === field);
+      expect(found, JSON.stringify(detailsOf(res))).not.toEqual([]);
+      expect(found.map((d) => d.issue).join(' | ')).toMatch(issue);
+      // The message names the field too, and no other shape's complaints leak in.
+      expect(res.body.error.message).toContain(field);
+      expect(
+        detailsOf(res)
+          .map((d) => d.issue)
+          .join(' '),
+      ).not.toMatch(/equal to constant/);
+    },
+  );
+
+  it('left the DRAFT the refused replaces were aimed at as it was', async () => {
+    expect(await getOk(t, draft.id)).toEqual(draft);
   });
 
   it('refuses a body that is not JSON, and one without the required fields, with 400', async () => {
@@ -837,6 +849,170 @@ describe('editing a template', () => {
       expectError(res, 409, 'CONFLICT');
       expect(res.body.error.details[0]).toMatchObject({ field: 'status', templateId: id });
     }
+  });
+});
+
+describe('replacing a template (PUT)', () => {
+  let t: Tenant;
+  beforeAll(async () => {
+    t = await tenant(env.app, env.partner.partnerKey);
+  });
+
+  const put = (id: string, body: unknown) =>
+    call(env.app, 'PUT', `/templates/${id}`, { key: t.apiKey, body: body as Body });
+
+  it('replaces every field of a DRAFT: name, language, category, components, parameter count', async () => {
+    const created = await create(t, fullTemplate());
+    const body = {
+      name: uniqueName('renamed'),
+      language: 'es',
+      category: 'MARKETING',
+      components: [
+        { type: 'HEADER', format: 'IMAGE', example: { header_handle: ['https://cdn.example.com/sale.png'] } },
+        {
+          type: 'BODY',
+          text: 'Hola {{1}}, nuestra colección de {{2}} ya está aquí.',
+          example: { body_text: [['Ana', 'verano']] },
+        },
+      ],
+    };
+    const res = await put(created.id, body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({
+      ...created,
+      ...body,
+      parameterCount: 3,
+      updatedAt: expect.stringMatching(ISO),
+    });
+    expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.updatedAt));
+    expect(await getOk(t, created.id)).toEqual(res.body);
+    // The same body again (name and language unchanged) is a replace too.
+    expect((await put(created.id, body)).status).toBe(200);
+    // Still a DRAFT: no status change, no event; the old name and language are free.
+    expect(await statusEvents(t.accountId)).toEqual([]);
+    await create(t, bodyOnly('Your order has shipped.', { name: created.name, language: created.language }));
+  });
+
+  it('makes a REJECTED template a DRAFT again, without its reason (with an event); it can be submitted again', async () => {
+    const rejected = await decided(t, 'REJECTED');
+    const res = await put(rejected.id, {
+      name: uniqueName('fixed'),
+      language: rejected.language,
+      category: 'UTILITY',
+      components: [{ type: 'BODY', text: 'Your appointment is confirmed for tomorrow.' }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({
+      status: 'DRAFT',
+      rejectionReason: null,
+      // Submitted to the sandbox, which holds no name: it could be renamed; the provider's id stays.
+      provider: 'sandbox',
+      providerTemplateId: rejected.providerTemplateId,
+    });
+    const events = (await statusEvents(t.accountId)).filter((e) => e.data.id === rejected.id);
+    expect(events.map((e) => [e.data.previousStatus, e.data.status])).toEqual([
+      ['DRAFT', 'PENDING'],
+      ['PENDING', 'REJECTED'],
+      ['REJECTED', 'DRAFT'],
+    ]);
+    const { previousStatus, ...shown } = events.at(-1)!.data;
+    expect(shown).toEqual(res.body);
+
+    const again = await submit(t, rejected.id);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body).toMatchObject({ status: 'PENDING', name: res.body.name });
+    expect(await decide(t.accountId, again.body, 'APPROVED')).toBe(true);
+    expect((await getOk(t, rejected.id)).status).toBe('APPROVED');
+  });
+
+  it('refuses to replace a PENDING or APPROVED template with 409, changing nothing', async () => {
+    const pending = await create(t, bodyOnly());
+    expect((await submit(t, pending.id)).body.status).toBe('PENDING');
+    const approved = await decided(t, 'APPROVED');
+    for (const id of [pending.id, approved.id]) {
+      const before = await getOk(t, id);
+      const res = await put(id, bodyOnly('Something else entirely.'));
+      expectError(res, 409, 'CONFLICT');
+      expect(res.body.error.message).toBe(
+        `The template is ${before.status}; it can be replaced only while DRAFT or REJECTED.`,
+      );
+      expect(res.body.error.details[0]).toMatchObject({ field: 'status', templateId: id });
+      expect(await getOk(t, id)).toEqual(before);
+    }
+  });
+
+  it('is checked as a create is: 400 naming each faulty or missing field, before the state is looked at', async () => {
+    const created = await create(t, bodyOnly());
+    const approved = await decided(t, 'APPROVED');
+    for (const id of [created.id, approved.id]) {
+      const bad = await put(id, bodyOnly('{{1}} and then {{2}}', { name: 'Bad Name', language: 'en-US' }));
+      expectError(bad, 400, 'INVALID_REQUEST');
+      expect(detailsOf(bad).map((d) => d.field)).toEqual(
+        expect.arrayContaining(['name', 'language', 'components[0].text', 'components[0].example.body_text']),
+      );
+    }
+    // A full replace: what PATCH takes alone is not enough.
+    const partial = await put(created.id, { category: 'MARKETING' });
+    expectError(partial, 400, 'INVALID_REQUEST');
+    expect(detailsOf(partial).map((d) => d.field)).toEqual(
+      expect.arrayContaining(['name', 'language', 'components']),
+    );
+    expectError(await put(created.id, { ...bodyOnly(), status: 'APPROVED' }), 400, 'INVALID_REQUEST');
+    expect(await getOk(t, created.id)).toEqual(created);
+  });
+
+  it("takes another template's name and language no more than a create does: 409 naming it", async () => {
+    const first = await create(t, bodyOnly());
+    const second = await create(t, bodyOnly());
+    const res = await put(second.id, bodyOnly('Something else entirely.', { name: first.name }));
+    expectError(res, 409, 'CONFLICT');
+    expect(res.body.error.details[0]).toMatchObject({ field: 'name', templateId: first.id });
+    expect(await getOk(t, second.id)).toEqual(second);
+    // In another language the name is free.
+    const spanish = await put(
+      second.id,
+      bodyOnly('Su cita está confirmada.', { name: first.name, language: 'es' }),
+    );
+    expect(spanish.status, JSON.stringify(spanish.body)).toBe(200);
+  });
+
+  it('keeps the name and language of a template Meta holds (409), and replaces the rest', async () => {
+    const rejected = await decided(t, 'REJECTED');
+    // As if submitted to the WhatsApp Cloud API and rejected there.
+    await env.tdb.db.query(
+      `UPDATE templates SET provider = 'whatsapp_cloud', provider_template_id = '998877' WHERE id = $1`,
+      [rejected.id],
+    );
+    const held = await getOk(t, rejected.id);
+    const renamed = await put(rejected.id, bodyOnly('Your appointment is confirmed.', { language: 'fr' }));
+    expectError(renamed, 409, 'CONFLICT');
+    expect(renamed.body.error.details).toEqual([
+      {
+        field: 'name',
+        issue: 'cannot change once submitted to the WhatsApp Cloud API',
+        templateId: rejected.id,
+      },
+      {
+        field: 'language',
+        issue: 'cannot change once submitted to the WhatsApp Cloud API',
+        templateId: rejected.id,
+      },
+    ]);
+    expect(await getOk(t, rejected.id)).toEqual(held);
+    const res = await put(rejected.id, {
+      name: held.name,
+      language: held.language,
+      category: 'MARKETING',
+      components: [{ type: 'BODY', text: 'Our autumn collection is here.' }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // Its next submission edits Meta's template, under the same id.
+    expect(res.body).toMatchObject({
+      status: 'DRAFT',
+      category: 'MARKETING',
+      provider: 'whatsapp_cloud',
+      providerTemplateId: '998877',
+    });
   });
 });
 
@@ -1046,6 +1222,11 @@ describe("another account's template", () => {
       'RESOURCE_NOT_FOUND',
     );
     expectError(
+      await call(env.app, 'PUT', `/templates/${created.id}`, { key, body: bodyOnly() }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expectError(
       await call(env.app, 'POST', `/templates/${created.id}/submit`, { key }),
       404,
       'RESOURCE_NOT_FOUND',
@@ -1067,6 +1248,10 @@ describe('the OpenAPI document', () => {
     expect(paths['/api/v1/public/templates'].post.operationId).toBe('createTemplate');
     expect(paths['/api/v1/public/templates'].get.operationId).toBe('listTemplates');
     expect(paths['/api/v1/public/templates/{id}'].patch.responses['409']).toBeDefined();
+    const replaceOp = paths['/api/v1/public/templates/{id}'].put;
+    expect(replaceOp.operationId).toBe('replaceTemplate');
+    for (const status of ['200', '400', '404', '409']) expect(replaceOp.responses[status]).toBeDefined();
+    expect(replaceOp.requestBody).toEqual(paths['/api/v1/public/templates'].post.requestBody);
     const submitOp = paths['/api/v1/public/templates/{id}/submit'].post;
     for (const status of ['403', '404', '409', '503']) expect(submitOp.responses[status]).toBeDefined();
     const text = JSON.stringify(paths['/api/v1/public/templates'].post.requestBody);

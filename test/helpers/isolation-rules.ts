@@ -217,6 +217,11 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.submittedTemplateId }),
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not delete a template Meta holds',
   },
+  'replaceTemplate:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.replaceableTemplateId }),
+    why: 'docs/messaging.md: a replace takes a DRAFT or REJECTED template (the submit row leaves the usual one PENDING)',
+  },
   'simulateInboundMessage:owner': {
     expected: FORBIDDEN,
     why: 'docs/conversations.md: a **sandbox key** plays the customer; decisions.md: a live key gets 403',
@@ -378,6 +383,12 @@ export const BODIES: Record<string, (w: World) => unknown> = {
     components: [{ type: 'BODY', text: 'Your order is ready for pickup today.' }],
   }),
   updateTemplate: () => ({ category: 'UTILITY' }),
+  replaceTemplate: () => ({
+    name: 'isolation_replaced',
+    language: 'en_US',
+    category: 'UTILITY',
+    components: [{ type: 'BODY', text: 'Your order is ready for pickup today.' }],
+  }),
   sendMessage: (w) => ({ to: w.customerPhone, type: 'text', text: 'Noted.' }),
   estimateMessages: (w) => ({ to: w.customerPhone, type: 'text', text: 'Noted.' }),
   replyInConversation: () => ({ type: 'text', text: 'Thanks, on it.' }),

@@ -34,6 +34,8 @@ export interface World {
   spares: Record<string, Record<string, string>>;
   /** A template Meta holds (submitted through the WhatsApp Cloud API). */
   submittedTemplateId: string;
+  /** A DRAFT template of its own for the owner row of replaceTemplate (the submit row moves the usual one). */
+  replaceableTemplateId: string;
   /** A team member (the assignee of assignConversation). */
   memberId: string;
   /** A's contact's phone, which wrote in (its service window is open). */
@@ -108,6 +110,11 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const spareContact = await ok(a('POST', '/contacts', { phone: '+14155550102', tags: [TAG] }), 201);
   const inbound = await ok(
     a('POST', '/sandbox/inbound-messages', { from: customerPhone, text: 'Hello?' }, sandbox.apiKey),
+    201,
+  );
+  // Another customer's conversation: the one deleteConversation's success row deletes.
+  const spareInbound = await ok(
+    a('POST', '/sandbox/inbound-messages', { from: '+14155550105', text: 'Hi?' }, sandbox.apiKey),
     201,
   );
   const member = await ok(
@@ -248,6 +255,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   });
   const draft = await ok(a('POST', '/templates', template('isolation_draft')), 201);
   const spareTemplate = await ok(a('POST', '/templates', template('isolation_spare')), 201);
+  const replaceable = await ok(a('POST', '/templates', template('isolation_replaceable')), 201);
   const submitted = await ok(a('POST', '/templates', template('isolation_submitted')), 201);
   await ok(a('POST', `/templates/${submitted.id}/submit`), 200);
 
@@ -332,6 +340,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/contacts/{id}': { id: spareContact.id },
       '/contacts/{id}/tags/{tag}': { id: spareContact.id },
       '/templates/{id}': { id: spareTemplate.id },
+      '/conversations/{id}': { id: spareInbound.conversationId },
       '/webhooks/{id}': { id: spareWebhook.id },
       '/partner/webhooks/{id}': { id: sparePartnerHook.id },
       '/team/members/{id}': { id: spareMember.id },
@@ -347,6 +356,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/partner/accounts/{accountId}/keys/{keyId}': { keyId: spareKey.id },
     },
     submittedTemplateId: submitted.id,
+    replaceableTemplateId: replaceable.id,
     memberId: member.id,
     customerPhone,
     sequences,

@@ -27,8 +27,9 @@ export const BulkMessageResult = Type.Object({
   index: Type.Integer({ description: 'Position in `recipients`, from 0.' }),
   to: Type.String(),
   messageId: nullable(Type.String({ description: 'null: refused when the job was accepted (see error).' })),
-  status: Type.Union([MessageStatusSchema, Type.Literal('refused')], {
-    description: "The message's current status, or refused.",
+  status: Type.Union([MessageStatusSchema, Type.Literal('refused'), Type.Literal('deleted')], {
+    description:
+      "The message's current status; refused (never accepted), or deleted (with its conversation).",
   }),
   error: nullable(ErrorInfo),
 });
@@ -52,20 +53,24 @@ export interface AcceptOutcome {
   error: { code: string; message: string; details?: unknown } | null;
 }
 
+/**
+ * The job as the API shows it; `live`, the current status of its messages (left out when they have
+ * just been accepted, all queued): one not in it was deleted with its conversation.
+ */
 export function toMessageJob(
   row: BulkJobRow,
   outcomes: AcceptOutcome[],
-  live: Map<string, { status: string; error: unknown }>,
+  live?: Map<string, { status: string; error: unknown }>,
 ) {
   return {
     ...toJobBase(row),
     results: outcomes.map((o) => {
-      const message = o.messageId ? live.get(o.messageId) : undefined;
+      const message = o.messageId ? live?.get(o.messageId) : undefined;
       return {
         index: o.index,
         to: o.to,
         messageId: o.messageId,
-        status: (message?.status ?? (o.messageId ? 'queued' : 'refused')) as 'queued',
+        status: (message?.status ?? (!o.messageId ? 'refused' : live ? 'deleted' : 'queued')) as 'queued',
         error: (message?.error as never) ?? o.error,
       };
     }),

@@ -79,7 +79,7 @@ export function bulkRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           request.body,
         );
         reply.status(202);
-        return toMessageJob(job, outcomes, new Map());
+        return toMessageJob(job, outcomes);
       },
     );
 

@@ -163,3 +163,49 @@ export async function listConversationMessages(
   );
   return rows;
 }
+
+/** Deletes the conversation's own row; answers whether there was one. */
+export async function deleteConversationRow(sql: Sql, accountId: string, id: string): Promise<boolean> {
+  const { rowCount } = await sql.query('DELETE FROM conversations WHERE account_id = $1 AND id = $2', [
+    accountId,
+    id,
+  ]);
+  return rowCount > 0;
+}
+
+/** A message deleted before any provider had it: it will never be sent. */
+export interface UnsentMessage {
+  id: string;
+  charged_micros: number;
+  refunded_at: Date | null;
+  bulk_job_id: string | null;
+}
+
+/**
+ * Deletes a conversation's messages; answers those no provider has had: queued, their hand-over not
+ * begun. Each is judged as it was deleted, so a dispatcher's claim that committed first counts.
+ */
+export async function deleteConversationMessages(
+  sql: Sql,
+  accountId: string,
+  conversationId: string,
+): Promise<UnsentMessage[]> {
+  const { rows } = await sql.query<UnsentMessage>(
+    `WITH gone AS (
+       DELETE FROM messages WHERE account_id = $1 AND conversation_id = $2
+       RETURNING id, status, accepted_at, handover_started_at, charged_micros, refunded_at, bulk_job_id,
+                 campaign_id, contact_id
+     ), kept AS (
+       -- A campaign's recipient keeps the status its message had (one never sent: failed).
+       UPDATE campaign_recipients r SET kept_status = CASE WHEN g.status = 'queued' THEN 'failed' ELSE g.status END
+         FROM gone g
+        WHERE g.campaign_id IS NOT NULL AND r.campaign_id = g.campaign_id AND r.contact_id = g.contact_id
+          AND r.message_id = g.id
+     )
+     SELECT id, charged_micros, refunded_at, bulk_job_id FROM gone
+      WHERE status = 'queued' AND accepted_at IS NULL AND handover_started_at IS NULL
+      ORDER BY id`,
+    [accountId, conversationId],
+  );
+  return rows;
+}

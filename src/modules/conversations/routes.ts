@@ -1,5 +1,6 @@
-// /conversations: list, get, history, reply, assign, close, reopen.
+// /conversations: list, get, history, reply, assign, close, reopen, delete.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access.ts';
 import { conflict, notFound } from '../../kernel/errors.ts';
@@ -24,7 +25,7 @@ import {
   ReplyBody,
   toConversation,
 } from './schemas.ts';
-import { assignConversation, closeConversation, reopenConversation } from './service.ts';
+import { assignConversation, closeConversation, deleteConversation, reopenConversation } from './service.ts';
 
 export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['conversations'];
@@ -76,6 +77,26 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const row = await findConversation(ctx.db, accountOf(request).id, request.params.id);
         if (!row) throw notFound('conversation');
         return toConversation(row, ctx.now());
+      },
+    );
+
+    app.delete(
+      '/conversations/:id',
+      {
+        config: ON_RESOURCE,
+        schema: {
+          tags,
+          operationId: 'deleteConversation',
+          summary: 'Delete a conversation and its messages (the contact stays)',
+          description:
+            "Open or closed. Its messages in both directions go with it (GET /messages/{id} is then 404); the contact, its customer service window and the wallet's transactions stay. A message of it not yet handed to the provider is never sent, and its charge is refunded; one already handed over keeps its charge. The customer's next message opens a new conversation. No event is emitted.",
+          params,
+          response: { 204: Type.Null({ description: 'Deleted.' }) },
+        },
+      },
+      async (request, reply) => {
+        await deleteConversation(ctx, accountOf(request).id, request.params.id);
+        reply.status(204);
       },
     );
 

@@ -1,15 +1,21 @@
 // Changing a conversation's state: assign, close, reopen. Each is one transaction that locks the
-// conversation, checks the move is allowed (409 otherwise), writes it and emits its event.
-import type { Database, Tx } from '../../kernel/db.ts';
+// conversation, checks the move is allowed (409 otherwise), writes it and emits its event. And
+// deleting one with its history.
+import { type Database, sqlState, type Tx } from '../../kernel/db.ts';
 import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
 import type { EventInput, EventOutbox } from '../../kernel/events.ts';
+import { changeBalance } from '../billing/wallet.ts';
+import { noteHandedOver } from '../bulk/messages-progress.ts';
 import { findMember } from '../team/repo.ts';
 import {
   CONVERSATION_COLUMNS,
   type ConversationRow,
+  deleteConversationMessages,
+  deleteConversationRow,
   findConversation,
   findConversationRow,
   findOpenConversation,
+  type UnsentMessage,
 } from './repo.ts';
 import { toConversation } from './schemas.ts';
 
@@ -105,6 +111,57 @@ export function reopenConversation(s: ConversationServices, accountId: string, i
     },
     { lockContactFirst: true },
   );
+}
+
+/** PostgreSQL's deadlock_detected. */
+const DEADLOCK = '40P01';
+
+/**
+ * Deletes a conversation and its history, its messages, in one transaction; the contact stays, and
+ * the customer's next message opens a new conversation. The contact's row is locked first, as an
+ * inbound message locks it: a message arriving meanwhile lands before the delete (and goes with the
+ * rest) or after it (in a new conversation). The wallet's transactions stay (they name their
+ * message by id). A message no provider has had yet will never be sent now: it is refunded, and
+ * its bulk send counts it as failed (the dispatch job finds nothing left to send). One a provider
+ * has, or may have, keeps its charge; what the provider reports about it later finds nothing. No
+ * event: the contract has none for a deleted conversation.
+ */
+export async function deleteConversation(s: ConversationServices, accountId: string, id: string) {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await s.db.transaction(async (tx) => {
+        await lockContactOf(tx, accountId, id);
+        if (!(await deleteConversationRow(tx, accountId, id))) throw notFoundConversation();
+        await giveUpUnsent(s, tx, accountId, await deleteConversationMessages(tx, accountId, id));
+      });
+    } catch (err) {
+      // A send holding the wallet a refund here waits for, and waiting for this conversation: the
+      // aborted transaction wrote nothing, so it runs again.
+      if (sqlState(err) !== DEADLOCK || tries >= 3) throw err;
+    }
+  }
+}
+
+/** Messages deleted before they went: each charge back to the wallet, each bulk send told. */
+async function giveUpUnsent(
+  s: Pick<ConversationServices, 'events' | 'now'>,
+  tx: Tx,
+  accountId: string,
+  unsent: UnsentMessage[],
+): Promise<void> {
+  const failedByJob = new Map<string, number>();
+  for (const m of unsent) {
+    if (m.charged_micros > 0 && !m.refunded_at) {
+      await changeBalance(tx, s.events, accountId, {
+        type: 'refund',
+        amountMicros: m.charged_micros,
+        reference: m.id,
+        description: 'refund: message deleted with its conversation before it was sent',
+      });
+    }
+    if (m.bulk_job_id) failedByJob.set(m.bulk_job_id, (failedByJob.get(m.bulk_job_id) ?? 0) + 1);
+  }
+  for (const [jobId, failed] of failedByJob) await noteHandedOver(s, tx, jobId, { sent: 0, failed });
 }
 
 async function lockContactOf(tx: Tx, accountId: string, conversationId: string): Promise<void> {

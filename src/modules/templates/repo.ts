@@ -137,6 +137,8 @@ export async function lockTemplateById(sql: Sql, id: string): Promise<TemplateRo
 
 /** The fields a write may change. */
 export interface TemplateChange {
+  name?: string;
+  language?: string;
   category?: TemplateCategory;
   components?: TemplateComponent[];
   parameterCount?: number;
@@ -148,6 +150,8 @@ export interface TemplateChange {
 }
 
 const CHANGE_COLUMNS: Record<keyof TemplateChange, string> = {
+  name: 'name',
+  language: 'language',
   category: 'category',
   components: 'components',
   parameterCount: 'parameter_count',
@@ -158,6 +162,7 @@ const CHANGE_COLUMNS: Record<keyof TemplateChange, string> = {
   submittedAt: 'submitted_at',
 };
 
+/** A new name and language taken by another template fails the statement with UNIQUE_VIOLATION. */
 export async function updateTemplate(
   sql: Sql,
   accountId: string,

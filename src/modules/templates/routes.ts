@@ -18,6 +18,7 @@ import {
   editTemplate,
   getTemplate,
   removeTemplate,
+  replaceTemplate,
   submitTemplate,
   type TemplateServices,
 } from './service.ts';
@@ -111,6 +112,26 @@ export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) =>
         toTemplate(await editTemplate(s, accountOf(request).id, request.params.id, request.body)),
+    );
+
+    app.put(
+      '/templates/:id',
+      {
+        config: foundOrConflict,
+        schemaErrorFormatter: templateSchemaErrors,
+        schema: {
+          tags,
+          operationId: 'replaceTemplate',
+          summary: 'Replace a DRAFT or REJECTED template whole (409 otherwise)',
+          description:
+            "The body of a create, checked by the same rules: every problem at once in `details`, each with its field. Every field is replaced; a REJECTED template becomes a DRAFT again, without its rejection reason, ready to be submitted again (emits `template.status_changed`). A new name and language taken by another template is 409 with that template's id; a template submitted to the WhatsApp Cloud API keeps its name and language (409: Meta edits only the category and components).",
+          params: TemplateIdParams,
+          body: CreateTemplateBody,
+          response: { 200: TemplateSchema },
+        },
+      },
+      async (request) =>
+        toTemplate(await replaceTemplate(s, accountOf(request).id, request.params.id, request.body)),
     );
 
     app.delete(

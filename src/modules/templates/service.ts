@@ -1,6 +1,6 @@
-// Templates of an account: create, edit, delete, submit for review, and the provider's decisions
-// (applyTemplateStatus, used by the WhatsApp callback and the sandbox's review job alike). Every
-// change of status emits template.status_changed in the transaction that makes it.
+// Templates of an account: create, edit, replace, delete, submit for review, and the provider's
+// decisions (applyTemplateStatus, used by the WhatsApp callback and the sandbox's review job alike).
+// Every change of status emits template.status_changed in the transaction that makes it.
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
 import type {
   Provider,
@@ -8,8 +8,9 @@ import type {
   SubmitOutcome,
   TemplateCategory,
   TemplateComponent,
+  TemplateDefinition,
 } from '../../channels/types.ts';
-import type { Database, Tx } from '../../kernel/db.ts';
+import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
@@ -17,10 +18,11 @@ import type { Jobs } from '../../kernel/jobs.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import type { ApprovedTemplates } from './approved.ts';
-import { checkTemplate } from './components.ts';
+import { type CheckedTemplate, checkTemplate } from './components.ts';
 import {
   deleteTemplate,
   findTemplate,
+  findTemplateByName,
   insertTemplate,
   lockTemplateForUpdate,
   type TemplateChange,
@@ -81,6 +83,8 @@ async function write(
 ): Promise<TemplateRow> {
   const updated = await updateTemplate(tx, row.account_id, row.id, change, deps.now());
   deps.approvedTemplates.forget(row);
+  // A replace may rename it: the sends' cache forgets what the new name answered too.
+  if (updated.name !== row.name || updated.language !== row.language) deps.approvedTemplates.forget(updated);
   if (updated.status !== row.status) {
     await deps.events.emit(tx, {
       type: 'template.status_changed',
@@ -116,6 +120,26 @@ function adapterOf(s: TemplateServices, channel: ChannelConfig, provider: Provid
   }
 }
 
+/** Submitted to the WhatsApp Cloud API: Meta holds it under its name and language. */
+const heldByMeta = (row: TemplateRow) =>
+  row.provider === 'whatsapp_cloud' && row.provider_template_id !== null;
+
+/**
+ * 409 for a new name or language of a template Meta holds: Meta edits only a template's category
+ * and components, and deletes it by name, so the two would no longer name the same template.
+ */
+function keepsItsName(row: TemplateRow, next: TemplateDefinition): ApiError {
+  const changed = (['name', 'language'] as const).filter((field) => next[field] !== row[field]);
+  return conflict(
+    `The template was submitted to the WhatsApp Cloud API as ${row.name} (${row.language}), and Meta keeps a template's name and language; create a new template for another name or language.`,
+    changed.map((field) => ({
+      field,
+      issue: 'cannot change once submitted to the WhatsApp Cloud API',
+      templateId: row.id,
+    })),
+  );
+}
+
 async function lockOwn(tx: Tx, accountId: string, id: string): Promise<TemplateRow> {
   const row = await findTemplate(tx, accountId, id, { forUpdate: true });
   if (!row) throw notFound('template');
@@ -143,29 +167,76 @@ export async function getTemplate(s: TemplateServices, accountId: string, id: st
   return row;
 }
 
+/**
+ * PATCH and PUT: the template becomes what `next` makes of it (checked by the rules, with its
+ * parameter count), while DRAFT or REJECTED; a REJECTED template becomes a DRAFT again, without its
+ * reason. A new name and language taken by another template is the 409 a create gets.
+ */
+async function rewrite(
+  s: TemplateServices,
+  accountId: string,
+  id: string,
+  action: 'edited' | 'replaced',
+  next: (row: TemplateRow) => CheckedTemplate,
+): Promise<TemplateRow> {
+  let wanted: TemplateDefinition | undefined;
+  try {
+    return await s.db.transaction(async (tx) => {
+      const row = await lockOwn(tx, accountId, id);
+      if (!EDITABLE.includes(row.status)) throw wrongState(row, action);
+      const { definition, parameterCount } = next(row);
+      if (heldByMeta(row) && (definition.name !== row.name || definition.language !== row.language)) {
+        throw keepsItsName(row, definition);
+      }
+      wanted = definition;
+      return await write(s, tx, row, {
+        name: definition.name,
+        language: definition.language,
+        category: definition.category,
+        components: definition.components,
+        parameterCount,
+        status: 'DRAFT',
+        rejectionReason: null,
+      });
+    });
+  } catch (err) {
+    // The unique index judges (two requests racing cannot both win); the other template's id is
+    // looked up once the failed transaction is gone.
+    if (sqlState(err) !== UNIQUE_VIOLATION || !wanted) throw err;
+    const existing = await findTemplateByName(s.db, accountId, wanted.name, wanted.language);
+    throw duplicate(existing?.id ?? 'unknown');
+  }
+}
+
 /** PATCH: category and components, while DRAFT or REJECTED; a REJECTED template becomes a DRAFT again. */
 export async function editTemplate(
   s: TemplateServices,
   accountId: string,
   id: string,
   input: { category?: TemplateCategory; components?: TemplateComponent[] },
-) {
-  return s.db.transaction(async (tx) => {
-    const row = await lockOwn(tx, accountId, id);
-    if (!EDITABLE.includes(row.status)) throw wrongState(row, 'edited');
-    const { definition, parameterCount } = checkTemplate({
+): Promise<TemplateRow> {
+  return rewrite(s, accountId, id, 'edited', (row) =>
+    checkTemplate({
       ...toDefinition(row),
       ...(input.category ? { category: input.category } : {}),
       ...(input.components ? { components: input.components } : {}),
-    });
-    return write(s, tx, row, {
-      category: definition.category,
-      components: definition.components,
-      parameterCount,
-      status: 'DRAFT',
-      rejectionReason: null,
-    });
-  });
+    }),
+  );
+}
+
+/**
+ * PUT: every field replaced, checked exactly as a create is (the rules first, so a faulty body is
+ * a 400 whatever the template's state), while DRAFT or REJECTED. The name and language may change
+ * until the template is submitted to the WhatsApp Cloud API (409 after: Meta keeps them).
+ */
+export async function replaceTemplate(
+  s: TemplateServices,
+  accountId: string,
+  id: string,
+  input: TemplateInput,
+): Promise<TemplateRow> {
+  const checked = checkTemplate(input);
+  return rewrite(s, accountId, id, 'replaced', () => checked);
 }
 
 /**
@@ -182,7 +253,7 @@ export async function removeTemplate(
   mode: SendMode,
 ): Promise<void> {
   const row = await getTemplate(s, accountId, id);
-  if (row.provider === 'whatsapp_cloud' && row.provider_template_id) {
+  if (heldByMeta(row)) {
     if (mode === 'sandbox') throw liveOnly('delete a template submitted to the WhatsApp Cloud API');
     await deleteAtMeta(s, accountId, row);
   }

@@ -1,0 +1,157 @@
+// A 2,000-contact campaign at 100 messages a second across two real server processes on one
+// PostgreSQL database (docs/messaging.md § Campaigns): the pace is held between the processes
+// (messages per second counted from their stamps), one process is killed mid-campaign (SIGKILL, no
+// shutdown) and a replacement started, a pause through one process stops them all, and in the end
+// each contact got exactly one message. Needs TEST_DATABASE_URL (PGlite has one owner).
+import { describe, expect, it } from 'vitest';
+import { onPostgres } from './helpers/harness.ts';
+import {
+  accountOnProcess,
+  processApi as api,
+  bootstrapOnProcess,
+  exited,
+  type ServerProcess,
+  startServerProcess,
+  useDurableStore,
+} from './helpers/processes.ts';
+import { eventually, sleep, until } from './helpers/wait.ts';
+
+const TOTAL = 2000;
+const RATE = 100;
+const TAG = 'autumn';
+const phone = (i: number) => `+1415555${String(2000 + i).padStart(4, '0')}`;
+
+describe.skipIf(!onPostgres)('a campaign across two server processes, one killed', () => {
+  const store = useDurableStore('campaign', {
+    TIDINGS_RUN_WORKERS: 'true',
+    TIDINGS_CAMPAIGN_POLL_MS: '50',
+    // The killed process's dispatch jobs are taken up again soon (their messages are queued, paid).
+    TIDINGS_DISPATCH_JOB_EXPIRE_SECONDS: '5',
+    TIDINGS_JOB_SUPERVISE_SECONDS: '1',
+  });
+
+  async function start(): Promise<ServerProcess> {
+    const server = await startServerProcess(store.settings);
+    store.servers.push(server);
+    return server;
+  }
+
+  it('holds the pace between the processes, survives a SIGKILL, messages each contact once', {
+    timeout: 150_000,
+  }, async () => {
+    const a = await start();
+    const starting = start();
+    const partnerKey = await bootstrapOnProcess(a);
+    const { apiKey } = await accountOnProcess(a, partnerKey, 'campaign');
+    const channel = await api(a, 'PUT', '/account/channel', apiKey, {
+      provider: 'sandbox',
+      sandbox: { deliveredAfterMs: 0, readAfterMs: null, reviewAfterMs: 0 },
+    });
+    expect(channel.status, JSON.stringify(channel.body)).toBe(200);
+    for (let from = 0; from < TOTAL; from += 1000) {
+      const contacts = Array.from({ length: 1000 }, (_, i) => ({ phone: phone(from + i), tags: [TAG] }));
+      const job = await api(a, 'POST', '/bulk/contacts', apiKey, { contacts, mode: 'create' });
+      expect(job.status, JSON.stringify(job.body)).toBe(202);
+      const imported = await eventually(
+        () => api(a, 'GET', `/bulk/contacts/${job.body.jobId}`, apiKey),
+        (r) => r.body.status === 'completed' || r.body.status === 'failed',
+        30_000,
+      );
+      expect(imported.body).toMatchObject({ status: 'completed', failed: 0 });
+    }
+    const template = await api(a, 'POST', '/templates', apiKey, {
+      name: 'autumn',
+      language: 'en_US',
+      category: 'MARKETING',
+      components: [{ type: 'BODY', text: 'Autumn is here, {{1}}. Enjoy it.', example: { body_text: [['Ann']] } }],
+    });
+    expect(template.status, JSON.stringify(template.body)).toBe(201);
+    await api(a, 'POST', `/templates/${template.body.id}/submit`, apiKey);
+    await eventually(
+      () => api(a, 'GET', `/templates/${template.body.id}`, apiKey),
+      (r) => r.body.status === 'APPROVED',
+      10_000,
+    );
+    const made = await api(a, 'POST', '/campaigns', apiKey, {
+      name: 'Autumn',
+      message: { templateName: 'autumn', templateLanguage: 'en_US', parameters: ['friend'] },
+      audience: { tag: TAG },
+      pacing: { messagesPerSecond: RATE },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const id = made.body.id as string;
+    const campaign = (server: ServerProcess) => api(server, 'GET', `/campaigns/${id}`, apiKey);
+    const move = (server: ServerProcess, what: string) =>
+      api(server, 'POST', `/campaigns/${id}/${what}`, apiKey);
+    const db = store.tdb!.db;
+    const messaged = async () => {
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1',
+        [id],
+      );
+      return rows[0]!.n;
+    };
+
+    const b = await starting;
+    const started = await move(a, 'start');
+    expect(started.body).toMatchObject({ status: 'running', counters: { total: TOTAL } });
+
+    // A third through: A dies without a word; C comes up.
+    await until(
+      async () => (await messaged()) >= TOTAL / 3,
+      40_000,
+      () => 'a third was not messaged',
+    );
+    a.child.kill('SIGKILL');
+    expect((await exited(a.child, 10_000)).signal).toBe('SIGKILL');
+    const atKill = await messaged();
+    const c = await start();
+
+    // Two thirds through: a pause through B stops every process at once.
+    await until(
+      async () => (await messaged()) >= (2 * TOTAL) / 3,
+      40_000,
+      () => 'two thirds were not messaged',
+    );
+    const paused = await move(b, 'pause');
+    expect(paused.body.status).toBe('paused');
+    const atPause = await messaged();
+    await sleep(1000);
+    expect(await messaged()).toBe(atPause);
+    expect((await move(c, 'resume')).body.status).toBe('running');
+
+    const done = await eventually(
+      () => campaign(c),
+      (r) => r.body.status === 'completed' && r.body.counters.delivered === TOTAL,
+      60_000,
+    );
+    expect(done.body.counters).toMatchObject({
+      total: TOTAL,
+      queued: 0,
+      delivered: TOTAL,
+      failed: 0,
+      skipped: 0,
+    });
+
+    const { rows: once } = await db.query<{ messages: number; contacts: number }>(
+      'SELECT count(*)::int AS messages, count(DISTINCT contact_id)::int AS contacts FROM messages WHERE campaign_id = $1',
+      [id],
+    );
+    expect(once[0]).toEqual({ messages: TOTAL, contacts: TOTAL });
+    const { rows: seconds } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM messages WHERE campaign_id = $1
+        GROUP BY date_trunc('second', created_at) ORDER BY n DESC`,
+      [id],
+    );
+    const busiest = seconds[0]!.n;
+    const full = seconds.filter((s) => s.n >= RATE * 0.9).length;
+    console.info(
+      `campaign across processes: ${TOTAL} messages over ${seconds.length} seconds with a message, ` +
+        `max ${busiest} in one second (limit ${RATE}), ${full} seconds at 90 % of it or more; ` +
+        `killed at ${atKill}, paused at ${atPause}`,
+    );
+    expect(busiest).toBeLessThanOrEqual(RATE);
+    // Held near the pace, not at a crawl: most seconds with messages were nearly full.
+    expect(full).toBeGreaterThan(seconds.length / 2);
+  });
+});
