@@ -291,6 +291,27 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.campaigns.cancelable }),
     why: 'docs/voice.md: cancel takes a campaign not ended',
   },
+  // Broadcast campaign moves, likewise (docs/messaging.md § Campaigns).
+  'startCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.broadcasts.startable }),
+    why: 'docs/messaging.md: start takes a draft',
+  },
+  'pauseCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.broadcasts.running }),
+    why: 'docs/messaging.md: pause takes a running campaign',
+  },
+  'resumeCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.broadcasts.paused }),
+    why: 'docs/messaging.md: resume takes a paused campaign',
+  },
+  'cancelCampaign:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.broadcasts.cancelable }),
+    why: 'docs/messaging.md: cancel takes a campaign not ended',
+  },
   'archiveJourney:owner': {
     expected: 'success',
     ids: (w) => ({ id: w.journeys.archivable }),
@@ -360,6 +381,17 @@ export const BODIES: Record<string, (w: World) => unknown> = {
     audience: { contactIds: [w.contactId] },
   }),
   updateVoiceCampaign: () => ({ name: 'Renamed by the matrix' }),
+  createCampaign: (w) => ({
+    name: 'matrix',
+    message: { templateName: 'isolation_broadcast', templateLanguage: 'en_US', parameters: ['x'] },
+    audience: { contactIds: [w.contactId] },
+  }),
+  replaceCampaign: (w) => ({
+    name: 'Replaced by the matrix',
+    message: { templateName: 'isolation_broadcast', templateLanguage: 'en_US', parameters: ['y'] },
+    audience: { contactIds: [w.contactId] },
+  }),
+  updateCampaign: () => ({ name: 'Renamed by the matrix' }),
   pressSandboxCallDigits: () => ({ digits: '1' }),
   createJourneyConfig: () => ({
     name: 'matrix',

@@ -54,6 +54,8 @@ export interface World {
   keysCallId: string;
   /** A's voice campaigns in the state each move leaves from (the owner rows of start, pause, …). */
   campaigns: { draft: string; startable: string; running: string; paused: string; cancelable: string };
+  /** A's broadcast campaigns in the state each move leaves from (the owner rows of start, pause, …). */
+  broadcasts: { draft: string; startable: string; running: string; paused: string; cancelable: string };
 }
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -241,6 +243,42 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   };
   const spareCampaign = await campaign('isolation spare campaign');
 
+  // Broadcast campaigns of an approved template (approved in the database: no review job runs here).
+  const broadcastTemplate = await ok(
+    a('POST', '/templates', {
+      name: 'isolation_broadcast',
+      language: 'en_US',
+      category: 'MARKETING',
+      components: [{ type: 'BODY', text: 'News for {{1}} today.', example: { body_text: [['Ann']] } }],
+    }),
+    201,
+  );
+  await env.tdb.db.query(`UPDATE templates SET status = 'APPROVED' WHERE id = $1`, [broadcastTemplate.id]);
+  const broadcast = async (name: string, moves: string[] = []) => {
+    const made = await ok(
+      a('POST', '/campaigns', {
+        name,
+        message: {
+          templateName: 'isolation_broadcast',
+          templateLanguage: 'en_US',
+          parameters: ['{{ contact.name }}'],
+        },
+        audience: { contactIds: [contact.id] },
+      }),
+      201,
+    );
+    for (const step of moves) await ok(a('POST', `/campaigns/${made.id}/${step}`), 200);
+    return made.id as string;
+  };
+  const broadcasts = {
+    draft: await broadcast('isolation broadcast'),
+    startable: await broadcast('isolation startable broadcast'),
+    running: await broadcast('isolation running broadcast', ['start']),
+    paused: await broadcast('isolation paused broadcast', ['start', 'pause']),
+    cancelable: await broadcast('isolation cancelable broadcast', ['start']),
+  };
+  const spareBroadcast = await broadcast('isolation spare broadcast');
+
   const template = (name: string) => ({
     name,
     language: 'en_US',
@@ -328,6 +366,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/voice/scripts/{id}': scriptA,
       '/voice/calls/{id}': callA.id,
       '/voice/campaigns/{id}': campaigns.draft,
+      '/campaigns/{id}': broadcasts.draft,
       '/sandbox/calls/{id}': keysCall.id,
       '/journey-configs/{id}': journeyConfigA.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
@@ -350,6 +389,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/journeys/{id}': { id: spareJourney },
       '/voice/scripts/{id}': { id: spareScript },
       '/voice/campaigns/{id}': { id: spareCampaign },
+      '/campaigns/{id}': { id: spareBroadcast },
       '/journey-configs/{id}': { id: spareJourneyConfig.id },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
@@ -366,5 +406,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     draftScriptId: draftScript,
     keysCallId: keysCall.id as string,
     campaigns,
+    broadcasts,
   };
 }
