@@ -15,10 +15,8 @@ CREATE TABLE campaigns (
   mode text CHECK (mode IN ('live', 'sandbox')),
   estimated_micros bigint,
   estimated_at timestamptz,
-  -- The pace: messages accepted in the second `pace_second` (epoch seconds), counted under the
-  -- campaign's row lock; the rate it is held to after a throttling answer, and when that was set.
-  pace_second bigint NOT NULL DEFAULT 0,
-  pace_used integer NOT NULL DEFAULT 0,
+  -- The rate it is held to after a throttling answer, and when that was set (its pace itself is
+  -- counted in rate_slots, key campaign:<id>).
   backoff_rate integer,
   backoff_at timestamptz,
   -- Why the sender paused it (insufficient_balance, template_not_approved); null when paused by a user.
@@ -49,7 +47,7 @@ CREATE TABLE campaign_recipients (
   replied_at timestamptz,
   PRIMARY KEY (campaign_id, contact_id)
 );
-CREATE INDEX campaign_recipients_due ON campaign_recipients (campaign_id, due_at) WHERE state = 'pending';
+CREATE INDEX campaign_recipients_due ON campaign_recipients (campaign_id, due_at, contact_id) WHERE state = 'pending';
 -- A reply finds the contact's rows messaged in the 72 hours before it.
 CREATE INDEX campaign_recipients_reply ON campaign_recipients (contact_id, messaged_at)
   WHERE state = 'messaged' AND replied_at IS NULL;

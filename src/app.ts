@@ -207,6 +207,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     ...sending,
     log: app.log.child({ component: 'campaigns' }),
     pollMs: config.campaignPollMs,
+    lanes: config.campaignLanes,
   });
   // Attempts in flight finish (or time out) and are recorded before the database closes.
   app.addHook('onClose', async () => {

@@ -41,6 +41,7 @@ export interface Config {
   twilioApiUrl: string;
   voicePollMs: number;
   campaignPollMs: number;
+  campaignLanes: number;
   voiceSandboxStepMs: number;
   voiceLeaseMs: number;
   pricesFile: string | null;
@@ -338,6 +339,14 @@ export const SETTINGS: Setting<any>[] = [
       'how often the campaign sender looks for running campaigns with recipients due (a start or resume in the same process wakes it at once)',
     default: '200',
     parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_CAMPAIGN_LANES',
+    key: 'campaignLanes',
+    description:
+      'campaign sender loops per process, each on its own connection; rounds of one campaign run side by side, each on its own recipients',
+    default: '4',
+    parse: integer(1, 16),
   },
   {
     env: 'TIDINGS_VOICE_POLL_MS',

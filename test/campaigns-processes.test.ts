@@ -63,7 +63,9 @@ describe.skipIf(!onPostgres)('a campaign across two server processes, one killed
       name: 'autumn',
       language: 'en_US',
       category: 'MARKETING',
-      components: [{ type: 'BODY', text: 'Autumn is here, {{1}}. Enjoy it.', example: { body_text: [['Ann']] } }],
+      components: [
+        { type: 'BODY', text: 'Autumn is here, {{1}}. Enjoy it.', example: { body_text: [['Ann']] } },
+      ],
     });
     expect(template.status, JSON.stringify(template.body)).toBe(201);
     await api(a, 'POST', `/templates/${template.body.id}/submit`, apiKey);

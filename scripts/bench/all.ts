@@ -14,7 +14,16 @@ import pg from 'pg';
 import type { Row } from './report.ts';
 import { ADMIN_URL, dropStaleBenchDatabases, ROOT, sleep } from './support.ts';
 
-const BENCHES = ['request-path', 'webhooks', 'contacts', 'send', 'callbacks', 'automation', 'voice'];
+const BENCHES = [
+  'request-path',
+  'webhooks',
+  'contacts',
+  'send',
+  'callbacks',
+  'automation',
+  'voice',
+  'campaigns',
+];
 const chosen = process.argv.slice(2);
 for (const name of chosen) if (!BENCHES.includes(name)) throw new Error(`no benchmark ${name}`);
 const names = chosen.length ? chosen : BENCHES;

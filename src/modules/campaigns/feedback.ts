@@ -3,7 +3,7 @@
 //     (docs/messaging.md § Campaigns: `replied`);
 //   - a throttling answer: the dispatch of a campaign's message was told to slow down (WhatsApp's
 //     130429 and its kin), so the campaign is held to half its rate (pace.ts).
-import type { Tx } from '../../kernel/db.ts';
+import type { Database, Tx } from '../../kernel/db.ts';
 import { channelLimits } from './channel-limits.ts';
 import { type PaceState, throttledBackoff } from './pace.ts';
 
@@ -20,19 +20,23 @@ export async function noteCampaignReply(tx: Tx, contactId: string, wroteAt: Date
 }
 
 /**
- * Messages of these campaigns were throttled at `now`: each campaign not being advanced right now
- * is held to half its rate (one being advanced is skipped: the next throttled message tells it).
+ * Messages of these campaigns were throttled at `now`: each is held to half its rate, in a
+ * transaction of its own after the dispatch recorded its outcomes (it waits for the rounds under
+ * way, which hold the campaign's row shared).
  */
-export async function noteThrottled(tx: Tx, campaignIds: string[], now: Date): Promise<void> {
+export async function noteThrottled(db: Database, campaignIds: string[], now: Date): Promise<void> {
   if (campaignIds.length === 0) return;
+  await db.transaction(async (tx) => holdBack(tx, [...new Set(campaignIds)], now));
+}
+
+async function holdBack(tx: Tx, campaignIds: string[], now: Date): Promise<void> {
   const { rows } = await tx.query<
     PaceState & { id: string; provider: 'sandbox' | 'whatsapp_cloud' | null; whatsapp: null | object }
   >(
-    `SELECT c.id, c.messages_per_second, c.pace_second, c.pace_used, c.backoff_rate, c.backoff_at,
-            ch.provider, ch.settings->'whatsapp' AS whatsapp
+    `SELECT c.id, c.messages_per_second, c.backoff_rate, c.backoff_at, ch.provider, ch.settings->'whatsapp' AS whatsapp
        FROM campaigns c LEFT JOIN account_channels ch ON ch.account_id = c.account_id
-      WHERE c.id = ANY($1::text[]) FOR UPDATE OF c SKIP LOCKED`,
-    [[...new Set(campaignIds)]],
+      WHERE c.id = ANY($1::text[]) AND c.status = 'running' ORDER BY c.id FOR UPDATE OF c`,
+    [campaignIds],
   );
   for (const c of rows) {
     const rate = throttledBackoff(c, channelLimits(c.provider ?? 'sandbox', c.whatsapp).perSecond, now);

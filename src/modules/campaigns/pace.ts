@@ -1,7 +1,7 @@
 // How fast a campaign may send this second (docs/messaging.md § Campaigns § Pacing): pure, so the
 // rules are stated and tested apart from the sender's SQL.
-//   - At most `messagesPerSecond` (unset: MAX_MESSAGES_PER_SECOND), counted in the campaign's row
-//     under its lock, so one process at a time decides and none can exceed it.
+//   - At most `messagesPerSecond` (unset: no limit of its own), taken as per-second slots
+//     (rate_slots), so no number of lanes and processes can exceed it.
 //   - After a throttling answer (WhatsApp's 130429 and its kin) the campaign is held to half what it
 //     was doing (`backoff_rate`); each BACKOFF_RECOVERY_MS without another, the hold doubles, and it
 //     is lifted once it reaches the set rate. Many throttled messages of one second halve it once.
@@ -13,14 +13,15 @@ export const BACKOFF_RECOVERY_MS = 10_000;
 
 export interface PaceState {
   messages_per_second: number | null;
-  pace_second: string | number;
-  pace_used: number;
   backoff_rate: number | null;
   backoff_at: Date | null;
 }
 
-/** The set rate: what the campaign may reach with no throttling. */
-export const setRate = (c: PaceState) => c.messages_per_second ?? MAX_MESSAGES_PER_SECOND;
+/** The set rate: what the campaign may reach with no throttling (unset: no limit of its own). */
+export const setRate = (c: PaceState) => c.messages_per_second ?? Number.POSITIVE_INFINITY;
+
+/** The rate a hold is lifted at, and halved from when nothing lower is known. */
+const ceiling = (c: PaceState) => c.messages_per_second ?? MAX_MESSAGES_PER_SECOND;
 
 /** The hold after recovery by `now`: unchanged, doubled, or lifted (null). */
 export function recoveredBackoff(c: PaceState, now: Date): { rate: number | null; at: Date | null } {
@@ -29,14 +30,7 @@ export function recoveredBackoff(c: PaceState, now: Date): { rate: number | null
     return { rate: c.backoff_rate, at: c.backoff_at };
   }
   const doubled = c.backoff_rate * 2;
-  return doubled >= setRate(c) ? { rate: null, at: null } : { rate: doubled, at: now };
-}
-
-/** How many more messages the campaign may send in `now`'s second. */
-export function allowance(c: PaceState, backoffRate: number | null, now: Date): number {
-  const second = Math.floor(now.getTime() / 1000);
-  const used = Number(c.pace_second) === second ? c.pace_used : 0;
-  return Math.max(0, Math.min(setRate(c), backoffRate ?? Number.POSITIVE_INFINITY) - used);
+  return doubled >= ceiling(c) ? { rate: null, at: null } : { rate: doubled, at: now };
 }
 
 /**
@@ -46,6 +40,6 @@ export function allowance(c: PaceState, backoffRate: number | null, now: Date): 
  */
 export function throttledBackoff(c: PaceState, channelRate: number | null, now: Date): number | null {
   if (c.backoff_at !== null && now.getTime() - c.backoff_at.getTime() < 1000) return null;
-  const allowed = Math.min(c.backoff_rate ?? setRate(c), channelRate ?? Number.POSITIVE_INFINITY);
+  const allowed = Math.min(c.backoff_rate ?? ceiling(c), channelRate ?? Number.POSITIVE_INFINITY);
   return Math.max(1, Math.floor(allowed / 2));
 }

@@ -32,8 +32,6 @@ export interface CampaignRow {
   mode: 'live' | 'sandbox' | null;
   estimated_micros: string | number | null;
   estimated_at: Date | null;
-  pace_second: string | number;
-  pace_used: number;
   backoff_rate: number | null;
   backoff_at: Date | null;
   paused_reason: string | null;

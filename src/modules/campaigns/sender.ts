@@ -1,17 +1,24 @@
-// The campaign sender (docs/messaging.md § Campaigns), a loop in every process that runs workers.
-// Each round, for each running campaign (or scheduled one whose time came), locked by one process
-// at a time (FOR UPDATE SKIP LOCKED, so any number of processes share the work):
-//   1. how many it may send this second (pace.ts: its rate, a throttling hold), within the
-//      account's channel throughput (rate_slots, shared by all its campaigns and processes) and
-//      the messaging limit tier (unique recipients in 24 hours);
-//   2. its due pending recipients: a deleted contact is skipped, one outside the send window waits
-//      for its next opening, the others get the template with their parameters rendered (Liquid
-//      over the contact) and are accepted through acceptBatch, the send path of every message
-//      (price, charge, window rule, dispatch job);
-//   3. in the same transaction the rows become `messaged` (or `failed` with the send path's
-//      refusal), so a crash before the commit sends nobody and after it nobody again: exactly once
-//      per (campaign, contact). A wallet that cannot pay pauses the campaign (`insufficient_balance`),
-//      a template no longer approved pauses it too; a campaign with no pending row is completed.
+// The campaign sender (docs/messaging.md § Campaigns), loops in every process that runs workers
+// (TIDINGS_CAMPAIGN_LANES of them, each on its own connection). A round of a running campaign is one
+// transaction:
+//   1. the campaign read FOR SHARE: rounds of many lanes and processes run side by side, while a
+//      pause, resume or cancel (FOR UPDATE) waits for the rounds under way and every later round
+//      sees it: once a pause has answered, nobody more is messaged;
+//   2. its due pending recipients, FOR UPDATE SKIP LOCKED (each round its own): a deleted contact
+//      is skipped, one outside the send window waits for its next opening;
+//   3. how many may go this second: the campaign's own rate (and a throttling hold, pace.ts), the
+//      account's channel throughput, both per-second slots in rate_slots (exact across lanes and
+//      processes), and the messaging limit tier (unique recipients in 24 hours, counted under an
+//      advisory lock of the account);
+//   4. each recipient's template with its parameters rendered (Liquid over the contact), accepted
+//      through acceptBatch, the send path of every message (price, charge, window rule, dispatch
+//      job); in the same transaction the rows become `messaged` (or `failed` with the send path's
+//      refusal). A crash before the commit sends nobody, after it nobody again: exactly once per
+//      (campaign, contact).
+// What changes the campaign's own row is done apart, each in a short transaction that locks it:
+// starting a scheduled campaign whose time came, lifting a throttling hold step by step, pausing
+// it when the wallet cannot pay (`insufficient_balance`) or the template is no longer approved,
+// completing it when no recipient is pending.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Provider } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/db.ts';
@@ -27,134 +34,185 @@ import type { AcceptServices } from '../messages/accept.ts';
 import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from '../messages/prepare.ts';
 import { channelLimits } from './channel-limits.ts';
-import { allowance, recoveredBackoff } from './pace.ts';
+import { recoveredBackoff, setRate } from './pace.ts';
 import type { CampaignRow } from './repo.ts';
 import { moveCampaign } from './service.ts';
 
-/** Recipients looked at per campaign and round, at most. */
+/** Recipients a round looks at, at most. */
 export const SEND_BATCH = 500;
 
 export interface SenderDeps extends AcceptServices {
   log: FastifyBaseLogger;
   pollMs: number;
+  /** Loops per process, each on its own connection. */
+  lanes: number;
 }
 
-interface Locked extends CampaignRow {
+interface Live extends CampaignRow {
   account_status: string;
   country_code: string;
   provider: Provider | null;
   whatsapp: { throughputPerSecond?: number | null; messagingLimitTier?: string | null } | null;
 }
 
-interface Due {
-  contact_id: string;
-  contact:
-    | (Omit<ContactRow, 'created_at' | 'updated_at' | 'last_inbound_at'> & Record<string, unknown>)
-    | null;
+type PauseReason = 'insufficient_balance' | 'template_not_approved';
+
+interface Round {
+  /** Recipients settled (messaged, failed or skipped). */
+  settled: number;
+  results: SendResult[];
+  /** No recipient was due: the campaign may be complete. */
+  idle: boolean;
+  pause: PauseReason | null;
 }
 
-const rowOf = (c: NonNullable<Due['contact']>): ContactRow => ({
-  ...(c as unknown as ContactRow),
-  created_at: new Date(c.created_at as string),
-  updated_at: new Date(c.updated_at as string),
-  last_inbound_at: c.last_inbound_at ? new Date(c.last_inbound_at as string) : null,
-});
+const NOTHING: Round = { settled: 0, results: [], idle: false, pause: null };
+
+/** A due recipient and its contact's columns (all null when the contact was deleted). */
+type Due = { contact_id: string } & { [K in keyof ContactRow as `c_${K}`]: ContactRow[K] | null };
+
+const CONTACT_FIELDS = CONTACT_COLUMNS.split(', ')
+  .map((column) => `c.${column} AS c_${column}`)
+  .join(', ');
+
+function contactOf(due: Due): ContactRow | null {
+  if (due.c_id === null) return null;
+  const row: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(due)) if (key.startsWith('c_')) row[key.slice(2)] = value;
+  return row as unknown as ContactRow;
+}
 
 export class CampaignSender {
   readonly #d: SenderDeps;
-  readonly #loop: PollingLoop;
+  readonly #loops: PollingLoop[];
 
   constructor(deps: SenderDeps) {
     this.#d = deps;
-    this.#loop = new PollingLoop({
-      round: () => this.runOnce(),
-      pollMs: () => deps.pollMs,
-      log: deps.log,
-      failure: 'the campaign sender failed a round',
-    });
+    this.#loops = Array.from(
+      { length: Math.max(1, deps.lanes) },
+      () =>
+        new PollingLoop({
+          round: () => this.runOnce(),
+          pollMs: () => deps.pollMs,
+          log: deps.log,
+          failure: 'the campaign sender failed a round',
+        }),
+    );
   }
 
   start(): void {
-    this.#loop.start();
+    for (const loop of this.#loops) loop.start();
   }
 
-  stop(): Promise<void> {
-    return this.#loop.stop();
+  async stop(): Promise<void> {
+    await Promise.all(this.#loops.map((loop) => loop.stop()));
   }
 
   /** A campaign started or resumed: look at once. */
   wake(): void {
-    this.#loop.wake();
+    for (const loop of this.#loops) loop.wake();
   }
 
-  /** One round over the live campaigns; answers how many recipients it settled. */
+  /** One round of each live campaign; answers how many recipients it settled. */
   async runOnce(): Promise<number> {
     const now = this.#d.now();
-    const { rows } = await this.#d.db.query<{ id: string }>(
-      `SELECT id FROM campaigns
+    const { rows } = await this.#d.db.query<{ id: string; status: string; backoff: boolean }>(
+      `SELECT id, status, backoff_rate IS NOT NULL AS backoff FROM campaigns
         WHERE status = 'running' OR (status = 'scheduled' AND start_at <= $1) ORDER BY id LIMIT 100`,
       [now],
     );
     let settled = 0;
-    for (const { id } of rows) settled += await this.#advance(id);
+    for (const c of rows) {
+      if (c.status === 'scheduled' || c.backoff) await this.#tend(c.id);
+      settled += await this.#round(c.id);
+    }
     return settled;
   }
 
-  async #advance(id: string): Promise<number> {
+  /** Starts a scheduled campaign whose time came; lifts a throttling hold as time allows. */
+  async #tend(id: string): Promise<void> {
     const d = this.#d;
-    const outcome = await d.db.transaction(async (tx) => {
-      const { rows } = await tx.query<Locked>(
+    await d.db.transaction(async (tx) => {
+      const { rows } = await tx.query<CampaignRow>(
+        `SELECT * FROM campaigns WHERE id = $1 AND status IN ('scheduled', 'running') FOR UPDATE SKIP LOCKED`,
+        [id],
+      );
+      const c = rows[0];
+      if (!c) return;
+      const now = d.now();
+      if (c.status === 'scheduled') {
+        if (c.start_at && c.start_at <= now)
+          await moveCampaign(tx, d, c, { status: 'running', started_at: now });
+        return;
+      }
+      const backoff = recoveredBackoff(c, now);
+      if (backoff.rate !== c.backoff_rate) {
+        await tx.query('UPDATE campaigns SET backoff_rate = $2, backoff_at = $3 WHERE id = $1', [
+          id,
+          backoff.rate,
+          backoff.at,
+        ]);
+      }
+    });
+  }
+
+  async #round(id: string): Promise<number> {
+    const d = this.#d;
+    const round = await d.db.transaction(async (tx) => {
+      const { rows } = await tx.query<Live>(
         `SELECT c.*, a.status AS account_status, a.country_code, ch.provider, ch.settings->'whatsapp' AS whatsapp
            FROM campaigns c JOIN accounts a ON a.id = c.account_id
            LEFT JOIN account_channels ch ON ch.account_id = c.account_id
-          WHERE c.id = $1 AND (c.status = 'running' OR (c.status = 'scheduled' AND c.start_at <= $2))
-          FOR UPDATE OF c SKIP LOCKED`,
-        [id, d.now()],
+          WHERE c.id = $1 AND c.status = 'running'
+          FOR SHARE OF c`,
+        [id],
       );
-      const found = rows[0];
-      // Taken by another process this round, or no longer live; a suspended account's waits.
-      if (!found || found.account_status !== 'ACTIVE') return { settled: 0, results: [] };
-      return advance(tx, d, found);
+      const live = rows[0];
+      // No longer running; a suspended account's campaign waits.
+      if (live?.account_status !== 'ACTIVE') return NOTHING;
+      return sendRound(tx, d, live);
     });
-    wakeDispatchers(d, outcome.results);
-    return outcome.settled;
+    wakeDispatchers(d, round.results);
+    if (round.pause) await this.#settleCampaign(id, round.pause);
+    else if (round.idle) await this.#settleCampaign(id, null);
+    return round.settled;
+  }
+
+  /** Pauses the campaign for `reason`, or (null) completes it if no recipient is pending any more. */
+  async #settleCampaign(id: string, reason: PauseReason | null): Promise<void> {
+    const d = this.#d;
+    await d.db.transaction(async (tx) => {
+      const { rows } = await tx.query<CampaignRow>(
+        `SELECT * FROM campaigns WHERE id = $1 AND status = 'running' FOR UPDATE`,
+        [id],
+      );
+      const c = rows[0];
+      if (!c) return;
+      if (reason) {
+        await moveCampaign(tx, d, c, { status: 'paused', paused_reason: reason });
+        return;
+      }
+      const pending = await tx.query(
+        `SELECT 1 FROM campaign_recipients WHERE campaign_id = $1 AND state = 'pending' LIMIT 1`,
+        [id],
+      );
+      if (pending.rows.length === 0)
+        await moveCampaign(tx, d, c, { status: 'completed', completed_at: d.now() });
+    });
   }
 }
 
-async function advance(
-  tx: Tx,
-  d: SenderDeps,
-  found: Locked,
-): Promise<{ settled: number; results: SendResult[] }> {
+async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> {
   const now = d.now();
-  const idle = { settled: 0, results: [] };
-  const campaign =
-    found.status === 'scheduled'
-      ? { ...found, ...(await moveCampaign(tx, d, found, { status: 'running', started_at: now })) }
-      : found;
-  const backoff = recoveredBackoff(campaign, now);
-  if (backoff.rate !== campaign.backoff_rate) {
-    await tx.query('UPDATE campaigns SET backoff_rate = $2, backoff_at = $3 WHERE id = $1', [
-      campaign.id,
-      backoff.rate,
-      backoff.at,
-    ]);
-  }
-  const may = allowance(campaign, backoff.rate, now);
-  if (may === 0) return idle;
   const { rows: due } = await tx.query<Due>(
-    `SELECT r.contact_id,
-            (SELECT row_to_json(c) FROM (SELECT ${CONTACT_COLUMNS} FROM contacts
-                                          WHERE account_id = $2 AND id = r.contact_id) c) AS contact
-       FROM campaign_recipients r
+    `SELECT r.contact_id, ${CONTACT_FIELDS}
+       FROM campaign_recipients r LEFT JOIN contacts c ON c.account_id = $2 AND c.id = r.contact_id
       WHERE r.campaign_id = $1 AND r.state = 'pending' AND r.due_at <= $3
-      ORDER BY r.due_at, r.contact_id LIMIT ${Math.min(may, SEND_BATCH)}`,
+      ORDER BY r.due_at, r.contact_id LIMIT ${SEND_BATCH} FOR UPDATE OF r SKIP LOCKED`,
     [campaign.id, campaign.account_id, now],
   );
-  if (due.length === 0) {
-    await completeIfDone(tx, d, campaign);
-    return idle;
-  }
+  if (due.length === 0) return { ...NOTHING, idle: true };
+
   const skipped: string[] = [];
   const later: { id: string; at: Date }[] = [];
   let ready: { contactId: string; contact: ContactRow }[] = [];
@@ -162,11 +220,11 @@ async function advance(
     ? { timezone: 'contact', days: campaign.send_window.days ?? [...WEEKDAYS], ...campaign.send_window }
     : null;
   for (const r of due) {
-    if (!r.contact) {
+    const contact = contactOf(r);
+    if (!contact) {
       skipped.push(r.contact_id);
       continue;
     }
-    const contact = rowOf(r.contact);
     if (window) {
       const zone = contactZone({ attributes: contact.attributes, country: countryOf(contact.phone) }, 'UTC');
       const opening = nextOpening(now, window, zone);
@@ -177,17 +235,7 @@ async function advance(
     }
     ready.push({ contactId: r.contact_id, contact });
   }
-  const limits = channelLimits(campaign.provider ?? 'sandbox', campaign.whatsapp);
-  const provider = campaign.mode === 'sandbox' ? 'sandbox' : (campaign.provider ?? 'sandbox');
-  const live = provider !== 'sandbox';
-  if (live && limits.uniquePerDay !== null && ready.length > 0) {
-    const left = limits.uniquePerDay - (await uniqueRecipientsToday(tx, campaign.account_id, now));
-    ready = ready.slice(0, Math.max(0, left));
-  }
-  if (live && limits.perSecond !== null && ready.length > 0) {
-    const granted = await takeSlots(tx, `wa:${campaign.account_id}`, now, ready.length, limits.perSecond);
-    ready = ready.slice(0, granted);
-  }
+  ready = ready.slice(0, await allowed(tx, campaign, ready.length, now));
 
   const failed: { id: string; error: { code: string; message: string } }[] = [];
   const requests: { contactId: string; message: PreparedMessage }[] = [];
@@ -215,8 +263,7 @@ async function advance(
         (err.code === 'TEMPLATE_NOT_APPROVED' || err.code === 'RESOURCE_NOT_FOUND')
       ) {
         // The template was paused, disabled or deleted: nobody else can be sent it either.
-        await moveCampaign(tx, d, campaign, { status: 'paused', paused_reason: 'template_not_approved' });
-        return idle;
+        return { ...NOTHING, pause: 'template_not_approved' };
       } else if (err instanceof ApiError) {
         failed.push({ id: contactId, error: { code: err.code, message: err.message } });
       } else throw err;
@@ -246,16 +293,37 @@ async function advance(
     }
   });
   await settleRows(tx, campaign.id, now, { messaged, failed, skipped, later });
-  const second = Math.floor(now.getTime() / 1000);
-  await tx.query(
-    `UPDATE campaigns SET pace_used = CASE WHEN pace_second = $2 THEN pace_used + $3 ELSE $3 END, pace_second = $2
-      WHERE id = $1`,
-    [campaign.id, second, messaged.length],
-  );
-  // Topping up the wallet and resuming goes on where it stopped.
-  if (unpaid)
-    await moveCampaign(tx, d, campaign, { status: 'paused', paused_reason: 'insufficient_balance' });
-  return { settled: messaged.length + failed.length + skipped.length, results };
+  return {
+    settled: messaged.length + failed.length + skipped.length,
+    results,
+    idle: false,
+    // Topping up the wallet and resuming goes on where it stopped.
+    pause: unpaid ? 'insufficient_balance' : null,
+  };
+}
+
+/** How many of `want` recipients may be sent now: the campaign's pace, the channel's throughput and tier. */
+async function allowed(tx: Tx, campaign: Live, want: number, now: Date): Promise<number> {
+  let may = want;
+  const rate = Math.min(setRate(campaign), campaign.backoff_rate ?? Number.POSITIVE_INFINITY);
+  if (may > 0 && Number.isFinite(rate)) may = await takeSlots(tx, `campaign:${campaign.id}`, now, may, rate);
+  const live = campaign.mode !== 'sandbox' && (campaign.provider ?? 'sandbox') !== 'sandbox';
+  if (!live) return may;
+  const limits = channelLimits(campaign.provider ?? 'sandbox', campaign.whatsapp);
+  if (may > 0 && limits.uniquePerDay !== null) {
+    // One round of the account at a time counts and sends under the tier.
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('campaign-tier:' || $1, 0))`, [
+      campaign.account_id,
+    ]);
+    may = Math.min(
+      may,
+      Math.max(0, limits.uniquePerDay - (await uniqueRecipientsToday(tx, campaign.account_id, now))),
+    );
+  }
+  if (may > 0 && limits.perSecond !== null) {
+    may = await takeSlots(tx, `wa:${campaign.account_id}`, now, may, limits.perSecond);
+  }
+  return may;
 }
 
 /** Writes the round's outcome to the recipient rows: a statement per kind of outcome. */
@@ -316,12 +384,4 @@ async function uniqueRecipientsToday(tx: Tx, accountId: string, now: Date): Prom
     [accountId, new Date(now.getTime() - 86_400_000)],
   );
   return rows[0]!.n;
-}
-
-async function completeIfDone(tx: Tx, d: SenderDeps, campaign: CampaignRow): Promise<void> {
-  const { rows } = await tx.query(
-    `SELECT 1 FROM campaign_recipients WHERE campaign_id = $1 AND state = 'pending' LIMIT 1`,
-    [campaign.id],
-  );
-  if (rows.length === 0) await moveCampaign(tx, d, campaign, { status: 'completed', completed_at: d.now() });
 }

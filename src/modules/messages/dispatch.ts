@@ -323,8 +323,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     );
     await d.jobs.enqueueMany(tx, DISPATCH_JOB, [...retries.values()]);
     await waitForCallbacks(d, tx, inDoubt, attempts);
-    await noteThrottled(tx, throttled, at);
   });
+  await noteThrottled(d.db, throttled, at);
 }
 
 /** How long a claimed message waits before it may be claimed again: the in-doubt wait, at least the provider's timeout. */
