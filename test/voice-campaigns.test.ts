@@ -214,4 +214,40 @@ describe('voice campaigns', () => {
     });
     expect(await callsNow()).toBe(4);
   });
+
+  it('takes the campaign engine’s audiences: tags (all, any) and conditions over the contact', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const scriptId = await script(t.apiKey);
+    const a = await contact(t.apiKey, '+14155550301', ['north', 'gold']);
+    await contact(t.apiKey, '+14155550302', ['north']);
+    const c = await contact(t.apiKey, '+14155550303', ['south', 'gold']);
+    const fixed = async (audience: unknown) => {
+      const made = await call(env.app, 'POST', '/voice/campaigns', {
+        key: t.apiKey,
+        body: { name: 'Audience', scriptId, audience, schedule: { startAt: '2099-01-01T00:00:00Z' } },
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const started = await move(t.apiKey, made.body.id, 'start');
+      expect(started.body.status).toBe('scheduled');
+      return started.body.counters.total as number;
+    };
+    expect(await fixed({ tags: { all: ['gold'] } })).toBe(2);
+    expect(await fixed({ tags: { all: ['north'], any: ['gold', 'silver'] } })).toBe(1);
+    expect(
+      await fixed({ conditions: { any: [{ field: 'contact.phone', op: 'eq', value: '+14155550303' }] } }),
+    ).toBe(1);
+    expect(await fixed({ contactIds: [a, c, a] })).toBe(2);
+    const bad = await call(env.app, 'POST', '/voice/campaigns', {
+      key: t.apiKey,
+      body: {
+        name: 'x',
+        scriptId,
+        audience: { conditions: { all: [{ field: 'time.localHour', op: 'gt', value: 3 }] } },
+      },
+    });
+    expectError(bad, 400, 'INVALID_REQUEST');
+    expect(bad.body.error.details.map((d: { field: string }) => d.field)).toEqual([
+      'audience.conditions.all[0].field',
+    ]);
+  });
 });

@@ -2,10 +2,10 @@
 // tenant's campaign is not found.
 import type { Sql } from '../../kernel/db.ts';
 import type { Page } from '../../kernel/pagination.ts';
+import type { Audience } from '../campaign-engine/audience.ts';
+import type { CampaignStatus } from '../campaign-engine/states.ts';
 
-export type CampaignStatus = 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'canceled';
-
-export type Audience = { contactIds: string[] } | { tag: string };
+export type { Audience, CampaignStatus };
 
 export interface CallSettings {
   variables?: Record<string, unknown>;
@@ -156,21 +156,6 @@ export async function countCampaigns(sql: Sql, accountId: string): Promise<numbe
 
 export async function deleteCampaign(sql: Sql, id: string): Promise<void> {
   await sql.query('DELETE FROM voice_campaigns WHERE id = $1', [id]);
-}
-
-/** The audience's contacts (id and number) as the account has them now. */
-export async function audienceContacts(
-  sql: Sql,
-  accountId: string,
-  audience: Audience,
-): Promise<{ id: string; phone: string }[]> {
-  const { rows } = await sql.query<{ id: string; phone: string }>(
-    'contactIds' in audience
-      ? 'SELECT id, phone FROM contacts WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id'
-      : 'SELECT id, phone FROM contacts WHERE account_id = $1 AND $2::text = ANY(tags) ORDER BY id',
-    [accountId, 'contactIds' in audience ? audience.contactIds : audience.tag],
-  );
-  return rows;
 }
 
 /** Fixes the audience: a row per contact, due now. */

@@ -3,16 +3,10 @@ import { Type } from 'typebox';
 import { money } from '../../kernel/money.ts';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/schemas.ts';
+import { AudienceSchema } from '../campaign-engine/audience.ts';
+import { CAMPAIGN_STATUSES } from '../campaign-engine/states.ts';
 import type { CampaignRow, Counters } from './repo.ts';
 
-export const CAMPAIGN_STATUSES = [
-  'draft',
-  'scheduled',
-  'running',
-  'paused',
-  'completed',
-  'canceled',
-] as const;
 const Status = Type.Enum([...CAMPAIGN_STATUSES]);
 
 const HHMM = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'Local "HH:MM".' });
@@ -24,16 +18,8 @@ export const CAMPAIGN_DEFAULTS = {
   maxDurationSeconds: 120,
 } as const;
 
-const Audience = Type.Union(
-  [
-    Type.Object(
-      { contactIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 10_000 }) },
-      { additionalProperties: false },
-    ),
-    Type.Object({ tag: Type.String({ minLength: 1, maxLength: 50 }) }, { additionalProperties: false }),
-  ],
-  { description: 'Contacts by id, or every contact with a tag; fixed when the campaign starts.' },
-);
+// The campaign engine's audience, as broadcast campaigns take it.
+const Audience = AudienceSchema;
 
 const Schedule = Type.Object(
   {

@@ -1,9 +1,8 @@
-// Voice campaigns from the API (docs/voice.md § Campaigns):
-//   draft ──start──▶ running (or scheduled until startAt) ──▶ completed
-//   scheduled/running ──pause──▶ paused ──resume──▶ running (or scheduled)
-//   any but completed and canceled ──cancel──▶ canceled
-// A move from a wrong state is 409. Starting fixes the audience (a row per contact) and the
-// estimate; the pacer (pacer.ts) makes the calls. Saving checks every field at once.
+// Voice campaigns from the API (docs/voice.md § Campaigns), on the campaign engine shared with
+// broadcast campaigns: its status machine (campaign-engine/states.ts: a move from a wrong state is
+// 409) and its audience (campaign-engine/audience.ts: a tag, tags, contact ids or conditions, read a
+// page at a time). Starting fixes the audience (a row per contact) and the estimate; the pacer
+// (pacer.ts) makes the calls. Saving checks every field at once.
 import type { Database, Tx } from '../../kernel/db.ts';
 import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
@@ -13,13 +12,14 @@ import { durationMs, durationProblem } from '../automation/time.ts';
 import type { CallRow } from '../calls/repo.ts';
 import { applyCallUpdate } from '../calls/status.ts';
 import { billableMinutes } from '../calls/transition.ts';
+import { audienceProblems, eachAudiencePage, unknownContactIds } from '../campaign-engine/audience.ts';
+import { assertAllowed, type CampaignAction, goingStatus } from '../campaign-engine/states.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import { callableScriptProblem } from '../voice-scripts/repo.ts';
 import {
   type Audience,
-  audienceContacts,
   type CampaignRow,
   type CampaignStatus,
   type CampaignValues,
@@ -114,32 +114,47 @@ async function check(
   if (after) issues.push({ field: 'retry.after', issue: after });
   else if (durationMs(v.retry_after) > 86_400_000)
     issues.push({ field: 'retry.after', issue: 'must be at most a day (P1D)' });
-  if ('contactIds' in v.audience) {
-    const found = new Set((await audienceContacts(s.db, accountId, v.audience)).map((c) => c.id));
-    const missing = v.audience.contactIds.filter((id) => !found.has(id));
-    if (missing.length > 0) {
-      issues.push({
-        field: 'audience.contactIds',
-        issue: `are not contacts of this account: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
-      });
-    }
+  issues.push(...audienceProblems(v.audience));
+  const missing = await unknownContactIds(s.db, accountId, v.audience);
+  if (missing.length > 0) {
+    issues.push({
+      field: 'audience.contactIds',
+      issue: `are not contacts of this account: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
+    });
   }
   if (issues.length > 0) throw invalidFields(issues);
 }
 
-/** What the audience's calls would cost at most: each contact's rate × the call's minutes (unanswered calls are free). */
-async function estimate(
+/**
+ * What the audience's calls would cost at most: each contact's rate × the call's minutes
+ * (unanswered calls are free). With `fix` (a start), each page of the audience also becomes rows.
+ */
+async function walk(
   s: CampaignServices,
   sql: Database | Tx,
   accountId: string,
-  phones: string[],
-  v: Pick<CampaignValues, 'call_settings'>,
-  sandbox: boolean,
-) {
+  v: Pick<CampaignValues, 'call_settings' | 'audience'>,
+  options: { sandbox: boolean; fix?: { campaignId: string; now: Date } },
+): Promise<{ contacts: number; costMicros: number }> {
   const channel = await loadVoiceChannel(sql, accountId);
-  if (sandbox || channel.provider === 'sandbox') return 0;
+  const free = options.sandbox || channel.provider === 'sandbox';
   const minutes = billableMinutes(v.call_settings.maxDurationSeconds);
-  return phones.reduce((sum, phone) => sum + s.prices.voicePerMinute(countryOf(phone)) * minutes, 0);
+  const out = { contacts: 0, costMicros: 0 };
+  await eachAudiencePage(sql, accountId, v.audience, s.now(), async (contacts) => {
+    out.contacts += contacts.length;
+    if (!free) {
+      for (const c of contacts) out.costMicros += s.prices.voicePerMinute(countryOf(c.phone)) * minutes;
+    }
+    if (options.fix && contacts.length > 0) {
+      await insertAudience(
+        sql,
+        options.fix.campaignId,
+        contacts.map((c) => c.id),
+        options.fix.now,
+      );
+    }
+  });
+  return out;
 }
 
 export async function viewOf(s: CampaignServices, row: CampaignRow) {
@@ -177,8 +192,7 @@ export async function createCampaign(
 ) {
   const values = valuesOf(input);
   await check(s, account.id, values, account.planCps);
-  const phones = (await audienceContacts(s.db, account.id, values.audience)).map((c) => c.phone);
-  const cost = await estimate(s, s.db, account.id, phones, values, false);
+  const cost = (await walk(s, s.db, account.id, values, { sandbox: false })).costMicros;
   return s.db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('voice_campaigns:' || $1, 0))`, [
       account.id,
@@ -196,9 +210,10 @@ export async function createCampaign(
   });
 }
 
-async function locked(tx: Tx, accountId: string, id: string): Promise<CampaignRow> {
+async function locked(tx: Tx, accountId: string, id: string, action: CampaignAction): Promise<CampaignRow> {
   const row = await findCampaign(tx, accountId, id, { forUpdate: true });
   if (!row) throw notFound('voice campaign');
+  assertAllowed(row.status, action);
   return row;
 }
 
@@ -223,12 +238,9 @@ export async function patchCampaign(
   };
   const values = valuesOf(input, before);
   await check(s, account.id, values, account.planCps);
-  const phones = (await audienceContacts(s.db, account.id, values.audience)).map((c) => c.phone);
-  const cost = await estimate(s, s.db, account.id, phones, values, false);
+  const cost = (await walk(s, s.db, account.id, values, { sandbox: false })).costMicros;
   return s.db.transaction(async (tx) => {
-    const row = await locked(tx, account.id, id);
-    if (row.status !== 'draft')
-      throw conflict(`A ${row.status} campaign cannot be changed; only a draft can.`);
+    await locked(tx, account.id, id, 'change');
     await updateCampaignValues(tx, id, { ...values, estimated_cost_micros: cost }, s.now());
     return (await findCampaign(tx, account.id, id))!;
   });
@@ -237,68 +249,45 @@ export async function patchCampaign(
 /** Deletes a campaign not under way (draft, completed, canceled); its calls stay in the history. */
 export async function removeCampaign(s: CampaignServices, accountId: string, id: string): Promise<void> {
   await s.db.transaction(async (tx) => {
-    const row = await locked(tx, accountId, id);
-    if (!['draft', 'completed', 'canceled'].includes(row.status)) {
-      throw conflict(`A ${row.status} campaign cannot be deleted; cancel it first.`);
-    }
+    await locked(tx, accountId, id, 'delete');
     await deleteCampaign(tx, id);
   });
 }
 
 export async function startCampaign(s: CampaignServices, accountId: string, id: string, sandbox: boolean) {
   return s.db.transaction(async (tx) => {
-    const row = await locked(tx, accountId, id);
-    if (row.status !== 'draft')
-      throw conflict(`A ${row.status} campaign cannot be started; only a draft can.`);
+    const row = await locked(tx, accountId, id, 'start');
     const script = await callableScriptProblem(tx, accountId, row.script_id);
     if (script) throw conflict(`The campaign's script ${script}.`);
-    const contacts = await audienceContacts(tx, accountId, row.audience);
-    if (contacts.length === 0) throw conflict('The audience has no contacts.');
     const now = s.now();
-    await insertAudience(
-      tx,
-      id,
-      contacts.map((c) => c.id),
-      now,
-    );
-    const cost = await estimate(
-      s,
-      tx,
-      accountId,
-      contacts.map((c) => c.phone),
-      row,
-      sandbox,
-    );
-    const later = row.start_at !== null && row.start_at > now;
-    return moveCampaign(tx, s, row, later ? 'scheduled' : 'running', {
+    const fixed = await walk(s, tx, accountId, row, { sandbox, fix: { campaignId: id, now } });
+    if (fixed.contacts === 0) throw conflict('The audience has no contacts.');
+    const going = goingStatus(row.start_at, now);
+    return moveCampaign(tx, s, row, going, {
       mode: sandbox ? 'sandbox' : 'live',
-      estimated_cost_micros: cost,
-      ...(later ? {} : { started_at: now }),
+      estimated_cost_micros: fixed.costMicros,
+      ...(going === 'running' ? { started_at: now } : {}),
     });
   });
 }
 
 export async function pauseCampaign(s: CampaignServices, accountId: string, id: string) {
   return s.db.transaction(async (tx) => {
-    const row = await locked(tx, accountId, id);
-    if (row.status !== 'running' && row.status !== 'scheduled')
-      throw conflict(`A ${row.status} campaign cannot be paused.`);
+    const row = await locked(tx, accountId, id, 'pause');
     return moveCampaign(tx, s, row, 'paused');
   });
 }
 
 export async function resumeCampaign(s: CampaignServices, accountId: string, id: string) {
   return s.db.transaction(async (tx) => {
-    const row = await locked(tx, accountId, id);
-    if (row.status !== 'paused')
-      throw conflict(`A ${row.status} campaign cannot be resumed; only a paused one can.`);
-    const later = row.start_at !== null && row.start_at > s.now();
+    const row = await locked(tx, accountId, id, 'resume');
+    const going = goingStatus(row.start_at, s.now());
     return moveCampaign(
       tx,
       s,
       row,
-      later ? 'scheduled' : 'running',
-      later || row.started_at ? {} : { started_at: s.now() },
+      going,
+      going === 'scheduled' || row.started_at ? {} : { started_at: s.now() },
     );
   });
 }
@@ -306,9 +295,7 @@ export async function resumeCampaign(s: CampaignServices, accountId: string, id:
 /** Cancels: no new call; calls not yet placed are canceled; calls under way end as they will. */
 export async function cancelCampaign(s: CampaignServices, accountId: string, id: string) {
   return s.db.transaction(async (tx) => {
-    const row = await locked(tx, accountId, id);
-    if (row.status === 'completed' || row.status === 'canceled')
-      throw conflict(`The campaign is ${row.status} already.`);
+    const row = await locked(tx, accountId, id, 'cancel');
     const moved = await moveCampaign(tx, s, row, 'canceled', { ended_at: s.now() });
     const { rows: queued } = await tx.query<CallRow>(
       `SELECT * FROM calls WHERE campaign_id = $1 AND status = 'queued' AND lease_until IS NULL FOR UPDATE`,
