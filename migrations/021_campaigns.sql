@@ -48,12 +48,9 @@ CREATE TABLE campaign_recipients (
   PRIMARY KEY (campaign_id, contact_id)
 );
 CREATE INDEX campaign_recipients_due ON campaign_recipients (campaign_id, due_at, contact_id) WHERE state = 'pending';
--- A reply finds the contact's rows messaged in the 72 hours before it.
-CREATE INDEX campaign_recipients_reply ON campaign_recipients (contact_id, messaged_at)
-  WHERE state = 'messaged' AND replied_at IS NULL;
--- Unique recipients of the account in the last 24 hours (the number's messaging limit tier).
-CREATE INDEX campaign_recipients_messaged ON campaign_recipients (account_id, messaged_at)
-  WHERE messaged_at IS NOT NULL;
+-- No other index: a round's update of 500 rows maintains the primary key alone. A reply finds its
+-- recipients through the messages to the number (messages_account_phone), and the messaging limit
+-- tier counts the account's campaign messages of the last day (messages_account).
 
 ALTER TABLE messages ADD COLUMN campaign_id text;
 CREATE INDEX messages_campaign ON messages (campaign_id) WHERE campaign_id IS NOT NULL;

@@ -167,6 +167,22 @@ describe('campaigns', () => {
       skipped: 1,
       replied: 0,
     });
+    // campaign.status_changed, kind "message", for each move: started, then completed.
+    const { rows: events } = await env.tdb.db.query<{ payload: unknown }>(
+      `SELECT payload FROM events WHERE type = 'campaign.status_changed' ORDER BY created_at, id`,
+    );
+    const moves = events
+      .map((e) => (typeof e.payload === 'string' ? JSON.parse(e.payload) : e.payload).data)
+      .filter((d: { id: string }) => d.id === made.body.id)
+      .map((d: { kind: string; status: string; previousStatus: string }) => [
+        d.kind,
+        d.previousStatus,
+        d.status,
+      ]);
+    expect(moves).toEqual([
+      ['message', 'draft', 'running'],
+      ['message', 'running', 'completed'],
+    ]);
     const rows = await recipients(t.apiKey, made.body.id);
     const byContact = new Map(rows.map((r) => [r.contactId, r]));
     expect(byContact.get(out)).toMatchObject({ status: 'skipped', reason: 'opted_out', messageId: null });

@@ -4,18 +4,35 @@
 //   - a throttling answer: the dispatch of a campaign's message was told to slow down (WhatsApp's
 //     130429 and its kin), so the campaign is held to half its rate (pace.ts).
 import type { Database, Tx } from '../../kernel/db.ts';
+import { idAt } from '../../kernel/ids.ts';
 import { channelLimits } from './channel-limits.ts';
 import { type PaceState, throttledBackoff } from './pace.ts';
 
 export const REPLY_WINDOW_MS = 72 * 3600 * 1000;
 
-/** The contact wrote at `wroteAt`: its campaign messages of the 72 hours before are replied to. */
-export async function noteCampaignReply(tx: Tx, contactId: string, wroteAt: Date): Promise<void> {
+/**
+ * The contact wrote at `wroteAt`: the recipients its campaign messages of the 72 hours before went
+ * to have replied (found through the messages to its number, newest ids only).
+ */
+export async function noteCampaignReply(
+  tx: Tx,
+  contact: { account_id: string; id: string; phone: string },
+  wroteAt: Date,
+): Promise<void> {
   await tx.query(
-    `UPDATE campaign_recipients SET replied_at = $2
-      WHERE contact_id = $1 AND state = 'messaged' AND replied_at IS NULL
-        AND messaged_at <= $2 AND messaged_at > $3`,
-    [contactId, wroteAt, new Date(wroteAt.getTime() - REPLY_WINDOW_MS)],
+    `UPDATE campaign_recipients r SET replied_at = $5
+       FROM messages m
+      WHERE m.account_id = $1 AND m.phone = $2 AND m.id >= $4 AND m.campaign_id IS NOT NULL
+        AND m.created_at <= $5
+        AND r.campaign_id = m.campaign_id AND r.contact_id = $3 AND r.message_id = m.id
+        AND r.replied_at IS NULL`,
+    [
+      contact.account_id,
+      contact.phone,
+      contact.id,
+      idAt('message', new Date(wroteAt.getTime() - REPLY_WINDOW_MS)),
+      wroteAt,
+    ],
   );
 }
 

@@ -23,6 +23,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Provider } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
+import { idAt } from '../../kernel/ids.ts';
 import { countryOf } from '../../kernel/phones.ts';
 import { PollingLoop } from '../../kernel/polling-loop.ts';
 import { scopeOf } from '../automation/context.ts';
@@ -376,12 +377,12 @@ async function settleRows(
   }
 }
 
-/** Unique contacts the account's campaigns messaged in the last 24 hours. */
+/** Unique contacts the account's campaigns messaged in the last 24 hours (the newest message ids only). */
 async function uniqueRecipientsToday(tx: Tx, accountId: string, now: Date): Promise<number> {
   const { rows } = await tx.query<{ n: number }>(
-    `SELECT count(DISTINCT contact_id)::int AS n FROM campaign_recipients
-      WHERE account_id = $1 AND messaged_at > $2`,
-    [accountId, new Date(now.getTime() - 86_400_000)],
+    `SELECT count(DISTINCT contact_id)::int AS n FROM messages
+      WHERE account_id = $1 AND id >= $2 AND campaign_id IS NOT NULL`,
+    [accountId, idAt('message', new Date(now.getTime() - 86_400_000))],
   );
   return rows[0]!.n;
 }

@@ -92,7 +92,7 @@ async function receiveOne(
   // The window runs from when the customer wrote (never from the future, whatever the clock said).
   const wroteAt = new Date(Math.min(m.sentAt.getTime(), now.getTime()));
   await noteInbound(tx, accountId, contact.id, wroteAt);
-  await noteCampaignReply(tx, contact.id, wroteAt);
+  await noteCampaignReply(tx, contact, wroteAt);
 
   const { conversation, opened } = await openOrContinue(tx, accountId, contact, now);
   const message = await insertInbound(tx, {
