@@ -6,6 +6,7 @@ import type { Page } from '../../kernel/pagination.ts';
 import type { Weekday } from '../automation/time.ts';
 import type { Audience } from '../campaign-engine/audience.ts';
 import type { CampaignStatus } from '../campaign-engine/states.ts';
+import { campaignTable } from '../campaign-engine/table.ts';
 
 export interface CampaignMessage {
   templateName: string;
@@ -119,45 +120,11 @@ export async function setCampaignStatus(
   return rows[0]!;
 }
 
-export async function findCampaign(
-  sql: Sql,
-  accountId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<CampaignRow | null> {
-  const { rows } = await sql.query<CampaignRow>(
-    `SELECT * FROM campaigns WHERE id = $1 AND account_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, accountId],
-  );
-  return rows[0] ?? null;
-}
-
-export async function listCampaigns(
-  sql: Sql,
-  accountId: string,
-  page: Page,
-  status?: string,
-): Promise<CampaignRow[]> {
-  const { rows } = await sql.query<CampaignRow>(
-    `SELECT * FROM campaigns
-      WHERE account_id = $1 AND ($2::text IS NULL OR id < $2) AND ($3::text IS NULL OR status = $3)
-      ORDER BY id DESC LIMIT $4`,
-    [accountId, page.before, status ?? null, page.limit + 1],
-  );
-  return rows;
-}
-
-export async function countCampaigns(sql: Sql, accountId: string): Promise<number> {
-  const { rows } = await sql.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM campaigns WHERE account_id = $1',
-    [accountId],
-  );
-  return rows[0]!.n;
-}
-
-export async function deleteCampaign(sql: Sql, id: string): Promise<void> {
-  await sql.query('DELETE FROM campaigns WHERE id = $1', [id]);
-}
+const table = campaignTable<CampaignRow>('campaigns');
+export const findCampaign = table.find;
+export const listCampaigns = table.list;
+export const countCampaigns = table.count;
+export const deleteCampaign = table.remove;
 
 export interface Counters {
   total: number;

@@ -1,9 +1,9 @@
 // Voice campaigns and their audience rows in the database. Reads take the account: another
 // tenant's campaign is not found.
 import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
 import type { Audience } from '../campaign-engine/audience.ts';
 import type { CampaignStatus } from '../campaign-engine/states.ts';
+import { campaignTable } from '../campaign-engine/table.ts';
 
 export type { Audience, CampaignStatus };
 
@@ -118,45 +118,11 @@ export async function setCampaignStatus(
   );
 }
 
-export async function findCampaign(
-  sql: Sql,
-  accountId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<CampaignRow | null> {
-  const { rows } = await sql.query<CampaignRow>(
-    `SELECT * FROM voice_campaigns WHERE id = $1 AND account_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, accountId],
-  );
-  return rows[0] ?? null;
-}
-
-export async function listCampaigns(
-  sql: Sql,
-  accountId: string,
-  page: Page,
-  status?: string,
-): Promise<CampaignRow[]> {
-  const { rows } = await sql.query<CampaignRow>(
-    `SELECT * FROM voice_campaigns
-      WHERE account_id = $1 AND ($2::text IS NULL OR id < $2) AND ($3::text IS NULL OR status = $3)
-      ORDER BY id DESC LIMIT $4`,
-    [accountId, page.before, status ?? null, page.limit + 1],
-  );
-  return rows;
-}
-
-export async function countCampaigns(sql: Sql, accountId: string): Promise<number> {
-  const { rows } = await sql.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM voice_campaigns WHERE account_id = $1',
-    [accountId],
-  );
-  return rows[0]!.n;
-}
-
-export async function deleteCampaign(sql: Sql, id: string): Promise<void> {
-  await sql.query('DELETE FROM voice_campaigns WHERE id = $1', [id]);
-}
+const table = campaignTable<CampaignRow>('voice_campaigns');
+export const findCampaign = table.find;
+export const listCampaigns = table.list;
+export const countCampaigns = table.count;
+export const deleteCampaign = table.remove;
 
 /** Fixes the audience: a row per contact, due now. */
 export async function insertAudience(
