@@ -42,6 +42,9 @@ import { moveCampaign } from './service.ts';
 /** Recipients a round looks at, at most. */
 export const SEND_BATCH = 500;
 
+/** How often a lane other than the first looks for work by itself (the first wakes it sooner). */
+const IDLE_LANE_POLL_MS = 30_000;
+
 export interface SenderDeps extends AcceptServices {
   log: FastifyBaseLogger;
   pollMs: number;
@@ -89,12 +92,14 @@ export class CampaignSender {
 
   constructor(deps: SenderDeps) {
     this.#d = deps;
+    // Lane 0 polls; the others sleep until it (or a start in this process) finds live campaigns,
+    // so an idle process costs one statement a poll, not one a lane.
     this.#loops = Array.from(
       { length: Math.max(1, deps.lanes) },
-      () =>
+      (_, lane) =>
         new PollingLoop({
-          round: () => this.runOnce(),
-          pollMs: () => deps.pollMs,
+          round: () => this.runOnce(lane),
+          pollMs: () => (lane === 0 ? deps.pollMs : IDLE_LANE_POLL_MS),
           log: deps.log,
           failure: 'the campaign sender failed a round',
         }),
@@ -115,13 +120,15 @@ export class CampaignSender {
   }
 
   /** One round of each live campaign; answers how many recipients it settled. */
-  async runOnce(): Promise<number> {
+  async runOnce(lane = 0): Promise<number> {
     const now = this.#d.now();
     const { rows } = await this.#d.db.query<{ id: string; status: string; backoff: boolean }>(
       `SELECT id, status, backoff_rate IS NOT NULL AS backoff FROM campaigns
         WHERE status = 'running' OR (status = 'scheduled' AND start_at <= $1) ORDER BY id LIMIT 100`,
       [now],
     );
+    // Work for every lane: the sleeping ones join in (they go on while their rounds settle some).
+    if (lane === 0 && rows.length > 0) for (const loop of this.#loops.slice(1)) loop.wake();
     let settled = 0;
     for (const c of rows) {
       if (c.status === 'scheduled' || c.backoff) await this.#tend(c.id);
