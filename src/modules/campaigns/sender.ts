@@ -127,13 +127,14 @@ export class CampaignSender {
         WHERE status = 'running' OR (status = 'scheduled' AND start_at <= $1) ORDER BY id LIMIT 100`,
       [now],
     );
-    // Work for every lane: the sleeping ones join in (they go on while their rounds settle some).
-    if (lane === 0 && rows.length > 0) for (const loop of this.#loops.slice(1)) loop.wake();
     let settled = 0;
     for (const c of rows) {
       if (c.status === 'scheduled' || c.backoff) await this.#tend(c.id);
       settled += await this.#round(c.id);
     }
+    // Recipients were due: the sleeping lanes join in (and go on while their rounds settle some).
+    // A campaign waiting for its recipients' send window wakes nobody.
+    if (lane === 0 && settled > 0) for (const loop of this.#loops.slice(1)) loop.wake();
     return settled;
   }
 
