@@ -242,3 +242,6 @@ export function sqlState(err: unknown): string | undefined {
 }
 
 export const UNIQUE_VIOLATION = '23505';
+
+/** PostgreSQL's deadlock_detected: the transaction was rolled back and may run again. */
+export const DEADLOCK = '40P01';

@@ -1,7 +1,7 @@
 // Changing a conversation's state: assign, close, reopen. Each is one transaction that locks the
 // conversation, checks the move is allowed (409 otherwise), writes it and emits its event. And
 // deleting one with its history.
-import { type Database, sqlState, type Tx } from '../../kernel/db.ts';
+import { type Database, DEADLOCK, sqlState, type Tx } from '../../kernel/db.ts';
 import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
 import type { EventInput, EventOutbox } from '../../kernel/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
@@ -112,9 +112,6 @@ export function reopenConversation(s: ConversationServices, accountId: string, i
     { lockContactFirst: true },
   );
 }
-
-/** PostgreSQL's deadlock_detected. */
-const DEADLOCK = '40P01';
 
 /**
  * Deletes a conversation and its history, its messages, in one transaction; the contact stays, and

@@ -15,7 +15,7 @@
 // sends, waiting or running: two lanes never write one wallet at once, so they never deadlock
 // with each other, and the unlocked path's read is never overtaken by the same process.
 // PostgreSQL gets several lanes, PGlite (one connection) one.
-import { type Database, sqlState } from '../../kernel/db.ts';
+import { type Database, DEADLOCK, sqlState } from '../../kernel/db.ts';
 import type { AcceptServices } from './accept.ts';
 import {
   ACCEPT_TRANSACTION,
@@ -27,9 +27,6 @@ import {
   wakeDispatchers,
 } from './accept-batch.ts';
 import { AcceptCache } from './accept-cache.ts';
-
-/** PostgreSQL's deadlock_detected. */
-const DEADLOCK = '40P01';
 
 /** A batch running longer than this makes the sends that arrive after it go to the next lane. */
 const SPILL_AFTER_MS = 10;
