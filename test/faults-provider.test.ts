@@ -134,6 +134,25 @@ describe('a provider failing, then answering', () => {
     expect(second).toBeLessThan(2 * RETRY_DELAY_SECONDS * 1000 + LATE_BY_MS);
   });
 
+  it('keeps a later message to the number behind one waiting to be retried', async () => {
+    const t = await liveTenant();
+    const to = await customerOf(t);
+    env.fake.failNext(graphError(131000, { status: 500 }));
+    const first = await sendText(t, to);
+    await eventually(
+      async () => arrivals.get(to)?.length ?? 0,
+      (n) => n >= 1,
+    );
+    // The first is waiting out its retry delay, not claimed by any batch: the second, though
+    // ready at once, goes after it.
+    const second = await sendText(t, to);
+    await messageWhen(env.app, t.apiKey, second, 'sent', 15_000);
+    expect(env.fake.sent.filter((s) => s.to === to).map((s) => s.body.biz_opaque_callback_data)).toEqual([
+      first,
+      second,
+    ]);
+  });
+
   it('waits at least the Retry-After of a 429 before trying again', async () => {
     const t = await liveTenant();
     const to = await customerOf(t);

@@ -24,6 +24,7 @@ import { simulatedStatuses } from '../../channels/sandbox/simulation.ts';
 import type { MessageContent, ProviderError, SendOutcome } from '../../channels/types.ts';
 import type { Database, Sql } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
+import { idAt } from '../../kernel/ids.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
 import { Slots } from '../../kernel/slots.ts';
 import { noteThrottled } from '../campaigns/feedback.ts';
@@ -66,16 +67,6 @@ export interface DispatchJob {
   attempt?: number;
 }
 
-/** Runs `work` over the items, at most `limit` at a time. */
-async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
-
 const MAX_RETRY_DELAY_SECONDS = 3600;
 /** Dispatch loops in each process: a batch waiting on a slow provider holds up only its own jobs. */
 const DISPATCH_LOOPS = 4;
@@ -94,6 +85,12 @@ const HOLD_LOOP_MS = 200;
 const BUDGET_WAIT_MS = 1000;
 /** When messages given back come back for another try. */
 const DEFER_MS = 1000;
+/**
+ * An older message to the same number accepted less than this long ago and not claimed yet holds
+ * a newer one back at its claim (phone-order.ts), so that the older goes first. Older than this,
+ * it is waiting out a provider's retry delay, and the newer ones no longer wait for it.
+ */
+const ORDER_WINDOW_MS = 60_000;
 
 function contentOf(message: MessageRow, template: Loaded['template']): MessageContent | ProviderError {
   // Only outbound messages are dispatched.
@@ -143,6 +140,12 @@ async function claim(d: DispatchDeps, ids: string[]): Promise<{ claimedAt: Date;
               FROM wanted
              WHERE m.id = wanted.id AND m.status = 'queued' AND m.accepted_at IS NULL
                AND (m.handover_started_at IS NULL OR m.handover_started_at <= $2 OR m.provider = 'sandbox')
+               -- An older message to the number, not claimed yet, goes first (phone-order.ts).
+               AND NOT EXISTS (
+                 SELECT 1 FROM messages o
+                  WHERE o.account_id = m.account_id AND o.phone = m.phone
+                    AND o.id < m.id AND o.id > $4 AND o.id <> ALL($1::text[])
+                    AND o.status = 'queued' AND o.accepted_at IS NULL AND o.handover_started_at IS NULL)
              RETURNING ${MESSAGE_COLUMNS.split(', ')
                .map((c) => `m.${c}`)
                .join(', ')}, wanted.previous)
@@ -158,7 +161,12 @@ async function claim(d: DispatchDeps, ids: string[]): Promise<{ claimedAt: Date;
        -- A template is only ever looked up in its own account.
        LEFT JOIN templates t ON t.account_id = claimed.account_id AND t.id = claimed.template_id
       ORDER BY claimed.id`,
-    [ids, new Date(now.getTime() - d.inDoubtSeconds * 1000), now],
+    [
+      ids,
+      new Date(now.getTime() - d.inDoubtSeconds * 1000),
+      now,
+      idAt('message', new Date(now.getTime() - ORDER_WINDOW_MS)),
+    ],
   );
   const resent = rows.filter((r) => r.previous !== null);
   if (resent.length > 0) {
@@ -322,7 +330,7 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       plays.filter((p) => sent.has(p.messageId)),
     );
     await d.jobs.enqueueMany(tx, DISPATCH_JOB, [...retries.values()]);
-    await waitForCallbacks(d, tx, inDoubt, attempts);
+    await comeBackLater(d, tx, inDoubt, attempts);
   });
   await noteThrottled(d.db, throttled, at);
 }
@@ -353,32 +361,41 @@ async function bringBack(
 }
 
 /**
- * The jobs' messages in doubt that are not due again yet (another run handed them over lately and
- * never recorded the answer): a job for each at the end of its wait, unless a callback settles it.
+ * The jobs' messages not claimed and still to send: a job for each when it may be claimed. Those
+ * in doubt (another run handed them over lately and never recorded the answer) at the end of their
+ * wait, unless a callback settles them; those held behind an older message to their number a
+ * moment from now.
  */
-async function waitForCallbacks(
+async function comeBackLater(
   d: DispatchDeps,
   sql: Sql,
   ids: string[],
   attemptOf: Map<string, number>,
 ): Promise<void> {
   if (ids.length === 0) return;
-  const { rows } = await sql.query<{ id: string; handover_started_at: Date }>(
+  const { rows } = await sql.query<{ id: string; handover_started_at: Date | null }>(
     `SELECT id, handover_started_at FROM messages
-      WHERE id = ANY($1::text[]) AND status = 'queued' AND accepted_at IS NULL
-        AND handover_started_at IS NOT NULL`,
+      WHERE id = ANY($1::text[]) AND status = 'queued' AND accepted_at IS NULL`,
     [ids],
   );
-  if (rows.length === 0) return;
-  d.log.warn({ messageIds: rows.map((r) => r.id) }, "messages in doubt wait for their provider's callback");
+  const inDoubt = rows.filter((r) => r.handover_started_at !== null);
+  if (inDoubt.length > 0) {
+    d.log.warn(
+      { messageIds: inDoubt.map((r) => r.id) },
+      "messages in doubt wait for their provider's callback",
+    );
+  }
+  const behindOlder = rows.filter((r) => r.handover_started_at === null).map((r) => r.id);
+  if (behindOlder.length > 0)
+    await bringBack(d, sql, behindOlder, attemptOf, new Date(Date.now() + DEFER_MS));
   await d.jobs.enqueueMany(
     sql,
     DISPATCH_JOB,
-    rows.map((r) => ({
+    inDoubt.map((r) => ({
       data: { messageIds: [r.id], attempt: attemptOf.get(r.id) ?? 0 },
       // A second past the wait, so the claim's `<=` finds it due; never before the hand-over can
       // have timed out (a hand-over still under way is not in doubt yet).
-      startAfter: new Date(new Date(r.handover_started_at).getTime() + (waitSeconds(d) + 1) * 1000),
+      startAfter: new Date(new Date(r.handover_started_at!).getTime() + (waitSeconds(d) + 1) * 1000),
     })),
   );
 }
@@ -435,22 +452,36 @@ async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[])
   const { slots, order, budget } = shared;
   const attemptOf = new Map<string, number>();
   for (const job of jobs) for (const id of job.messageIds) attemptOf.set(id, job.attempt ?? 0);
-  const { claimedAt, loaded } = await claim(d, [...attemptOf.keys()]);
-  const claimedIds = new Set(loaded.map((l) => l.message.id));
-  await waitForCallbacks(
-    d,
-    d.db,
-    [...attemptOf.keys()].filter((id) => !claimedIds.has(id)),
-    attemptOf,
-  );
   // Messages to one number go out one at a time, oldest first, across the process's loops (the
-  // order); different numbers in parallel, at most TIDINGS_DISPATCH_CONCURRENCY hand-overs at a
-  // time in the whole process (the slots).
+  // order, whose rules are in phone-order.ts); different numbers in parallel, at most
+  // TIDINGS_DISPATCH_CONCURRENCY hand-overs at a time in the whole process (the slots).
+  const claimTurn = order.beginClaim();
   const byPhone = new Map<string, Loaded[]>();
-  for (const l of loaded) {
-    const key = `${l.message.account_id}/${l.message.phone}`;
-    byPhone.set(key, [...(byPhone.get(key) ?? []), l]);
+  let claimedAt: Date;
+  let loaded: Loaded[];
+  try {
+    ({ claimedAt, loaded } = await claim(d, [...attemptOf.keys()]));
+    const claimedIds = new Set(loaded.map((l) => l.message.id));
+    await comeBackLater(
+      d,
+      d.db,
+      [...attemptOf.keys()].filter((id) => !claimedIds.has(id)),
+      attemptOf,
+    );
+    for (const l of loaded) {
+      const key = `${l.message.account_id}/${l.message.phone}`;
+      byPhone.set(key, [...(byPhone.get(key) ?? []), l]);
+    }
+    for (const [key, group] of byPhone) {
+      order.hold(
+        key,
+        group.map((l) => l.message.id),
+      );
+    }
+  } finally {
+    claimTurn.held();
   }
+  await claimTurn.earlier;
   // Claimed and neither recorded nor given back yet: what a failure leaves in doubt.
   const pending = new Set(loaded.map((l) => l.message.id));
   const record = recordAsTheyCome(d, (ids) => {
@@ -459,33 +490,42 @@ async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[])
   // Given back: their account's places stayed taken too long (a hung provider), so they are tried
   // again later rather than held; a number's later messages go back with them, keeping its order.
   const left: Loaded[] = [];
-  const handOvers = inParallel([...byPhone], d.concurrency, async ([key, group]) => {
-    order.hold(
-      key,
-      group.map((l) => l.message.id),
-    );
-    for (const [i, l] of group.entries()) {
-      const accountId = l.message.account_id;
-      const outcome = await order.inTurn(key, l.message.id, async () => {
-        if (!(await budget.acquire(accountId, BUDGET_WAIT_MS))) return null;
-        try {
-          return await slots.use(() => send(d, l));
-        } finally {
-          budget.release(accountId);
-        }
-      });
-      if (outcome === null) {
-        const rest = group.slice(i);
-        order.drop(
-          key,
-          rest.slice(1).map((r) => r.message.id),
+  // At most TIDINGS_DISPATCH_CONCURRENCY of the batch's numbers waiting for their account's
+  // places at once (more would wait past BUDGET_WAIT_MS and be given back), entered only in a
+  // message's turn, so a number waiting for its turn holds no place another number needs.
+  const pool = new Slots(d.concurrency);
+  const handOvers = Promise.all(
+    [...byPhone].map(async ([key, group]) => {
+      for (const [i, l] of group.entries()) {
+        const accountId = l.message.account_id;
+        const outcome = await order.inTurn(key, l.message.id, () =>
+          pool.use(async () => {
+            if (!(await budget.acquire(accountId, BUDGET_WAIT_MS))) return null;
+            try {
+              return await slots.use(() => send(d, l));
+            } finally {
+              budget.release(accountId);
+            }
+          }),
         );
-        left.push(...rest);
-        return;
+        if (outcome === null) {
+          const rest = group.slice(i);
+          order.drop(
+            key,
+            rest.slice(1).map((r) => r.message.id),
+          );
+          left.push(...rest);
+          return;
+        }
+        record.add({
+          attempt: attemptOf.get(l.message.id)!,
+          message: l.message,
+          outcome,
+          channel: l.channel,
+        });
       }
-      record.add({ attempt: attemptOf.get(l.message.id)!, message: l.message, outcome, channel: l.channel });
-    }
-  })
+    }),
+  )
     .then(() => record.finish())
     .then(() => defer(d, left, claimedAt, attemptOf))
     .then(() => {

@@ -3,9 +3,16 @@
 // customer who is sent a text and then a document gets them in that order. Within a process only:
 // two processes each holding a message to one number hand them over independently.
 //
-// A batch registers a number's messages when it starts on that number (not when it loads them,
-// or a batch still waiting for a free slot could hold up the others); each message then waits
-// until no hand-over to its number is in flight and it is the oldest registered.
+// Three rules make it hold between the loops of a process:
+// - the claim does not take a message while an older one to its number, accepted lately, is not
+//   claimed yet (dispatch.ts: it comes back a moment later), so an older message is either held
+//   by some batch or taken in the same claim;
+// - a batch registers all its messages as soon as its claim returns, and hands none over before
+//   every claim begun earlier in the process has registered its own (`beginClaim`): a claim that
+//   began first may return last, with an older message to the same number;
+// - each message then waits until no hand-over to its number is in flight and it is the oldest
+//   registered. Waiting for its turn holds nothing another number needs (the batch's pool of
+//   hand-overs is entered inside the turn), so two batches never wait on each other.
 
 interface Queue {
   /** Registered ids, oldest first. */
@@ -16,6 +23,22 @@ interface Queue {
 
 export class PhoneOrder {
   readonly #queues = new Map<string, Queue>();
+  /** Settles once every claim begun so far has registered its messages (or failed). */
+  #claimsHeld: Promise<void> = Promise.resolve();
+
+  /**
+   * Called as a batch begins its claim. `held()` is called once the batch has registered what it
+   * claimed (or its claim failed); `earlier` settles once every claim begun before it has too.
+   */
+  beginClaim(): { held: () => void; earlier: Promise<void> } {
+    const earlier = this.#claimsHeld;
+    let held!: () => void;
+    const own = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    this.#claimsHeld = Promise.all([earlier, own]).then(() => undefined);
+    return { held, earlier };
+  }
 
   /** Registers a batch's messages to one number (account and phone), as it starts on them. */
   hold(key: string, ids: string[]): void {
