@@ -38,6 +38,7 @@ import { callRoutes } from './modules/calls/routes.ts';
 import { campaignRoutes } from './modules/campaigns/routes.ts';
 import { CampaignSender } from './modules/campaigns/sender.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
+import { channelRefreshJob } from './modules/channel/signals.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
 import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
@@ -239,6 +240,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     }),
   );
   ctx.jobs.define(templateReviewJob(ctx));
+  ctx.jobs.define(channelRefreshJob(ctx));
   ctx.jobs.define(
     dispatchJob({
       ...ctx,

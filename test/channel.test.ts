@@ -103,6 +103,10 @@ describe('the channel', () => {
       verifiedName: business.verifiedName,
       throughputPerSecond: 1000,
       messagingLimitTier: 'TIER_10K',
+      qualityRating: 'GREEN',
+      lastQualityEvent: null,
+      lastAccountUpdate: null,
+      lastError: null,
       callbackUrl: `http://tidings.test/api/v1/callbacks/whatsapp/${t.accountId}`,
     });
     const check = fake.requests.at(-1)!;

@@ -767,12 +767,12 @@ describe('submitTemplate', () => {
 });
 
 describe('fetchPhoneNumber', () => {
-  it('good credentials: the display number, verified name, throughput and messaging limit tier', async () => {
+  it('good credentials: the display number, verified name, throughput, messaging limit tier and quality rating', async () => {
     const result = await adapterFor(business).fetchPhoneNumber();
     const req = fake.requests.at(-1)!;
     expect(req.method).toBe('GET');
     expect(req.path).toBe(
-      `/v21.0/${business.phoneNumberId}?fields=display_phone_number,verified_name,throughput,messaging_limit_tier`,
+      `/v21.0/${business.phoneNumberId}?fields=display_phone_number,verified_name,throughput,messaging_limit_tier,quality_rating`,
     );
     expect(req.headers.authorization).toBe(`Bearer ${business.accessToken}`);
     expect(result).toStrictEqual({
@@ -781,6 +781,7 @@ describe('fetchPhoneNumber', () => {
       verifiedName: business.verifiedName,
       throughputLevel: 'STANDARD',
       messagingLimitTier: 'TIER_1K',
+      qualityRating: 'GREEN',
     });
   });
 
@@ -1294,6 +1295,116 @@ describe('parseCallback', () => {
     });
   });
 
+  it('the account signals: quality, account updates, errors, marketing preferences, played', () => {
+    const time = 1767225600;
+    const payload = {
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: business.businessAccountId,
+          time,
+          changes: [
+            {
+              field: 'account_update',
+              value: {
+                phone_number: '15550001111',
+                event: 'ACCOUNT_VIOLATION',
+                violation_info: { violation_type: 'SCAM' },
+              },
+            },
+            {
+              field: 'phone_number_quality_update',
+              value: {
+                display_phone_number: '15550001111',
+                event: 'DOWNGRADE',
+                old_limit: 'TIER_10K',
+                current_limit: 'TIER_1K',
+              },
+            },
+            {
+              field: 'errors',
+              value: {
+                errors: [
+                  {
+                    code: 131042,
+                    title: 'Payment issue',
+                    message: 'Payment issue',
+                    error_data: { details: 'Card declined' },
+                  },
+                ],
+              },
+            },
+            {
+              field: 'user_preferences',
+              value: {
+                metadata: { phone_number_id: business.phoneNumberId },
+                user_preferences: [
+                  {
+                    wa_id: '15550002222',
+                    category: 'marketing_messages',
+                    value: 'stop',
+                    detail: 'stop',
+                    timestamp: time,
+                  },
+                  { wa_id: '15550002222', category: 'marketing_messages', value: 'maybe', timestamp: time },
+                ],
+              },
+            },
+            {
+              field: 'messages',
+              value: {
+                metadata: { phone_number_id: business.phoneNumberId },
+                statuses: [
+                  { id: 'wamid.A', status: 'played', timestamp: String(time), recipient_id: '15550002222' },
+                ],
+              },
+            },
+          ],
+        },
+      ],
+    };
+    const at = new Date(time * 1000);
+    expect(parseCallback(payload)).toStrictEqual([
+      {
+        kind: 'account_update',
+        signal: {
+          event: 'ACCOUNT_VIOLATION',
+          phoneNumber: '15550001111',
+          details: { violation_info: { violation_type: 'SCAM' } },
+          at,
+        },
+      },
+      {
+        kind: 'number_quality',
+        signal: {
+          displayPhoneNumber: '15550001111',
+          event: 'DOWNGRADE',
+          currentLimit: 'TIER_1K',
+          previousLimit: 'TIER_10K',
+          maxDailyConversations: null,
+          at,
+        },
+      },
+      {
+        kind: 'channel_error',
+        error: {
+          providerCode: 131042,
+          title: 'Payment issue',
+          message: 'Payment issue',
+          details: 'Card declined',
+          at,
+        },
+      },
+      { kind: 'marketing_preference', waId: '15550002222', stopped: true, at, detail: 'stop' },
+      {
+        kind: 'unknown',
+        field: 'user_preferences',
+        raw: { wa_id: '15550002222', category: 'marketing_messages', value: 'maybe', timestamp: time },
+      },
+      { kind: 'message_played', providerMessageId: 'wamid.A', at },
+    ]);
+  });
+
   it('other fields are unknown, with their name and value', () => {
     const payload = {
       object: 'whatsapp_business_account',
@@ -1301,20 +1412,16 @@ describe('parseCallback', () => {
         {
           id: business.businessAccountId,
           changes: [
-            { field: 'account_update', value: { event: 'VERIFIED_ACCOUNT' } },
-            { field: 'phone_number_quality_update', value: { event: 'FLAGGED', current_limit: 'TIER_1K' } },
+            { field: 'security', value: { event: 'PIN_CHANGED' } },
+            { field: 'account_update', value: { ban_info: {} } },
             { field: 'messages', value: { messaging_product: 'whatsapp', errors: [{ code: 131000 }] } },
           ],
         },
       ],
     };
     expect(parseCallback(payload)).toStrictEqual([
-      { kind: 'unknown', field: 'account_update', raw: { event: 'VERIFIED_ACCOUNT' } },
-      {
-        kind: 'unknown',
-        field: 'phone_number_quality_update',
-        raw: { event: 'FLAGGED', current_limit: 'TIER_1K' },
-      },
+      { kind: 'unknown', field: 'security', raw: { event: 'PIN_CHANGED' } },
+      { kind: 'unknown', field: 'account_update', raw: { ban_info: {} } },
       {
         kind: 'unknown',
         field: 'messages',

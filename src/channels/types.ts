@@ -188,8 +188,53 @@ export type ProviderUpdate =
     }
   /** A message a customer sent. */
   | { kind: 'inbound_message'; message: InboundMessage }
+  /** A voice message (or audio) the customer played (WhatsApp's `played` status); its status stays. */
+  | { kind: 'message_played'; providerMessageId: string; messageId?: string; at: Date }
+  /** A customer stopped (or resumed) marketing messages (WhatsApp's `user_preferences`). */
+  | { kind: 'marketing_preference'; waId: string; stopped: boolean; at: Date; detail: string | null }
+  /** The number's quality or messaging limit moved (WhatsApp's `phone_number_quality_update`, WABA-wide). */
+  | { kind: 'number_quality'; signal: NumberQualitySignal }
+  /** Meta changed something about the business account (WhatsApp's `account_update`, WABA-wide). */
+  | { kind: 'account_update'; signal: AccountUpdateSignal }
+  /** An error Meta reports about the number or the app, not about one message (WhatsApp's `errors`). */
+  | { kind: 'channel_error'; error: ChannelErrorSignal }
   /** Anything else the provider sent, kept for the log rather than dropped silently. */
   | { kind: 'unknown'; field: string; raw: unknown };
+
+/** What `phone_number_quality_update` says, as Meta names it. */
+export interface NumberQualitySignal {
+  /** The number it is about, as Meta displays it (digits): the payload names no phone number id. */
+  displayPhoneNumber: string | null;
+  /** FLAGGED, UNFLAGGED, UPGRADE, DOWNGRADE, THROUGHPUT_UPGRADE, ONBOARDING, … */
+  event: string;
+  /** The messaging limit tier now (TIER_250 … TIER_UNLIMITED), when given. */
+  currentLimit: string | null;
+  /** The tier before, on a limit change. */
+  previousLimit: string | null;
+  /** Meta's newer daily limit field (`max_daily_conversations_per_business`), as given. */
+  maxDailyConversations: string | null;
+  at: Date;
+}
+
+/** What `account_update` says: the event and the details Meta attaches to it. */
+export interface AccountUpdateSignal {
+  /** VERIFIED_ACCOUNT, DISABLED_UPDATE, ACCOUNT_VIOLATION, ACCOUNT_RESTRICTION, ACCOUNT_DELETED, … */
+  event: string;
+  /** The number it is about, when Meta names one (digits). */
+  phoneNumber: string | null;
+  /** `ban_info`, `restriction_info`, `violation_info`, … as Meta sent them. */
+  details: Record<string, unknown>;
+  at: Date;
+}
+
+/** One error of the `errors` webhook field. */
+export interface ChannelErrorSignal {
+  providerCode: number | null;
+  title: string;
+  message: string;
+  details: string | null;
+  at: Date;
+}
 
 export type InboundMediaKind = MediaKind | 'sticker';
 

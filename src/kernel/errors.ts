@@ -25,6 +25,11 @@ export const ERROR_CATALOGUE = {
     status: 415,
     message: 'Send the body as JSON with Content-Type: application/json.',
   },
+  CONTACT_OPTED_OUT: {
+    status: 422,
+    message:
+      'The contact has stopped marketing messages on WhatsApp: a MARKETING template may not be sent to them.',
+  },
   CSW_VIOLATION: {
     status: 422,
     message:

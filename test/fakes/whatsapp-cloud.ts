@@ -28,6 +28,8 @@ export interface FakeBusiness {
   throughputLevel?: 'STANDARD' | 'HIGH';
   /** GET /{phone-number-id}'s messaging_limit_tier (TIER_1K unless set). */
   messagingLimitTier?: string;
+  /** GET /{phone-number-id}'s quality_rating (GREEN unless set). */
+  qualityRating?: 'GREEN' | 'YELLOW' | 'RED' | 'UNKNOWN';
 }
 
 export type FakeTemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
@@ -452,7 +454,7 @@ export class FakeWhatsAppCloud {
       verified_name: business.verifiedName,
       code_verification_status: 'VERIFIED',
       display_phone_number: business.displayPhoneNumber,
-      quality_rating: 'GREEN',
+      quality_rating: business.qualityRating ?? 'GREEN',
       platform_type: 'CLOUD_API',
       throughput: { level: business.throughputLevel ?? 'STANDARD' },
       messaging_limit_tier: business.messagingLimitTier ?? 'TIER_1K',
@@ -798,7 +800,7 @@ export class FakeWhatsAppCloud {
     business: FakeBusiness,
     update: {
       wamid: string;
-      status: 'sent' | 'delivered' | 'read' | 'failed';
+      status: 'sent' | 'delivered' | 'read' | 'failed' | 'played';
       recipientId: string;
       /** Unix seconds; now by default. */
       timestamp?: number;
@@ -825,7 +827,7 @@ export class FakeWhatsAppCloud {
         error_data: { details: e.details ?? e.title },
         href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
       }));
-    } else {
+    } else if (update.status !== 'played') {
       // One conversation per business and customer, as Meta counts them: a repeated status repeats it.
       const conversation: Record<string, unknown> = {
         id: createHash('md5').update(`${business.phoneNumberId}/${status.recipient_id}`).digest('hex'),
@@ -849,6 +851,86 @@ export class FakeWhatsAppCloud {
     options?: CallbackOptions,
   ): Promise<CallbackResult> {
     return this.postCallback(callbackUrl, business, this.statusPayload(business, update), options);
+  }
+
+  // ---- Account signals: webhooks about the business, not about one message ----
+
+  /** `user_preferences`: the customer (by wa_id) stops or resumes marketing messages. */
+  userPreferencesPayload(
+    business: FakeBusiness,
+    update: { waId: string; value: 'stop' | 'resume'; timestamp?: number; name?: string },
+  ) {
+    const timestamp = update.timestamp ?? Math.floor(Date.now() / 1000);
+    return this.#envelope(business, 'user_preferences', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      contacts: [{ profile: { name: update.name ?? 'Customer' }, wa_id: update.waId }],
+      user_preferences: [
+        {
+          wa_id: update.waId,
+          detail:
+            update.value === 'stop'
+              ? 'User requested to stop marketing messages'
+              : 'User requested to resume marketing messages',
+          category: 'marketing_messages',
+          value: update.value,
+          timestamp,
+        },
+      ],
+    });
+  }
+
+  /** `phone_number_quality_update`: names the number by its display number only, with the WABA. */
+  qualityUpdatePayload(
+    business: FakeBusiness,
+    update: { event: string; currentLimit?: string; oldLimit?: string; time?: number },
+  ) {
+    const value: Record<string, unknown> = {
+      display_phone_number: business.displayPhoneNumber.replace(/\D/g, ''),
+      event: update.event,
+      current_limit: update.currentLimit ?? business.messagingLimitTier ?? 'TIER_1K',
+      max_daily_conversations_per_business: update.currentLimit ?? business.messagingLimitTier ?? 'TIER_1K',
+    };
+    if (update.oldLimit) value.old_limit = update.oldLimit;
+    const envelope = this.#envelope(business, 'phone_number_quality_update', value);
+    (envelope.entry[0] as Record<string, unknown>).time = update.time ?? Math.floor(Date.now() / 1000);
+    return envelope;
+  }
+
+  /** `account_update`: an event about the business account, with Meta's details. */
+  accountUpdatePayload(
+    business: FakeBusiness,
+    update: { event: string; details?: Record<string, unknown>; time?: number },
+  ) {
+    const envelope = this.#envelope(business, 'account_update', {
+      phone_number: business.displayPhoneNumber.replace(/\D/g, ''),
+      event: update.event,
+      ...(update.details ?? {}),
+    });
+    (envelope.entry[0] as Record<string, unknown>).time = update.time ?? Math.floor(Date.now() / 1000);
+    return envelope;
+  }
+
+  /** `errors`: errors about the number or the app, outside any one message. */
+  errorsPayload(
+    business: FakeBusiness,
+    error: { code: number; title: string; message?: string; details?: string; time?: number },
+  ) {
+    const envelope = this.#envelope(business, 'errors', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      errors: [
+        {
+          code: error.code,
+          title: error.title,
+          message: error.message ?? error.title,
+          error_data: { details: error.details ?? error.title },
+          href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
+        },
+      ],
+    });
+    (envelope.entry[0] as Record<string, unknown>).time = error.time ?? Math.floor(Date.now() / 1000);
+    return envelope;
   }
 
   /**

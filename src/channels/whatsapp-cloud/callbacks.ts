@@ -16,6 +16,12 @@ import {
   type TemplateStatusEvent,
   UnreadableCallback,
 } from '../types.ts';
+import {
+  accountUpdateChange,
+  errorsChange,
+  numberQualityChange,
+  userPreferencesChange,
+} from './account-signals.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
 import { parseInboundMessage } from './inbound.ts';
 import { isRecord, type Json, records, unixSeconds } from './json.ts';
@@ -109,6 +115,13 @@ export function parseCallbackBatches(payload: unknown): CallbackBatch[] {
       if (field === 'messages' && isRecord(value)) updates = messagesChange(value);
       else if (field === 'message_template_status_update' && isRecord(value))
         updates = [templateChange(value)];
+      else if (field === 'user_preferences' && isRecord(value))
+        updates = userPreferencesChange(value, entry.time);
+      else if (field === 'phone_number_quality_update' && isRecord(value))
+        updates = [numberQualityChange(value, entry.time)];
+      else if (field === 'account_update' && isRecord(value))
+        updates = [accountUpdateChange(value, entry.time)];
+      else if (field === 'errors' && isRecord(value)) updates = errorsChange(value, entry.time);
       else updates = [{ kind: 'unknown', field, raw: value ?? null }];
       batches.push({ destination, updates });
     }
@@ -169,12 +182,15 @@ function senderContact(message: unknown, contacts: Json[]): Json | null {
 function statusUpdate(status: unknown): ProviderUpdate {
   const unknown: ProviderUpdate = { kind: 'unknown', field: 'messages', raw: status };
   if (!isRecord(status) || typeof status.id !== 'string' || !status.id) return unknown;
-  const kind = STATUSES.find((s) => s === status.status);
   const at = unixSeconds(status.timestamp);
-  if (!kind || !at) return unknown;
   // Tidings sends its message id as biz_opaque_callback_data; anything else there is not ours.
   const opaque = status.biz_opaque_callback_data;
   const messageId = typeof opaque === 'string' && MESSAGE_ID.test(opaque) ? { messageId: opaque } : {};
+  // A voice message played: kept beside the status (read), which it does not move.
+  if (status.status === 'played' && at)
+    return { kind: 'message_played', providerMessageId: status.id, ...messageId, at };
+  const kind = STATUSES.find((s) => s === status.status);
+  if (!kind || !at) return unknown;
   const waId = providerDigits(status.recipient_id);
   const pricing = statusPricing(status.pricing);
   const conversation = statusConversation(status.conversation);

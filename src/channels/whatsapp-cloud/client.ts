@@ -46,6 +46,8 @@ export type PhoneNumberCheck =
       throughputLevel: string | null;
       /** Meta's `messaging_limit_tier`: TIER_250 … TIER_UNLIMITED (unique customers a day). */
       messagingLimitTier: string | null;
+      /** Meta's `quality_rating`: GREEN, YELLOW, RED, UNKNOWN. */
+      qualityRating: string | null;
     }
   | { ok: false; error: ProviderError; retryable: boolean };
 
@@ -148,11 +150,11 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
   }
 
   /**
-   * Reads the number's display number, verified name, throughput and messaging limit tier: a check
-   * of the credentials, and what campaigns pace by.
+   * Reads the number's display number, verified name, throughput, messaging limit tier and quality
+   * rating: a check of the credentials, what campaigns pace by, and how Meta rates the number.
    */
   async fetchPhoneNumber(): Promise<PhoneNumberCheck> {
-    const fields = 'display_phone_number,verified_name,throughput,messaging_limit_tier';
+    const fields = 'display_phone_number,verified_name,throughput,messaging_limit_tier,quality_rating';
     const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}?fields=${fields}`;
     const result = await this.#call('GET', path);
     const failed = (failure: ClassifiedFailure): PhoneNumberCheck => ({
@@ -174,6 +176,7 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
       throughputLevel:
         isRecord(body.throughput) && typeof body.throughput.level === 'string' ? body.throughput.level : null,
       messagingLimitTier: typeof body.messaging_limit_tier === 'string' ? body.messaging_limit_tier : null,
+      qualityRating: typeof body.quality_rating === 'string' ? body.quality_rating : null,
     };
   }
 

@@ -4,15 +4,22 @@
 //   - message statuses → messages/status.ts (with the provider's id for the recipient's number
 //     remembered on the contact first: contacts/repo.ts);
 //   - template statuses → templates/service.ts;
-//   - customers' messages → conversations/inbound.ts.
+//   - customers' messages → conversations/inbound.ts;
+//   - played voice messages → messages/played.ts;
+//   - marketing preferences → contacts/marketing-preference.ts;
+//   - the number's quality, the account's updates and errors → channel/signals.ts.
 // Statuses and template updates are one transaction; customers' messages another. Either part may
 // be repeated (a provider retries a callback that failed half-way): statuses only move forward and
 // a stored message id is not stored again, so a repeat changes nothing.
 import type { ProviderUpdate } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/db.ts';
+import type { Jobs } from '../../kernel/jobs.ts';
+import { applyChannelSignal, isChannelSignal } from '../channel/signals.ts';
+import { applyMarketingPreference } from '../contacts/marketing-preference.ts';
 import { rememberWaIds } from '../contacts/repo.ts';
 import { receiveInbound } from '../conversations/inbound.ts';
 import type { ConversationServices } from '../conversations/service.ts';
+import { notePlayed } from '../messages/played.ts';
 import { contactIdsOf } from '../messages/repo.ts';
 import { applyStatuses, type TargetedChange } from '../messages/status.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
@@ -23,7 +30,7 @@ export interface CallbackSource {
   provider: 'whatsapp_cloud';
 }
 
-export type CallbackServices = ConversationServices & { approvedTemplates: ApprovedTemplates };
+export type CallbackServices = ConversationServices & { approvedTemplates: ApprovedTemplates; jobs: Jobs };
 
 type StatusUpdate = Extract<ProviderUpdate, { kind: 'message_status' }>;
 
@@ -72,9 +79,18 @@ async function applyStatusUpdates(
   let applied = (await applyStatuses(s, tx, changes)).filter((r) => r !== null).length;
   for (const update of updates) {
     if (update.kind === 'template_status' && (await applyTemplateStatus(s, tx, accountId, update))) applied++;
+    else if (update.kind === 'message_played' && (await notePlayed(tx, accountId, update))) applied++;
+    else if (update.kind === 'marketing_preference') {
+      const events = await applyMarketingPreference(tx, accountId, update, s.now());
+      await s.events.emitMany(tx, events);
+      if (events.length > 0) applied++;
+    } else if (isChannelSignal(update) && (await applyChannelSignal(s, tx, accountId, update))) applied++;
   }
   return applied;
 }
+
+/** The updates applied in the statuses' transaction (all but customers' messages). */
+const inStatusTransaction = (u: ProviderUpdate) => u.kind !== 'inbound_message' && u.kind !== 'unknown';
 
 /** Applies a callback's updates to the account; answers how many changed something or were new. */
 export async function applyProviderUpdates(
@@ -83,7 +99,7 @@ export async function applyProviderUpdates(
   updates: ProviderUpdate[],
 ): Promise<number> {
   // Customers' messages alone (the usual callback) need no transaction for statuses.
-  const reports = updates.some((u) => u.kind === 'message_status' || u.kind === 'template_status');
+  const reports = updates.some(inStatusTransaction);
   let applied = reports
     ? await s.db.transaction((tx) => applyStatusUpdates(s, tx, source.accountId, updates))
     : 0;

@@ -208,7 +208,15 @@ export function routeBatch(
   if (found.length === 0) return { reason: 'unknown_number' };
   // A template belongs to the WABA, and each account on it keeps its own copy: the update goes to
   // all of them. Messages without a number can only go where there is one account to go to.
-  const wabaWide = batch.updates.every((u) => u.kind === 'template_status' || u.kind === 'unknown');
+  // So do the number's quality and the account's updates, which name no phone number id: each
+  // account applies those that name its own number (channel/signals.ts).
+  const wabaWide = batch.updates.every(
+    (u) =>
+      u.kind === 'template_status' ||
+      u.kind === 'number_quality' ||
+      u.kind === 'account_update' ||
+      u.kind === 'unknown',
+  );
   return wabaWide || found.length === 1
     ? { accountIds: found.map((c) => c.accountId) }
     : { reason: 'ambiguous' };

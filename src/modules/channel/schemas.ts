@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { NullableTimestamp, nullable } from '../../kernel/schemas.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
 import { type ChannelConfig, throughputOf } from './settings.ts';
 
 const Delay = (max: number, description: string) => Type.Integer({ minimum: 0, maximum: max, description });
@@ -40,13 +40,60 @@ export const ChannelSchema = Type.Object(
         messagingLimitTier: nullable(
           Type.String({
             description:
-              'Meta’s messaging limit tier when saved (TIER_250, TIER_1K, TIER_10K, TIER_100K, TIER_UNLIMITED): unique customers a business may message in 24 hours; campaigns keep within it. Null: not reported.',
+              'Meta’s messaging limit tier, when saved and as `phone_number_quality_update` reports it (TIER_250, TIER_1K, TIER_10K, TIER_100K, TIER_UNLIMITED): unique customers a business may message in 24 hours; campaigns keep within it. Null: not reported.',
           }),
+        ),
+        qualityRating: nullable(
+          Type.String({
+            description:
+              'Meta’s quality rating of the number (GREEN, YELLOW, RED, UNKNOWN): read when the channel is saved and again after each `phone_number_quality_update`. Null: not read yet.',
+          }),
+        ),
+        lastQualityEvent: nullable(
+          Type.Object(
+            {
+              event: Type.String({
+                description: 'FLAGGED, UNFLAGGED, UPGRADE, DOWNGRADE, THROUGHPUT_UPGRADE, ONBOARDING, …',
+              }),
+              currentLimit: nullable(Type.String()),
+              previousLimit: nullable(Type.String()),
+              maxDailyConversations: nullable(Type.String()),
+              at: Timestamp,
+            },
+            { description: 'The last `phone_number_quality_update` Meta sent for the number.' },
+          ),
+        ),
+        lastAccountUpdate: nullable(
+          Type.Object(
+            {
+              event: Type.String({
+                description:
+                  'VERIFIED_ACCOUNT, DISABLED_UPDATE, ACCOUNT_VIOLATION, ACCOUNT_RESTRICTION, ACCOUNT_DELETED, …',
+              }),
+              details: Type.Record(Type.String(), Type.Unknown(), {
+                description: '`ban_info`, `restriction_info`, `violation_info`, … as Meta sent them.',
+              }),
+              at: Timestamp,
+            },
+            { description: 'The last `account_update` Meta sent for the business account.' },
+          ),
+        ),
+        lastError: nullable(
+          Type.Object(
+            {
+              providerCode: nullable(Type.Integer()),
+              title: Type.String(),
+              message: Type.String(),
+              details: nullable(Type.String()),
+              at: Timestamp,
+            },
+            { description: 'The last error of the `errors` webhook field (about the number or the app).' },
+          ),
         ),
         callbackUrl: Type.String({
           format: 'uri',
           description:
-            'Set this as the webhook callback URL of your Meta app (with the verify token you gave), subscribed to `messages` and `message_template_status_update`.',
+            'Set this as the webhook callback URL of your Meta app (with the verify token you gave), subscribed to `messages`, `message_template_status_update`, `message_template_quality_update`, `template_category_update`, `user_preferences`, `phone_number_quality_update`, `account_update`.',
         }),
       }),
     ),
@@ -127,6 +174,10 @@ export function toChannel(channel: ChannelConfig, publicBaseUrl: string, account
           ...channel.whatsapp,
           throughputPerSecond: channel.whatsapp.throughputPerSecond ?? throughputOf(null),
           messagingLimitTier: channel.whatsapp.messagingLimitTier ?? null,
+          qualityRating: channel.whatsapp.qualityRating ?? null,
+          lastQualityEvent: channel.whatsapp.lastQualityEvent ?? null,
+          lastAccountUpdate: channel.whatsapp.lastAccountUpdate ?? null,
+          lastError: channel.whatsapp.lastError ?? null,
           callbackUrl: callbackUrlOf(publicBaseUrl, accountId),
         }
       : null,

@@ -139,6 +139,7 @@ export async function configureChannel(
         verifiedName: checked.verifiedName,
         throughputPerSecond: throughputOf(checked.throughputLevel),
         messagingLimitTier: checked.messagingLimitTier,
+        qualityRating: checked.qualityRating,
       },
       secretsSealed: s.channels.sealSecrets(secrets),
     },

@@ -29,8 +29,41 @@ export interface WhatsAppSettings {
    * 1,000); absent on channels saved before it was read: 80. Campaigns pace by it.
    */
   throughputPerSecond?: number;
-  /** Meta's messaging limit tier when saved (TIER_250 … TIER_UNLIMITED); null: not reported. */
+  /**
+   * Meta's messaging limit tier (TIER_250 … TIER_UNLIMITED) when saved, then as
+   * phone_number_quality_update reports it; null: not reported.
+   */
   messagingLimitTier?: string | null;
+  /** Meta's quality rating of the number (GREEN, YELLOW, RED, UNKNOWN) as last read from Meta. */
+  qualityRating?: string | null;
+  /** The last phone_number_quality_update (signals.ts). */
+  lastQualityEvent?: QualityEvent | null;
+  /** The last account_update. */
+  lastAccountUpdate?: AccountUpdate | null;
+  /** The last error of the `errors` webhook field. */
+  lastError?: ChannelError | null;
+}
+
+export interface QualityEvent {
+  event: string;
+  currentLimit: string | null;
+  previousLimit: string | null;
+  maxDailyConversations: string | null;
+  at: string;
+}
+
+export interface AccountUpdate {
+  event: string;
+  details: Record<string, unknown>;
+  at: string;
+}
+
+export interface ChannelError {
+  providerCode: number | null;
+  title: string;
+  message: string;
+  details: string | null;
+  at: string;
 }
 
 /** Messages a second of a throughput level (Meta: standard 80, high up to 1,000). */

@@ -64,6 +64,18 @@ export function cswViolation(to: string): ApiError {
   );
 }
 
+export function optedOut(to: string): ApiError {
+  return new ApiError(
+    'CONTACT_OPTED_OUT',
+    `${to} has stopped marketing messages on WhatsApp: a MARKETING template may not be sent to them (a UTILITY or AUTHENTICATION template may).`,
+    {
+      details: [
+        { field: 'templateName', issue: 'is a MARKETING template and the contact opted out of marketing' },
+      ],
+    },
+  );
+}
+
 export function insufficientBalance(chargeMicros: number, balanceMicros: number): ApiError {
   return new ApiError('INSUFFICIENT_BALANCE', undefined, {
     details: [
@@ -250,11 +262,13 @@ function writeSql(jobs: Jobs): string {
              (SELECT count(*) FROM msg) = jsonb_array_length($1::jsonb)
                AND (SELECT count(*) FROM moved) = (SELECT count(DISTINCT account_id) FROM ledger)
                AND (SELECT count(*) FROM jsonb_to_recordset($1::jsonb) AS m (contact_id text, phone text,
-                                                                         last_inbound_at timestamptz)
+                                                                         last_inbound_at timestamptz,
+                                                                         marketing_opt_out boolean)
                       JOIN contacts c ON c.id = m.contact_id AND c.phone = m.phone
                                      -- As the process knows it: Date, to the millisecond.
                                      AND date_trunc('milliseconds', c.last_inbound_at)
-                                         IS NOT DISTINCT FROM m.last_inbound_at)
+                                         IS NOT DISTINCT FROM m.last_inbound_at
+                                     AND c.marketing_opt_out = m.marketing_opt_out)
                    = jsonb_array_length($1::jsonb),
              'a wallet, a contact or a message changed since it was read')) AS ok
   )
@@ -357,6 +371,11 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       results.push({ kind: 'refused', error: cswViolation(m.to), chargeMicros: 0 });
       continue;
     }
+    // The customer told WhatsApp to stop marketing messages (user_preferences): Meta would refuse it.
+    if (m.category === 'marketing' && contact?.marketing_opt_out) {
+      results.push({ kind: 'refused', error: optedOut(m.to), chargeMicros: 0 });
+      continue;
+    }
     const balance = balances.get(accountId) ?? 0;
     if (q.chargeMicros > balance) {
       results.push({
@@ -389,6 +408,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       contact_id: contact?.id ?? null,
       // What the strict write checks the contact still has (not a column of the message).
       last_inbound_at: contact?.last_inbound_at ?? null,
+      marketing_opt_out: contact?.marketing_opt_out ?? false,
       type: m.type,
       phone: m.to,
       content: m.stored,

@@ -18,7 +18,10 @@ export interface Wallet {
 }
 
 /** What deciding a send needs of its recipient's contact. */
-export type KnownContact = Pick<ContactRow, 'id' | 'account_id' | 'phone' | 'last_inbound_at'>;
+export type KnownContact = Pick<
+  ContactRow,
+  'id' | 'account_id' | 'phone' | 'last_inbound_at' | 'marketing_opt_out'
+>;
 
 export type Pair = { accountId: string; phone: string };
 
@@ -70,11 +73,11 @@ export class AcceptCache {
   }
 
   contact(c: KnownContact): void {
-    const { id, account_id, phone, last_inbound_at } = c;
+    const { id, account_id, phone, last_inbound_at, marketing_opt_out } = c;
     keep(
       this.#contacts,
       pairKey(account_id, phone),
-      { id, account_id, phone, last_inbound_at },
+      { id, account_id, phone, last_inbound_at, marketing_opt_out },
       CONTACT_LIMIT,
     );
   }

@@ -96,13 +96,16 @@ export interface MessageRow {
   /** The signed sum of the adjustments that settled its charge (settlement.ts), and what one could not take. */
   adjusted_micros: number;
   unpaid_micros: number;
+  /** When the recipient played it (a voice message: WhatsApp's `played`; migrations/025). */
+  played_at: Date | null;
 }
 
 export const MESSAGE_COLUMNS =
   'id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id, status, error, provider, sandbox, ' +
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
-  'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros';
+  'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros, ' +
+  'played_at';
 
 /** The timestamp and int8 columns of MESSAGE_COLUMNS: what a row read as JSON must turn back. */
 const DATE_COLUMNS = [
@@ -114,6 +117,7 @@ const DATE_COLUMNS = [
   'failed_at',
   'refunded_at',
   'updated_at',
+  'played_at',
 ] as const;
 const NUMBER_COLUMNS = ['list_price_micros', 'charged_micros', 'adjusted_micros', 'unpaid_micros'] as const;
 

@@ -405,6 +405,10 @@ export const MessageSchema = Type.Object(
     deliveredAt: NullableTimestamp,
     readAt: NullableTimestamp,
     failedAt: NullableTimestamp,
+    playedAt: Type.Union([Timestamp, Type.Null()], {
+      description:
+        "When the recipient played it: a voice message (or audio), WhatsApp's `played` status. Its status stays `read`.",
+    }),
     updatedAt: Timestamp,
   },
   { title: 'Message' },

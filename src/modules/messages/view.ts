@@ -67,6 +67,7 @@ export function toMessage(row: MessageRow, currency = 'USD') {
     deliveredAt: iso(row.delivered_at),
     readAt: iso(row.read_at),
     failedAt: iso(row.failed_at),
+    playedAt: iso(row.played_at),
     updatedAt: row.updated_at.toISOString(),
   };
 }
