@@ -4,7 +4,7 @@
 //   - message statuses → messages/status.ts (with the provider's id for the recipient's number
 //     remembered on the contact first: contacts/repo.ts);
 //   - template statuses → templates/service.ts;
-//   - customers' messages → conversations/inbound.ts.
+//   - customers' messages → conversations/inbound.ts (and their files → media/service.ts).
 // Statuses and template updates are one transaction; customers' messages another. Either part may
 // be repeated (a provider retries a callback that failed half-way): statuses only move forward and
 // a stored message id is not stored again, so a repeat changes nothing.
@@ -13,6 +13,7 @@ import type { Tx } from '../../kernel/db.ts';
 import { rememberWaIds } from '../contacts/repo.ts';
 import { receiveInbound } from '../conversations/inbound.ts';
 import type { ConversationServices } from '../conversations/service.ts';
+import type { MediaStore } from '../media/service.ts';
 import { contactIdsOf } from '../messages/repo.ts';
 import { applyStatuses, type TargetedChange } from '../messages/status.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
@@ -23,7 +24,11 @@ export interface CallbackSource {
   provider: 'whatsapp_cloud';
 }
 
-export type CallbackServices = ConversationServices & { approvedTemplates: ApprovedTemplates };
+export type CallbackServices = ConversationServices & {
+  approvedTemplates: ApprovedTemplates;
+  /** Fetches the files of customers' messages (modules/media). */
+  media?: Pick<MediaStore, 'fetchLater'>;
+};
 
 type StatusUpdate = Extract<ProviderUpdate, { kind: 'message_status' }>;
 
@@ -94,7 +99,11 @@ export async function applyProviderUpdates(
       { accountId: source.accountId, provider: source.provider, sandbox: false },
       inbound,
     );
-    applied += received.filter((r) => !r.duplicate).length;
+    const fresh = received.filter((r) => !r.duplicate);
+    applied += fresh.length;
+    // Their files are fetched by a job (a lost enqueue costs nothing: GET /messages/{id}/media
+    // fetches a file not fetched yet).
+    await s.media?.fetchLater(fresh.map((r) => r.message));
   }
   return applied;
 }

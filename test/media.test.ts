@@ -1,0 +1,511 @@
+// Media (docs/messaging.md § Media), through HTTP on the sandbox and on the fake WhatsApp Cloud API:
+// uploads of every kind (kept in the database, byte for byte, and given to Meta on a live channel),
+// the type, size and missing-file refusals; sends by `med_…` id (Meta receives its own id, uploaded
+// again when its copy is too old); another account's id refused; a customer's file fetched from
+// Meta by a job and streamed by GET /messages/{id}/media without the test holding the token; a file
+// Meta no longer has (410); and retention.
+import { createHash, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { API_PREFIX } from '../src/app.ts';
+import { type FakeWhatsAppCloud, inboundMessages } from './fakes/whatsapp-cloud.ts';
+import { call, createAccountKey, type Reply } from './helpers/client.ts';
+import {
+  credit,
+  customerWrote,
+  eventually,
+  type MessagingTenant,
+  messageWhen,
+  sandboxTenant,
+  useMessagingApp,
+  whatsappTenant,
+} from './helpers/messaging.ts';
+import { expectError } from './helpers/setup.ts';
+
+const env = useMessagingApp();
+
+type Tenant = MessagingTenant & { business: ReturnType<FakeWhatsAppCloud['createBusiness']> };
+
+interface Part {
+  name: string;
+  value?: string;
+  file?: { bytes: Buffer; type: string; filename?: string };
+}
+
+/** A multipart/form-data body of these parts. */
+function multipart(parts: Part[]): { payload: Buffer; contentType: string } {
+  const boundary = `----test${randomBytes(8).toString('hex')}`;
+  const pieces: Buffer[] = [];
+  for (const p of parts) {
+    if (p.file) {
+      pieces.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.file.filename ?? 'upload.bin'}"\r\nContent-Type: ${p.file.type}\r\n\r\n`,
+        ),
+        p.file.bytes,
+        Buffer.from('\r\n'),
+      );
+    } else {
+      pieces.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n\r\n${p.value}\r\n`,
+        ),
+      );
+    }
+  }
+  pieces.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(pieces), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+async function upload(key: string, parts: Part[]): Promise<Reply> {
+  const { payload, contentType } = multipart(parts);
+  const raw = await env.app.inject({
+    method: 'POST',
+    url: `${API_PREFIX}/media`,
+    headers: { 'x-api-key': key, 'content-type': contentType },
+    payload,
+  });
+  const body = (raw.headers['content-type'] ?? '').toString().includes('json') ? raw.json() : raw.body;
+  return { status: raw.statusCode, body, headers: raw.headers, raw };
+}
+
+const file = (bytes: Buffer, type: string, filename?: string): Part[] => [
+  { name: 'file', file: { bytes, type, ...(filename ? { filename } : {}) } },
+];
+
+/** `size` bytes of a file that starts with `head`. */
+const bytesOf = (size: number, head = Buffer.alloc(0)) =>
+  Buffer.concat([head, randomBytes(size - head.length)]);
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** A WebP whose VP8X flags say animated (or not). */
+function webp(size: number, animated: boolean): Buffer {
+  const head = Buffer.alloc(21);
+  head.write('RIFF', 0, 'latin1');
+  head.writeUInt32LE(size - 8, 4);
+  head.write('WEBPVP8X', 8, 'latin1');
+  head.writeUInt32LE(10, 16);
+  head[20] = animated ? 0x02 : 0x00;
+  return bytesOf(size, head);
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+async function content(key: string, path: string) {
+  const raw = await env.app.inject({
+    method: 'GET',
+    url: `${API_PREFIX}${path}`,
+    headers: { 'x-api-key': key },
+  });
+  return raw;
+}
+
+async function liveTenant(): Promise<Tenant> {
+  const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
+  await credit(env.app, env.partner.partnerKey, t.accountId, '10.00');
+  return t;
+}
+
+const uploadsTo = (t: Tenant) =>
+  env.fake.requests.filter(
+    (r) => r.method === 'POST' && r.path.endsWith(`/${t.business.phoneNumberId}/media`),
+  );
+
+describe('uploads on the sandbox', () => {
+  it('keeps each kind byte for byte, answers it, and streams it back', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const cases = [
+      { kind: 'image', type: 'image/png', bytes: bytesOf(3000, PNG), filename: 'logo.png' },
+      { kind: 'video', type: 'video/mp4', bytes: bytesOf(300_000), filename: 'clip.mp4' },
+      { kind: 'audio', type: 'audio/ogg', bytes: bytesOf(20_000), filename: 'note.ogg' },
+      // Over two chunks (256 KiB each), with a name outside ASCII.
+      { kind: 'document', type: 'application/pdf', bytes: bytesOf(600_000), filename: 'Rechnung März.pdf' },
+      { kind: 'sticker', type: 'image/webp', bytes: webp(50_000, false), filename: 'smile.webp' },
+    ];
+    for (const c of cases) {
+      const res = await upload(t.apiKey, file(c.bytes, c.type, c.filename));
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^med_[0-9a-z]{26}$/),
+        kind: c.kind,
+        mimeType: c.type,
+        sizeBytes: c.bytes.length,
+        sha256: sha256(c.bytes),
+        filename: c.filename,
+        createdAt: expect.any(String),
+        expiresAt: expect.any(String),
+      });
+      const days = (Date.parse(res.body.expiresAt) - Date.parse(res.body.createdAt)) / 86_400_000;
+      expect(days).toBe(30);
+
+      const got = await call(env.app, 'GET', `/media/${res.body.id}`, { key: t.apiKey });
+      expect(got.status).toBe(200);
+      expect(got.body).toEqual(res.body);
+
+      const raw = await content(t.apiKey, `/media/${res.body.id}/content`);
+      expect(raw.statusCode, raw.body.slice(0, 500)).toBe(200);
+      expect(raw.headers['content-type']).toBe(c.type);
+      expect(raw.headers['content-length']).toBe(String(c.bytes.length));
+      expect(String(raw.headers['content-disposition'])).toContain(
+        `filename*=UTF-8''${encodeURIComponent(c.filename)}`,
+      );
+      expect(sha256(raw.rawPayload)).toBe(sha256(c.bytes));
+    }
+    // Nothing went to Meta.
+    expect(env.fake.requests.filter((r) => r.path.endsWith('/media'))).toEqual([]);
+  });
+
+  it('takes the kind when it agrees with the type, and names a file that came without a name', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const { payload, contentType } = multipart([{ name: 'kind', value: 'image' }]);
+    // (A file part without a filename is a field to busboy: the test sends one with an empty name.)
+    expect(payload.length).toBeGreaterThan(0);
+    expect(contentType).toContain('multipart');
+    const res = await upload(t.apiKey, [
+      { name: 'kind', value: 'image' },
+      { name: 'file', file: { bytes: bytesOf(100, PNG), type: 'image/png', filename: '' } },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.kind).toBe('image');
+    expect(res.body.filename).toBe(`${res.body.id}.png`);
+  });
+
+  it('refuses a type the kind does not take, a missing file, a bad kind and a JSON body', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const gif = await upload(t.apiKey, file(bytesOf(100), 'image/gif'));
+    expectError(gif, 400, 'INVALID_REQUEST');
+    expect(gif.body.error.details).toEqual([{ field: 'file', issue: expect.stringContaining('image/gif') }]);
+
+    const mismatch = await upload(t.apiKey, [
+      { name: 'kind', value: 'video' },
+      ...file(bytesOf(100, PNG), 'image/png'),
+    ]);
+    expectError(mismatch, 400, 'INVALID_REQUEST');
+    expect(mismatch.body.error.details).toEqual([
+      { field: 'file', issue: expect.stringContaining('video/mp4') },
+    ]);
+
+    // The kind after the file is checked too.
+    const after = await upload(t.apiKey, [
+      ...file(bytesOf(100, PNG), 'image/png'),
+      { name: 'kind', value: 'sticker' },
+    ]);
+    expectError(after, 400, 'INVALID_REQUEST');
+    expect(after.body.error.details[0].field).toBe('file');
+
+    const missing = await upload(t.apiKey, [{ name: 'kind', value: 'image' }]);
+    expectError(missing, 400, 'INVALID_REQUEST');
+    expect(missing.body.error.details).toEqual([{ field: 'file', issue: 'is required' }]);
+
+    const badKind = await upload(t.apiKey, [
+      { name: 'kind', value: 'gif' },
+      ...file(bytesOf(100, PNG), 'image/png'),
+    ]);
+    expectError(badKind, 400, 'INVALID_REQUEST');
+    expect(badKind.body.error.details[0].field).toBe('kind');
+
+    const empty = await upload(t.apiKey, file(Buffer.alloc(0), 'image/png'));
+    expectError(empty, 400, 'INVALID_REQUEST');
+    expect(empty.body.error.details).toEqual([{ field: 'file', issue: 'is empty' }]);
+
+    const json = await call(env.app, 'POST', '/media', { key: t.apiKey, body: { file: 'x' } });
+    expectError(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
+
+    const count = await env.tdb.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM media WHERE account_id = $1',
+      [t.accountId],
+    );
+    expect(count.rows[0]!.n).toBe(0);
+  });
+
+  it('answers 413 naming file over the kind’s limit (a static sticker 100 KB, an animated one 500 KB, an image 5 MB)', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const big = await upload(t.apiKey, file(webp(100 * 1024 + 1, false), 'image/webp'));
+    expectError(big, 413, 'PAYLOAD_TOO_LARGE');
+    expect(big.body.error.details).toEqual([{ field: 'file', issue: expect.stringContaining('100 KB') }]);
+
+    const animated = await upload(t.apiKey, file(webp(300 * 1024, true), 'image/webp'));
+    expect(animated.status, JSON.stringify(animated.body)).toBe(201);
+    const tooAnimated = await upload(t.apiKey, file(webp(500 * 1024 + 1, true), 'image/webp'));
+    expectError(tooAnimated, 413, 'PAYLOAD_TOO_LARGE');
+
+    const image = await upload(t.apiKey, file(bytesOf(5 * 1024 * 1024 + 1, PNG), 'image/png'));
+    expectError(image, 413, 'PAYLOAD_TOO_LARGE');
+    expect(image.body.error.details).toEqual([{ field: 'file', issue: expect.stringContaining('5 MB') }]);
+  });
+
+  it('sends an image by its id, and shows the id on the message', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const phone = '+14155552101';
+    await customerWrote(env.tdb.db, t.accountId, phone, new Date());
+    const up = await upload(t.apiKey, file(bytesOf(2000, PNG), 'image/png', 'a.png'));
+    const sent = await call(env.app, 'POST', '/messages', {
+      key: t.apiKey,
+      body: { to: phone, type: 'media', media: { kind: 'image', id: up.body.id, caption: 'Look' } },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    expect(sent.body.media).toEqual({ kind: 'image', id: up.body.id, caption: 'Look' });
+    await messageWhen(env.app, t.apiKey, sent.body.id, 'read');
+    // The file a message went with is its media.
+    const raw = await content(t.apiKey, `/messages/${sent.body.id}/media`);
+    expect(raw.statusCode).toBe(200);
+    expect(raw.headers['content-type']).toBe('image/png');
+    expect(raw.headers['content-length']).toBe('2000');
+  });
+});
+
+describe('sends naming media', () => {
+  it('refuses both or neither of url and id, a kind other than the upload’s, and another account’s id', async () => {
+    const a = await sandboxTenant(env.app, env.partner.partnerKey);
+    const b = await sandboxTenant(env.app, env.partner.partnerKey);
+    const phone = '+14155552102';
+    await customerWrote(env.tdb.db, a.accountId, phone, new Date());
+    const mine = await upload(a.apiKey, file(bytesOf(500, PNG), 'image/png'));
+    const theirs = await upload(b.apiKey, file(bytesOf(500, PNG), 'image/png'));
+    const send = (media: Record<string, unknown>) =>
+      call(env.app, 'POST', '/messages', { key: a.apiKey, body: { to: phone, type: 'media', media } });
+    const field = async (media: Record<string, unknown>) => {
+      const res = await send(media);
+      expectError(res, 400, 'INVALID_REQUEST');
+      return res.body.error.details.map((d: { field: string }) => d.field);
+    };
+    expect(await field({ kind: 'image', id: mine.body.id, url: 'https://example.com/a.png' })).toEqual([
+      'media.id',
+    ]);
+    expect(await field({ kind: 'image' })).toEqual(['media.url']);
+    expect(await field({ kind: 'image', id: 'med_nope' })).toEqual(['media.id']);
+    expect(await field({ kind: 'video', id: mine.body.id })).toEqual(['media.kind']);
+    expect(await field({ kind: 'image', id: theirs.body.id })).toEqual(['media.id']);
+
+    // Their media is not found by another account at all.
+    expectError(
+      await call(env.app, 'GET', `/media/${theirs.body.id}`, { key: a.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expectError(
+      await call(env.app, 'DELETE', `/media/${theirs.body.id}`, { key: a.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expect((await content(a.apiKey, `/media/${theirs.body.id}/content`)).statusCode).toBe(404);
+
+    // A deleted upload can no longer be sent.
+    expect((await call(env.app, 'DELETE', `/media/${mine.body.id}`, { key: a.apiKey })).status).toBe(204);
+    expectError(
+      await call(env.app, 'GET', `/media/${mine.body.id}`, { key: a.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expect(await field({ kind: 'image', id: mine.body.id })).toEqual(['media.id']);
+  });
+});
+
+describe('uploads on the WhatsApp Cloud API', () => {
+  it('gives the file to Meta, sends by Meta’s id, and deletes Meta’s copy with its own', async () => {
+    const t = await liveTenant();
+    const bytes = bytesOf(4000, PNG);
+    const up = await upload(t.apiKey, file(bytes, 'image/png', 'photo.png'));
+    expect(up.status, JSON.stringify(up.body)).toBe(201);
+    const uploads = uploadsTo(t);
+    expect(uploads).toHaveLength(1);
+    expect(uploads[0]!.headers.authorization).toBe(`Bearer ${t.business.accessToken}`);
+    const held = [...env.fake.media.values()].find((m) => m.phoneNumberId === t.business.phoneNumberId)!;
+    expect(held.bytes.equals(bytes)).toBe(true);
+    expect(held.mimeType).toBe('image/png');
+
+    const phone = '+14155552103';
+    await customerWrote(env.tdb.db, t.accountId, phone, new Date());
+    const before = env.fake.sent.length;
+    const sent = await call(env.app, 'POST', '/messages', {
+      key: t.apiKey,
+      body: { to: phone, type: 'media', media: { kind: 'image', id: up.body.id, caption: 'Here' } },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const [got] = (await env.fake.waitForSends(before + 1)).slice(before);
+    expect(got!.body.type).toBe('image');
+    expect(got!.body.image).toEqual({ id: held.id, caption: 'Here' });
+    await messageWhen(env.app, t.apiKey, sent.body.id, 'sent');
+    // Sent while Meta's copy is fresh: not uploaded again.
+    expect(uploadsTo(t)).toHaveLength(1);
+
+    expect((await call(env.app, 'DELETE', `/media/${up.body.id}`, { key: t.apiKey })).status).toBe(204);
+    expect(env.fake.media.has(held.id)).toBe(false);
+  });
+
+  it('uploads again at the send when Meta’s copy is 29 days old, or there is none (a sandbox key’s upload)', async () => {
+    const t = await liveTenant();
+    const phone = '+14155552104';
+    await customerWrote(env.tdb.db, t.accountId, phone, new Date());
+    const up = await upload(t.apiKey, file(bytesOf(3000), 'application/pdf', 'terms.pdf'));
+    expect(up.status).toBe(201);
+    await env.tdb.db.query(
+      `UPDATE media SET provider_uploaded_at = now() - interval '29 days 1 hour' WHERE id = $1`,
+      [up.body.id],
+    );
+    const before = env.fake.sent.length;
+    const sent = await call(env.app, 'POST', '/messages', {
+      key: t.apiKey,
+      body: { to: phone, type: 'media', media: { kind: 'document', id: up.body.id } },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const [got] = (await env.fake.waitForSends(before + 1)).slice(before);
+    const uploads = uploadsTo(t);
+    expect(uploads).toHaveLength(2);
+    const fresh = [...env.fake.media.values()].filter((m) => m.phoneNumberId === t.business.phoneNumberId);
+    const newest = fresh[fresh.length - 1]!;
+    // The document goes by the new id, with the upload's filename.
+    expect(got!.body.document).toEqual({ id: newest.id, filename: 'terms.pdf' });
+
+    // A sandbox key's upload stays here; a live send gives it to Meta first.
+    const sandbox = await createAccountKey(env.app, env.partner.partnerKey, t.accountId, {
+      scope: 'sandbox',
+    });
+    const local = await upload(sandbox.apiKey, file(bytesOf(900, PNG), 'image/png'));
+    expect(local.status, JSON.stringify(local.body)).toBe(201);
+    expect(uploadsTo(t)).toHaveLength(2);
+    const second = await call(env.app, 'POST', '/messages', {
+      key: t.apiKey,
+      body: { to: phone, type: 'media', media: { kind: 'image', id: local.body.id } },
+    });
+    expect(second.status, JSON.stringify(second.body)).toBe(202);
+    const [again] = (await env.fake.waitForSends(before + 2)).slice(before + 1);
+    expect(uploadsTo(t)).toHaveLength(3);
+    expect(again!.body.image.id).toMatch(/^\d+$/);
+    expect(env.fake.media.get(again!.body.image.id)!.bytes.length).toBe(900);
+  });
+
+  it('stores nothing when Meta cannot take the file (503) or refuses it (409)', async () => {
+    const t = await liveTenant();
+    const isUpload = (r: { method: string; path: string }) =>
+      r.method === 'POST' && r.path.endsWith('/media');
+    env.fake.respond = (r) =>
+      isUpload(r)
+        ? { status: 500, body: { error: { message: '(#131016) Service unavailable', code: 131016 } } }
+        : undefined;
+    try {
+      const down = await upload(t.apiKey, file(bytesOf(100, PNG), 'image/png'));
+      expectError(down, 503, 'SERVICE_UNAVAILABLE');
+      env.fake.respond = (r) =>
+        isUpload(r)
+          ? { status: 400, body: { error: { message: '(#131053) Media upload error', code: 131053 } } }
+          : undefined;
+      const refused = await upload(t.apiKey, file(bytesOf(100, PNG), 'image/png'));
+      expectError(refused, 409, 'CONFLICT');
+      expect(refused.body.error.details[0].field).toBe('file');
+    } finally {
+      env.fake.respond = undefined;
+    }
+    const count = await env.tdb.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM media WHERE account_id = $1',
+      [t.accountId],
+    );
+    expect(count.rows[0]!.n).toBe(0);
+  });
+});
+
+describe("customers' files", () => {
+  async function inbound(t: Tenant, message: Record<string, unknown>) {
+    const payload = env.fake.inboundPayload(t.business, { from: '+14155552105', message });
+    const res = await env.fake.postCallback(
+      `${await callbackBase()}/api/v1/callbacks/whatsapp/${t.accountId}`,
+      t.business,
+      payload,
+    );
+    expect(res.status, res.body).toBe(200);
+    const wamid = (payload.entry[0]!.changes[0]!.value as any).messages[0].id as string;
+    const stored = await eventually(
+      () =>
+        env.tdb.db.query<{ id: string }>(
+          'SELECT id FROM messages WHERE account_id = $1 AND provider_message_id = $2',
+          [t.accountId, wamid],
+        ),
+      (r) => r.rows.length === 1,
+    );
+    return stored.rows[0]!.id;
+  }
+
+  let base: string | null = null;
+  async function callbackBase() {
+    if (!base) {
+      await env.app.listen({ port: 0, host: '127.0.0.1' });
+      base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
+    }
+    return base;
+  }
+
+  it('fetches the file as it arrives and streams it exactly, with its type and name', async () => {
+    const t = await liveTenant();
+    const bytes = bytesOf(700_000);
+    const held = env.fake.addMedia(t.business, bytes, 'application/pdf', 'contract.pdf');
+    const id = await inbound(t, inboundMessages.document({ id: held.id, filename: 'contract.pdf' }));
+    // The job fetched it, without anyone asking.
+    const row = await eventually(
+      () =>
+        env.tdb.db.query<{ status: string; size_bytes: number }>(
+          'SELECT status, size_bytes FROM media WHERE message_id = $1',
+          [id],
+        ),
+      (r) => r.rows[0]?.status === 'ready',
+    );
+    expect(row.rows[0]).toEqual({ status: 'ready', size_bytes: bytes.length });
+    const downloads = env.fake.requests.filter((r) => r.path.startsWith('/whatsapp_business/attachments/'));
+    expect(downloads.at(-1)!.headers.authorization).toBe(`Bearer ${t.business.accessToken}`);
+
+    const raw = await content(t.apiKey, `/messages/${id}/media`);
+    expect(raw.statusCode).toBe(200);
+    expect(raw.headers['content-type']).toBe('application/pdf');
+    expect(raw.headers['content-length']).toBe(String(bytes.length));
+    expect(String(raw.headers['content-disposition'])).toContain('filename="contract.pdf"');
+    expect(sha256(raw.rawPayload)).toBe(sha256(bytes));
+
+    // Another account does not find the message.
+    const other = await liveTenant();
+    expect((await content(other.apiKey, `/messages/${id}/media`)).statusCode).toBe(404);
+  });
+
+  it('fetches on demand a file not fetched yet, and answers 410 for one Meta no longer has', async () => {
+    const t = await liveTenant();
+    const bytes = bytesOf(5000);
+    const held = env.fake.addMedia(t.business, bytes, 'image/jpeg');
+    const id = await inbound(t, inboundMessages.image({ id: held.id, mimeType: 'image/jpeg' }));
+    const raw = await content(t.apiKey, `/messages/${id}/media`);
+    expect(raw.statusCode).toBe(200);
+    expect(sha256(raw.rawPayload)).toBe(sha256(bytes));
+    expect(String(raw.headers['content-disposition'])).toContain(`filename="`);
+
+    const lost = env.fake.addMedia(t.business, bytesOf(100), 'audio/ogg');
+    env.fake.media.delete(lost.id);
+    const lostId = await inbound(t, inboundMessages.audio({ id: lost.id, voice: true }));
+    const gone = await call(env.app, 'GET', `/messages/${lostId}/media`, { key: t.apiKey });
+    expectError(gone, 410, 'MEDIA_GONE');
+
+    const textId = await inbound(t, inboundMessages.text({ body: 'no file' }));
+    const none = await call(env.app, 'GET', `/messages/${textId}/media`, { key: t.apiKey });
+    expectError(none, 404, 'RESOURCE_NOT_FOUND');
+    expect(none.body.error.message).toContain('carries no file');
+  });
+});
+
+describe('retention', () => {
+  it('prunes media past its time, with its chunks', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const old = await upload(t.apiKey, file(bytesOf(600_000), 'application/pdf'));
+    const kept = await upload(t.apiKey, file(bytesOf(1000, PNG), 'image/png'));
+    await env.tdb.db.query(`UPDATE media SET expires_at = now() - interval '1 minute' WHERE id = $1`, [
+      old.body.id,
+    ]);
+    // Expired is gone at once, before the prune.
+    expectError(
+      await call(env.app, 'GET', `/media/${old.body.id}`, { key: t.apiKey }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    expect(await env.app.ctx.media.prune()).toBeGreaterThanOrEqual(1);
+    const chunks = await env.tdb.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM media_chunks WHERE media_id = $1',
+      [old.body.id],
+    );
+    expect(chunks.rows[0]!.n).toBe(0);
+    expect((await call(env.app, 'GET', `/media/${kept.body.id}`, { key: t.apiKey })).status).toBe(200);
+  });
+});
