@@ -16,6 +16,7 @@ import {
   type MessagingTenant,
   messageWhen,
   sandboxTenant,
+  sandboxTenantWithKey,
   useMessagingApp,
   whatsappTenant,
 } from './helpers/messaging.ts';
@@ -483,6 +484,46 @@ describe("customers' files", () => {
     const none = await call(env.app, 'GET', `/messages/${textId}/media`, { key: t.apiKey });
     expectError(none, 404, 'RESOURCE_NOT_FOUND');
     expect(none.body.error.message).toContain('carries no file');
+  });
+});
+
+describe("a sandbox customer's file", () => {
+  it('is one of the account’s uploads, streamed as the message’s media', async () => {
+    const t = await sandboxTenantWithKey(env.app, env.partner.partnerKey);
+    const bytes = bytesOf(270_000);
+    const up = await upload(t.sandboxKey, file(bytes, 'video/mp4', 'clip.mp4'));
+    expect(up.status, JSON.stringify(up.body)).toBe(201);
+    const wrote = await call(env.app, 'POST', '/sandbox/inbound-messages', {
+      key: t.sandboxKey,
+      body: { from: '+14155552106', media: { kind: 'video', id: up.body.id, caption: 'see' } },
+    });
+    expect(wrote.status, JSON.stringify(wrote.body)).toBe(201);
+    expect(wrote.body.media).toMatchObject({ kind: 'video', id: up.body.id, mimeType: 'video/mp4' });
+    const raw = await content(t.apiKey, `/messages/${wrote.body.id}/media`);
+    expect(raw.statusCode).toBe(200);
+    expect(raw.headers['content-type']).toBe('video/mp4');
+    expect(sha256(raw.rawPayload)).toBe(sha256(bytes));
+    // The customer's copy outlives the upload.
+    expect((await call(env.app, 'DELETE', `/media/${up.body.id}`, { key: t.apiKey })).status).toBe(204);
+    expect((await content(t.apiKey, `/messages/${wrote.body.id}/media`)).statusCode).toBe(200);
+
+    const wrongKind = await call(env.app, 'POST', '/sandbox/inbound-messages', {
+      key: t.sandboxKey,
+      body: { from: '+14155552106', media: { kind: 'image', id: up.body.id } },
+    });
+    expectError(wrongKind, 400, 'INVALID_REQUEST');
+
+    // Without an upload, no file exists.
+    const bare = await call(env.app, 'POST', '/sandbox/inbound-messages', {
+      key: t.sandboxKey,
+      body: { from: '+14155552106', media: { kind: 'image' } },
+    });
+    expect(bare.status).toBe(201);
+    expectError(
+      await call(env.app, 'GET', `/messages/${bare.body.id}/media`, { key: t.apiKey }),
+      410,
+      'MEDIA_GONE',
+    );
   });
 });
 

@@ -339,8 +339,12 @@ export class MediaStore {
       record({ mime_type: media.mimeType, size_bytes: null, sha256: null, status: 'failed', error }, []);
 
     if (message.provider !== 'whatsapp_cloud') {
-      // A sandbox customer's file exists nowhere: nothing to fetch.
-      return failed('the sandbox keeps no file for simulated inbound media');
+      // A sandbox customer sends one of the account's uploads (POST /sandbox/inbound-messages
+      // with media.id), copied as it is; without one, no file exists.
+      const copied = media.id.startsWith('med_')
+        ? await this.#copyUpload(media.id, { id: newId('media'), ...base }, now)
+        : null;
+      return copied ?? failed('the simulated customer sent no file (give media.id, an upload, to send one)');
     }
     const channel = await loadChannel(this.#d.db, accountId);
     let client: ReturnType<Channels['whatsappMedia']>;
@@ -407,6 +411,37 @@ export class MediaStore {
     );
   }
 
+  /** A copy of an upload of the account (its chunks too) as this inbound row; null when the upload is gone. */
+  async #copyUpload(
+    uploadId: string,
+    row: Omit<MediaRow, 'created_at' | 'mime_type' | 'size_bytes' | 'sha256' | 'status' | 'error'>,
+    now: Date,
+  ): Promise<MediaRow | null> {
+    const upload = await findMedia(this.#d.db, row.account_id, uploadId);
+    if (!this.#usable(upload)) return null;
+    return this.#d.db.transaction(async (tx) => {
+      const inserted = await insertMedia(
+        tx,
+        {
+          ...row,
+          mime_type: upload.mime_type,
+          size_bytes: upload.size_bytes,
+          sha256: upload.sha256,
+          status: 'ready',
+          error: null,
+        },
+        [],
+        now,
+      );
+      if (!inserted) return findMediaOfMessage(tx, row.account_id, row.message_id!);
+      await tx.query(
+        'INSERT INTO media_chunks (media_id, seq, bytes) SELECT $1, seq, bytes FROM media_chunks WHERE media_id = $2',
+        [inserted.id, upload.id],
+      );
+      return inserted;
+    });
+  }
+
   // ---- Retention ----
 
   /** Starts the hourly prune in this process (one that runs workers). */
@@ -450,5 +485,5 @@ export function inboundMediaOf(
   message: Pick<MessageRow, 'content'>,
 ): Extract<InboundContent, { media: unknown }>['media'] | null {
   const c = message.content as Partial<Extract<InboundContent, { media: unknown }>>;
-  return c.media && typeof c.media.id === 'string' && !c.media.id.startsWith('med_') ? c.media : null;
+  return c.media && typeof c.media.id === 'string' ? c.media : null;
 }
