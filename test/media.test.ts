@@ -239,6 +239,11 @@ describe('uploads on the sandbox', () => {
     const phone = '+14155552101';
     await customerWrote(env.tdb.db, t.accountId, phone, new Date());
     const up = await upload(t.apiKey, file(bytesOf(2000, PNG), 'image/png', 'a.png'));
+    const estimated = await call(env.app, 'POST', '/messages/estimate', {
+      key: t.apiKey,
+      body: { to: phone, type: 'media', media: { kind: 'image', id: up.body.id } },
+    });
+    expect(estimated.status, JSON.stringify(estimated.body)).toBe(200);
     const sent = await call(env.app, 'POST', '/messages', {
       key: t.apiKey,
       body: { to: phone, type: 'media', media: { kind: 'image', id: up.body.id, caption: 'Look' } },
@@ -276,6 +281,20 @@ describe('sends naming media', () => {
     expect(await field({ kind: 'image', id: 'med_nope' })).toEqual(['media.id']);
     expect(await field({ kind: 'video', id: mine.body.id })).toEqual(['media.kind']);
     expect(await field({ kind: 'image', id: theirs.body.id })).toEqual(['media.id']);
+
+    // Bulk sends take links only.
+    const bulk = await call(env.app, 'POST', '/bulk/messages', {
+      key: a.apiKey,
+      body: { type: 'media', media: { kind: 'image', id: mine.body.id }, recipients: [{ to: phone }] },
+    });
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(202);
+    expect(bulk.body.results[0]).toMatchObject({
+      status: 'refused',
+      error: {
+        code: 'INVALID_REQUEST',
+        details: [{ field: 'media.id', issue: 'is not taken here: give media.url' }],
+      },
+    });
 
     // Their media is not found by another account at all.
     expectError(
