@@ -170,6 +170,27 @@ describe('uploads on the sandbox', () => {
     expect(res.body.filename).toBe(`${res.body.id}.png`);
   });
 
+  it('replays an upload for its Idempotency-Key, and refuses the key for another file', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const send = async (bytes: Buffer) => {
+      const { payload, contentType } = multipart(file(bytes, 'image/png', 'same.png'));
+      const raw = await env.app.inject({
+        method: 'POST',
+        url: `${API_PREFIX}/media`,
+        headers: { 'x-api-key': t.apiKey, 'content-type': contentType, 'idempotency-key': 'upload-1' },
+        payload,
+      });
+      return { status: raw.statusCode, body: raw.json(), headers: raw.headers, raw } as Reply;
+    };
+    const bytes = bytesOf(1000, PNG);
+    const first = await send(bytes);
+    expect(first.status).toBe(201);
+    const again = await send(bytes);
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expectError(await send(bytesOf(2000, PNG)), 422, 'IDEMPOTENCY_KEY_REUSED');
+  });
+
   it('refuses a type the kind does not take, a missing file, a bad kind and a JSON body', async () => {
     const t = await sandboxTenant(env.app, env.partner.partnerKey);
     const gif = await upload(t.apiKey, file(bytesOf(100), 'image/gif'));
