@@ -553,6 +553,17 @@ describe("a sandbox customer's file", () => {
     });
     expectError(wrongKind, 400, 'INVALID_REQUEST');
 
+    // Deleting the conversation deletes the customer's file with its message.
+    const deleted = await call(env.app, 'DELETE', `/conversations/${wrote.body.conversationId}`, {
+      key: t.apiKey,
+    });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(204);
+    const left = await env.tdb.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM media WHERE message_id = $1',
+      [wrote.body.id],
+    );
+    expect(left.rows[0]!.n).toBe(0);
+
     // Without an upload, no file exists.
     const bare = await call(env.app, 'POST', '/sandbox/inbound-messages', {
       key: t.sandboxKey,
