@@ -91,6 +91,16 @@ function webp(size: number, animated: boolean): Buffer {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
+let base: string | null = null;
+/** The app on a real port (once per file): for Meta's callbacks, and uploads over HTTP. */
+async function listening(): Promise<string> {
+  if (!base) {
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
+  }
+  return base;
+}
+
 async function content(key: string, path: string) {
   const raw = await env.app.inject({
     method: 'GET',
@@ -280,6 +290,33 @@ describe('uploads on the sandbox', () => {
   });
 });
 
+describe('uploads over a real connection', () => {
+  it('streams a 12 MB document in, and answers a 6 MB image its 413 instead of dropping the connection', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    const url = `${await listening()}${API_PREFIX}/media`;
+    const post = async (bytes: Buffer, type: string, name: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([bytes], { type }), name);
+      const res = await fetch(url, { method: 'POST', headers: { 'x-api-key': t.apiKey }, body: form });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const doc = bytesOf(12 * 1024 * 1024);
+    const up = await post(
+      doc,
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'big.docx',
+    );
+    expect(up.status, JSON.stringify(up.body)).toBe(201);
+    expect(up.body).toMatchObject({ kind: 'document', sizeBytes: doc.length, sha256: sha256(doc) });
+    const back = await fetch(`${url}/${up.body.id}/content`, { headers: { 'x-api-key': t.apiKey } });
+    expect(sha256(Buffer.from(await back.arrayBuffer()))).toBe(sha256(doc));
+
+    const image = await post(bytesOf(6 * 1024 * 1024, PNG), 'image/png', 'big.png');
+    expect(image.status).toBe(413);
+    expect(image.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: [{ field: 'file' }] });
+  });
+});
+
 describe('sends naming media', () => {
   it('refuses both or neither of url and id, a kind other than the upload’s, and another account’s id', async () => {
     const a = await sandboxTenant(env.app, env.partner.partnerKey);
@@ -448,7 +485,7 @@ describe("customers' files", () => {
   async function inbound(t: Tenant, message: Record<string, unknown>) {
     const payload = env.fake.inboundPayload(t.business, { from: '+14155552105', message });
     const res = await env.fake.postCallback(
-      `${await callbackBase()}/api/v1/callbacks/whatsapp/${t.accountId}`,
+      `${await listening()}/api/v1/callbacks/whatsapp/${t.accountId}`,
       t.business,
       payload,
     );
@@ -463,15 +500,6 @@ describe("customers' files", () => {
       (r) => r.rows.length === 1,
     );
     return stored.rows[0]!.id;
-  }
-
-  let base: string | null = null;
-  async function callbackBase() {
-    if (!base) {
-      await env.app.listen({ port: 0, host: '127.0.0.1' });
-      base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
-    }
-    return base;
   }
 
   it('fetches the file as it arrives and streams it exactly, with its type and name', async () => {
