@@ -22,7 +22,8 @@ import {
 } from './helpers/messaging.ts';
 import { expectError } from './helpers/setup.ts';
 
-const env = useMessagingApp();
+// Retries a second apart: a send whose upload at hand-over failed comes back soon.
+const env = useMessagingApp({ config: { dispatchRetryDelaySeconds: 1 } });
 
 type Tenant = MessagingTenant & { business: ReturnType<FakeWhatsAppCloud['createBusiness']> };
 
@@ -450,6 +451,53 @@ describe('uploads on the WhatsApp Cloud API', () => {
     expect(uploadsTo(t)).toHaveLength(3);
     expect(again!.body.image.id).toMatch(/^\d+$/);
     expect(env.fake.media.get(again!.body.image.id)!.bytes.length).toBe(900);
+  });
+
+  it('retries a send whose upload at hand-over failed, and fails it when the upload is deleted meanwhile', async () => {
+    const t = await liveTenant();
+    const phone = '+14155552107';
+    await customerWrote(env.tdb.db, t.accountId, phone, new Date());
+    const sandbox = await createAccountKey(env.app, env.partner.partnerKey, t.accountId, {
+      scope: 'sandbox',
+    });
+    const local = await upload(sandbox.apiKey, file(bytesOf(800, PNG), 'image/png'));
+    expect(local.status).toBe(201);
+    const isUpload = (r: { method: string; path: string }) =>
+      r.method === 'POST' && r.path.endsWith(`/${t.business.phoneNumberId}/media`);
+    env.fake.respond = (r) =>
+      isUpload(r)
+        ? { status: 503, body: { error: { message: '(#131016) Service unavailable', code: 131016 } } }
+        : undefined;
+    try {
+      const sent = await call(env.app, 'POST', '/messages', {
+        key: t.apiKey,
+        body: { to: phone, type: 'media', media: { kind: 'image', id: local.body.id } },
+      });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+      await eventually(
+        async () => env.fake.requests.filter(isUpload).length,
+        (n) => n >= 1,
+      );
+      // Deleted while the message waits for its retry: it can no longer go.
+      expect((await call(env.app, 'DELETE', `/media/${local.body.id}`, { key: t.apiKey })).status).toBe(204);
+      const failed = await messageWhen(env.app, t.apiKey, sent.body.id, 'failed');
+      expect(failed.error).toMatchObject({ code: 'MEDIA_NOT_AVAILABLE' });
+
+      // Meta refusing the file fails the send with Meta's reason.
+      env.fake.respond = (r) =>
+        isUpload(r)
+          ? { status: 400, body: { error: { message: '(#131053) Media upload error', code: 131053 } } }
+          : undefined;
+      const other = await upload(sandbox.apiKey, file(bytesOf(800, PNG), 'image/png'));
+      const refused = await call(env.app, 'POST', '/messages', {
+        key: t.apiKey,
+        body: { to: phone, type: 'media', media: { kind: 'image', id: other.body.id } },
+      });
+      const gone = await messageWhen(env.app, t.apiKey, refused.body.id, 'failed');
+      expect(gone.error.message).toContain('Media upload error');
+    } finally {
+      env.fake.respond = undefined;
+    }
   });
 
   it('stores nothing when Meta cannot take the file (503) or refuses it (409)', async () => {
