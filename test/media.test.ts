@@ -596,6 +596,27 @@ describe("customers' files", () => {
     const gone = await call(env.app, 'GET', `/messages/${lostId}/media`, { key: t.apiKey });
     expectError(gone, 410, 'MEDIA_GONE');
 
+    // Bytes that do not match Meta's hash are not kept (503 now; the job tries again).
+    const bent = env.fake.addMedia(t.business, bytesOf(300), 'image/png');
+    env.fake.respond = (r) =>
+      r.path.startsWith('/whatsapp_business/attachments/') && r.path.includes(bent.id)
+        ? { status: 200, bytes: bytesOf(300), headers: { 'content-type': 'image/png' } }
+        : undefined;
+    try {
+      const bentId = await inbound(t, inboundMessages.image({ id: bent.id, mimeType: 'image/png' }));
+      expectError(
+        await call(env.app, 'GET', `/messages/${bentId}/media`, { key: t.apiKey }),
+        503,
+        'SERVICE_UNAVAILABLE',
+      );
+      env.fake.respond = undefined;
+      const fixed = await content(t.apiKey, `/messages/${bentId}/media`);
+      expect(fixed.statusCode).toBe(200);
+      expect(fixed.rawPayload.equals(bent.bytes)).toBe(true);
+    } finally {
+      env.fake.respond = undefined;
+    }
+
     const textId = await inbound(t, inboundMessages.text({ body: 'no file' }));
     const none = await call(env.app, 'GET', `/messages/${textId}/media`, { key: t.apiKey });
     expectError(none, 404, 'RESOURCE_NOT_FOUND');

@@ -143,6 +143,19 @@ export class WhatsAppMedia {
 
   /** The bytes behind a media URL from info(), streamed; the caller reads or destroys the body. */
   async download(url: string): Promise<DownloadAnswer> {
+    // The token goes with the request: only to an https URL (Meta's lookaside host), or to the
+    // Graph API's own origin (a local stand-in for it).
+    if (!this.#mayCarryToken(url)) {
+      return {
+        ok: false,
+        retry: false,
+        error: {
+          code: 'PROVIDER_REJECTED',
+          message: 'the WhatsApp Cloud API named a media URL that is neither https nor its own',
+          providerCode: null,
+        },
+      };
+    }
     try {
       const res = await request(url, {
         method: 'GET',
@@ -173,6 +186,15 @@ export class WhatsAppMedia {
     if (!result.answered) return false;
     const { answer } = result;
     return (answer.status >= 200 && answer.status <= 299) || isUnknownObject(answer.status, answer.body);
+  }
+
+  #mayCarryToken(url: string): boolean {
+    try {
+      const target = new URL(url);
+      return target.protocol === 'https:' || target.origin === new URL(this.#connection.graphUrl).origin;
+    } catch {
+      return false;
+    }
   }
 
   #json(method: 'GET' | 'DELETE', path: string): Promise<Exchange> {

@@ -399,11 +399,14 @@ export class MediaStore {
       throw unavailable(`the download failed: ${String((err as Error).message ?? err)}`);
     }
     if (pendingSize > 0) chunks.push(Buffer.concat(pending, pendingSize));
+    const sha256 = hash.digest('hex');
+    if (!sameHash(info.sha256, sha256))
+      throw unavailable('the bytes did not match the SHA-256 WhatsApp gave');
     return record(
       {
         mime_type: info.mimeType ?? download.mimeType ?? media.mimeType,
         size_bytes: size,
-        sha256: hash.digest('hex'),
+        sha256,
         status: 'ready',
         error: null,
       },
@@ -478,6 +481,14 @@ export class MediaStore {
       return 0;
     }
   }
+}
+
+/**
+ * Whether Meta's SHA-256 of a file is ours. Only a hex digest is compared: a value in another form
+ * (or none) is not a reason to refuse the file.
+ */
+function sameHash(theirs: string | null, oursHex: string): boolean {
+  return !theirs || !/^[0-9a-f]{64}$/i.test(theirs) || theirs.toLowerCase() === oursHex;
 }
 
 /** The customer's file a message carries, if any. */
