@@ -179,6 +179,16 @@ describe('uploads on the sandbox', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.kind).toBe('image');
     expect(res.body.filename).toBe(`${res.body.id}.png`);
+
+    // A file sent as application/octet-stream takes its type from its extension.
+    const octet = await upload(t.apiKey, file(bytesOf(300), 'application/octet-stream', 'minutes.docx'));
+    expect(octet.status, JSON.stringify(octet.body)).toBe(201);
+    expect(octet.body).toMatchObject({
+      kind: 'document',
+      mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    });
+    const unknown = await upload(t.apiKey, file(bytesOf(300), 'application/octet-stream', 'archive.zip'));
+    expectError(unknown, 400, 'INVALID_REQUEST');
   });
 
   it('replays an upload for its Idempotency-Key, and refuses the key for another file', async () => {

@@ -99,3 +99,21 @@ export function defaultFilename(id: string, mimeType: string | null): string {
   const ext = mimeType ? EXTENSIONS[essence(mimeType)] : undefined;
   return ext ? `${id}.${ext}` : id;
 }
+
+const BY_EXTENSION: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(EXTENSIONS).map(([type, ext]) => [ext, type])),
+  jpeg: 'image/jpeg',
+  '3gpp': 'video/3gpp',
+  opus: 'audio/ogg',
+};
+
+/**
+ * A part's type as sent, or, when it came as application/octet-stream (or none: what a client sends
+ * for a file it does not know), the type its filename's extension says.
+ */
+export function declaredType(partType: string | undefined, filename: string | undefined): string {
+  const type = essence(partType ?? '');
+  if (type && type !== 'application/octet-stream') return type;
+  const ext = /\.([a-z0-9]+)$/i.exec(filename ?? '')?.[1]?.toLowerCase();
+  return (ext && BY_EXTENSION[ext]) || type;
+}

@@ -8,7 +8,7 @@ import { ApiError, type FieldIssue } from '../../kernel/errors.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import {
   CHUNK_BYTES,
-  essence,
+  declaredType,
   isAnimatedWebp,
   kindOfType,
   LARGEST_MEDIA_BYTES,
@@ -105,7 +105,7 @@ export async function receiveUpload(request: FastifyRequest): Promise<ReceivedFi
         part.file.resume();
         continue;
       }
-      const type = essence(part.mimetype ?? '');
+      const type = declaredType(part.mimetype, part.filename);
       const kind = kindOfType(type);
       if (!kind || (kindField && kindField !== kind)) {
         issues.push({ field: 'file', issue: typeIssue(kindField, type) });
