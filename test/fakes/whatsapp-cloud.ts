@@ -4,7 +4,10 @@
 // name/language/status and parameter counts, text length, interactive limits). It records every
 // request, lets a test script failures (any status and Graph error, Retry-After, a hang), decides
 // template reviews on the test's word, and plays Meta's side of the webhooks: signed status,
-// template and inbound callbacks, and the GET verification handshake.
+// template and inbound callbacks, and the GET verification handshake. Media as Meta documents it:
+// POST /{phone-number-id}/media (multipart) → {id}; GET /{media-id} → its details and a download URL
+// on the fake itself, which answers the bytes to the owner's bearer token only (401 without);
+// DELETE /{media-id}; addMedia gives a customer's message a file.
 //
 // It is written from Meta's documentation, independently of src/channels/whatsapp-cloud, so the
 // adapter cannot pass by agreeing with itself.
