@@ -10,7 +10,6 @@
 // - A customer's file is fetched by a job as it arrives (GET /{media-id} → its URL → the bytes with
 //   the channel's token), or on demand when it is asked for first.
 // - Everything is deleted TIDINGS_MEDIA_RETENTION_DAYS after it was stored, by an hourly prune.
-import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
 import type { InboundContent, MessageContent, Provider, SendOutcome } from '../../channels/types.ts';
@@ -21,7 +20,8 @@ import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import { findMessage, type MessageRow } from '../messages/repo.ts';
-import { CHUNK_BYTES, defaultFilename, LARGEST_MEDIA_BYTES, type StoredMediaKind } from './kinds.ts';
+import { ChunkedFile } from './chunks.ts';
+import { defaultFilename, LARGEST_MEDIA_BYTES, type StoredMediaKind } from './kinds.ts';
 import {
   deleteExpired,
   deleteMedia,
@@ -364,53 +364,37 @@ export class MediaStore {
             },
           )
         : new Error(`media of ${messageId} not fetched: ${why}`);
+    // Only Meta no longer having the file is final; anything else (Meta down, a token refused
+    // until it is fixed, a download URL that expired) is tried again.
     const info = await client.info(media.id);
     if (!info.ok) {
       if (info.gone) return failed(`WhatsApp no longer has it (${info.error.message})`);
-      if (!info.retry) return failed(info.error.message);
       throw unavailable(info.error.message);
     }
     const download = await client.download(info.url);
-    if (!download.ok) {
-      if (!download.retry && !download.gone) return failed(download.error.message);
-      throw unavailable(download.error.message);
-    }
-    const hash = createHash('sha256');
-    const chunks: Buffer[] = [];
-    let pending: Buffer[] = [];
-    let pendingSize = 0;
-    let size = 0;
+    if (!download.ok) throw unavailable(download.error.message);
+    const file = new ChunkedFile();
     try {
       for await (const data of download.body) {
-        size += data.length;
-        if (size > LARGEST_MEDIA_BYTES)
+        if (file.sizeBytes + data.length > LARGEST_MEDIA_BYTES)
           throw new Error(`the file is larger than ${LARGEST_MEDIA_BYTES} bytes`);
-        hash.update(data);
-        pending.push(data);
-        pendingSize += data.length;
-        while (pendingSize >= CHUNK_BYTES) {
-          const all = Buffer.concat(pending, pendingSize);
-          chunks.push(all.subarray(0, CHUNK_BYTES));
-          pending = [all.subarray(CHUNK_BYTES)];
-          pendingSize -= CHUNK_BYTES;
-        }
+        file.add(data);
       }
     } catch (err) {
       throw unavailable(`the download failed: ${String((err as Error).message ?? err)}`);
     }
-    if (pendingSize > 0) chunks.push(Buffer.concat(pending, pendingSize));
-    const sha256 = hash.digest('hex');
+    const sha256 = file.finish();
     if (!sameHash(info.sha256, sha256))
       throw unavailable('the bytes did not match the SHA-256 WhatsApp gave');
     return record(
       {
         mime_type: info.mimeType ?? download.mimeType ?? media.mimeType,
-        size_bytes: size,
+        size_bytes: file.sizeBytes,
         sha256,
         status: 'ready',
         error: null,
       },
-      chunks,
+      file.chunks,
     );
   }
 

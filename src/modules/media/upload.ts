@@ -2,12 +2,11 @@
 // chunks it is stored in as it arrives, so the file is held in memory once) and an optional `kind`
 // field. The file's type must be one WhatsApp takes, and of the kind given (if one is); its size is
 // checked against its kind's limit while it arrives: a file over it is read to its end but not kept.
-import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, type FieldIssue } from '../../kernel/errors.ts';
 import { invalidFields } from '../contacts/fields.ts';
+import { ChunkedFile } from './chunks.ts';
 import {
-  CHUNK_BYTES,
   declaredType,
   isAnimatedWebp,
   kindOfType,
@@ -41,39 +40,17 @@ const typeIssue = (kind: StoredMediaKind | null, type: string) =>
     ? `is ${type || 'of no type'}; a ${kind} must be one of ${MEDIA_TYPES[kind].join(', ')}`
     : `is ${type || 'of no type'}, which WhatsApp does not take (images: JPEG or PNG; video: MP4 or 3GPP; audio: AAC, AMR, MP3, MP4 or OGG; documents: text, PDF or Office; stickers: WebP)`;
 
-/** Gathers a stream into CHUNK_BYTES chunks, hashing it, up to `limit` bytes (then it only counts). */
+/** Gathers a stream into its chunks up to `limit` bytes; past it the rest is only counted. */
 async function gather(stream: AsyncIterable<Buffer>, limit: number) {
-  const hash = createHash('sha256');
-  const chunks: Buffer[] = [];
-  let pending: Buffer[] = [];
-  let pendingSize = 0;
+  const file = new ChunkedFile();
   let size = 0;
   for await (const data of stream) {
     size += data.length;
-    if (size > limit) {
-      // Over: the rest is read and dropped, so the client gets the answer rather than a reset.
-      pending = [];
-      chunks.length = 0;
-      continue;
-    }
-    hash.update(data);
-    let rest = data;
-    while (pendingSize + rest.length >= CHUNK_BYTES) {
-      const take = CHUNK_BYTES - pendingSize;
-      pending.push(rest.subarray(0, take));
-      chunks.push(Buffer.concat(pending, CHUNK_BYTES));
-      pending = [];
-      pendingSize = 0;
-      rest = rest.subarray(take);
-    }
-    if (rest.length > 0) {
-      // Copied: busboy may reuse the buffer it handed over.
-      pending.push(Buffer.from(rest));
-      pendingSize += rest.length;
-    }
+    // Over: the rest is read and dropped, so the client gets the answer rather than a reset.
+    if (size <= limit) file.add(data);
   }
-  if (size <= limit && pendingSize > 0) chunks.push(Buffer.concat(pending, pendingSize));
-  return { size, sha256: hash.digest('hex'), chunks };
+  const sha256 = file.finish();
+  return { size, sha256, chunks: size <= limit ? file.chunks : [] };
 }
 
 /** Reads the upload; throws 400 (type, kind, missing file), 413 (too large) or 415 (not multipart). */
