@@ -13,6 +13,7 @@ import type { SecretBox } from './kernel/secrets.ts';
 import type { AutomationWorker } from './modules/automation/worker.ts';
 import type { VoiceDialer } from './modules/calls/dialer.ts';
 import type { CampaignSender } from './modules/campaigns/sender.ts';
+import type { MediaStore } from './modules/media/service.ts';
 import type { AcceptQueue } from './modules/messages/accept-queue.ts';
 import type { PriceTable } from './modules/pricing/prices.ts';
 import type { ApprovedTemplates } from './modules/templates/approved.ts';
@@ -47,6 +48,8 @@ export interface AppContext {
   voice: VoiceDialer;
   /** Sends running broadcast campaigns; started only in processes that run workers. */
   campaigns: CampaignSender;
+  /** Uploaded and received files; prunes them hourly in processes that run workers. */
+  media: MediaStore;
   /** Every route with its declared access, as registered (for docs and route-wide tests). */
   routes: RouteInfo[];
   /** The clock; tests replace it to move time. */

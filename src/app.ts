@@ -44,6 +44,8 @@ import { conversationRoutes } from './modules/conversations/routes.ts';
 import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
 import { journeyConfigRoutes } from './modules/journey-configs/routes.ts';
 import { journeyRoutes } from './modules/journeys/routes.ts';
+import { mediaRoutes } from './modules/media/routes.ts';
+import { MediaStore } from './modules/media/service.ts';
 import { AcceptQueue, lanesFor } from './modules/messages/accept-queue.ts';
 import { dispatchJob } from './modules/messages/dispatch.ts';
 import { messageRoutes } from './modules/messages/routes.ts';
@@ -99,8 +101,10 @@ function validators() {
   // Bodies are JSON and must carry the right types; query strings and paths are text and are coerced.
   const body = addFormats.default(new Ajv({ ...options, coerceTypes: false }));
   const text = addFormats.default(new Ajv({ ...options, coerceTypes: 'array' }));
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
+  return ({ schema, httpPart, contentType }: { schema: object; httpPart?: string; contentType?: string }) => {
     if (httpPart !== 'body') return text.compile(schema);
+    // A multipart body (POST /media) is read by its route as it streams in; its schema documents it.
+    if (contentType === 'multipart/form-data') return () => true;
     const validate = body.compile(schema);
     if (!validate({})) return validate;
     // A body that {} satisfies (every field optional) may be left out entirely, as in a bare
@@ -184,6 +188,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     routes: [],
     voice: undefined as never,
     campaigns: undefined as never,
+    media: undefined as never,
     automation: new AutomationWorker(
       { ...sending, egress, secrets, contactCapPerHour: config.automationContactCapPerHour },
       app.log,
@@ -210,9 +215,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     pollMs: config.campaignPollMs,
     lanes: config.campaignLanes,
   });
+  ctx.media = new MediaStore({
+    db: deps.db,
+    jobs: ctx.jobs,
+    channels: ctx.channels,
+    now,
+    log: app.log.child({ component: 'media' }),
+    retentionDays: config.mediaRetentionDays,
+  });
   // Attempts in flight finish (or time out) and are recorded before the database closes.
   app.addHook('onClose', async () => {
     await ctx.campaigns.stop();
+    await ctx.media.stop();
     await ctx.voice.stop();
     await ctx.dispatcher.stop();
     await ctx.automation.stop();
@@ -255,6 +269,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     }),
   );
   ctx.jobs.define(sandboxStatusJob(ctx));
+  ctx.jobs.define(ctx.media.fetchJob());
 
   app.setValidatorCompiler(validators());
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -327,6 +342,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(channelRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));
+      await api.register(mediaRoutes(ctx));
       await api.register(conversationRoutes(ctx));
       await api.register(sandboxRoutes(ctx));
     },

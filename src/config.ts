@@ -28,6 +28,7 @@ export interface Config {
   webhookEndpointConcurrency: number;
   webhookPollMs: number;
   eventRetentionDays: number;
+  mediaRetentionDays: number;
   automationPollMs: number;
   automationLanes: number;
   automationScanMs: number;
@@ -285,6 +286,13 @@ export const SETTINGS: Setting<any>[] = [
     env: 'TIDINGS_EVENT_RETENTION_DAYS',
     key: 'eventRetentionDays',
     description: 'events and finished webhook deliveries older than this are deleted',
+    default: '30',
+    parse: integer(1, 3650),
+  },
+  {
+    env: 'TIDINGS_MEDIA_RETENTION_DAYS',
+    key: 'mediaRetentionDays',
+    description: 'uploaded and received media (its bytes) older than this are deleted',
     default: '30',
     parse: integer(1, 3650),
   },

@@ -78,6 +78,7 @@ export async function startServer(
     await app.ctx.automation.start();
     app.ctx.voice.start();
     app.ctx.campaigns.start();
+    app.ctx.media.start();
     pruneTimer = setInterval(() => {
       pruneIdempotencyKeys(db, new Date()).catch((err) =>
         app.log.warn({ err }, 'could not prune idempotency keys'),

@@ -13,6 +13,7 @@ import type { CallbackAdapter, ChannelAdapter, Provider } from './types.ts';
 import type { VoiceAdapter, VoiceCallbackReader, VoiceProvider } from './voice.ts';
 import { whatsappCallbacks } from './whatsapp-cloud/callbacks.ts';
 import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
+import { WhatsAppMedia } from './whatsapp-cloud/media.ts';
 
 /** The providers that call back, and how their callbacks are checked and read. */
 const CALLBACKS: Partial<Record<Provider, CallbackAdapter>> = { whatsapp_cloud: whatsappCallbacks };
@@ -132,6 +133,23 @@ export class Channels {
       throw new ChannelNotConfigured('the account is no longer configured for the WhatsApp Cloud API');
     }
     return this.whatsapp(channel.whatsapp, this.secretsOf(channel).accessToken);
+  }
+
+  /** The WhatsApp Cloud API's media endpoints for this channel; throws ChannelNotConfigured if it cannot be used. */
+  whatsappMedia(channel: ChannelConfig): WhatsAppMedia {
+    if (channel.provider !== 'whatsapp_cloud' || !channel.whatsapp) {
+      throw new ChannelNotConfigured('the account is no longer configured for the WhatsApp Cloud API');
+    }
+    return new WhatsAppMedia(
+      {
+        graphUrl: this.#graphUrl,
+        phoneNumberId: channel.whatsapp.phoneNumberId,
+        businessAccountId: channel.whatsapp.businessAccountId,
+        accessToken: this.secretsOf(channel).accessToken,
+        timeoutMs: this.#timeoutMs,
+      },
+      this.#agent,
+    );
   }
 
   /** The callback half of a provider (null for one that never calls back: the sandbox). */

@@ -74,7 +74,16 @@ export type MessageContent =
   | { type: 'text'; text: { body: string; previewUrl: boolean } }
   | {
       type: 'media';
-      media: { kind: MediaKind; url: string; caption?: string; filename?: string };
+      media: {
+        kind: MediaKind;
+        /** A public link to the file, or (exactly one of the two) an upload of the account: */
+        url?: string;
+        /** Tidings' id of the upload (med_…), and at hand-over the provider's id for it. */
+        mediaId?: string;
+        providerMediaId?: string;
+        caption?: string;
+        filename?: string;
+      };
     }
   | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
 

@@ -20,6 +20,7 @@ export const ERROR_CATALOGUE = {
     status: 409,
     message: 'A request with this Idempotency-Key is still in progress.',
   },
+  MEDIA_GONE: { status: 410, message: 'The file is no longer kept, here or by the provider.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

@@ -31,8 +31,19 @@ declare module 'fastify' {
 
 function fingerprintOf(request: FastifyRequest): string {
   return createHash('sha256')
-    .update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`)
+    .update(`${request.method} ${request.url}\n${canonicalJson(request.body ?? multipartSize(request))}`)
     .digest('base64url');
+}
+
+/**
+ * A multipart upload (POST /media) is read by its handler as it streams, after the key is claimed:
+ * its length stands for it, so that a key reused for another file of another size is refused.
+ */
+function multipartSize(request: FastifyRequest): { multipartBytes: string } | null {
+  const type = String(request.headers['content-type'] ?? '');
+  return type.toLowerCase().startsWith('multipart/form-data')
+    ? { multipartBytes: String(request.headers['content-length'] ?? '') }
+    : null;
 }
 
 interface StoredKey {

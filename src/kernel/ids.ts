@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   call: 'call',
   voiceCampaign: 'vcp',
   campaign: 'cmp',
+  media: 'med',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -217,6 +217,11 @@ export async function installOpenApi(
           description:
             'Broadcasts of an approved template to an audience (a tag, tags, contact ids or conditions), estimated, paced and sent exactly once per contact, with per-recipient results.',
         },
+        {
+          name: 'media',
+          description:
+            'Files to send by id (uploaded as multipart/form-data, kept in the database, given to Meta on a live channel), per kind within WhatsApp’s types and limits.',
+        },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',

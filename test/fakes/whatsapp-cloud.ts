@@ -4,7 +4,10 @@
 // name/language/status and parameter counts, text length, interactive limits). It records every
 // request, lets a test script failures (any status and Graph error, Retry-After, a hang), decides
 // template reviews on the test's word, and plays Meta's side of the webhooks: signed status,
-// template and inbound callbacks, and the GET verification handshake.
+// template and inbound callbacks, and the GET verification handshake. Media as Meta documents it:
+// POST /{phone-number-id}/media (multipart) → {id}; GET /{media-id} → its details and a download URL
+// on the fake itself, which answers the bytes to the owner's bearer token only (401 without);
+// DELETE /{media-id}; addMedia gives a customer's message a file.
 //
 // It is written from Meta's documentation, independently of src/channels/whatsapp-cloud, so the
 // adapter cannot pass by agreeing with itself.
@@ -53,6 +56,17 @@ export interface RecordedRequest {
   /** The parsed JSON body; null when there was none or it was not JSON. */
   body: any;
   raw: string;
+  /** The body's bytes as sent (a multipart upload's file is not UTF-8). */
+  bytes: Buffer;
+}
+
+/** A file the fake holds: uploaded by a business (POST /{phone-number-id}/media) or sent by a customer. */
+export interface FakeMedia {
+  id: string;
+  phoneNumberId: string;
+  bytes: Buffer;
+  mimeType: string;
+  filename: string | null;
 }
 
 export interface SentMessage {
@@ -67,6 +81,8 @@ export interface GraphAnswer {
   status: number;
   /** Sent as JSON (a string is sent as it is). */
   body?: unknown;
+  /** Sent as these bytes instead of `body` (a media download), with the headers given. */
+  bytes?: Buffer;
   headers?: Record<string, string>;
   delayMs?: number;
   /** Never answer (the connection stays open until the client gives up or the fake closes). */
@@ -193,6 +209,8 @@ export class FakeWhatsAppCloud {
   readonly requests: RecordedRequest[] = [];
   readonly #sends = new Arrivals<SentMessage>('sends');
   readonly templates = new Map<string, FakeTemplate>();
+  /** Files by Meta's media id: uploads, and files given to customers' messages (addMedia). */
+  readonly media = new Map<string, FakeMedia>();
   /** Submitted templates are APPROVED at once instead of PENDING. */
   autoApprove: boolean;
   respond: Responder | undefined;
@@ -230,7 +248,8 @@ export class FakeWhatsAppCloud {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
+        const bytes = Buffer.concat(chunks);
+        const raw = bytes.toString('utf8');
         let body: unknown = null;
         try {
           body = raw ? JSON.parse(raw) : null;
@@ -238,7 +257,7 @@ export class FakeWhatsAppCloud {
           // not JSON: the route answers for it
         }
         fake.#handle(
-          { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, raw },
+          { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, raw, bytes },
           res,
         );
       });
@@ -272,6 +291,27 @@ export class FakeWhatsAppCloud {
     };
     this.#businesses.push(business);
     return business;
+  }
+
+  /**
+   * A file a customer sends the business: its id goes into an inbound media message (e.g.
+   * `inboundMessages.image({ id })`), and the business fetches it with its token.
+   */
+  addMedia(
+    business: FakeBusiness,
+    bytes: Buffer,
+    mimeType: string,
+    filename: string | null = null,
+  ): FakeMedia {
+    const media: FakeMedia = {
+      id: newMediaId(),
+      phoneNumberId: business.phoneNumberId,
+      bytes,
+      mimeType,
+      filename,
+    };
+    this.media.set(media.id, media);
+    return media;
   }
 
   /** Puts a template straight into a business's account (APPROVED unless told otherwise). */
@@ -364,6 +404,11 @@ export class FakeWhatsAppCloud {
     if (answer.hang) return;
     const send = () => {
       if (res.destroyed) return;
+      if (answer.bytes) {
+        res.writeHead(answer.status, { 'content-length': String(answer.bytes.length), ...answer.headers });
+        res.end(answer.bytes);
+        return;
+      }
       const payload = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
       res.writeHead(answer.status, { 'content-type': 'application/json; charset=UTF-8', ...answer.headers });
       res.end(payload);
@@ -375,6 +420,7 @@ export class FakeWhatsAppCloud {
 
   #route(req: RecordedRequest): GraphAnswer {
     const url = new URL(req.path, 'http://graph.invalid');
+    if (url.pathname === DOWNLOAD_PATH) return this.#download(req, url);
     const parts = /^\/v\d+\.\d+\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
     if (!parts) return graphError(2500, { message: `Unknown path components: ${url.pathname}` });
     const [, id, edge] = parts as unknown as [string, string, string | undefined];
@@ -392,6 +438,31 @@ export class FakeWhatsAppCloud {
           message: 'Error validating access token: the token does not belong to this object',
         });
       return this.#editTemplate(template, req.body);
+    }
+    const file = this.media.get(id);
+    if (file && edge === undefined && (req.method === 'GET' || req.method === 'DELETE')) {
+      if (caller.phoneNumberId !== file.phoneNumberId) {
+        return graphError(100, {
+          type: 'GraphMethodException',
+          subcode: 33,
+          message: `Unsupported ${req.method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+        });
+      }
+      if (req.method === 'DELETE') {
+        this.media.delete(id);
+        return { status: 200, body: { success: true } };
+      }
+      return {
+        status: 200,
+        body: {
+          messaging_product: 'whatsapp',
+          url: `http://127.0.0.1:${this.port}${DOWNLOAD_PATH}?mid=${id}&ext=${Date.now()}`,
+          mime_type: file.mimeType,
+          sha256: createHash('sha256').update(file.bytes).digest('hex'),
+          file_size: file.bytes.length,
+          id,
+        },
+      };
     }
     const owner = this.#businesses.find((b) => b.phoneNumberId === id || b.businessAccountId === id);
     const unsupported = () =>
@@ -413,10 +484,57 @@ export class FakeWhatsAppCloud {
     if (req.method === 'DELETE' && edge === 'message_templates' && !onPhone)
       return this.#deleteTemplate(owner, url);
     if (req.method === 'GET' && edge === undefined && onPhone) return this.#phoneNumber(owner, url);
-    if (edge !== undefined && !['messages', 'message_templates'].includes(edge)) {
+    if (req.method === 'POST' && edge === 'media' && onPhone) return this.#upload(owner, req);
+    if (edge !== undefined && !['messages', 'message_templates', 'media'].includes(edge)) {
       return graphError(2500, { message: `Unknown path components: /${edge}` });
     }
     return unsupported();
+  }
+
+  /**
+   * POST /{phone-number-id}/media: multipart/form-data with messaging_product=whatsapp, the file
+   * (its part's Content-Type its type) and `type`; answers {id}.
+   */
+  #upload(business: FakeBusiness, req: RecordedRequest): GraphAnswer {
+    const boundary = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(String(req.headers['content-type'] ?? ''));
+    if (!boundary) return graphError(100, { message: '(#100) The parameter file is required.' });
+    const parts = parseMultipart(req.bytes, boundary[1] ?? boundary[2]!);
+    const field = (name: string) =>
+      parts.find((p) => p.name === name && p.filename === null)?.data.toString('utf8');
+    const product = field('messaging_product');
+    if (product === undefined)
+      return graphError(100, { message: '(#100) The parameter messaging_product is required.' });
+    if (product !== 'whatsapp') {
+      return graphError(100, {
+        message: `(#100) Param messaging_product must be one of {WHATSAPP} - got "${product}".`,
+      });
+    }
+    const file = parts.find((p) => p.name === 'file' && p.filename !== null);
+    if (!file) return graphError(100, { message: '(#100) The parameter file is required.' });
+    const type = field('type') ?? file.contentType;
+    if (!type) return graphError(100, { message: '(#100) The parameter type is required.' });
+    if (file.data.length === 0)
+      return graphError(131053, { status: 400, message: '(#131053) Media upload error' });
+    const media: FakeMedia = {
+      id: newMediaId(),
+      phoneNumberId: business.phoneNumberId,
+      bytes: file.data,
+      mimeType: type,
+      filename: file.filename,
+    };
+    this.media.set(media.id, media);
+    return { status: 200, body: { id: media.id } };
+  }
+
+  /** The download URL GET /{media-id} gives: the file, to its business's token only. */
+  #download(req: RecordedRequest, url: URL): GraphAnswer {
+    const file = this.media.get(url.searchParams.get('mid') ?? '');
+    const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    const caller = token ? this.#businesses.find((b) => b.accessToken === token) : undefined;
+    if (!caller) return { status: 401, body: 'Unauthorized', headers: { 'content-type': 'text/plain' } };
+    if (!file || file.phoneNumberId !== caller.phoneNumberId)
+      return { status: 404, body: 'Not Found', headers: { 'content-type': 'text/plain' } };
+    return { status: 200, bytes: file.bytes, headers: { 'content-type': file.mimeType } };
   }
 
   /** DELETE /{waba-id}/message_templates?name=…[&hsm_id=…]: every language of the name, or one. */
@@ -1037,6 +1155,31 @@ export class FakeWhatsAppCloud {
 /** Drops the keys left undefined: Meta leaves absent fields out rather than sending null. */
 function present<T extends Record<string, unknown>>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** Where the fake serves the files GET /{media-id} names (Meta's are on lookaside.fbsbx.com). */
+const DOWNLOAD_PATH = '/whatsapp_business/attachments/';
+
+/** The parts of a multipart/form-data body. */
+function parseMultipart(body: Buffer, boundary: string) {
+  const parts: { name: string; filename: string | null; contentType: string | null; data: Buffer }[] = [];
+  const delimiter = Buffer.from(`--${boundary}`);
+  let at = body.indexOf(delimiter);
+  while (at !== -1) {
+    const start = at + delimiter.length;
+    if (body.subarray(start, start + 2).toString() === '--') break;
+    const next = body.indexOf(delimiter, start);
+    if (next === -1) break;
+    const part = body.subarray(start + 2, next - 2);
+    const split = part.indexOf('\r\n\r\n');
+    const head = part.subarray(0, split).toString('utf8');
+    const name = /name="([^"]*)"/.exec(head)?.[1] ?? '';
+    const filename = /filename="([^"]*)"/.exec(head)?.[1] ?? null;
+    const contentType = /content-type:\s*([^\r\n]+)/i.exec(head)?.[1]?.trim() ?? null;
+    parts.push({ name, filename, contentType, data: Buffer.from(part.subarray(split + 4)) });
+    at = next;
+  }
+  return parts;
 }
 
 /** Meta's media ids are numeric strings; its sha256 is the file's hash in base64. */

@@ -227,6 +227,23 @@ export const EXCEPTIONS: Record<string, Exception> = {
     why: 'docs/conversations.md: a **sandbox key** plays the customer; decisions.md: a live key gets 403',
   },
   'simulateInboundMessage:sandbox': { expected: 'success', why: 'the control of the row above' },
+  // GET /messages/{id}/media reads a message that carries a file (docs/messaging.md § Media: a
+  // message without one is a 404): A's own readers get it from one that does.
+  'getMessageMedia:owner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.mediaMessageId }),
+    why: 'docs/messaging.md § Media: the file of a message that carries one',
+  },
+  'getMessageMedia:ownPartner': {
+    expected: 'success',
+    ids: (w) => ({ id: w.mediaMessageId }),
+    why: 'docs/messaging.md § Media: the file of a message that carries one',
+  },
+  'getMessageMedia:sandbox': {
+    expected: 'success',
+    ids: (w) => ({ id: w.mediaMessageId }),
+    why: 'docs/messaging.md § Media: the file of a message that carries one',
+  },
   // A move applies to a sequence in one state (docs/automation.md § Sequences): each owner row
   // names a sequence in the state its move leaves from.
   'publishSequence:owner': {

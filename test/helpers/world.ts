@@ -56,6 +56,28 @@ export interface World {
   campaigns: { draft: string; startable: string; running: string; paused: string; cancelable: string };
   /** A's broadcast campaigns in the state each move leaves from (the owner rows of start, pause, …). */
   broadcasts: { draft: string; startable: string; running: string; paused: string; cancelable: string };
+  /** A customer's message carrying a file (an upload of A's, sent by A's sandbox customer). */
+  mediaMessageId: string;
+}
+
+/** POST /media with a small PNG (multipart: the client helper writes JSON only). */
+async function uploadPng(app: App, key: string): Promise<{ id: string }> {
+  const boundary = 'world-boundary';
+  const payload = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="w.png"\r\nContent-Type: image/png\r\n\r\n`,
+    ),
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v1/public/media',
+    headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload,
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
 }
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -112,6 +134,18 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const spareContact = await ok(a('POST', '/contacts', { phone: '+14155550102', tags: [TAG] }), 201);
   const inbound = await ok(
     a('POST', '/sandbox/inbound-messages', { from: customerPhone, text: 'Hello?' }, sandbox.apiKey),
+    201,
+  );
+  // Uploads stay in Tidings with a sandbox key (a live key's would go to Meta too).
+  const upload = await uploadPng(app, sandbox.apiKey);
+  const spareUpload = await uploadPng(app, sandbox.apiKey);
+  const mediaMessage = await ok(
+    a(
+      'POST',
+      '/sandbox/inbound-messages',
+      { from: customerPhone, media: { kind: 'image', id: upload.id } },
+      sandbox.apiKey,
+    ),
     201,
   );
   // Another customer's conversation: the one deleteConversation's success row deletes.
@@ -367,6 +401,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/voice/calls/{id}': callA.id,
       '/voice/campaigns/{id}': campaigns.draft,
       '/campaigns/{id}': broadcasts.draft,
+      '/media/{id}': upload.id,
       '/sandbox/calls/{id}': keysCall.id,
       '/journey-configs/{id}': journeyConfigA.id,
       '/bulk/contacts/{jobId}': contactsJob.jobId,
@@ -390,6 +425,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/voice/scripts/{id}': { id: spareScript },
       '/voice/campaigns/{id}': { id: spareCampaign },
       '/campaigns/{id}': { id: spareBroadcast },
+      '/media/{id}': { id: spareUpload.id },
       '/journey-configs/{id}': { id: spareJourneyConfig.id },
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
@@ -407,5 +443,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     keysCallId: keysCall.id as string,
     campaigns,
     broadcasts,
+    mediaMessageId: mediaMessage.id,
   };
 }

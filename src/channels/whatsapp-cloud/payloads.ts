@@ -37,8 +37,9 @@ function contentFields(content: MessageContent): Json {
     case 'text':
       return { type: 'text', text: { body: content.text.body, preview_url: content.text.previewUrl } };
     case 'media': {
-      const { kind, url, caption, filename } = content.media;
-      const media: Json = { link: url };
+      const { kind, url, providerMediaId, caption, filename } = content.media;
+      // An upload goes by Meta's id for it (modules/media gives one before the hand-over).
+      const media: Json = providerMediaId ? { id: providerMediaId } : { link: url };
       // Meta takes a caption on image, video and document, a filename on document only.
       if (caption !== undefined && kind !== 'audio') media.caption = caption;
       if (filename !== undefined && kind === 'document') media.filename = filename;

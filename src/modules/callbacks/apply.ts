@@ -4,7 +4,7 @@
 //   - message statuses → messages/status.ts (with the provider's id for the recipient's number
 //     remembered on the contact first: contacts/repo.ts);
 //   - template statuses → templates/service.ts;
-//   - customers' messages → conversations/inbound.ts;
+//   - customers' messages → conversations/inbound.ts (and their files → media/service.ts);
 //   - played voice messages → messages/played.ts;
 //   - marketing preferences → contacts/marketing-preference.ts;
 //   - the number's quality, the account's updates and errors → channel/signals.ts.
@@ -19,6 +19,7 @@ import { applyMarketingPreference } from '../contacts/marketing-preference.ts';
 import { rememberWaIds } from '../contacts/repo.ts';
 import { receiveInbound } from '../conversations/inbound.ts';
 import type { ConversationServices } from '../conversations/service.ts';
+import type { MediaStore } from '../media/service.ts';
 import { notePlayed } from '../messages/played.ts';
 import { contactIdsOf } from '../messages/repo.ts';
 import { applyStatuses, type TargetedChange } from '../messages/status.ts';
@@ -30,7 +31,12 @@ export interface CallbackSource {
   provider: 'whatsapp_cloud';
 }
 
-export type CallbackServices = ConversationServices & { approvedTemplates: ApprovedTemplates; jobs: Jobs };
+export type CallbackServices = ConversationServices & {
+  approvedTemplates: ApprovedTemplates;
+  jobs: Jobs;
+  /** Fetches the files of customers' messages (modules/media). */
+  media?: Pick<MediaStore, 'fetchLater'>;
+};
 
 type StatusUpdate = Extract<ProviderUpdate, { kind: 'message_status' }>;
 
@@ -110,7 +116,11 @@ export async function applyProviderUpdates(
       { accountId: source.accountId, provider: source.provider, sandbox: false },
       inbound,
     );
-    applied += received.filter((r) => !r.duplicate).length;
+    const fresh = received.filter((r) => !r.duplicate);
+    applied += fresh.length;
+    // Their files are fetched by a job (a lost enqueue costs nothing: GET /messages/{id}/media
+    // fetches a file not fetched yet).
+    await s.media?.fetchLater(fresh.map((r) => r.message));
   }
   return applied;
 }

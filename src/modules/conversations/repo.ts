@@ -201,6 +201,9 @@ export async function deleteConversationMessages(
          FROM gone g
         WHERE g.campaign_id IS NOT NULL AND r.campaign_id = g.campaign_id AND r.contact_id = g.contact_id
           AND r.message_id = g.id
+     ), files AS (
+       -- The customers' files the messages carried go with them (their chunks by cascade).
+       DELETE FROM media f USING gone g WHERE f.account_id = $1 AND f.message_id = g.id
      )
      SELECT id, charged_micros, refunded_at, bulk_job_id FROM gone
       WHERE status = 'queued' AND accepted_at IS NULL AND handover_started_at IS NULL

@@ -70,6 +70,13 @@ export const SandboxInboundBody = Type.Object(
           mimeType: Type.Optional(Text(100, "Else the kind's usual one.")),
           voice: Type.Optional(Type.Boolean({ description: 'Audio recorded as a voice note.' })),
           animated: Type.Optional(Type.Boolean({ description: 'An animated sticker.' })),
+          id: Type.Optional(
+            Type.String({
+              maxLength: 100,
+              description:
+                'An upload of yours (med_…, of this kind) as the file the customer sends: GET /messages/{id}/media then gives its bytes. Without it no file exists.',
+            }),
+          ),
         },
         {
           additionalProperties: false,
@@ -231,6 +238,45 @@ function mediaOf(input: NonNullable<SandboxInbound['media']>): InboundContent {
   };
 }
 
+/** The customer's media; with `id`, an upload of the account as its file (modules/media copies it). */
+async function sentUpload(
+  sql: Sql,
+  accountId: string,
+  input: NonNullable<SandboxInbound['media']>,
+): Promise<InboundContent> {
+  const { id, ...rest } = input;
+  const content = mediaOf(rest) as Extract<InboundContent, { media: unknown }>;
+  if (id === undefined) return content;
+  const { rows } = await sql.query<{
+    kind: string;
+    mime_type: string | null;
+    sha256: string | null;
+    filename: string | null;
+  }>(
+    `SELECT kind, mime_type, sha256, filename FROM media
+      WHERE account_id = $1 AND id = $2 AND direction = 'uploaded' AND status = 'ready' AND expires_at > now()`,
+    [accountId, id],
+  );
+  const upload = rows[0];
+  if (!upload)
+    throw invalidFields([
+      { field: 'media.id', issue: 'is not an upload of this account (unknown, deleted or expired)' },
+    ]);
+  if (upload.kind !== input.kind)
+    throw invalidFields([
+      { field: 'media.kind', issue: `must be ${upload.kind}: the kind media.id was uploaded as` },
+    ]);
+  return {
+    media: {
+      ...content.media,
+      id,
+      mimeType: input.mimeType ?? upload.mime_type ?? content.media.mimeType,
+      sha256: upload.sha256,
+      filename: input.kind === 'document' ? (input.filename ?? upload.filename) : content.media.filename,
+    },
+  };
+}
+
 /** The type and content of the message, from the one content key the body has. */
 async function contentOf(
   sql: Sql,
@@ -248,7 +294,7 @@ async function contentOf(
     if (!replyTo) throw invalidFields([{ field: 'replyTo', issue: 'is required with button' }]);
     return { type: 'button', content: await quickReply(sql, replyTo, body.button) };
   }
-  if (body.media) return { type: 'media', content: mediaOf(body.media) };
+  if (body.media) return { type: 'media', content: await sentUpload(sql, accountId, body.media) };
   if (body.location) {
     const { latitude, longitude, name, address, url } = body.location;
     return {

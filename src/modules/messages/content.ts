@@ -12,7 +12,8 @@ export interface MessageFieldsInput {
   parameters?: string[];
   text?: string;
   previewUrl?: boolean;
-  media?: { kind: MediaKind; url: string; caption?: string; filename?: string };
+  /** `url`, or `id` (an upload, med_…): exactly one. */
+  media?: { kind: MediaKind; url?: string; id?: string; caption?: string; filename?: string };
   interactive?: {
     kind: 'buttons' | 'list';
     header?: string;
@@ -27,7 +28,10 @@ export interface MessageFieldsInput {
 export type CheckedContent =
   | { type: 'template'; name: string; language: string; parameters: string[] }
   | { type: 'text'; body: string; previewUrl: boolean }
-  | { type: 'media'; media: { kind: MediaKind; url: string; caption?: string; filename?: string } }
+  | {
+      type: 'media';
+      media: { kind: MediaKind; url?: string; id?: string; caption?: string; filename?: string };
+    }
   | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
 
 const TYPE_FIELDS = {
@@ -138,8 +142,7 @@ export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): C
         issues.push({ field: 'media', issue: 'is required with type media' });
         break;
       }
-      if (!/^https?:\/\//i.test(media.url))
-        issues.push({ field: 'media.url', issue: 'must be an http or https link' });
+      issues.push(...mediaSourceIssues(media));
       if (media.kind === 'audio' && media.caption !== undefined)
         issues.push({ field: 'media.caption', issue: 'is not for audio' });
       if (media.kind !== 'document' && media.filename !== undefined) {
@@ -157,4 +160,19 @@ export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): C
       break;
   }
   return issues.length > before ? null : content;
+}
+
+/** A media send names its file by `url` or by `id` (an upload, med_…), exactly one of the two. */
+function mediaSourceIssues(media: { url?: string; id?: string }): FieldIssue[] {
+  if (media.url !== undefined && media.id !== undefined)
+    return [{ field: 'media.id', issue: 'give either media.url or media.id, not both' }];
+  if (media.id !== undefined)
+    return /^med_[0-9a-z]{26}$/.test(media.id)
+      ? []
+      : [{ field: 'media.id', issue: 'must be a media id (med_…)' }];
+  if (media.url === undefined)
+    return [{ field: 'media.url', issue: 'is required unless media.id names an upload' }];
+  return /^https?:\/\//i.test(media.url)
+    ? []
+    : [{ field: 'media.url', issue: 'must be an http or https link' }];
 }

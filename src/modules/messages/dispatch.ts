@@ -31,6 +31,7 @@ import { noteThrottled } from '../campaigns/feedback.ts';
 import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import { rememberWaIds, type WaIdReport } from '../contacts/repo.ts';
+import type { MediaStore } from '../media/service.ts';
 import type { TemplateRow } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
 import { AccountBudget } from './account-budget.ts';
@@ -41,6 +42,8 @@ import { applyStatuses, type TargetedChange } from './status.ts';
 
 export interface DispatchDeps {
   db: Database;
+  /** Gives sends by upload id the provider's id for the file. */
+  media: Pick<MediaStore, 'withProviderMedia'>;
   jobs: Jobs;
   events: EventOutbox;
   channels: Channels;
@@ -106,8 +109,11 @@ function contentOf(message: MessageRow, template: Loaded['template']): MessageCo
     return { type: 'template', template: { ...template, parameters: c.template.parameters } };
   }
   if ('text' in c) return { type: 'text', text: c.text };
-  if ('media' in c)
-    return { type: 'media', media: c.media as Extract<MessageContent, { type: 'media' }>['media'] };
+  if ('media' in c) {
+    // Stored as sent (`id`: an upload); the adapter gets it as `mediaId`.
+    const { id, ...media } = c.media as Extract<MessageContent, { type: 'media' }>['media'] & { id?: string };
+    return { type: 'media', media: id === undefined ? media : { ...media, mediaId: id } };
+  }
   return {
     type: 'interactive',
     interactive: c.interactive as unknown as Extract<MessageContent, { type: 'interactive' }>['interactive'],
@@ -208,10 +214,16 @@ async function defer(d: DispatchDeps, left: Loaded[], claimedAt: Date, attemptOf
 }
 
 async function send(d: DispatchDeps, { message, channel, template }: Loaded): Promise<SendOutcome> {
-  const content = contentOf(message, template);
-  if (!('type' in content)) return { kind: 'rejected', error: content };
+  const checked = contentOf(message, template);
+  if (!('type' in checked)) return { kind: 'rejected', error: checked };
   try {
     const adapter = d.channels.adapter(channel, message.provider);
+    // A send by upload id goes to Meta by Meta's id for the file (uploaded first if need be).
+    const content =
+      message.provider === 'whatsapp_cloud'
+        ? await d.media.withProviderMedia(message.account_id, channel, checked)
+        : checked;
+    if (!('type' in content)) return content;
     return await adapter.send({ id: message.id, to: message.phone, content });
   } catch (err) {
     if (!(err instanceof ChannelNotConfigured)) throw err;

@@ -18,6 +18,10 @@ export interface EstimateServices {
   approvedTemplates: ApprovedTemplates;
   prices: PriceTable;
   now: () => Date;
+  /** The account's uploads, for a send by `media.id` (one recipient). */
+  media?: {
+    forSend: (accountId: string, id: string) => Promise<{ kind: string; filename: string | null } | null>;
+  };
 }
 
 export interface EstimateLine {
@@ -66,6 +70,7 @@ export async function estimate(
               {
                 countryCode: account.countryCode,
                 lookup: templateLookup(s.db, account.id, s.approvedTemplates),
+                ...(s.media ? { media: (id: string) => s.media!.forSend(account.id, id) } : {}),
               },
             ),
             error: null,

@@ -27,6 +27,35 @@ export interface PreparedMessage {
   freeForm: boolean;
 }
 
+/**
+ * Finds an upload a send names by id (`media.id`): its kind and filename, or null when the account
+ * has no such media (unknown, deleted, expired). Paths that send without one (bulk sends,
+ * campaigns, automation) refuse `media.id`.
+ */
+export type MediaLookup = (id: string) => Promise<{ kind: string; filename: string | null } | null>;
+
+/** Checks a send's `media.id` against the account's uploads; answers the media as it is sent. */
+async function withUpload(
+  media: Extract<CheckedContent, { type: 'media' }>['media'],
+  lookup: MediaLookup | undefined,
+): Promise<Extract<CheckedContent, { type: 'media' }>['media']> {
+  if (media.id === undefined) return media;
+  if (!lookup) throw invalidFields([{ field: 'media.id', issue: 'is not taken here: give media.url' }]);
+  const upload = await lookup(media.id);
+  if (!upload)
+    throw invalidFields([
+      { field: 'media.id', issue: 'is not an upload of this account (unknown, deleted or expired)' },
+    ]);
+  if (upload.kind !== media.kind)
+    throw invalidFields([
+      { field: 'media.kind', issue: `must be ${upload.kind}: the kind media.id was uploaded as` },
+    ]);
+  // A document sent by id shows the upload's filename unless the send gives one.
+  if (media.kind === 'document' && media.filename === undefined && upload.filename)
+    return { ...media, filename: upload.filename };
+  return media;
+}
+
 /** Looks templates up once per (name, language) for a whole batch. */
 export type TemplateLookup = (name: string, language: string) => Promise<TemplateRow | null>;
 
@@ -113,7 +142,14 @@ async function prepareTemplate(
  */
 export async function prepareMessage(
   input: MessageFieldsInput & { to: string },
-  ctx: { countryCode: string; lookup: TemplateLookup; toField?: string; parametersField?: string },
+  ctx: {
+    countryCode: string;
+    lookup: TemplateLookup;
+    toField?: string;
+    parametersField?: string;
+    /** Where `media.id` is taken: the account's uploads. */
+    media?: MediaLookup;
+  },
 ): Promise<PreparedMessage> {
   const issues: FieldIssue[] = [];
   const to = normalizePhone(input.to, ctx.countryCode);
@@ -160,15 +196,18 @@ export async function prepareMessage(
         category: 'service',
         freeForm: true,
       };
-    case 'media':
+    case 'media': {
+      const media = await withUpload(checked.media, ctx.media);
+      const { id, ...sent } = media;
       return {
         ...base,
-        content: { type: 'media', media: checked.media },
-        stored: { media: checked.media },
+        content: { type: 'media', media: id === undefined ? sent : { ...sent, mediaId: id } },
+        stored: { media },
         templateId: null,
         category: 'service',
         freeForm: true,
       };
+    }
     case 'interactive':
       return {
         ...base,

@@ -28,7 +28,7 @@ export type OutboundContent =
       };
     }
   | { text: { body: string; previewUrl: boolean } }
-  | { media: { kind: string; url: string; caption?: string; filename?: string } }
+  | { media: { kind: string; url?: string; id?: string; caption?: string; filename?: string } }
   | { interactive: Record<string, unknown> };
 
 /** What a customer sent (channels/types.ts), with the message it answers, if any. */

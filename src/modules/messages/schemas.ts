@@ -26,7 +26,21 @@ const MediaSchema = Type.Object(
       Type.Literal('audio'),
       Type.Literal('document'),
     ]),
-    url: Type.String({ format: 'uri', maxLength: 2000, description: 'A public http(s) link to the file.' }),
+    url: Type.Optional(
+      Type.String({
+        format: 'uri',
+        maxLength: 2000,
+        description: 'A public http(s) link to the file; or give `id` instead.',
+      }),
+    ),
+    id: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description:
+          'An upload of the account (POST /media), of this kind, instead of `url`. Not for bulk sends, campaigns or automation, which take `url`.',
+        examples: ['med_01jv0000000000000000000000'],
+      }),
+    ),
     caption: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Not for audio.' })),
     filename: Type.Optional(Type.String({ minLength: 1, maxLength: 240, description: 'Documents only.' })),
   },
@@ -110,7 +124,10 @@ const MediaView = Type.Object({
   kind: Type.String({ description: 'image, video, audio, document, or (inbound) sticker.' }),
   url: Type.Optional(Type.String({ description: 'Outbound: the link sent.' })),
   id: Type.Optional(
-    Type.String({ description: "Inbound: the provider's media id (fetch it from the provider)." }),
+    Type.String({
+      description:
+        "Inbound: the provider's media id (GET /messages/{id}/media gives the file). Outbound: the upload sent (med_…).",
+    }),
   ),
   mimeType: Type.Optional(nullable(Type.String())),
   sha256: Type.Optional(nullable(Type.String())),

@@ -20,6 +20,7 @@ export async function sendForRequest(
   const prepared = await prepareMessage(body, {
     countryCode: account.countryCode,
     lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
+    media: (id) => ctx.media.forSend(account.id, id),
   });
   const accepted = await acceptMessage(
     ctx,
