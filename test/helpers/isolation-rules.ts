@@ -341,6 +341,8 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   replaceContact: (w) => ({ phone: w.customerPhone, name: 'Ann Replaced', tags: ['vip'] }),
   tagContact: () => ({ tags: ['gold'] }),
   importContacts: () => ({ contacts: [{ phone: '+14155550191' }] }),
+  // docs/messaging.md § Read receipts: '/messages/{id}' is A's sandbox customer's message (recorded only).
+  markMessageRead: () => ({ typing: true }),
   sendBulkMessages: (w) => ({ type: 'text', text: 'Noted.', recipients: [{ to: w.customerPhone }] }),
   createWebhook: () => ({ url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] }),
   updateWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),

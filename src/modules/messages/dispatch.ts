@@ -108,6 +108,20 @@ function contentOf(message: MessageRow, template: Loaded['template']): MessageCo
   if ('text' in c) return { type: 'text', text: c.text };
   if ('media' in c)
     return { type: 'media', media: c.media as Extract<MessageContent, { type: 'media' }>['media'] };
+  if ('location' in c) {
+    const { latitude, longitude, name, address } = c.location;
+    const location = { latitude, longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) };
+    return { type: 'location', location };
+  }
+  if ('contacts' in c)
+    return {
+      type: 'contacts',
+      contacts: c.contacts as unknown as Extract<MessageContent, { type: 'contacts' }>['contacts'],
+    };
+  if ('reaction' in c) {
+    const { providerMessageId, emoji } = c.reaction;
+    return { type: 'reaction', reaction: { providerMessageId: providerMessageId ?? '', emoji } };
+  }
   return {
     type: 'interactive',
     interactive: c.interactive as unknown as Extract<MessageContent, { type: 'interactive' }>['interactive'],
@@ -212,7 +226,9 @@ async function send(d: DispatchDeps, { message, channel, template }: Loaded): Pr
   if (!('type' in content)) return { kind: 'rejected', error: content };
   try {
     const adapter = d.channels.adapter(channel, message.provider);
-    return await adapter.send({ id: message.id, to: message.phone, content });
+    // A quoted reply names the earlier message by the provider's id found when it was accepted.
+    const replyTo = (message.content as OutboundContent).context?.providerMessageId ?? null;
+    return await adapter.send({ id: message.id, to: message.phone, content, replyTo });
   } catch (err) {
     if (!(err instanceof ChannelNotConfigured)) throw err;
     return {
