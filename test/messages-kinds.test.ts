@@ -3,6 +3,7 @@
 // the typing indicator: live through the fake Graph API (the exact bodies Meta receives, its
 // refusals) and in the sandbox, with every rule a 400 naming its field.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { emojiIssue } from '../src/modules/messages/kinds.ts';
 import { type FakeWhatsAppCloud, graphError } from './fakes/whatsapp-cloud.ts';
 import { call, createAccountKey, type Reply } from './helpers/client.ts';
 import {
@@ -547,9 +548,12 @@ describe('the new kinds and mark-read in the sandbox', () => {
     const sent = [];
     for (const body of bodies) sent.push(await send(t.apiKey, { to, ...body }));
     for (const m of sent) {
-      const delivered = await messageWhen(env.app, t.apiKey, m.id, 'read');
-      expect(delivered.channel).toBe('sandbox');
+      // As on WhatsApp, a reaction is only ever sent (Meta reports no delivery or read for one).
+      const settled = await messageWhen(env.app, t.apiKey, m.id, m.type === 'reaction' ? 'sent' : 'read');
+      expect(settled.channel).toBe('sandbox');
     }
+    const stillSent = await call(env.app, 'GET', `/messages/${sent[5].id}`, { key: t.apiKey });
+    expect(stillSent.body).toMatchObject({ type: 'reaction', status: 'sent', deliveredAt: null });
     const [location, contacts, sticker, cta, ask, reaction, quoted] = sent;
     expect(location.location).toEqual({
       latitude: -33.86,
@@ -589,5 +593,13 @@ describe('the new kinds and mark-read in the sandbox', () => {
     expect(bySandbox.status, JSON.stringify(bySandbox.body)).toBe(200);
     expect(bySandbox.body.markedReadAt).toBe(read.body.markedReadAt);
     expect(env.fake.readReceipts.length).toBe(receiptsBefore);
+  });
+});
+
+describe('a reaction’s emoji', () => {
+  it('is one emoji as WhatsApp shows one (skin tones, flags, keycaps, families), or empty', () => {
+    for (const one of ['👍', '👍🏽', '🇺🇸', '1️⃣', '👨‍👩‍👧', '❤️', '©️', ''])
+      expect(emojiIssue(one), one).toBeNull();
+    for (const not of ['a', '1', '👍👍', ' ', 'ok', '🇺🇸🇫🇷']) expect(emojiIssue(not), not).not.toBeNull();
   });
 });

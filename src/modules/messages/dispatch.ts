@@ -320,7 +320,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     if (message.provider === 'sandbox') {
       const play = split(
         { accountId: message.account_id, messageId: message.id },
-        simulatedStatuses(message.phone, channel.sandbox),
+        // Meta reports only `sent` for a reaction: the sandbox plays no delivery for one either.
+        message.type === 'reaction' ? [] : simulatedStatuses(message.phone, channel.sandbox),
         false,
       );
       changes.push(...changesOf(play, at));
