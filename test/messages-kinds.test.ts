@@ -2,6 +2,7 @@
 // a CTA URL button, a location request), quoted replies, and marking a customer's message read with
 // the typing indicator: live through the fake Graph API (the exact bodies Meta receives, its
 // refusals) and in the sandbox, with every rule a 400 naming its field.
+import { request } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { emojiIssue } from '../src/modules/messages/kinds.ts';
 import { type FakeWhatsAppCloud, graphError } from './fakes/whatsapp-cloud.ts';
@@ -601,5 +602,73 @@ describe('a reaction’s emoji', () => {
     for (const one of ['👍', '👍🏽', '🇺🇸', '1️⃣', '👨‍👩‍👧', '❤️', '©️', ''])
       expect(emojiIssue(one), one).toBeNull();
     for (const not of ['a', '1', '👍👍', ' ', 'ok', '🇺🇸🇫🇷']) expect(emojiIssue(not), not).not.toBeNull();
+  });
+});
+
+describe('the fake Graph API, as Meta documents the new kinds', () => {
+  /** Posts `body` to the business's messages edge as Meta's clients do; answers status and JSON. */
+  async function graph(body: Record<string, unknown>) {
+    const business = env.fake.createBusiness();
+    const res = await request(`${env.fake.graphUrl}/${business.phoneNumberId}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${business.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.statusCode, body: (await res.body.json()) as any };
+  }
+  const to = '+14155552999';
+  const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to };
+
+  it('refuses malformed ones with Meta’s error codes, and takes well-formed ones', async () => {
+    const refusals: [Record<string, unknown>, number][] = [
+      [{ ...envelope, type: 'reaction', reaction: { emoji: '👍' } }, 131008],
+      [{ ...envelope, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '👍👍' } }, 131009],
+      [{ ...envelope, type: 'location', location: { latitude: 91, longitude: 0 } }, 131009],
+      [{ ...envelope, type: 'location', location: { longitude: 0 } }, 131008],
+      [{ ...envelope, type: 'contacts', contacts: [{ name: { first_name: 'A' } }] }, 131008],
+      [{ ...envelope, type: 'contacts', contacts: [] }, 131008],
+      [{ ...envelope, type: 'sticker', sticker: { link: 'https://e.com/s.webp', caption: 'no' } }, 131009],
+      [
+        {
+          ...envelope,
+          type: 'interactive',
+          interactive: {
+            type: 'cta_url',
+            body: { text: 'Hi' },
+            action: { name: 'cta_url', parameters: { display_text: 'x'.repeat(21), url: 'https://e.com' } },
+          },
+        },
+        131009,
+      ],
+      [
+        {
+          ...envelope,
+          type: 'interactive',
+          interactive: {
+            type: 'location_request_message',
+            header: { type: 'text', text: 'h' },
+            body: { text: 'Where?' },
+            action: { name: 'send_location' },
+          },
+        },
+        131009,
+      ],
+      [{ ...envelope, type: 'text', text: { body: 'Hi' }, context: { id: 'wamid.x' } }, 131009],
+      [{ messaging_product: 'whatsapp', status: 'read', message_id: 'wamid.unknown' }, 100],
+    ];
+    for (const [body, code] of refusals) {
+      const res = await graph(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error, JSON.stringify(body)).toMatchObject({ code, type: 'OAuthException' });
+      expect(res.body.error.fbtrace_id).toEqual(expect.any(String));
+    }
+    const accepted = await graph({
+      ...envelope,
+      type: 'location',
+      location: { latitude: '37.48', longitude: '-122.14' },
+      context: { message_id: 'wamid.earlier' },
+    });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.messages[0].id).toMatch(/^wamid\./);
   });
 });
