@@ -522,6 +522,41 @@ describe('POST /messages/{id}/read on the WhatsApp Cloud API', () => {
 });
 
 describe('the new kinds and mark-read in the sandbox', () => {
+  it('go out in bulk sends too, which take no reaction or quote (they name one chat’s message)', async () => {
+    const t = await sandboxTenantWithKey(env.app, env.partner.partnerKey);
+    const to = newCustomer();
+    const inbound = await call(env.app, 'POST', '/sandbox/inbound-messages', {
+      key: t.sandboxKey,
+      body: { from: to, text: 'Hi' },
+    });
+    expect(inbound.status, JSON.stringify(inbound.body)).toBe(201);
+    const bulk = await call(env.app, 'POST', '/bulk/messages', {
+      key: t.apiKey,
+      body: { type: 'location', location: { latitude: 51.5, longitude: -0.12 }, recipients: [{ to }] },
+    });
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(202);
+    const found = await eventually(
+      () =>
+        call(env.app, 'GET', `/messages?direction=outbound&to=${encodeURIComponent(to)}`, { key: t.apiKey }),
+      (r) => r.body.data?.length === 1,
+    );
+    expect(found.body.data[0]).toMatchObject({
+      type: 'location',
+      location: { latitude: 51.5, longitude: -0.12 },
+    });
+
+    for (const extra of [
+      { type: 'reaction', reaction: { messageId: inbound.body.id, emoji: '👍' } },
+      { type: 'text', text: 'Hi', context: { messageId: inbound.body.id } },
+    ]) {
+      const res = await call(env.app, 'POST', '/bulk/messages', {
+        key: t.apiKey,
+        body: { ...extra, recipients: [{ to }] },
+      });
+      expectFields(res, ['reaction' in extra ? 'reaction' : 'context']);
+    }
+  });
+
   it('stores and shows each kind, the reaction’s and quote’s message, and records mark-read only', async () => {
     const t = await sandboxTenantWithKey(env.app, env.partner.partnerKey);
     const to = newCustomer();

@@ -245,7 +245,7 @@ const QuoteSchema = Type.Object(
 
 /** A message's media as shown: what was sent (`url`), or what a customer sent (`id` and its details). */
 const MediaView = Type.Object({
-  kind: Type.String({ description: 'image, video, audio, document, or (inbound) sticker.' }),
+  kind: Type.String({ description: 'image, video, audio, document or sticker.' }),
   url: Type.Optional(Type.String({ description: 'Outbound: the link sent.' })),
   id: Type.Optional(
     Type.String({ description: "Inbound: the provider's media id (fetch it from the provider)." }),
