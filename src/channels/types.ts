@@ -44,7 +44,8 @@ export interface TemplateDefinition {
   components: TemplateComponent[];
 }
 
-export type MediaKind = 'image' | 'video' | 'audio' | 'document';
+/** What media an outbound message sends; a sticker is a webp image, without caption or filename. */
+export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 
 export interface InteractiveButtons {
   kind: 'buttons';
@@ -62,6 +63,54 @@ export interface InteractiveList {
   /** The label of the button that opens the list. */
   buttonText: string;
   sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[];
+}
+
+/** One button that opens a link (WhatsApp's interactive cta_url). */
+export interface InteractiveCtaUrl {
+  kind: 'cta_url';
+  header?: string;
+  body: string;
+  footer?: string;
+  button: { text: string; url: string };
+}
+
+/** A body with WhatsApp's "Send location" button (its location_request_message). */
+export interface InteractiveLocationRequest {
+  kind: 'location_request';
+  body: string;
+}
+
+export type OutboundInteractive =
+  | InteractiveButtons
+  | InteractiveList
+  | InteractiveCtaUrl
+  | InteractiveLocationRequest;
+
+/** A contact card exactly as the WhatsApp Cloud API takes it (snake_case, Meta's own JSON). */
+export interface ContactCard {
+  name: {
+    formatted_name: string;
+    first_name?: string;
+    last_name?: string;
+    middle_name?: string;
+    suffix?: string;
+    prefix?: string;
+  };
+  addresses?: {
+    street?: string;
+    city?: string;
+    state?: string;
+    zip?: string;
+    country?: string;
+    country_code?: string;
+    type?: string;
+  }[];
+  /** YYYY-MM-DD. */
+  birthday?: string;
+  emails?: { email?: string; type?: string }[];
+  org?: { company?: string; department?: string; title?: string };
+  phones?: { phone?: string; wa_id?: string; type?: string }[];
+  urls?: { url?: string; type?: string }[];
 }
 
 /** What an outbound message says, already validated. */
@@ -85,7 +134,14 @@ export type MessageContent =
         filename?: string;
       };
     }
-  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
+  | { type: 'interactive'; interactive: OutboundInteractive }
+  | {
+      type: 'location';
+      location: { latitude: number; longitude: number; name?: string; address?: string };
+    }
+  | { type: 'contacts'; contacts: ContactCard[] }
+  /** An emoji on an earlier message, named by the provider's id for it; empty removes the reaction. */
+  | { type: 'reaction'; reaction: { providerMessageId: string; emoji: string } };
 
 export interface OutboundMessage {
   /** Tidings' id (msg_…). */
@@ -93,7 +149,17 @@ export interface OutboundMessage {
   /** E.164, with the leading +. */
   to: string;
   content: MessageContent;
+  /** The provider's id of the message this one quotes (a reply), if any. */
+  replyTo?: string | null;
 }
+
+export type MarkReadOutcome =
+  /** The provider marked it read (and showed the typing indicator, if asked). */
+  | { kind: 'marked' }
+  /** The provider refused (an unknown or too old message, credentials): nothing changed there. */
+  | { kind: 'rejected'; error: ProviderError }
+  /** The provider could not be reached: the caller may retry. */
+  | { kind: 'retry'; error: ProviderError };
 
 /** Why a message (or a template submission) failed, as stored and shown. */
 export interface ProviderError {
@@ -372,6 +438,12 @@ export interface ChannelAdapter {
   ): Promise<SubmitOutcome>;
   /** Deletes a template submitted to this provider (one language of it: the provider's id). */
   deleteTemplate(template: { providerTemplateId: string; name: string }): Promise<DeleteOutcome>;
+  /**
+   * Marks a customer's message read (WhatsApp shows them blue ticks, and marks the earlier ones of
+   * the chat read too) and, with `typing`, shows them the typing indicator (until the business's
+   * next message, or 25 seconds).
+   */
+  markRead(message: { providerMessageId: string; typing: boolean }): Promise<MarkReadOutcome>;
 }
 
 /** A provider's callback as it arrived over HTTP: what checking and reading it need. */

@@ -69,6 +69,13 @@ export interface FakeMedia {
   filename: string | null;
 }
 
+/** A `status: read` request the fake took: a customer's message marked read (and typing shown). */
+export interface ReadReceipt {
+  businessPhoneNumberId: string;
+  messageId: string;
+  typing: boolean;
+}
+
 export interface SentMessage {
   businessPhoneNumberId: string;
   to: string;
@@ -208,6 +215,10 @@ const isHttpUrl = (v: unknown) => {
 export class FakeWhatsAppCloud {
   readonly requests: RecordedRequest[] = [];
   readonly #sends = new Arrivals<SentMessage>('sends');
+  /** Every mark-as-read the fake took, in order. */
+  readonly readReceipts: ReadReceipt[] = [];
+  /** The wamids of customers' messages the fake made (inboundPayload), by business phone number id. */
+  readonly #inboundWamids = new Map<string, string>();
   readonly templates = new Map<string, FakeTemplate>();
   /** Files by Meta's media id: uploads, and files given to customers' messages (addMedia). */
   readonly media = new Map<string, FakeMedia>();
@@ -616,7 +627,39 @@ export class FakeWhatsAppCloud {
     setTimeout(() => void deliver(payload, headers).catch(() => {}), 10).unref();
   }
 
+  /**
+   * Meta's mark as read (and typing indicator): the same edge as a send, with `status: read` and
+   * the customer's message's wamid; {success: true}.
+   */
+  #markRead(business: FakeBusiness, body: Record<string, any>): GraphAnswer {
+    if (body.messaging_product !== 'whatsapp') {
+      return graphError(100, { message: '(#100) The parameter messaging_product is required.' });
+    }
+    if (body.status !== 'read') {
+      return graphError(100, {
+        message: `(#100) Param status must be one of {READ} - got "${body.status}".`,
+      });
+    }
+    if (typeof body.message_id !== 'string' || !body.message_id) {
+      return graphError(100, { message: '(#100) The parameter message_id is required.' });
+    }
+    if (this.#inboundWamids.get(body.message_id) !== business.phoneNumberId) {
+      return graphError(100, { message: '(#100) Invalid parameter', details: 'Invalid message_id' });
+    }
+    const typing = body.typing_indicator;
+    if (typing !== undefined && !(isRecord(typing) && typing.type === 'text')) {
+      return graphError(100, { message: '(#100) Param typing_indicator[type] must be one of {TEXT}' });
+    }
+    this.readReceipts.push({
+      businessPhoneNumberId: business.phoneNumberId,
+      messageId: body.message_id,
+      typing: typing !== undefined,
+    });
+    return { status: 200, body: { success: true } };
+  }
+
   #send(business: FakeBusiness, body: any): GraphAnswer {
+    if (isRecord(body) && body.status !== undefined) return this.#markRead(business, body);
     const problem = this.#checkMessage(business, body);
     if (problem) return problem;
     const wamid = newWamid();
@@ -669,8 +712,16 @@ export class FakeWhatsAppCloud {
         message: `(#100) Param type must be one of {${MESSAGE_TYPES.join(', ').toUpperCase()}}`,
       });
     }
+    if (
+      body.context !== undefined &&
+      !(isRecord(body.context) && typeof body.context.message_id === 'string')
+    ) {
+      return invalid('context must be {message_id: <wamid>}');
+    }
+    if (type === 'contacts') return checkContacts(body.contacts);
     const object = body[type];
     if (!isRecord(object)) return missing(`Parameter '${type}' is required for messages of type ${type}`);
+    if (type === 'reaction' || type === 'location') return checkPlainKind(type, object);
 
     if (type === 'text') {
       if (typeof object.body !== 'string' || !object.body)
@@ -1110,12 +1161,14 @@ export class FakeWhatsAppCloud {
     },
   ) {
     const from = inbound.from.replace(/\D/g, '');
+    const wamid = newWamid();
+    this.#inboundWamids.set(wamid, business.phoneNumberId);
     const message: Record<string, unknown> = {
       ...(inbound.context && {
         context: { from: this.#metadata(business).display_phone_number, id: inbound.context.id },
       }),
       from,
-      id: newWamid(),
+      id: wamid,
       timestamp: String(inbound.timestamp ?? Math.floor(Date.now() / 1000)),
       // Meta sends only the content of the message's own type: no `text` beside an `image`.
       ...(inbound.message?.type === undefined && { type: 'text', text: { body: inbound.text ?? 'Hello' } }),
@@ -1372,7 +1425,7 @@ function checkInteractive(interactive: Record<string, any>): GraphAnswer | null 
   const invalid = (details: string) => graphError(131009, { details });
   const missing = (details: string) => graphError(131008, { details });
   const kind = interactive.type;
-  if (!['button', 'list', 'cta_url'].includes(kind))
+  if (!['button', 'list', 'cta_url', 'location_request_message'].includes(kind))
     return invalid(`interactive.type ${JSON.stringify(kind)} is not supported`);
   if (typeof interactive.body?.text !== 'string' || !interactive.body.text)
     return missing("Parameter 'interactive.body.text' is required");
@@ -1396,6 +1449,7 @@ function checkInteractive(interactive: Record<string, any>): GraphAnswer | null 
   }
   const action = interactive.action;
   if (!isRecord(action)) return missing("Parameter 'interactive.action' is required");
+  if (kind === 'cta_url' || kind === 'location_request_message') return checkActionKinds(kind, interactive);
   if (kind === 'button') {
     const buttons = action.buttons;
     if (!Array.isArray(buttons) || buttons.length < 1 || buttons.length > 3)
@@ -1450,5 +1504,80 @@ function checkInteractive(interactive: Record<string, any>): GraphAnswer | null 
     }
     if (rows > 10) return invalid('a list has at most 10 rows in all');
   }
+  return null;
+}
+
+// The kinds Meta documents in its own pages (reaction, location, contacts, CTA URL and location
+// request messages), checked as its reference states them.
+
+function checkPlainKind(type: 'reaction' | 'location', object: Record<string, any>): GraphAnswer | null {
+  const invalid = (details: string) => graphError(131009, { details });
+  const missing = (details: string) => graphError(131008, { details });
+  if (type === 'reaction') {
+    if (typeof object.message_id !== 'string' || !object.message_id)
+      return missing("Parameter 'reaction.message_id' is required");
+    if (typeof object.emoji !== 'string') return missing("Parameter 'reaction.emoji' is required");
+    if ([...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(object.emoji)].length > 1)
+      return invalid('reaction.emoji must be a single emoji');
+    return null;
+  }
+  for (const [field, limit] of [
+    ['latitude', 90],
+    ['longitude', 180],
+  ] as const) {
+    const value = object[field];
+    if (value === undefined) return missing(`Parameter 'location.${field}' is required`);
+    const n = typeof value === 'string' ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isFinite(n) || Math.abs(n) > limit)
+      return invalid(`location.${field} must be a number between -${limit} and ${limit}`);
+  }
+  for (const field of ['name', 'address']) {
+    if (object[field] !== undefined && typeof object[field] !== 'string')
+      return invalid(`location.${field} must be a string`);
+  }
+  return null;
+}
+
+function checkContacts(contacts: unknown): GraphAnswer | null {
+  const invalid = (details: string) => graphError(131009, { details });
+  if (!Array.isArray(contacts) || contacts.length === 0)
+    return graphError(131008, { details: "Parameter 'contacts' is required for messages of type contacts" });
+  if (contacts.length > 257) return invalid('a contacts message holds at most 257 contacts');
+  for (const [i, card] of contacts.entries()) {
+    if (
+      !isRecord(card) ||
+      !isRecord(card.name) ||
+      typeof card.name.formatted_name !== 'string' ||
+      !card.name.formatted_name
+    )
+      return graphError(131008, { details: `Parameter 'contacts[${i}].name.formatted_name' is required` });
+    if (card.birthday !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(card.birthday)))
+      return invalid(`contacts[${i}].birthday must be YYYY-MM-DD`);
+    for (const list of ['phones', 'emails', 'urls', 'addresses']) {
+      if (card[list] !== undefined && !Array.isArray(card[list]))
+        return invalid(`contacts[${i}].${list} must be an array`);
+    }
+    if (card.org !== undefined && !isRecord(card.org)) return invalid(`contacts[${i}].org must be an object`);
+  }
+  return null;
+}
+
+function checkActionKinds(kind: 'cta_url' | 'location_request_message', interactive: Record<string, any>) {
+  const invalid = (details: string) => graphError(131009, { details });
+  const action = interactive.action as Record<string, any>;
+  if (kind === 'location_request_message') {
+    if (action.name !== 'send_location') return invalid("action.name must be 'send_location'");
+    if (interactive.header !== undefined || interactive.footer !== undefined)
+      return invalid('a location request message has only a body');
+    return null;
+  }
+  if (action.name !== 'cta_url') return invalid("action.name must be 'cta_url'");
+  const p = action.parameters;
+  if (!isRecord(p) || typeof p.display_text !== 'string' || !p.display_text || typeof p.url !== 'string')
+    return graphError(131008, {
+      details: "Parameters 'action.parameters.display_text' and 'url' are required",
+    });
+  if (chars(p.display_text) > 20) return invalid('display_text must be at most 20 characters');
+  if (!isHttpUrl(p.url)) return invalid('action.parameters.url must be a URL');
   return null;
 }

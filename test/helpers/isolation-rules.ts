@@ -244,6 +244,10 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.mediaMessageId }),
     why: 'docs/messaging.md § Media: the file of a message that carries one',
   },
+  'markMessageRead:sandbox': {
+    expected: 'success',
+    why: "docs/messaging.md § Read receipts: A's '/messages/{id}' is its sandbox customer's message, which a sandbox key marks read (recorded only; a WhatsApp one is 403)",
+  },
   // A move applies to a sequence in one state (docs/automation.md § Sequences): each owner row
   // names a sequence in the state its move leaves from.
   'publishSequence:owner': {
@@ -358,6 +362,8 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   replaceContact: (w) => ({ phone: w.customerPhone, name: 'Ann Replaced', tags: ['vip'] }),
   tagContact: () => ({ tags: ['gold'] }),
   importContacts: () => ({ contacts: [{ phone: '+14155550191' }] }),
+  // docs/messaging.md § Read receipts: '/messages/{id}' is A's sandbox customer's message (recorded only).
+  markMessageRead: () => ({ typing: true }),
   sendBulkMessages: (w) => ({ type: 'text', text: 'Noted.', recipients: [{ to: w.customerPhone }] }),
   createWebhook: () => ({ url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] }),
   updateWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type {
   ChannelAdapter,
   DeleteOutcome,
+  MarkReadOutcome,
   OutboundMessage,
   SendOutcome,
   SubmitOutcome,
@@ -42,5 +43,10 @@ export class SandboxAdapter implements ChannelAdapter {
   async deleteTemplate(_template: { providerTemplateId: string; name: string }): Promise<DeleteOutcome> {
     // The sandbox keeps no templates of its own: the review job reads Tidings' row.
     return { kind: 'deleted' };
+  }
+
+  async markRead(_message: { providerMessageId: string; typing: boolean }): Promise<MarkReadOutcome> {
+    // No customer to show blue ticks or a typing indicator to: the message only records it.
+    return { kind: 'marked' };
   }
 }

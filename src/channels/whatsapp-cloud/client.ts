@@ -8,6 +8,7 @@ import { providerDigits } from '../../kernel/phones.ts';
 import type {
   ChannelAdapter,
   DeleteOutcome,
+  MarkReadOutcome,
   OutboundMessage,
   ProviderError,
   SendOutcome,
@@ -150,6 +151,29 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
   }
 
   /**
+   * Meta's "mark as read" (and typing indicator): POST /{phone-number-id}/messages with
+   * `status: read` and the customer's message's wamid; Meta answers {success: true}. A lost answer
+   * is a retry: marking a message read twice changes nothing (a second typing indicator only
+   * refreshes the first).
+   */
+  async markRead(message: { providerMessageId: string; typing: boolean }): Promise<MarkReadOutcome> {
+    const path = `/${encodeURIComponent(this.#connection.phoneNumberId)}/messages`;
+    const result = await this.#call('POST', path, {
+      messaging_product: 'whatsapp',
+      status: 'read',
+      message_id: message.providerMessageId,
+      ...(message.typing ? { typing_indicator: { type: 'text' } } : {}),
+    });
+    if (!result.answered) return toMarkReadOutcome(this.#noAnswer(result.reason));
+    const { answer } = result;
+    if (answer.status < 200 || answer.status > 299) return toMarkReadOutcome(this.#failed(answer));
+    if (!isRecord(answer.body) || answer.body.success !== true) {
+      return toMarkReadOutcome(this.#unreadable(answer, 'without success'));
+    }
+    return { kind: 'marked' };
+  }
+
+  /**
    * Reads the number's display number, verified name, throughput, messaging limit tier and quality
    * rating: a check of the credentials, what campaigns pace by, and how Meta rates the number.
    */
@@ -219,6 +243,10 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
     }
     return failure;
   }
+}
+
+function toMarkReadOutcome(failure: ClassifiedFailure): MarkReadOutcome {
+  return failure.retry ? { kind: 'retry', error: failure.error } : { kind: 'rejected', error: failure.error };
 }
 
 function toDeleteOutcome(failure: ClassifiedFailure): DeleteOutcome {

@@ -2,9 +2,8 @@
 // (POST /{phone-number-id}/messages and POST /{waba-id}/message_templates). Pure functions: no I/O,
 // no validation beyond what the shapes need (content reaching here was validated when accepted).
 import type {
-  InteractiveButtons,
-  InteractiveList,
   MessageContent,
+  OutboundInteractive,
   OutboundMessage,
   TemplateComponent,
   TemplateDefinition,
@@ -26,6 +25,8 @@ export function messageBody(message: OutboundMessage): Json {
     // E.164 with its +: without the +, Meta prepends the business number's own country code.
     to: message.to,
     ...contentFields(message.content),
+    // A quoted reply: Meta shows the earlier message (its wamid) above this one.
+    ...(message.replyTo ? { context: { message_id: message.replyTo } } : {}),
     // Meta echoes it in every status callback of the message: the callback names our message even
     // when the answer carrying Meta's id was lost (a crash or a timeout mid-send; dispatch.ts).
     biz_opaque_callback_data: message.id,
@@ -41,12 +42,27 @@ function contentFields(content: MessageContent): Json {
       // An upload goes by Meta's id for it (modules/media gives one before the hand-over).
       const media: Json = providerMediaId ? { id: providerMediaId } : { link: url };
       // Meta takes a caption on image, video and document, a filename on document only.
-      if (caption !== undefined && kind !== 'audio') media.caption = caption;
+      if (caption !== undefined && kind !== 'audio' && kind !== 'sticker') media.caption = caption;
       if (filename !== undefined && kind === 'document') media.filename = filename;
       return { type: kind, [kind]: media };
     }
     case 'interactive':
       return { type: 'interactive', interactive: interactiveObject(content.interactive) };
+    case 'location': {
+      const { latitude, longitude, name, address } = content.location;
+      const location: Json = { latitude, longitude };
+      if (name !== undefined) location.name = name;
+      if (address !== undefined) location.address = address;
+      return { type: 'location', location };
+    }
+    case 'contacts':
+      // Stored in Meta's own shape (modules/messages/content.ts checked it).
+      return { type: 'contacts', contacts: content.contacts };
+    case 'reaction':
+      return {
+        type: 'reaction',
+        reaction: { message_id: content.reaction.providerMessageId, emoji: content.reaction.emoji },
+      };
     case 'template': {
       const { name, language, components, parameters } = content.template;
       const filled = templateComponents(components, parameters);
@@ -57,11 +73,28 @@ function contentFields(content: MessageContent): Json {
   }
 }
 
-function interactiveObject(interactive: InteractiveButtons | InteractiveList): Json {
+function interactiveObject(interactive: OutboundInteractive): Json {
+  if (interactive.kind === 'location_request') {
+    return {
+      type: 'location_request_message',
+      body: { text: interactive.body },
+      action: { name: 'send_location' },
+    };
+  }
   const common: Json = {};
   if (interactive.header !== undefined) common.header = { type: 'text', text: interactive.header };
   common.body = { text: interactive.body };
   if (interactive.footer !== undefined) common.footer = { text: interactive.footer };
+  if (interactive.kind === 'cta_url') {
+    return {
+      type: 'cta_url',
+      ...common,
+      action: {
+        name: 'cta_url',
+        parameters: { display_text: interactive.button.text, url: interactive.button.url },
+      },
+    };
+  }
   if (interactive.kind === 'buttons') {
     return {
       type: 'button',

@@ -90,6 +90,8 @@ export const ACTION_SCHEMAS = [
 
 export const ActionSchema = Type.Unsafe<{ type: string } & Record<string, unknown>>({
   oneOf: ACTION_SCHEMAS,
+  // ajv's discriminator checks objects only: without this, a number passed as a valid one.
+  type: 'object',
   discriminator: { propertyName: 'type' },
   description: 'An action: `type` says which, and which fields it takes.',
 });

@@ -209,6 +209,8 @@ export const NODE_SCHEMAS = [
 
 export const NodeSchema = Type.Unsafe<{ id: string; type: string; config?: Record<string, unknown> }>({
   oneOf: NODE_SCHEMAS,
+  // ajv's discriminator checks objects only: without this, a number passed as a valid one.
+  type: 'object',
   discriminator: { propertyName: 'type' },
   description: 'A node: `type` says which, and which `config` it takes.',
 });

@@ -2,11 +2,13 @@
 // type (and only those) are there, and WhatsApp's own rules that a schema cannot say (unique button
 // ids, at most 10 list rows in all, template parameters without new lines, …). Every problem is
 // reported at once, with its field.
-import type { InteractiveButtons, InteractiveList, MediaKind } from '../../channels/types.ts';
+import type { ContactCard, MediaKind, OutboundInteractive } from '../../channels/types.ts';
 import type { FieldIssue } from '../../kernel/errors.ts';
+import { contactsIssues, emojiIssue, interactiveKindIssues, stickerIssues } from './kinds.ts';
 
+/** What any send takes (bulk sends and automations too). */
 export interface MessageFieldsInput {
-  type?: 'template' | 'text' | 'media' | 'interactive';
+  type?: 'template' | 'text' | 'media' | 'interactive' | 'location' | 'contacts';
   templateName?: string;
   templateLanguage?: string;
   parameters?: string[];
@@ -15,14 +17,26 @@ export interface MessageFieldsInput {
   /** `url`, or `id` (an upload, med_…): exactly one. */
   media?: { kind: MediaKind; url?: string; id?: string; caption?: string; filename?: string };
   interactive?: {
-    kind: 'buttons' | 'list';
+    kind: 'buttons' | 'list' | 'cta_url' | 'location_request';
     header?: string;
     body: string;
     footer?: string;
     buttons?: { id: string; title: string }[];
     buttonText?: string;
     sections?: { title?: string; rows: { id: string; title: string; description?: string }[] }[];
+    button?: { text: string; url: string };
   };
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  contacts?: ContactCard[];
+}
+
+/** What a send to one chat takes besides: a reaction and a quote name an earlier message of it. */
+export interface ChatMessageInput extends Omit<MessageFieldsInput, 'type'> {
+  type?: MessageFieldsInput['type'] | 'reaction';
+  /** The message reacted to (Tidings' id; prepare.ts finds its provider id) and the emoji. */
+  reaction?: { messageId: string; emoji: string };
+  /** The message quoted (Tidings' id), on any type but a reaction. */
+  context?: { messageId: string };
 }
 
 export type CheckedContent =
@@ -32,13 +46,19 @@ export type CheckedContent =
       type: 'media';
       media: { kind: MediaKind; url?: string; id?: string; caption?: string; filename?: string };
     }
-  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
+  | { type: 'interactive'; interactive: OutboundInteractive }
+  | { type: 'location'; location: NonNullable<MessageFieldsInput['location']> }
+  | { type: 'contacts'; contacts: ContactCard[] }
+  | { type: 'reaction'; reaction: { messageId: string; emoji: string } };
 
 const TYPE_FIELDS = {
   template: ['templateName', 'templateLanguage', 'parameters'],
   text: ['text', 'previewUrl'],
   media: ['media'],
   interactive: ['interactive'],
+  location: ['location'],
+  contacts: ['contacts'],
+  reaction: ['reaction'],
 } as const;
 
 /** WhatsApp refuses template parameters with new lines, tabs or more than four spaces in a row. */
@@ -61,7 +81,12 @@ function duplicates(values: string[]): string[] {
 function checkInteractive(
   input: NonNullable<MessageFieldsInput['interactive']>,
   issues: FieldIssue[],
-): InteractiveButtons | InteractiveList {
+): OutboundInteractive {
+  if (input.kind === 'cta_url' || input.kind === 'location_request') {
+    return interactiveKindIssues({ ...input, kind: input.kind }, issues);
+  }
+  if (input.button !== undefined)
+    issues.push({ field: 'interactive.button', issue: 'is only for kind cta_url' });
   const common = {
     ...(input.header ? { header: input.header } : {}),
     body: input.body,
@@ -105,13 +130,14 @@ function checkInteractive(
 }
 
 /** The content asked for, or null with the problems added to `issues`. */
-export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): CheckedContent | null {
+export function checkContent(input: ChatMessageInput, issues: FieldIssue[]): CheckedContent | null {
   const before = issues.length;
   const type = input.type ?? (input.templateName !== undefined ? 'template' : undefined);
   if (!type) {
     issues.push({
       field: 'type',
-      issue: 'is required unless templateName is given (template, text, media or interactive)',
+      issue:
+        'is required unless templateName is given (template, text, media, interactive, location, contacts or reaction)',
     });
     return null;
   }
@@ -145,6 +171,7 @@ export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): C
       issues.push(...mediaSourceIssues(media));
       if (media.kind === 'audio' && media.caption !== undefined)
         issues.push({ field: 'media.caption', issue: 'is not for audio' });
+      if (media.kind === 'sticker') issues.push(...stickerIssues(media));
       if (media.kind !== 'document' && media.filename !== undefined) {
         issues.push({ field: 'media.filename', issue: 'is only for documents' });
       }
@@ -158,6 +185,40 @@ export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): C
       }
       content = { type, interactive: checkInteractive(input.interactive, issues) };
       break;
+    case 'location': {
+      const location = input.location;
+      if (!location) {
+        issues.push({ field: 'location', issue: 'is required with type location' });
+        break;
+      }
+      if (!(Math.abs(location.latitude) <= 90))
+        issues.push({ field: 'location.latitude', issue: 'must be between -90 and 90' });
+      if (!(Math.abs(location.longitude) <= 180))
+        issues.push({ field: 'location.longitude', issue: 'must be between -180 and 180' });
+      content = { type, location };
+      break;
+    }
+    case 'contacts':
+      if (!input.contacts) {
+        issues.push({ field: 'contacts', issue: 'is required with type contacts' });
+        break;
+      }
+      issues.push(...contactsIssues(input.contacts));
+      content = { type, contacts: input.contacts };
+      break;
+    case 'reaction': {
+      const reaction = input.reaction;
+      if (!reaction) {
+        issues.push({ field: 'reaction', issue: 'is required with type reaction' });
+        break;
+      }
+      const problem = emojiIssue(reaction.emoji);
+      if (problem) issues.push({ field: 'reaction.emoji', issue: problem });
+      // A reaction shows on the message it names: it quotes nothing.
+      if (input.context !== undefined) issues.push({ field: 'context', issue: 'is not for type reaction' });
+      content = { type, reaction };
+      break;
+    }
   }
   return issues.length > before ? null : content;
 }

@@ -114,6 +114,20 @@ function contentOf(message: MessageRow, template: Loaded['template']): MessageCo
     const { id, ...media } = c.media as Extract<MessageContent, { type: 'media' }>['media'] & { id?: string };
     return { type: 'media', media: id === undefined ? media : { ...media, mediaId: id } };
   }
+  if ('location' in c) {
+    const { latitude, longitude, name, address } = c.location;
+    const location = { latitude, longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) };
+    return { type: 'location', location };
+  }
+  if ('contacts' in c)
+    return {
+      type: 'contacts',
+      contacts: c.contacts as unknown as Extract<MessageContent, { type: 'contacts' }>['contacts'],
+    };
+  if ('reaction' in c) {
+    const { providerMessageId, emoji } = c.reaction;
+    return { type: 'reaction', reaction: { providerMessageId: providerMessageId ?? '', emoji } };
+  }
   return {
     type: 'interactive',
     interactive: c.interactive as unknown as Extract<MessageContent, { type: 'interactive' }>['interactive'],
@@ -224,7 +238,9 @@ async function send(d: DispatchDeps, { message, channel, template }: Loaded): Pr
         ? await d.media.withProviderMedia(message.account_id, channel, checked)
         : checked;
     if (!('type' in content)) return content;
-    return await adapter.send({ id: message.id, to: message.phone, content });
+    // A quoted reply names the earlier message by the provider's id found when it was accepted.
+    const replyTo = (message.content as OutboundContent).context?.providerMessageId ?? null;
+    return await adapter.send({ id: message.id, to: message.phone, content, replyTo });
   } catch (err) {
     if (!(err instanceof ChannelNotConfigured)) throw err;
     return {
@@ -316,7 +332,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     if (message.provider === 'sandbox') {
       const play = split(
         { accountId: message.account_id, messageId: message.id },
-        simulatedStatuses(message.phone, channel.sandbox),
+        // Meta reports only `sent` for a reaction: the sandbox plays no delivery for one either.
+        message.type === 'reaction' ? [] : simulatedStatuses(message.phone, channel.sandbox),
         false,
       );
       changes.push(...changesOf(play, at));

@@ -10,8 +10,9 @@ import type { PriceCategory } from '../pricing/prices.ts';
 import { categoryOf } from '../pricing/quote.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import { type TemplateRow, toDefinition } from '../templates/repo.ts';
-import { type CheckedContent, checkContent, type MessageFieldsInput } from './content.ts';
-import type { StoredContent } from './repo.ts';
+import { type ChatMessageInput, type CheckedContent, checkContent } from './content.ts';
+import { type MessageReferences, referencedMessage } from './references.ts';
+import type { OutboundContent, StoredContent } from './repo.ts';
 
 export interface PreparedMessage {
   to: string;
@@ -135,19 +136,81 @@ async function prepareTemplate(
   return { row, definition, body };
 }
 
+type Reference = { messageId: string; providerMessageId: string | null } | null;
+
+/**
+ * The messages a reaction or a quoted reply names, found in the account (400 naming the field for
+ * one that cannot be used). Sends that cannot name messages (bulk, automations) have no `refs`.
+ */
+async function resolveReferences(
+  input: ChatMessageInput,
+  to: string,
+  refs: MessageReferences | undefined,
+): Promise<{ reaction: Reference; quote: Reference }> {
+  const issues: FieldIssue[] = [];
+  const resolve = async (id: string | undefined, field: string, use: 'reaction' | 'quote') => {
+    if (id === undefined) return null;
+    if (!refs) {
+      issues.push({ field, issue: 'is only taken by a send to one chat (POST /messages, a reply)' });
+      return null;
+    }
+    return referencedMessage(refs, id, to, field, use, issues);
+  };
+  const reaction = await resolve(input.reaction?.messageId, 'reaction.messageId', 'reaction');
+  const quote = await resolve(input.context?.messageId, 'context.messageId', 'quote');
+  if (issues.length > 0) throw invalidFields(issues);
+  return { reaction, quote };
+}
+
+/** The prepared message of a free-form kind that needs no template: priced and windowed as text. */
+function freeForm(
+  base: Pick<PreparedMessage, 'to' | 'country' | 'type'>,
+  content: MessageContent,
+  stored: OutboundContent,
+): PreparedMessage {
+  return { ...base, content, stored, templateId: null, category: 'service', freeForm: true };
+}
+
 /**
  * Prepares one message to `to`. `parametersField` names where the parameters came from, for
  * errors (`parameters`, or `recipients[3].parameters` in a batch). Throws the ApiError a send
  * would answer: 400, 404 (unknown template) or 422 (template not approved).
  */
 export async function prepareMessage(
-  input: MessageFieldsInput & { to: string },
+  input: ChatMessageInput & { to: string },
   ctx: {
     countryCode: string;
     lookup: TemplateLookup;
     toField?: string;
     parametersField?: string;
     /** Where `media.id` is taken: the account's uploads. */
+    media?: MediaLookup;
+    /** How the messages a reaction or a quote names are found (a send to one chat only). */
+    references?: MessageReferences;
+  },
+): Promise<PreparedMessage> {
+  const prepared = await prepareContent(input, ctx);
+  if (input.context === undefined && prepared.type !== 'reaction') return prepared;
+  const { reaction, quote } = await resolveReferences(input, prepared.to, ctx.references);
+  if (prepared.type === 'reaction' && reaction) {
+    const emoji = input.reaction!.emoji;
+    return freeForm(
+      prepared,
+      { type: 'reaction', reaction: { providerMessageId: reaction.providerMessageId ?? '', emoji } },
+      { reaction: { ...reaction, emoji } },
+    );
+  }
+  if (!quote) return prepared;
+  return { ...prepared, stored: { ...prepared.stored, context: quote } as StoredContent };
+}
+
+async function prepareContent(
+  input: ChatMessageInput & { to: string },
+  ctx: {
+    countryCode: string;
+    lookup: TemplateLookup;
+    toField?: string;
+    parametersField?: string;
     media?: MediaLookup;
   },
 ): Promise<PreparedMessage> {
@@ -217,5 +280,26 @@ export async function prepareMessage(
         category: 'service',
         freeForm: true,
       };
+    case 'location': {
+      const { latitude, longitude, name, address } = checked.location;
+      return freeForm(
+        base,
+        { type: 'location', location: checked.location },
+        { location: { latitude, longitude, name: name ?? null, address: address ?? null, url: null } },
+      );
+    }
+    case 'contacts':
+      return freeForm(
+        base,
+        { type: 'contacts', contacts: checked.contacts },
+        { contacts: checked.contacts as unknown as Record<string, unknown>[] },
+      );
+    case 'reaction':
+      // Its message is found by prepareMessage: a placeholder until then.
+      return freeForm(
+        base,
+        { type: 'reaction', reaction: { providerMessageId: '', emoji: checked.reaction.emoji } },
+        { reaction: { messageId: checked.reaction.messageId, providerMessageId: null, emoji: '' } },
+      );
   }
 }

@@ -15,8 +15,8 @@ export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' 
 /** What messages.content holds: the message as the API shows it, one key per type. */
 export type StoredContent = OutboundContent | InboundStoredContent;
 
-/** What the business sent. */
-export type OutboundContent =
+/** What the business sent; `context` names the message it quotes (a reply), if any. */
+export type OutboundContent = (
   | {
       template: {
         id: string;
@@ -29,7 +29,19 @@ export type OutboundContent =
     }
   | { text: { body: string; previewUrl: boolean } }
   | { media: { kind: string; url?: string; id?: string; caption?: string; filename?: string } }
-  | { interactive: Record<string, unknown> };
+  | { interactive: Record<string, unknown> }
+  | {
+      location: {
+        latitude: number;
+        longitude: number;
+        name: string | null;
+        address: string | null;
+        url: null;
+      };
+    }
+  | { contacts: Record<string, unknown>[] }
+  | { reaction: { messageId: string; providerMessageId: string | null; emoji: string } }
+) & { context?: MessageContext };
 
 /** What a customer sent (channels/types.ts), with the message it answers, if any. */
 export type InboundStoredContent = InboundContent & { context?: MessageContext; referral?: InboundReferral };
@@ -96,6 +108,9 @@ export interface MessageRow {
   /** The signed sum of the adjustments that settled its charge (settlement.ts), and what one could not take. */
   adjusted_micros: number;
   unpaid_micros: number;
+  /** Inbound: when the business marked it read, and last showed the typing indicator (mark-read.ts). */
+  marked_read_at: Date | null;
+  typing_shown_at: Date | null;
   /** When the recipient played it (a voice message: WhatsApp's `played`; migrations/025). */
   played_at: Date | null;
 }
@@ -105,7 +120,7 @@ export const MESSAGE_COLUMNS =
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
   'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros, ' +
-  'played_at';
+  'marked_read_at, typing_shown_at, played_at';
 
 /** The timestamp and int8 columns of MESSAGE_COLUMNS: what a row read as JSON must turn back. */
 const DATE_COLUMNS = [
@@ -117,6 +132,8 @@ const DATE_COLUMNS = [
   'failed_at',
   'refunded_at',
   'updated_at',
+  'marked_read_at',
+  'typing_shown_at',
   'played_at',
 ] as const;
 const NUMBER_COLUMNS = ['list_price_micros', 'charged_micros', 'adjusted_micros', 'unpaid_micros'] as const;

@@ -1,5 +1,6 @@
-// POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}.
+// POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}, POST /messages/{id}/read.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access.ts';
 import { notFound } from '../../kernel/errors.ts';
@@ -8,10 +9,12 @@ import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { normalizePhone } from '../../kernel/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { estimate } from './estimate.ts';
+import { markMessageRead } from './mark-read.ts';
 import { findMessage, listMessages } from './repo.ts';
 import {
   EstimateBody,
   EstimateSchema,
+  MarkReadBody,
   MessageIdParams,
   MessageListQuery,
   MessageSchema,
@@ -130,6 +133,36 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const row = await findMessage(ctx.db, accountOf(request).id, request.params.id);
         if (!row) throw notFound('message');
+        return toMessage(row);
+      },
+    );
+
+    app.post(
+      '/messages/:id/read',
+      {
+        config: {
+          access: 'account',
+          errors: ['RESOURCE_NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'SERVICE_UNAVAILABLE'],
+        },
+        schema: {
+          tags,
+          operationId: 'markMessageRead',
+          summary: "Mark a customer's message read, and optionally show the typing indicator",
+          description:
+            'On WhatsApp the customer sees blue ticks on this message and the earlier ones of the chat, and with `typing: true` "typing…" until your next message or 25 seconds; the sandbox records it only. The message then shows `markedReadAt` (and `typingShownAt`). Repeating it is harmless. An outbound message is 409 `CONFLICT`; a refusal by WhatsApp is 409 with its reason in `details`, WhatsApp unreachable 503: nothing is recorded then. A sandbox key may not mark a WhatsApp message read (403).',
+          params: MessageIdParams,
+          body: Type.Optional(MarkReadBody),
+          response: { 200: MessageSchema },
+        },
+      },
+      async (request) => {
+        const row = await markMessageRead(
+          ctx,
+          accountOf(request).id,
+          request.principal!.mode,
+          request.params.id,
+          request.body?.typing ?? false,
+        );
         return toMessage(row);
       },
     );

@@ -20,12 +20,16 @@ const Parameters = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
 
 const MediaSchema = Type.Object(
   {
-    kind: Type.Union([
-      Type.Literal('image'),
-      Type.Literal('video'),
-      Type.Literal('audio'),
-      Type.Literal('document'),
-    ]),
+    kind: Type.Union(
+      [
+        Type.Literal('image'),
+        Type.Literal('video'),
+        Type.Literal('audio'),
+        Type.Literal('document'),
+        Type.Literal('sticker'),
+      ],
+      { description: 'sticker: a webp image (static ≤ 100 KB, animated ≤ 500 KB), no caption or filename.' },
+    ),
     url: Type.Optional(
       Type.String({
         format: 'uri',
@@ -41,7 +45,9 @@ const MediaSchema = Type.Object(
         examples: ['med_01jv0000000000000000000000'],
       }),
     ),
-    caption: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Not for audio.' })),
+    caption: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1024, description: 'Not for audio or stickers.' }),
+    ),
     filename: Type.Optional(Type.String({ minLength: 1, maxLength: 240, description: 'Documents only.' })),
   },
   { additionalProperties: false },
@@ -49,12 +55,23 @@ const MediaSchema = Type.Object(
 
 const InteractiveSchema = Type.Object(
   {
-    kind: Type.Union([Type.Literal('buttons'), Type.Literal('list')]),
+    kind: Type.Union(
+      [
+        Type.Literal('buttons'),
+        Type.Literal('list'),
+        Type.Literal('cta_url'),
+        Type.Literal('location_request'),
+      ],
+      {
+        description:
+          'buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer).',
+      },
+    ),
     header: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
     body: Type.String({
       minLength: 1,
       maxLength: 4096,
-      description: 'Up to 1024 characters with buttons, 4096 with a list.',
+      description: 'Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list.',
     }),
     footer: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
     buttons: Type.Optional(
@@ -112,16 +129,137 @@ const InteractiveSchema = Type.Object(
         },
       ),
     ),
+    button: Type.Optional(
+      Type.Object(
+        {
+          text: Type.String({ minLength: 1, maxLength: 20, description: 'The button’s label.' }),
+          url: Type.String({ format: 'uri', maxLength: 2000, description: 'An https link it opens.' }),
+        },
+        { additionalProperties: false, description: 'kind cta_url: the button and the link it opens.' },
+      ),
+    ),
   },
   {
     additionalProperties: false,
-    description: 'Reply buttons (kind buttons) or a list (kind list), as WhatsApp shows them.',
+    description:
+      'Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them.',
+  },
+);
+
+const LocationSchema = Type.Object(
+  {
+    latitude: Type.Number({ minimum: -90, maximum: 90 }),
+    longitude: Type.Number({ minimum: -180, maximum: 180 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'The place’s name.' })),
+    address: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  },
+  { additionalProperties: false, description: 'type location: a pin on the map.' },
+);
+
+const cardText = (maxLength = 500) => Type.Optional(Type.String({ minLength: 1, maxLength }));
+const cardList = <T extends ReturnType<typeof Type.Object>>(item: T) =>
+  Type.Optional(Type.Array(item, { minItems: 1, maxItems: 20 }));
+
+/** A contact card in the WhatsApp Cloud API's own shape (snake_case), sent to Meta as it is. */
+const ContactCardSchema = Type.Object(
+  {
+    name: Type.Object(
+      {
+        formatted_name: Type.String({
+          minLength: 1,
+          maxLength: 500,
+          description: 'Required: the name the message shows.',
+        }),
+        first_name: cardText(),
+        last_name: cardText(),
+        middle_name: cardText(),
+        suffix: cardText(),
+        prefix: cardText(),
+      },
+      { additionalProperties: false },
+    ),
+    phones: cardList(
+      Type.Object(
+        {
+          phone: cardText(40),
+          wa_id: Type.Optional(
+            Type.String({ pattern: '^[0-9]{5,20}$', description: 'The WhatsApp id (digits): adds Message.' }),
+          ),
+          type: cardText(20),
+        },
+        { additionalProperties: false, description: '`phone` or `wa_id`; type e.g. CELL, HOME, WORK.' },
+      ),
+    ),
+    emails: cardList(
+      Type.Object({ email: cardText(320), type: cardText(20) }, { additionalProperties: false }),
+    ),
+    urls: cardList(Type.Object({ url: cardText(2000), type: cardText(20) }, { additionalProperties: false })),
+    addresses: cardList(
+      Type.Object(
+        {
+          street: cardText(),
+          city: cardText(),
+          state: cardText(),
+          zip: cardText(20),
+          country: cardText(),
+          country_code: cardText(2),
+          type: cardText(20),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    org: Type.Optional(
+      Type.Object(
+        { company: cardText(), department: cardText(), title: cardText() },
+        { additionalProperties: false },
+      ),
+    ),
+    birthday: Type.Optional(Type.String({ description: 'YYYY-MM-DD.', examples: ['1990-04-23'] })),
+  },
+  { additionalProperties: false },
+);
+
+const ContactsSchema = Type.Array(ContactCardSchema, {
+  minItems: 1,
+  maxItems: 257,
+  description:
+    'type contacts: 1–257 contact cards in the WhatsApp Cloud API’s own shape (`name.formatted_name` required; phones, emails, urls, addresses, org, birthday as Meta defines them).',
+});
+
+const MessageRef = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'A message of the account (`msg_…`), either direction, that the provider has an id for.',
+});
+
+const ReactionSchema = Type.Object(
+  {
+    messageId: MessageRef,
+    emoji: Type.String({
+      maxLength: 40,
+      description: 'One emoji; an empty string removes the business’s reaction.',
+      examples: ['👍'],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'type reaction: an emoji on an earlier message of the same chat (at most 30 days old, not itself a reaction).',
+  },
+);
+
+const QuoteSchema = Type.Object(
+  { messageId: MessageRef },
+  {
+    additionalProperties: false,
+    description:
+      'A quoted reply: WhatsApp shows the earlier message (of the same chat) above this one. Any type but reaction.',
   },
 );
 
 /** A message's media as shown: what was sent (`url`), or what a customer sent (`id` and its details). */
 const MediaView = Type.Object({
-  kind: Type.String({ description: 'image, video, audio, document, or (inbound) sticker.' }),
+  kind: Type.String({ description: 'image, video, audio, document or sticker.' }),
   url: Type.Optional(Type.String({ description: 'Outbound: the link sent.' })),
   id: Type.Optional(
     Type.String({
@@ -152,7 +290,14 @@ const InteractiveView = Type.Object({
 export const messageFields = {
   type: Type.Optional(
     Type.Union(
-      [Type.Literal('template'), Type.Literal('text'), Type.Literal('media'), Type.Literal('interactive')],
+      [
+        Type.Literal('template'),
+        Type.Literal('text'),
+        Type.Literal('media'),
+        Type.Literal('interactive'),
+        Type.Literal('location'),
+        Type.Literal('contacts'),
+      ],
       {
         description: 'Left out: template when templateName is given.',
       },
@@ -167,14 +312,40 @@ export const messageFields = {
   previewUrl: Type.Optional(Type.Boolean({ description: 'type text: show a preview of the first link.' })),
   media: Type.Optional(MediaSchema),
   interactive: Type.Optional(InteractiveSchema),
+  location: Type.Optional(LocationSchema),
+  contacts: Type.Optional(ContactsSchema),
+};
+
+/**
+ * What one send to one chat takes besides: a reaction and a quoted reply, which name an earlier
+ * message of that chat (POST /messages and a conversation's reply; not bulk sends or automations).
+ */
+export const chatSendFields = {
+  ...messageFields,
+  type: Type.Optional(
+    Type.Union(
+      [
+        Type.Literal('template'),
+        Type.Literal('text'),
+        Type.Literal('media'),
+        Type.Literal('interactive'),
+        Type.Literal('location'),
+        Type.Literal('contacts'),
+        Type.Literal('reaction'),
+      ],
+      { description: 'Left out: template when templateName is given.' },
+    ),
+  ),
+  reaction: Type.Optional(ReactionSchema),
+  context: Type.Optional(QuoteSchema),
 };
 
 export const SendMessageBody = Type.Object(
-  { to: Phone, ...messageFields },
+  { to: Phone, ...chatSendFields },
   {
     additionalProperties: false,
     description:
-      'A template `{to, templateName, templateLanguage, parameters}`, or free-form (only inside the customer service window): `{to, type:"text", text}`, `{to, type:"media", media}`, `{to, type:"interactive", interactive}`.',
+      'A template `{to, templateName, templateLanguage, parameters}`, or free-form (only inside the customer service window): `{to, type:"text", text}`, `{to, type:"media", media}`, `{to, type:"interactive", interactive}`, `{to, type:"location", location}`, `{to, type:"contacts", contacts}`, `{to, type:"reaction", reaction}`. `context` quotes an earlier message.',
   },
 );
 
@@ -254,7 +425,7 @@ export const MessageSchema = Type.Object(
     direction: Type.Union([Type.Literal('outbound'), Type.Literal('inbound')]),
     type: Type.String({
       description:
-        'Outbound: template, text, media or interactive. Inbound: text, media, interactive (a reply button or list row tapped), button (a template quick reply tapped), reaction, location, contacts, or unsupported (a type Tidings does not model, kept whole).',
+        'Outbound: template, text, media, interactive, location, contacts or reaction. Inbound: text, media, interactive (a reply button or list row tapped), button (a template quick reply tapped), reaction, location, contacts, or unsupported (a type Tidings does not model, kept whole).',
     }),
     to: nullable(Type.String({ description: 'Outbound: the recipient.' })),
     from: nullable(Type.String({ description: 'Inbound: the sender.' })),
@@ -290,10 +461,15 @@ export const MessageSchema = Type.Object(
           messageId: nullable(
             Type.String({ description: 'The message reacted to, when it is one of ours.' }),
           ),
-          providerMessageId: Type.String(),
-          emoji: Type.String({ description: 'Empty: the customer removed the reaction.' }),
+          providerMessageId: nullable(
+            Type.String({
+              description:
+                "The provider's id of the message reacted to (null: a sandbox message not handed over).",
+            }),
+          ),
+          emoji: Type.String({ description: 'Empty: the reaction was removed.' }),
         },
-        { description: 'Inbound type reaction.' },
+        { description: 'Type reaction, either direction.' },
       ),
     ),
     location: nullable(
@@ -305,13 +481,13 @@ export const MessageSchema = Type.Object(
           address: nullable(Type.String()),
           url: nullable(Type.String()),
         },
-        { description: 'Inbound type location.' },
+        { description: 'Type location, either direction.' },
       ),
     ),
     contacts: nullable(
       Type.Array(Type.Object({}, { additionalProperties: true }), {
         description:
-          'Inbound type contacts: the cards as WhatsApp sends them (name, phones, emails, org, …).',
+          'Type contacts, either direction: the cards in WhatsApp’s own shape (name, phones, emails, org, …).',
       }),
     ),
     unsupported: nullable(
@@ -347,7 +523,7 @@ export const MessageSchema = Type.Object(
         },
         {
           description:
-            'Inbound: the message this one answers (a reply, a button tapped), whether it was forwarded, and the product it asks about.',
+            'The message this one answers: inbound, a reply or a button tapped (with whether it was forwarded and the product it asks about); outbound, the message quoted (`context.messageId` of the send).',
         },
       ),
     ),
@@ -422,6 +598,16 @@ export const MessageSchema = Type.Object(
     deliveredAt: NullableTimestamp,
     readAt: NullableTimestamp,
     failedAt: NullableTimestamp,
+    markedReadAt: {
+      ...NullableTimestamp,
+      description:
+        'Inbound: when the business first marked it read (POST /messages/{id}/read, or a later message of the chat marked read); WhatsApp showed the customer blue ticks.',
+    },
+    typingShownAt: {
+      ...NullableTimestamp,
+      description:
+        'Inbound: when the typing indicator was last shown to the customer for it (POST /messages/{id}/read with typing); it lasts until the next message, or 25 seconds.',
+    },
     playedAt: Type.Union([Timestamp, Type.Null()], {
       description:
         "When the recipient played it: a voice message (or audio), WhatsApp's `played` status. Its status stays `read`.",
@@ -491,4 +677,16 @@ export const EstimateSchema = Type.Object(
     }),
   },
   { title: 'Estimate' },
+);
+
+export const MarkReadBody = Type.Object(
+  {
+    typing: Type.Optional(
+      Type.Boolean({
+        description:
+          'Also show the customer the typing indicator (until your next message, or 25 seconds). Only when you are about to answer.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
 );

@@ -4,9 +4,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
+import { providerFor } from '../../channels/registry.ts';
 import { accountOf, usageCounted, usageToCount } from '../../kernel/access.ts';
 import { acceptMessage } from './accept.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
+import { messageReferences } from './references.ts';
 import type { SendMessageBody } from './schemas.ts';
 import { toMessage } from './view.ts';
 
@@ -21,6 +23,13 @@ export async function sendForRequest(
     countryCode: account.countryCode,
     lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
     media: (id) => ctx.media.forSend(account.id, id),
+    // A reaction or a quote names a message of this chat, by the id of the provider it goes through.
+    references: messageReferences(
+      ctx.db,
+      account.id,
+      providerFor(account.channelProvider, request.principal!.mode),
+      ctx.now(),
+    ),
   });
   const accepted = await acceptMessage(
     ctx,

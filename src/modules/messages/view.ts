@@ -67,7 +67,9 @@ export function toMessage(row: MessageRow, currency = 'USD') {
     deliveredAt: iso(row.delivered_at),
     readAt: iso(row.read_at),
     failedAt: iso(row.failed_at),
-    playedAt: iso(row.played_at),
+    markedReadAt: iso(row.marked_read_at ?? null),
+    typingShownAt: iso(row.typing_shown_at ?? null),
+    playedAt: iso(row.played_at ?? null),
     updatedAt: row.updated_at.toISOString(),
   };
 }

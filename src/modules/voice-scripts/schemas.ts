@@ -39,6 +39,8 @@ const ActionSchema = Type.Unsafe<{ type: string } & Record<string, unknown>>({
       'Connect the call to another number.',
     ),
   ],
+  // ajv's discriminator checks objects only: without this, a number passed as a valid one.
+  type: 'object',
   discriminator: { propertyName: 'type' },
   description: 'What happens: `type` says which.',
 });
