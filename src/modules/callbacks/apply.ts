@@ -16,7 +16,15 @@ import type { ConversationServices } from '../conversations/service.ts';
 import { contactIdsOf } from '../messages/repo.ts';
 import { applyStatuses, type TargetedChange } from '../messages/status.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
+import { applyTemplateCategory, applyTemplateQuality } from '../templates/meta.ts';
 import { applyTemplateStatus } from '../templates/service.ts';
+
+/** What Meta reports of templates: applied with the statuses, in their transaction. */
+const TEMPLATE_KINDS = new Set<ProviderUpdate['kind']>([
+  'template_status',
+  'template_quality',
+  'template_category',
+]);
 
 export interface CallbackSource {
   accountId: string;
@@ -72,6 +80,10 @@ async function applyStatusUpdates(
   let applied = (await applyStatuses(s, tx, changes)).filter((r) => r !== null).length;
   for (const update of updates) {
     if (update.kind === 'template_status' && (await applyTemplateStatus(s, tx, accountId, update))) applied++;
+    if (update.kind === 'template_quality' && (await applyTemplateQuality(s, tx, accountId, update)))
+      applied++;
+    if (update.kind === 'template_category' && (await applyTemplateCategory(s, tx, accountId, update)))
+      applied++;
   }
   return applied;
 }
@@ -83,7 +95,7 @@ export async function applyProviderUpdates(
   updates: ProviderUpdate[],
 ): Promise<number> {
   // Customers' messages alone (the usual callback) need no transaction for statuses.
-  const reports = updates.some((u) => u.kind === 'message_status' || u.kind === 'template_status');
+  const reports = updates.some((u) => u.kind === 'message_status' || TEMPLATE_KINDS.has(u.kind));
   let applied = reports
     ? await s.db.transaction((tx) => applyStatusUpdates(s, tx, source.accountId, updates))
     : 0;

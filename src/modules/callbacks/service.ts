@@ -208,7 +208,13 @@ export function routeBatch(
   if (found.length === 0) return { reason: 'unknown_number' };
   // A template belongs to the WABA, and each account on it keeps its own copy: the update goes to
   // all of them. Messages without a number can only go where there is one account to go to.
-  const wabaWide = batch.updates.every((u) => u.kind === 'template_status' || u.kind === 'unknown');
+  const wabaWide = batch.updates.every(
+    (u) =>
+      u.kind === 'template_status' ||
+      u.kind === 'template_quality' ||
+      u.kind === 'template_category' ||
+      u.kind === 'unknown',
+  );
   return wabaWide || found.length === 1
     ? { accountIds: found.map((c) => c.accountId) }
     : { reason: 'ambiguous' };

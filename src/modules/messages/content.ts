@@ -2,7 +2,13 @@
 // type (and only those) are there, and WhatsApp's own rules that a schema cannot say (unique button
 // ids, at most 10 list rows in all, template parameters without new lines, …). Every problem is
 // reported at once, with its field.
-import type { InteractiveButtons, InteractiveList, MediaKind } from '../../channels/types.ts';
+import type {
+  InteractiveButtons,
+  InteractiveList,
+  MediaKind,
+  QuickReplyPayload,
+  TemplateParameters,
+} from '../../channels/types.ts';
 import type { FieldIssue } from '../../kernel/errors.ts';
 
 export interface MessageFieldsInput {
@@ -24,14 +30,29 @@ export interface MessageFieldsInput {
   };
 }
 
+/**
+ * What POST /messages and bulk sends take beyond the shared fields: `parameters` as an object by
+ * name for a NAMED template, and quick-reply payloads.
+ */
+export type SendFieldsInput = Omit<MessageFieldsInput, 'parameters'> & {
+  parameters?: TemplateParameters;
+  buttonPayloads?: QuickReplyPayload[];
+};
+
 export type CheckedContent =
-  | { type: 'template'; name: string; language: string; parameters: string[] }
+  | {
+      type: 'template';
+      name: string;
+      language: string;
+      parameters: TemplateParameters;
+      buttonPayloads: QuickReplyPayload[];
+    }
   | { type: 'text'; body: string; previewUrl: boolean }
   | { type: 'media'; media: { kind: MediaKind; url: string; caption?: string; filename?: string } }
   | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
 
 const TYPE_FIELDS = {
-  template: ['templateName', 'templateLanguage', 'parameters'],
+  template: ['templateName', 'templateLanguage', 'parameters', 'buttonPayloads'],
   text: ['text', 'previewUrl'],
   media: ['media'],
   interactive: ['interactive'],
@@ -40,13 +61,18 @@ const TYPE_FIELDS = {
 /** WhatsApp refuses template parameters with new lines, tabs or more than four spaces in a row. */
 const BAD_PARAMETER = /[\n\r\t]| {5}/;
 
-export function parameterIssues(parameters: string[], field: string): FieldIssue[] {
-  return parameters.flatMap((p, i) =>
-    BAD_PARAMETER.test(p)
-      ? [{ field: `${field}[${i}]`, issue: 'must not hold new lines, tabs or more than 4 spaces in a row' }]
-      : p.trim() === ''
-        ? [{ field: `${field}[${i}]`, issue: 'must not be blank' }]
-        : [],
+export function parameterIssues(parameters: TemplateParameters, field: string): FieldIssue[] {
+  const entries: [string, string][] = Array.isArray(parameters)
+    ? parameters.map((p, i) => [`${field}[${i}]`, p])
+    : Object.entries(parameters).map(([name, p]) => [`${field}.${name}`, p]);
+  return entries.flatMap(([at, p]) =>
+    typeof p !== 'string'
+      ? [{ field: at, issue: 'must be a string' }]
+      : BAD_PARAMETER.test(p)
+        ? [{ field: at, issue: 'must not hold new lines, tabs or more than 4 spaces in a row' }]
+        : p.trim() === ''
+          ? [{ field: at, issue: 'must not be blank' }]
+          : [],
   );
 }
 
@@ -101,7 +127,7 @@ function checkInteractive(
 }
 
 /** The content asked for, or null with the problems added to `issues`. */
-export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): CheckedContent | null {
+export function checkContent(input: SendFieldsInput, issues: FieldIssue[]): CheckedContent | null {
   const before = issues.length;
   const type = input.type ?? (input.templateName !== undefined ? 'template' : undefined);
   if (!type) {
@@ -124,7 +150,13 @@ export function checkContent(input: MessageFieldsInput, issues: FieldIssue[]): C
       if (!input.templateLanguage) issues.push({ field: 'templateLanguage', issue: 'is required' });
       const parameters = input.parameters ?? [];
       issues.push(...parameterIssues(parameters, 'parameters'));
-      content = { type, name: input.templateName ?? '', language: input.templateLanguage ?? '', parameters };
+      content = {
+        type,
+        name: input.templateName ?? '',
+        language: input.templateLanguage ?? '',
+        parameters,
+        buttonPayloads: input.buttonPayloads ?? [],
+      };
       break;
     }
     case 'text':

@@ -10,7 +10,8 @@ import type { PriceCategory } from '../pricing/prices.ts';
 import { categoryOf } from '../pricing/quote.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import { type TemplateRow, toDefinition } from '../templates/repo.ts';
-import { type CheckedContent, checkContent, type MessageFieldsInput } from './content.ts';
+import { buttonPayloadIssues, namedParameterIssues, renderNamedBody } from '../templates/send-rules.ts';
+import { type CheckedContent, checkContent, type SendFieldsInput } from './content.ts';
 import type { StoredContent } from './repo.ts';
 
 export interface PreparedMessage {
@@ -79,17 +80,39 @@ async function prepareTemplate(
       { details: [{ field: 'templateName', issue: `is ${row.status}`, templateId: row.id }] },
     );
   }
-  if (content.parameters.length !== row.parameter_count) {
+  // A NAMED template takes its values by name; quick-reply payloads name QUICK_REPLY buttons.
+  const sendIssues = buttonPayloadIssues(row, content.buttonPayloads);
+  if (row.parameter_format === 'NAMED') {
+    sendIssues.unshift(...namedParameterIssues(row, content.parameters, field));
+    if (sendIssues.length > 0) throw invalidFields(sendIssues);
+    const definition = toDefinition(row);
+    const body = renderNamedBody(definition.components, content.parameters as Record<string, string>);
+    if (body.length > MAX_RENDERED_BODY) {
+      throw invalidFields([
+        { field, issue: `make the body ${body.length} characters long; at most ${MAX_RENDERED_BODY}` },
+      ]);
+    }
+    return { row, definition, body };
+  }
+  if (!Array.isArray(content.parameters)) {
+    sendIssues.unshift({
+      field,
+      issue: `must be a list for the POSITIONAL template ${row.name}: its values in order ({{1}}, {{2}}, …)`,
+    });
+  }
+  if (sendIssues.length > 0) throw invalidFields(sendIssues);
+  const parameters = content.parameters as string[];
+  if (parameters.length !== row.parameter_count) {
     throw invalidFields([
       {
         field,
-        issue: `must hold ${row.parameter_count} value(s) for template ${row.name}, not ${content.parameters.length}`,
+        issue: `must hold ${row.parameter_count} value(s) for template ${row.name}, not ${parameters.length}`,
       },
     ]);
   }
   const definition = toDefinition(row);
   const header = definition.components.find((c) => c.type === 'HEADER');
-  if (header && header.format !== 'TEXT' && !/^https?:\/\/\S+$/i.test(content.parameters[0] ?? '')) {
+  if (header && header.format !== 'TEXT' && !/^https?:\/\/\S+$/i.test(parameters[0] ?? '')) {
     throw invalidFields([
       {
         field: `${field}[0]`,
@@ -97,7 +120,7 @@ async function prepareTemplate(
       },
     ]);
   }
-  const body = renderBody(definition.components, content.parameters);
+  const body = renderBody(definition.components, parameters);
   if (body.length > MAX_RENDERED_BODY) {
     throw invalidFields([
       { field, issue: `make the body ${body.length} characters long; at most ${MAX_RENDERED_BODY}` },
@@ -112,7 +135,7 @@ async function prepareTemplate(
  * would answer: 400, 404 (unknown template) or 422 (template not approved).
  */
 export async function prepareMessage(
-  input: MessageFieldsInput & { to: string },
+  input: SendFieldsInput & { to: string },
   ctx: { countryCode: string; lookup: TemplateLookup; toField?: string; parametersField?: string },
 ): Promise<PreparedMessage> {
   const issues: FieldIssue[] = [];
@@ -135,7 +158,14 @@ export async function prepareMessage(
       );
       return {
         ...base,
-        content: { type: 'template', template: { ...definition, parameters: checked.parameters } },
+        content: {
+          type: 'template',
+          template: {
+            ...definition,
+            parameters: checked.parameters,
+            ...(checked.buttonPayloads.length > 0 ? { buttonPayloads: checked.buttonPayloads } : {}),
+          },
+        },
         stored: {
           template: {
             id: row.id,
@@ -144,6 +174,8 @@ export async function prepareMessage(
             category: row.category,
             parameters: checked.parameters,
             body,
+            // Kept with the message: a retry of its hand-over sends the same payloads.
+            ...(checked.buttonPayloads.length > 0 ? { buttonPayloads: checked.buttonPayloads } : {}),
           },
         },
         templateId: row.id,
