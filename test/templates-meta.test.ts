@@ -4,6 +4,7 @@
 // parameters by name; quick-reply payloads per send; and Meta's quality and category webhooks
 // turned into template.quality_changed and template.category_changed.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { scheduleTemplateSyncs } from '../src/modules/templates/sync-job.ts';
 import { type FakeBusiness, graphError } from './fakes/whatsapp-cloud.ts';
 import { call } from './helpers/client.ts';
 import {
@@ -16,6 +17,7 @@ import {
 } from './helpers/messaging.ts';
 import { verifySignature } from './helpers/receiver.ts';
 import { expectError } from './helpers/setup.ts';
+import { eventually } from './helpers/wait.ts';
 
 let base: string;
 const env = useMessagingApp({ config: { providerTimeoutMs: 2000 } });
@@ -260,6 +262,25 @@ describe('POST /templates/sync', () => {
     const res = await sync(t);
     expect(res.body).toMatchObject({ pages: 2, created: 150 });
     expect(await allTemplates(t)).toHaveLength(150);
+  });
+
+  it('runs every hour for each account on the WhatsApp Cloud API, at most once an hour per account', async () => {
+    const t = await liveTenant();
+    for (const name of ['hourly_a', 'hourly_b']) {
+      env.fake.addTemplate(t.business, {
+        name,
+        language: 'en_US',
+        components: [body('Your visit {{1}} is booked. Thanks!', ['Monday'])],
+      });
+    }
+    expect(await scheduleTemplateSyncs(env.app.ctx)).toBeGreaterThanOrEqual(1);
+    const rows = await eventually(
+      () => allTemplates(t),
+      (r) => r.length === 2,
+    );
+    expect(rows.map((r) => r.name).sort()).toEqual(['hourly_a', 'hourly_b']);
+    // The same clock hour: every account's sync is already there, whichever process sweeps.
+    expect(await scheduleTemplateSyncs(env.app.ctx)).toBe(0);
   });
 
   it('has no Meta to read on the sandbox: 200 with nothing read or changed', async () => {
