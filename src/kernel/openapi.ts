@@ -235,7 +235,7 @@ export async function installOpenApi(
         {
           name: 'templates',
           description:
-            "Message templates in the WhatsApp Cloud API's own JSON: created as DRAFT and checked against Meta's rules, submitted for review (the sandbox reviews by Meta's rules after `sandbox.reviewAfterMs`), then APPROVED or REJECTED with Meta's reason; later PAUSED or DISABLED by the provider. Only APPROVED templates can be sent. Status changes arrive as `template.status_changed`.",
+            "Message templates in the WhatsApp Cloud API's own JSON: created as DRAFT and checked against Meta's rules, submitted for review (the sandbox reviews by Meta's rules after `sandbox.reviewAfterMs`), then APPROVED or REJECTED with Meta's reason; later PAUSED or DISABLED by the provider. Only APPROVED templates can be sent. Status changes arrive as `template.status_changed`; Meta's quality ratings and recategorisations as `template.quality_changed` and `template.category_changed`. `POST /templates/sync` brings in the WhatsApp Business Account's templates from Meta (also hourly). NAMED templates take `parameters` by name; a send may set quick-reply payloads (`buttonPayloads`).",
         },
         {
           name: 'messages',
