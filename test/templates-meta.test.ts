@@ -460,6 +460,38 @@ describe('NAMED templates', () => {
     });
   });
 
+  it('go through the sandbox too: reviewed, approved and sent with values by name', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');
+    const created = await call(env.app, 'POST', '/templates', {
+      key: t.apiKey,
+      body: named(unique('sandbox_named')),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await call(env.app, 'POST', `/templates/${created.body.id}/submit`, { key: t.apiKey });
+    const decided = await eventually(
+      () => call(env.app, 'GET', `/templates/${created.body.id}`, { key: t.apiKey }),
+      (r) => r.body.status !== 'PENDING',
+    );
+    expect(decided.body).toMatchObject({ status: 'APPROVED', parameterFormat: 'NAMED', qualityScore: null });
+    const res = await call(env.app, 'POST', '/messages', {
+      key: t.apiKey,
+      body: {
+        to: '+14155552010',
+        templateName: created.body.name,
+        templateLanguage: 'en_US',
+        parameters: { first_name: 'Ada', day: 'Friday', order_id: 'A-7' },
+        buttonPayloads: [{ index: 1, payload: 'no-7' }],
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body.template).toMatchObject({
+      body: 'Hi Ada, your order arrives on Friday. Thanks!',
+      buttonPayloads: [{ index: 1, payload: 'no-7' }],
+    });
+    await messageWhen(env.app, t.apiKey, res.body.id, 'read');
+  });
+
   it('a positional template given an object is a 400', async () => {
     const t = await liveTenant();
     const row = await approved(t, {
