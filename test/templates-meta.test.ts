@@ -492,6 +492,72 @@ describe('NAMED templates', () => {
     await messageWhen(env.app, t.apiKey, res.body.id, 'read');
   });
 
+  it('are sent by campaigns with Liquid values by name', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey);
+    await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');
+    const created = await call(env.app, 'POST', '/templates', {
+      key: t.apiKey,
+      body: named(unique('campaign_named')),
+    });
+    await call(env.app, 'POST', `/templates/${created.body.id}/submit`, { key: t.apiKey });
+    await eventually(
+      () => call(env.app, 'GET', `/templates/${created.body.id}`, { key: t.apiKey }),
+      (r) => r.body.status === 'APPROVED',
+    );
+    const phone = '+14155552021';
+    const contact = await call(env.app, 'POST', '/contacts', { key: t.apiKey, body: { phone, name: 'Ada' } });
+    expect(contact.status, JSON.stringify(contact.body)).toBe(201);
+    const message = { templateName: created.body.name, templateLanguage: 'en_US' };
+    const audience = { contactIds: [contact.body.id] };
+
+    const wrong = await call(env.app, 'POST', '/campaigns', {
+      key: t.apiKey,
+      body: {
+        name: 'x',
+        message: { ...message, parameters: { first_name: '{{ contact.name }}' } },
+        audience,
+      },
+    });
+    expectError(wrong, 400, 'INVALID_REQUEST');
+    expect(wrong.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'message.parameters.day',
+      'message.parameters.order_id',
+    ]);
+    const list = await call(env.app, 'POST', '/campaigns', {
+      key: t.apiKey,
+      body: { name: 'x', message: { ...message, parameters: ['a', 'b', 'c'] }, audience },
+    });
+    expectError(list, 400, 'INVALID_REQUEST');
+
+    const made = await call(env.app, 'POST', '/campaigns', {
+      key: t.apiKey,
+      body: {
+        name: 'Delivery days',
+        message: {
+          ...message,
+          parameters: { first_name: '{{ contact.name | default: "there" }}', day: 'Friday', order_id: 'A-7' },
+        },
+        audience,
+      },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.message.parameters).toEqual({
+      first_name: '{{ contact.name | default: "there" }}',
+      day: 'Friday',
+      order_id: 'A-7',
+    });
+    const started = await call(env.app, 'POST', `/campaigns/${made.body.id}/start`, { key: t.apiKey });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const sent = await eventually(
+      () => call(env.app, 'GET', `/messages?to=${encodeURIComponent(phone)}`, { key: t.apiKey }),
+      (r) => r.body.data?.length === 1,
+    );
+    expect(sent.body.data[0].template).toMatchObject({
+      parameters: { first_name: 'Ada', day: 'Friday', order_id: 'A-7' },
+      body: 'Hi Ada, your order arrives on Friday. Thanks!',
+    });
+  });
+
   it('a positional template given an object is a 400', async () => {
     const t = await liveTenant();
     const row = await approved(t, {
