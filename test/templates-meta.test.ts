@@ -362,6 +362,31 @@ describe('NAMED templates', () => {
       ],
     });
     expect(env.fake.templates.get(row.providerTemplateId)).toMatchObject({ parameterFormat: 'NAMED' });
+
+    // Rejected, edited and submitted again: Meta's edit of its template says NAMED again.
+    const cb = await env.fake.postTemplateStatus(callbackUrl(t), t.business, {
+      templateId: row.providerTemplateId,
+      name: row.name,
+      language: 'en_US',
+      event: 'REJECTED',
+      reason: 'INVALID_FORMAT',
+    });
+    expect(cb.status, cb.body).toBe(200);
+    const edited = await call(env.app, 'PATCH', `/templates/${row.id}`, {
+      key: t.apiKey,
+      body: { components: named(row.name).components.slice(1) },
+    });
+    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+    expect(edited.body).toMatchObject({ status: 'DRAFT', parameterFormat: 'NAMED', parameterCount: 2 });
+    const again = await call(env.app, 'POST', `/templates/${row.id}/submit`, { key: t.apiKey });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    const edit = env.fake.requests.findLast(
+      (r) => r.method === 'POST' && r.path.endsWith(`/${row.providerTemplateId}`),
+    );
+    expect(edit!.body).toMatchObject({
+      parameter_format: 'NAMED',
+      components: [{ type: 'BODY' }, { type: 'BUTTONS' }],
+    });
   });
 
   it('refuse numbered placeholders, missing examples and names Meta would not take, naming the field', async () => {

@@ -934,12 +934,13 @@ export class FakeWhatsAppCloud {
       language: template.language,
       category: body?.category ?? template.category,
       components: body?.components,
-      parameter_format: template.parameterFormat,
+      parameter_format: body?.parameter_format ?? template.parameterFormat,
     };
     const problem = this.#templateProblem(edited);
     if (problem) return problem;
     template.category = edited.category;
     template.components = structuredClone(edited.components);
+    template.parameterFormat = edited.parameter_format === 'NAMED' ? 'NAMED' : 'POSITIONAL';
     template.status = this.autoApprove ? 'APPROVED' : 'PENDING';
     template.reason = null;
     return { status: 200, body: { success: true } };

@@ -117,13 +117,16 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
 
   /** Meta's edit (POST /{template-id}): the template keeps its id and goes back to review. */
   async #editTemplate(template: TemplateDefinition, providerTemplateId: string): Promise<SubmitOutcome> {
-    const { category, components } = templateSubmissionBody(template) as {
+    const { category, components, parameter_format } = templateSubmissionBody(template) as {
       category: unknown;
       components: unknown;
+      parameter_format?: unknown;
     };
+    // A NAMED template says so again: Meta's edit takes the parameter format beside the components.
     const result = await this.#call('POST', `/${encodeURIComponent(providerTemplateId)}`, {
       category,
       components,
+      ...(parameter_format ? { parameter_format } : {}),
     });
     if (!result.answered) return toSubmitOutcome(this.#noAnswer(result.reason));
     const { answer } = result;
