@@ -4,6 +4,8 @@
 // parameters by name; quick-reply payloads per send; and Meta's quality and category webhooks
 // turned into template.quality_changed and template.category_changed.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseCallback } from '../src/channels/whatsapp-cloud/callbacks.ts';
+import { readTemplatePage } from '../src/channels/whatsapp-cloud/templates.ts';
 import { scheduleTemplateSyncs } from '../src/modules/templates/sync-job.ts';
 import { type FakeBusiness, graphError } from './fakes/whatsapp-cloud.ts';
 import { call } from './helpers/client.ts';
@@ -798,5 +800,107 @@ describe("Meta's template signals", () => {
     expect(synced.body).toMatchObject({ created: 0, updated: 0, unchanged: 1 });
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received).toHaveLength(3);
+  });
+});
+
+describe('reading what Meta sends', () => {
+  const envelope = (field: string, value: unknown) => ({
+    object: 'whatsapp_business_account',
+    entry: [{ id: '102290129340398', time: 1739321024, changes: [{ field, value }] }],
+  });
+  const named = {
+    message_template_id: 278077987957091,
+    message_template_name: 'welcome',
+    message_template_language: 'en_US',
+  };
+
+  it('turns the two template webhooks into updates, and anything malformed into unknown', () => {
+    expect(
+      parseCallback(
+        envelope('message_template_quality_update', {
+          ...named,
+          previous_quality_score: 'GREEN',
+          new_quality_score: 'RED',
+        }),
+      ),
+    ).toEqual([
+      {
+        kind: 'template_quality',
+        providerTemplateId: '278077987957091',
+        name: 'welcome',
+        language: 'en_US',
+        previousScore: 'GREEN',
+        score: 'RED',
+      },
+    ]);
+    expect(
+      parseCallback(
+        envelope('template_category_update', {
+          ...named,
+          correct_category: 'MARKETING',
+          new_category: 'UTILITY',
+          category_update_timestamp: 1760711433,
+        }),
+      ),
+    ).toEqual([
+      {
+        kind: 'template_category',
+        providerTemplateId: '278077987957091',
+        name: 'welcome',
+        language: 'en_US',
+        previousCategory: null,
+        category: 'UTILITY',
+        correctCategory: 'MARKETING',
+        scheduledAt: new Date(1760711433 * 1000),
+      },
+    ]);
+    expect(
+      parseCallback(
+        envelope('template_category_update', {
+          ...named,
+          previous_category: 'UTILITY',
+          new_category: 'MARKETING',
+        }),
+      ),
+    ).toMatchObject([
+      {
+        kind: 'template_category',
+        previousCategory: 'UTILITY',
+        category: 'MARKETING',
+        correctCategory: null,
+      },
+    ]);
+    expect(
+      parseCallback(envelope('message_template_quality_update', { ...named, new_quality_score: 'PURPLE' })),
+    ).toMatchObject([{ kind: 'unknown', field: 'message_template_quality_update' }]);
+    expect(parseCallback(envelope('template_category_update', { new_category: 'MARKETING' }))).toMatchObject([
+      { kind: 'unknown', field: 'template_category_update' },
+    ]);
+  });
+
+  it('reads a page of templates: the last page is the one without paging.next', () => {
+    const template = {
+      id: '1',
+      name: 'a',
+      language: 'en',
+      status: 'APPROVED',
+      category: 'UTILITY',
+      components: [],
+    };
+    expect(
+      readTemplatePage({
+        data: [template, { name: 'no id' }],
+        paging: { cursors: { before: 'QVFI', after: 'QVFJ' }, next: 'https://graph.facebook.com/…' },
+      }),
+    ).toMatchObject({
+      after: 'QVFJ',
+      unreadable: 1,
+      templates: [{ providerTemplateId: '1', parameterFormat: 'POSITIONAL', qualityScore: null }],
+    });
+    expect(
+      readTemplatePage({ data: [template], paging: { cursors: { before: 'QVFI', after: 'QVFJ' } } }),
+    ).toMatchObject({ after: null });
+    expect(readTemplatePage({ data: [] })).toMatchObject({ after: null, templates: [] });
+    expect(readTemplatePage({ error: {} })).toBeNull();
   });
 });

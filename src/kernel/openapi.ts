@@ -51,7 +51,11 @@ const EVENT_DELIVERY = {
               type: { type: 'string', enum: [...EVENT_TYPES] },
               createdAt: { type: 'string', format: 'date-time' },
               accountId: { type: ['string', 'null'] },
-              data: { type: 'object', description: 'The resource as the API shows it.' },
+              data: {
+                type: 'object',
+                description:
+                  'The resource as the API shows it; a status change adds `previousStatus`, `template.quality_changed` adds `previousQualityScore`, `template.category_changed` adds `previousCategory` and `upcoming` (`{category, at}` when Meta only announces a recategorisation, the category unchanged; else null).',
+              },
               causedBy: {
                 type: 'object',
                 description:
