@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseCallback } from '../src/channels/whatsapp-cloud/callbacks.ts';
 import { readTemplatePage } from '../src/channels/whatsapp-cloud/templates.ts';
+import { routeBatch } from '../src/modules/callbacks/service.ts';
 import { scheduleTemplateSyncs } from '../src/modules/templates/sync-job.ts';
 import { type FakeBusiness, graphError } from './fakes/whatsapp-cloud.ts';
 import { call } from './helpers/client.ts';
@@ -283,6 +284,36 @@ describe('POST /templates/sync', () => {
     expect(rows.map((r) => r.name).sort()).toEqual(['hourly_a', 'hourly_b']);
     // The same clock hour: every account's sync is already there, whichever process sweeps.
     expect(await scheduleTemplateSyncs(env.app.ctx)).toBe(0);
+  });
+
+  it('leaves a DRAFT of the same name as it is, and says so', async () => {
+    const t = await liveTenant();
+    const name = unique('drafted');
+    const draft = await call(env.app, 'POST', '/templates', {
+      key: t.apiKey,
+      body: {
+        name,
+        language: 'en_US',
+        category: 'UTILITY',
+        components: [body('Hello there, welcome. Thanks!', [])],
+      },
+    });
+    expect(draft.status, JSON.stringify(draft.body)).toBe(201);
+    const atMeta = env.fake.addTemplate(t.business, {
+      name,
+      language: 'en_US',
+      components: [body('A different text made at Meta. Thanks!', [])],
+    });
+    const res = await sync(t);
+    expect(res.body).toMatchObject({
+      created: 0,
+      updated: 0,
+      skipped: [
+        { name, language: 'en_US', providerTemplateId: atMeta.id, reason: expect.stringContaining('DRAFT') },
+      ],
+    });
+    const now = await call(env.app, 'GET', `/templates/${draft.body.id}`, { key: t.apiKey });
+    expect(now.body).toEqual(draft.body);
   });
 
   it('has no Meta to read on the sandbox: 200 with nothing read or changed', async () => {
@@ -876,6 +907,23 @@ describe('reading what Meta sends', () => {
     expect(parseCallback(envelope('template_category_update', { new_category: 'MARKETING' }))).toMatchObject([
       { kind: 'unknown', field: 'template_category_update' },
     ]);
+  });
+
+  it('routes a quality or category update on a partner app URL to every account on the WABA', () => {
+    const channels = [
+      { accountId: 'acc_a', phoneNumberId: '1', businessAccountId: 'waba' },
+      { accountId: 'acc_b', phoneNumberId: '2', businessAccountId: 'waba' },
+    ];
+    for (const value of [
+      { ...named, previous_quality_score: 'GREEN', new_quality_score: 'RED' },
+      { ...named, previous_category: 'UTILITY', new_category: 'MARKETING' },
+    ]) {
+      const field =
+        'new_quality_score' in value ? 'message_template_quality_update' : 'template_category_update';
+      const updates = parseCallback(envelope(field, value));
+      const batch = { destination: { phoneNumberId: null, businessAccountId: 'waba' }, updates };
+      expect(routeBatch(batch, channels)).toEqual({ accountIds: ['acc_a', 'acc_b'] });
+    }
   });
 
   it('reads a page of templates: the last page is the one without paging.next', () => {
