@@ -62,6 +62,7 @@ import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
+import { templateSyncJob } from './modules/templates/sync-job.ts';
 import { voiceCampaignRoutes } from './modules/voice-campaigns/routes.ts';
 import { voiceChannelRoutes } from './modules/voice-channel/routes.ts';
 import { voiceScriptRoutes } from './modules/voice-scripts/routes.ts';
@@ -255,6 +256,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   );
   ctx.jobs.define(templateReviewJob(ctx));
   ctx.jobs.define(channelRefreshJob(ctx));
+  ctx.jobs.define(templateSyncJob({ ...ctx, log: app.log.child({ component: 'templates' }) }));
   ctx.jobs.define(
     dispatchJob({
       ...ctx,

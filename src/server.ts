@@ -11,6 +11,7 @@ import { pruneIdempotencyKeys } from './kernel/idempotency.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { migrate } from './kernel/migrate.ts';
 import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
+import { startTemplateSyncs } from './modules/templates/sync-job.ts';
 
 export interface RunningServer {
   app: App;
@@ -72,6 +73,7 @@ export async function startServer(
   const token = await ensureBootstrapToken(db, config);
   if (token) options.announceBootstrapToken?.(token);
   let pruneTimer: NodeJS.Timeout | null = null;
+  let stopTemplateSyncs: (() => void) | null = null;
   if (config.runWorkers) {
     await jobs.runWorkers();
     await app.ctx.dispatcher.start();
@@ -79,6 +81,7 @@ export async function startServer(
     app.ctx.voice.start();
     app.ctx.campaigns.start();
     app.ctx.media.start();
+    stopTemplateSyncs = startTemplateSyncs({ db, jobs, log: app.log });
     pruneTimer = setInterval(() => {
       pruneIdempotencyKeys(db, new Date()).catch((err) =>
         app.log.warn({ err }, 'could not prune idempotency keys'),
@@ -95,6 +98,7 @@ export async function startServer(
       }, config.shutdownTimeoutMs + 2000);
       deadline.unref();
       if (pruneTimer) clearInterval(pruneTimer);
+      stopTemplateSyncs?.();
       await app.close();
       await jobs.stop(config.shutdownTimeoutMs);
       redis?.disconnect();

@@ -141,6 +141,8 @@ describe('creating a template', () => {
       provider: null,
       providerTemplateId: null,
       submittedAt: null,
+      parameterFormat: 'POSITIONAL',
+      qualityScore: null,
       createdAt: expect.stringMatching(ISO),
       updatedAt: res.body.createdAt,
     });
@@ -1105,6 +1107,7 @@ describe('submitting a template', () => {
           language: rejected.language,
           category: rejected.category,
           components: rejected.components,
+          parameterFormat: 'POSITIONAL',
         },
         { providerTemplateId: rejected.providerTemplateId },
       ]);

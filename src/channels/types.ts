@@ -20,14 +20,21 @@ export type TemplateComponent =
       format: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT';
       /** TEXT headers: up to 60 characters, at most one placeholder {{1}}. */
       text?: string;
-      /** Example values: `header_text` for a TEXT header, `header_handle` (media URLs) otherwise. */
-      example?: { header_text?: string[]; header_handle?: string[] };
+      /**
+       * Example values: `header_text` for a TEXT header (`header_text_named_params` in a NAMED
+       * template), `header_handle` (media URLs) otherwise.
+       */
+      example?: {
+        header_text?: string[];
+        header_handle?: string[];
+        header_text_named_params?: NamedExample[];
+      };
     }
   | {
       type: 'BODY';
       text: string;
-      /** One list of example values, one per placeholder. */
-      example?: { body_text?: string[][] };
+      /** One list of example values, one per placeholder (a NAMED template: one per name). */
+      example?: { body_text?: string[][]; body_text_named_params?: NamedExample[] };
     }
   | { type: 'FOOTER'; text: string }
   | { type: 'BUTTONS'; buttons: TemplateButton[] };
@@ -37,11 +44,34 @@ export type TemplateButton =
   | { type: 'URL'; text: string; url: string; example?: string[] }
   | { type: 'PHONE_NUMBER'; text: string; phone_number: string };
 
+/** A NAMED template's example value of one placeholder, as Meta takes it. */
+export interface NamedExample {
+  param_name: string;
+  example: string;
+}
+
+/** How a template writes its placeholders: {{1}}, {{2}}, … or {{first_name}}. */
+export type ParameterFormat = 'POSITIONAL' | 'NAMED';
+
 export interface TemplateDefinition {
   name: string;
   language: string;
   category: TemplateCategory;
   components: TemplateComponent[];
+  /** POSITIONAL when left out. */
+  parameterFormat?: ParameterFormat;
+}
+
+/**
+ * A send's template parameters: positional values in order (header, body, URL buttons), or a NAMED
+ * template's values by placeholder name.
+ */
+export type TemplateParameters = string[] | Record<string, string>;
+
+/** The payload a send gives one of the template's QUICK_REPLY buttons (its index among the buttons). */
+export interface QuickReplyPayload {
+  index: number;
+  payload: string;
 }
 
 /** What media an outbound message sends; a sticker is a webp image, without caption or filename. */
@@ -117,8 +147,11 @@ export interface ContactCard {
 export type MessageContent =
   | {
       type: 'template';
-      /** The template as approved, and the positional parameters in order: header, body, URL buttons. */
-      template: TemplateDefinition & { parameters: string[] };
+      /**
+       * The template as approved, its parameters (positional in order: header, body, URL buttons;
+       * or by name), and the quick-reply payloads the send sets.
+       */
+      template: TemplateDefinition & { parameters: TemplateParameters; buttonPayloads?: QuickReplyPayload[] };
     }
   | { type: 'text'; text: { body: string; previewUrl: boolean } }
   | {
@@ -230,6 +263,8 @@ export interface ProviderConversation {
   expiresAt: Date | null;
 }
 
+export type TemplateQualityScore = 'GREEN' | 'YELLOW' | 'RED' | 'UNKNOWN';
+
 export type TemplateStatusEvent = 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED' | 'REINSTATED';
 
 /** One fact a provider reports about something Tidings sent or submitted. */
@@ -273,6 +308,29 @@ export type ProviderUpdate =
   | { kind: 'account_update'; signal: AccountUpdateSignal }
   /** An error Meta reports about the number or the app, not about one message (WhatsApp's `errors`). */
   | { kind: 'channel_error'; error: ChannelErrorSignal }
+  /** Meta's new quality score of a template (message_template_quality_update). */
+  | {
+      kind: 'template_quality';
+      providerTemplateId: string;
+      name: string;
+      language: string;
+      previousScore: TemplateQualityScore | null;
+      score: TemplateQualityScore;
+    }
+  /**
+   * A template's category changed (template_category_update), or is to change at `scheduledAt`
+   * (Meta's notice a day ahead: `correctCategory` set, the category still `category`).
+   */
+  | {
+      kind: 'template_category';
+      providerTemplateId: string;
+      name: string;
+      language: string;
+      previousCategory: string | null;
+      category: string;
+      correctCategory: string | null;
+      scheduledAt: Date | null;
+    }
   /** Anything else the provider sent, kept for the log rather than dropped silently. */
   | { kind: 'unknown'; field: string; raw: unknown };
 

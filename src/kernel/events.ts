@@ -26,6 +26,8 @@ export const EVENT_TYPES = [
   'conversation.assigned',
   'conversation.closed',
   'template.status_changed',
+  'template.quality_changed',
+  'template.category_changed',
   'bulk_job.completed',
   'wallet.credited',
   'wallet.low_balance',

@@ -198,7 +198,17 @@ export class Jobs {
     sql: Sql,
     name: string,
     data: T,
-    options: { startAfterSeconds?: number; startAfter?: Date; singletonKey?: string; notify?: boolean } = {},
+    options: {
+      startAfterSeconds?: number;
+      startAfter?: Date;
+      singletonKey?: string;
+      /**
+       * With singletonKey: at most one job of this key per window of this many seconds (aligned on
+       * the epoch), whichever process sends it; a second send in the window adds nothing (null).
+       */
+      singletonSeconds?: number;
+      notify?: boolean;
+    } = {},
   ): Promise<string | null> {
     if (!this.#definitions.has(name)) throw new Error(`unknown job ${name}`);
     const startAfter = options.startAfter ?? (options.startAfterSeconds || undefined);
@@ -206,6 +216,7 @@ export class Jobs {
       db: bossDb(sql),
       ...(startAfter ? { startAfter } : {}),
       ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
+      ...(options.singletonSeconds ? { singletonSeconds: options.singletonSeconds } : {}),
     });
     if (!startAfter && options.notify !== false)
       await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);

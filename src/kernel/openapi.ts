@@ -51,7 +51,11 @@ const EVENT_DELIVERY = {
               type: { type: 'string', enum: [...EVENT_TYPES] },
               createdAt: { type: 'string', format: 'date-time' },
               accountId: { type: ['string', 'null'] },
-              data: { type: 'object', description: 'The resource as the API shows it.' },
+              data: {
+                type: 'object',
+                description:
+                  'The resource as the API shows it; a status change adds `previousStatus`, `template.quality_changed` adds `previousQualityScore`, `template.category_changed` adds `previousCategory` and `upcoming` (`{category, at}` when Meta only announces a recategorisation, the category unchanged; else null).',
+              },
               causedBy: {
                 type: 'object',
                 description:
@@ -240,7 +244,7 @@ export async function installOpenApi(
         {
           name: 'templates',
           description:
-            "Message templates in the WhatsApp Cloud API's own JSON: created as DRAFT and checked against Meta's rules, submitted for review (the sandbox reviews by Meta's rules after `sandbox.reviewAfterMs`), then APPROVED or REJECTED with Meta's reason; later PAUSED or DISABLED by the provider. Only APPROVED templates can be sent. Status changes arrive as `template.status_changed`.",
+            "Message templates in the WhatsApp Cloud API's own JSON: created as DRAFT and checked against Meta's rules, submitted for review (the sandbox reviews by Meta's rules after `sandbox.reviewAfterMs`), then APPROVED or REJECTED with Meta's reason; later PAUSED or DISABLED by the provider. Only APPROVED templates can be sent. Status changes arrive as `template.status_changed`; Meta's quality ratings and recategorisations as `template.quality_changed` and `template.category_changed`. `POST /templates/sync` brings in the WhatsApp Business Account's templates from Meta (also hourly). NAMED templates take `parameters` by name; a send may set quick-reply payloads (`buttonPayloads`).",
         },
         {
           name: 'messages',

@@ -46,6 +46,11 @@ export interface FakeTemplate {
   components: any[];
   status: FakeTemplateStatus;
   reason: string | null;
+  /** Meta's quality rating (UNKNOWN until customers have seen it) and when it was given. */
+  qualityScore: 'GREEN' | 'YELLOW' | 'RED' | 'UNKNOWN';
+  qualityDate: number;
+  /** POSITIONAL unless submitted (or put) with parameter_format NAMED. */
+  parameterFormat: 'POSITIONAL' | 'NAMED';
 }
 
 export interface RecordedRequest {
@@ -198,6 +203,37 @@ const PHONE_FIELDS = [
   'messaging_limit_tier',
 ];
 
+const TEMPLATE_FIELDS = [
+  'id',
+  'name',
+  'language',
+  'status',
+  'category',
+  'components',
+  'quality_score',
+  'parameter_format',
+  'rejected_reason',
+  'previous_category',
+  'sub_category',
+];
+
+/** Graph cursors are opaque base64 strings; the fake's name the entry they stand at. */
+const cursorOf = (templateId: string) => Buffer.from(`hsm:${templateId}`).toString('base64url');
+function cursorPosition(cursor: string, all: FakeTemplate[]): number | null {
+  const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!decoded.startsWith('hsm:')) return null;
+  const index = all.findIndex((t) => t.id === decoded.slice(4));
+  return index < 0 ? null : index;
+}
+
+/** The distinct named placeholders ({{first_name}}) of a text. */
+const names = (text: unknown): string[] =>
+  typeof text === 'string'
+    ? [...new Set(Array.from(text.matchAll(/\{\{\s*([a-z][a-z0-9_]*)\s*\}\}/g), (m) => m[1]!))]
+    : [];
+const hasNumbered = (text: unknown) => typeof text === 'string' && /\{\{\s*\d+\s*\}\}/.test(text);
+const hasNamed = (text: unknown) => typeof text === 'string' && /\{\{\s*[a-z_][a-z0-9_]*\s*\}\}/.test(text);
+
 const placeholders = (text: unknown) =>
   typeof text === 'string' ? new Set(Array.from(text.matchAll(/\{\{\s*(\d+)\s*\}\}/g), (m) => m[1])).size : 0;
 const chars = (text: string) => [...text].length;
@@ -328,7 +364,15 @@ export class FakeWhatsAppCloud {
   /** Puts a template straight into a business's account (APPROVED unless told otherwise). */
   addTemplate(
     business: FakeBusiness,
-    template: { name: string; language: string; category?: string; components: any[] },
+    template: {
+      name: string;
+      language: string;
+      category?: string;
+      components: any[];
+      parameter_format?: string;
+      qualityScore?: FakeTemplate['qualityScore'];
+      reason?: string | null;
+    },
     status: FakeTemplateStatus = 'APPROVED',
   ): FakeTemplate {
     const stored: FakeTemplate = {
@@ -339,7 +383,10 @@ export class FakeWhatsAppCloud {
       category: template.category ?? 'UTILITY',
       components: structuredClone(template.components),
       status,
-      reason: null,
+      reason: template.reason ?? null,
+      qualityScore: template.qualityScore ?? 'UNKNOWN',
+      qualityDate: Math.floor(Date.now() / 1000),
+      parameterFormat: template.parameter_format === 'NAMED' ? 'NAMED' : 'POSITIONAL',
     };
     this.templates.set(stored.id, stored);
     return stored;
@@ -496,6 +543,8 @@ export class FakeWhatsAppCloud {
       return this.#deleteTemplate(owner, url);
     if (req.method === 'GET' && edge === undefined && onPhone) return this.#phoneNumber(owner, url);
     if (req.method === 'POST' && edge === 'media' && onPhone) return this.#upload(owner, req);
+    if (req.method === 'GET' && edge === 'message_templates' && !onPhone)
+      return this.#listTemplates(owner, url);
     if (edge !== undefined && !['messages', 'message_templates', 'media'].includes(edge)) {
       return graphError(2500, { message: `Unknown path components: /${edge}` });
     }
@@ -568,6 +617,75 @@ export class FakeWhatsAppCloud {
     }
     for (const t of doomed) this.templates.delete(t.id);
     return { status: 200, body: { success: true } };
+  }
+
+  /**
+   * GET /{waba-id}/message_templates: the WABA's templates a page at a time, as every Graph list
+   * pages: `limit` (25 by default), the opaque cursors `after` / `before`, and `paging` with
+   * `cursors: {before, after}` (the page's first and last entries) and `next` (the next page's full
+   * URL) only while one follows. `fields` picks the fields (the id always comes).
+   */
+  #listTemplates(business: FakeBusiness, url: URL): GraphAnswer {
+    const asked = url.searchParams.get('fields');
+    const fields = asked
+      ? asked.split(',').map((f) => f.trim())
+      : ['name', 'components', 'language', 'status', 'category'];
+    const unknown = fields.find((f) => !TEMPLATE_FIELDS.includes(f));
+    if (unknown) {
+      return graphError(100, {
+        message: `(#100) Tried accessing nonexisting field (${unknown}) on node type (WhatsAppBusinessHSM)`,
+      });
+    }
+    const limitText = url.searchParams.get('limit') ?? '25';
+    const limit = Number(limitText);
+    if (!/^\d+$/.test(limitText) || limit < 1) {
+      return graphError(100, { message: '(#100) Param limit must be a positive integer' });
+    }
+    const all = [...this.templates.values()].filter(
+      (t) => t.businessAccountId === business.businessAccountId,
+    );
+    const after = url.searchParams.get('after');
+    const before = url.searchParams.get('before');
+    let start = 0;
+    let end = Math.min(all.length, limit);
+    if (after !== null || before !== null) {
+      const position = cursorPosition(after ?? before!, all);
+      if (position === null)
+        return graphError(100, { message: '(#100) The after/before cursor is not valid' });
+      if (after !== null) start = position + 1;
+      else start = Math.max(0, position - limit);
+      end = Math.min(all.length, after !== null ? start + limit : position);
+    }
+    const page = all.slice(start, end);
+    const data = page.map((t) => {
+      const full: Record<string, unknown> = {
+        name: t.name,
+        components: structuredClone(t.components),
+        language: t.language,
+        status: t.status,
+        category: t.category,
+        parameter_format: t.parameterFormat,
+        quality_score: { score: t.qualityScore, date: t.qualityDate },
+        rejected_reason: t.reason ?? 'NONE',
+      };
+      const entry: Record<string, unknown> = {};
+      for (const f of fields) if (f !== 'id') entry[f] = full[f];
+      entry.id = t.id;
+      return entry;
+    });
+    if (page.length === 0) return { status: 200, body: { data } };
+    const cursors = { before: cursorOf(page[0]!.id), after: cursorOf(page.at(-1)!.id) };
+    const link = (key: 'after' | 'before', cursor: string) => {
+      const next = new URL(`https://graph.facebook.com${url.pathname}`);
+      if (asked) next.searchParams.set('fields', asked);
+      next.searchParams.set('limit', String(limit));
+      next.searchParams.set(key, cursor);
+      return next.toString();
+    };
+    const paging: Record<string, unknown> = { cursors };
+    if (end < all.length) paging.next = link('after', cursors.after);
+    if (start > 0) paging.previous = link('before', cursors.before);
+    return { status: 200, body: { data, paging } };
   }
 
   #phoneNumber(business: FakeBusiness, url: URL): GraphAnswer {
@@ -778,12 +896,18 @@ export class FakeWhatsAppCloud {
     const header = template.components.find((c) => c.type === 'HEADER');
     const body = template.components.find((c) => c.type === 'BODY');
     const buttons: any[] = template.components.find((c) => c.type === 'BUTTONS')?.buttons ?? [];
-    const expected = new Map<string, { count: number; kind: string }>();
-    if (header?.format === 'TEXT' && placeholders(header.text) > 0)
+    const expected = new Map<string, { count: number; kind: string; names?: string[] }>();
+    const named = template.parameterFormat === 'NAMED';
+    if (named && header?.format === 'TEXT' && names(header.text).length > 0)
+      expected.set('header', { count: names(header.text).length, kind: 'text', names: names(header.text) });
+    else if (!named && header?.format === 'TEXT' && placeholders(header.text) > 0)
       expected.set('header', { count: 1, kind: 'text' });
     else if (header && header.format !== 'TEXT')
       expected.set('header', { count: 1, kind: String(header.format).toLowerCase() });
-    if (placeholders(body?.text) > 0) expected.set('body', { count: placeholders(body.text), kind: 'text' });
+    if (named && names(body?.text).length > 0)
+      expected.set('body', { count: names(body.text).length, kind: 'text', names: names(body.text) });
+    else if (!named && placeholders(body?.text) > 0)
+      expected.set('body', { count: placeholders(body.text), kind: 'text' });
     buttons.forEach((b, index) => {
       if (b.type === 'URL' && placeholders(b.url) > 0)
         expected.set(`button:${index}`, { count: 1, kind: 'text' });
@@ -796,6 +920,22 @@ export class FakeWhatsAppCloud {
     for (const component of components) {
       const type = String(component?.type ?? '').toLowerCase();
       const key = type === 'button' ? `button:${Number(component.index)}` : type;
+      if (type === 'button' && component.sub_type === 'quick_reply') {
+        // A quick reply's payload for this send: the button at `index` must be a QUICK_REPLY.
+        const button = buttons[Number(component.index)];
+        const payload = Array.isArray(component.parameters) ? component.parameters : [];
+        if (button?.type !== 'QUICK_REPLY' || String(Number(component.index)) !== String(component.index)) {
+          return graphError(131009, { details: `button at index ${component.index} is not a quick reply` });
+        }
+        if (
+          payload.length !== 1 ||
+          payload[0]?.type !== 'payload' ||
+          typeof payload[0].payload !== 'string'
+        ) {
+          return graphError(131009, { details: 'a quick_reply button takes one {type: payload, payload}' });
+        }
+        continue;
+      }
       if (!['header', 'body'].includes(type) && !(type === 'button' && component.sub_type === 'url')) {
         return graphError(132000, { details: `unexpected component ${JSON.stringify(component?.type)}` });
       }
@@ -810,6 +950,16 @@ export class FakeWhatsAppCloud {
         });
       }
       for (const parameter of got) {
+        // A NAMED template's values name their placeholder; a POSITIONAL one's may not.
+        if (
+          want?.names
+            ? !want.names.includes(parameter?.parameter_name)
+            : parameter?.parameter_name !== undefined
+        ) {
+          return graphError(132012, {
+            details: `${key.replace(':', ' ')}: parameter_name ${JSON.stringify(parameter?.parameter_name)} does not match the template`,
+          });
+        }
         const ok =
           want?.kind === 'text'
             ? parameter?.type === 'text' && typeof parameter.text === 'string' && parameter.text.length > 0
@@ -874,6 +1024,44 @@ export class FakeWhatsAppCloud {
         }
       }
     }
+    return this.#parameterFormatProblem(body, refuse);
+  }
+
+  /**
+   * Meta's parameter formats: POSITIONAL ({{1}}, the default) or NAMED ({{first_name}}), whose
+   * examples are `body_text_named_params` / `header_text_named_params`, one {param_name, example}
+   * per placeholder.
+   */
+  #parameterFormatProblem(body: any, refuse: (message: string, subcode?: number) => GraphAnswer) {
+    const format = body.parameter_format ?? 'POSITIONAL';
+    if (!['POSITIONAL', 'NAMED'].includes(format)) {
+      return refuse('parameter_format must be POSITIONAL or NAMED', 2388040);
+    }
+    for (const component of body.components) {
+      if (component.type !== 'BODY' && !(component.type === 'HEADER' && component.format === 'TEXT'))
+        continue;
+      if (format === 'POSITIONAL') {
+        if (hasNamed(component.text)) {
+          return refuse('Named variables such as {{name}} need parameter_format NAMED', 2388040);
+        }
+        continue;
+      }
+      if (hasNumbered(component.text)) {
+        return refuse('A template with parameter_format NAMED cannot use numbered variables', 2388040);
+      }
+      const key = component.type === 'BODY' ? 'body_text_named_params' : 'header_text_named_params';
+      const wanted = names(component.text);
+      const examples = component.example?.[key];
+      if (wanted.length === 0) continue;
+      const given = Array.isArray(examples) ? examples.map((e: any) => e?.param_name) : [];
+      const complete =
+        given.length === wanted.length &&
+        wanted.every((n) => given.includes(n)) &&
+        examples.every((e: any) => typeof e?.example === 'string' && e.example.length > 0);
+      if (!complete) {
+        return refuse(`Message template "components" param is missing expected field(s) (${key})`, 2388043);
+      }
+    }
     return null;
   }
 
@@ -917,11 +1105,13 @@ export class FakeWhatsAppCloud {
       language: template.language,
       category: body?.category ?? template.category,
       components: body?.components,
+      parameter_format: body?.parameter_format ?? template.parameterFormat,
     };
     const problem = this.#templateProblem(edited);
     if (problem) return problem;
     template.category = edited.category;
     template.components = structuredClone(edited.components);
+    template.parameterFormat = edited.parameter_format === 'NAMED' ? 'NAMED' : 'POSITIONAL';
     template.status = this.autoApprove ? 'APPROVED' : 'PENDING';
     template.reason = null;
     return { status: 200, body: { success: true } };
@@ -1142,6 +1332,82 @@ export class FakeWhatsAppCloud {
     const status = becomes[update.event];
     if (template && status) this.setTemplateStatus(template.id, status, update.reason ?? null);
     return this.postCallback(callbackUrl, business, this.templateStatusPayload(business, update), options);
+  }
+
+  /** A template webhook's envelope as raw JSON, with the template id as Meta sends it: a bare number. */
+  #templateWebhook(business: FakeBusiness, field: string, value: Record<string, unknown>): string {
+    const envelope = this.#envelope(business, field, value);
+    (envelope.entry[0] as Record<string, unknown>).time = Math.floor(Date.now() / 1000);
+    const id = String(value.message_template_id);
+    return JSON.stringify(envelope).replace(
+      `"message_template_id":${JSON.stringify(id)}`,
+      `"message_template_id":${id}`,
+    );
+  }
+
+  /**
+   * Meta rates a template's quality (the fake's own template takes the score) and sends
+   * `message_template_quality_update`: {previous_quality_score, new_quality_score,
+   * message_template_id, message_template_name, message_template_language}.
+   */
+  postTemplateQuality(
+    callbackUrl: string,
+    business: FakeBusiness,
+    templateId: string,
+    score: FakeTemplate['qualityScore'],
+  ): Promise<CallbackResult> {
+    const template = this.templates.get(templateId);
+    if (!template) throw new Error(`the fake has no template ${templateId}`);
+    const previous = template.qualityScore;
+    template.qualityScore = score;
+    template.qualityDate = Math.floor(Date.now() / 1000);
+    const payload = this.#templateWebhook(business, 'message_template_quality_update', {
+      previous_quality_score: previous,
+      new_quality_score: score,
+      message_template_id: template.id,
+      message_template_name: template.name,
+      message_template_language: template.language,
+    });
+    return this.postCallback(callbackUrl, business, payload);
+  }
+
+  /**
+   * Meta recategorises a template and sends `template_category_update`: a change made
+   * ({previous_category, new_category}; the fake's own template takes it), or with `announce` one
+   * to be made in 24 hours ({correct_category, new_category: the current one,
+   * category_update_timestamp}; nothing changes yet).
+   */
+  postTemplateCategory(
+    callbackUrl: string,
+    business: FakeBusiness,
+    templateId: string,
+    category: string,
+    options: { announce?: boolean } = {},
+  ): Promise<CallbackResult> {
+    const template = this.templates.get(templateId);
+    if (!template) throw new Error(`the fake has no template ${templateId}`);
+    const named = {
+      message_template_id: template.id,
+      message_template_name: template.name,
+      message_template_language: template.language,
+    };
+    let value: Record<string, unknown>;
+    if (options.announce) {
+      value = {
+        ...named,
+        correct_category: category,
+        new_category: template.category,
+        category_update_timestamp: Math.floor(Date.now() / 1000) + 86_400,
+      };
+    } else {
+      value = { ...named, previous_category: template.category, new_category: category };
+      template.category = category;
+    }
+    return this.postCallback(
+      callbackUrl,
+      business,
+      this.#templateWebhook(business, 'template_category_update', value),
+    );
   }
 
   /**

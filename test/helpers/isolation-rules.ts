@@ -217,6 +217,11 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.submittedTemplateId }),
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not delete a template Meta holds',
   },
+  'syncTemplates:sandbox': {
+    expected: FORBIDDEN,
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; docs/messaging.md § Templates from Meta: a sandbox key of a WhatsApp Cloud API account may not sync',
+  },
+  'syncTemplates:owner': { expected: 'success', why: 'the control of the row above' },
   'replaceTemplate:owner': {
     expected: 'success',
     ids: (w) => ({ id: w.replaceableTemplateId }),

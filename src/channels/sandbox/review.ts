@@ -48,7 +48,8 @@ const PROMOTIONAL = [
 // or passwords over WhatsApp.
 const SENSITIVE = ['card number', 'cvv', 'cvc', 'password', 'social security number', 'bank account number'];
 
-const PLACEHOLDER = /\{\{[1-9][0-9]*\}\}/g;
+// Numbered ({{1}}) and named ({{first_name}}, NAMED templates) alike.
+const PLACEHOLDER = /\{\{(?:[1-9][0-9]*|[a-z][a-z0-9_]*)\}\}/g;
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s]+|\b(?:[a-z0-9-]+\.)+[a-z]{2,}\/[^\s]*/gi;
 const EMOJI = /\p{Extended_Pictographic}/u;
 

@@ -25,6 +25,7 @@ import {
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
 import { parseInboundMessage } from './inbound.ts';
 import { isRecord, type Json, records, unixSeconds } from './json.ts';
+import { qualityOf } from './templates.ts';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
@@ -122,6 +123,10 @@ export function parseCallbackBatches(payload: unknown): CallbackBatch[] {
       else if (field === 'account_update' && isRecord(value))
         updates = [accountUpdateChange(value, entry.time)];
       else if (field === 'errors' && isRecord(value)) updates = errorsChange(value, entry.time);
+      else if (field === 'message_template_quality_update' && isRecord(value))
+        updates = [templateQualityChange(value)];
+      else if (field === 'template_category_update' && isRecord(value))
+        updates = [templateCategoryChange(value)];
       else updates = [{ kind: 'unknown', field, raw: value ?? null }];
       batches.push({ destination, updates });
     }
@@ -265,4 +270,47 @@ function templateChange(value: Json): ProviderUpdate {
   const reason =
     typeof value.reason === 'string' && value.reason && value.reason !== 'NONE' ? value.reason : null;
   return { kind: 'template_status', providerTemplateId, name, language, event, reason };
+}
+
+/** The template a template webhook names: Meta's id (a bare number), name and language. */
+function namedTemplate(value: Json): { providerTemplateId: string; name: string; language: string } | null {
+  const id = value.message_template_id;
+  const providerTemplateId = typeof id === 'number' || typeof id === 'string' ? String(id) : '';
+  const name = value.message_template_name;
+  const language = value.message_template_language;
+  if (!providerTemplateId || typeof name !== 'string' || typeof language !== 'string') return null;
+  return { providerTemplateId, name, language };
+}
+
+/** message_template_quality_update: the template's previous and new quality score. */
+function templateQualityChange(value: Json): ProviderUpdate {
+  const template = namedTemplate(value);
+  const score = qualityOf(value.new_quality_score).score;
+  if (!template || !score) return { kind: 'unknown', field: 'message_template_quality_update', raw: value };
+  return {
+    kind: 'template_quality',
+    ...template,
+    previousScore: qualityOf(value.previous_quality_score).score,
+    score,
+  };
+}
+
+/**
+ * template_category_update, in Meta's two forms: a change made (`previous_category` and
+ * `new_category`), or one announced a day ahead (`correct_category`, the category it will become at
+ * `category_update_timestamp`; `new_category` is then the current one).
+ */
+function templateCategoryChange(value: Json): ProviderUpdate {
+  const template = namedTemplate(value);
+  const category = text(value.new_category);
+  if (!template || !category) return { kind: 'unknown', field: 'template_category_update', raw: value };
+  const correctCategory = text(value.correct_category);
+  return {
+    kind: 'template_category',
+    ...template,
+    previousCategory: correctCategory ? null : text(value.previous_category),
+    category,
+    correctCategory,
+    scheduledAt: correctCategory ? unixSeconds(value.category_update_timestamp) : null,
+  };
 }

@@ -27,6 +27,11 @@ import {
 } from './errors.ts';
 import { isRecord, records } from './json.ts';
 import { messageBody, templateSubmissionBody } from './payloads.ts';
+import { type MetaTemplatePage, readTemplatePage, TEMPLATE_FIELDS } from './templates.ts';
+
+export type TemplatePageOutcome =
+  | { kind: 'page'; page: MetaTemplatePage }
+  | { kind: 'retry' | 'rejected'; error: ProviderError };
 
 /** The dispatcher adapters share: keep-alive connections to the Graph API, bounded waits. */
 export function createGraphAgent(timeoutMs: number): Agent {
@@ -115,13 +120,16 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
 
   /** Meta's edit (POST /{template-id}): the template keeps its id and goes back to review. */
   async #editTemplate(template: TemplateDefinition, providerTemplateId: string): Promise<SubmitOutcome> {
-    const { category, components } = templateSubmissionBody(template) as {
+    const { category, components, parameter_format } = templateSubmissionBody(template) as {
       category: unknown;
       components: unknown;
+      parameter_format?: unknown;
     };
+    // A NAMED template says so again: Meta's edit takes the parameter format beside the components.
     const result = await this.#call('POST', `/${encodeURIComponent(providerTemplateId)}`, {
       category,
       components,
+      ...(parameter_format ? { parameter_format } : {}),
     });
     if (!result.answered) return toSubmitOutcome(this.#noAnswer(result.reason));
     const { answer } = result;
@@ -171,6 +179,27 @@ export class WhatsAppCloudAdapter implements ChannelAdapter {
       return toMarkReadOutcome(this.#unreadable(answer, 'without success'));
     }
     return { kind: 'marked' };
+  }
+
+  /**
+   * One page of the WABA's templates (GET /{waba-id}/message_templates), from the cursor `after`
+   * (the first page without one). The caller follows the page's `after` until it is null.
+   */
+  async listTemplatePage(after: string | null, limit: number): Promise<TemplatePageOutcome> {
+    const query = new URLSearchParams({ fields: TEMPLATE_FIELDS, limit: String(limit) });
+    if (after) query.set('after', after);
+    const path = `/${encodeURIComponent(this.#connection.businessAccountId)}/message_templates?${query}`;
+    const result = await this.#call('GET', path);
+    const failed = (failure: ClassifiedFailure): TemplatePageOutcome => ({
+      kind: failure.retry ? 'retry' : 'rejected',
+      error: failure.error,
+    });
+    if (!result.answered) return failed(this.#noAnswer(result.reason));
+    const { answer } = result;
+    if (answer.status < 200 || answer.status > 299) return failed(this.#failed(answer));
+    const page = readTemplatePage(answer.body);
+    if (!page) return failed(this.#unreadable(answer, 'without a list of templates'));
+    return { kind: 'page', page };
   }
 
   /**

@@ -5,6 +5,7 @@ import type {
   MessageContent,
   OutboundInteractive,
   OutboundMessage,
+  QuickReplyPayload,
   TemplateComponent,
   TemplateDefinition,
 } from '../types.ts';
@@ -64,8 +65,13 @@ function contentFields(content: MessageContent): Json {
         reaction: { message_id: content.reaction.providerMessageId, emoji: content.reaction.emoji },
       };
     case 'template': {
-      const { name, language, components, parameters } = content.template;
-      const filled = templateComponents(components, parameters);
+      const { name, language, components, parameters, buttonPayloads } = content.template;
+      const filled = [
+        ...(Array.isArray(parameters)
+          ? templateComponents(components, parameters)
+          : namedTemplateComponents(components, parameters)),
+        ...quickReplyComponents(buttonPayloads ?? []),
+      ];
       const template: Json = { name, language: { code: language } };
       if (filled.length > 0) template.components = filled;
       return { type: 'template', template };
@@ -165,12 +171,57 @@ export function templateComponents(components: TemplateComponent[], parameters: 
   return out;
 }
 
-/** The body of POST /{waba-id}/message_templates: our stored components are Meta's own JSON. */
+/** The distinct named placeholders ({{first_name}}) of a text, in order of first appearance. */
+export function placeholderNames(text: string | undefined): string[] {
+  if (!text) return [];
+  return [...new Set(Array.from(text.matchAll(/\{\{\s*([a-z][a-z0-9_]*)\s*\}\}/g), (m) => m[1]!))];
+}
+
+/**
+ * A NAMED template's send-time components: each of the header's and the body's placeholders by
+ * its name, `{type: "text", parameter_name, text}`, as Meta takes them (the order does not matter
+ * to Meta; the template's is kept).
+ */
+export function namedTemplateComponents(
+  components: TemplateComponent[],
+  parameters: Record<string, string>,
+): Json[] {
+  const out: Json[] = [];
+  const named = (text: string | undefined) =>
+    placeholderNames(text).flatMap((name) =>
+      parameters[name] === undefined ? [] : [{ type: 'text', parameter_name: name, text: parameters[name] }],
+    );
+  const header = components.find((c) => c.type === 'HEADER');
+  if (header?.format === 'TEXT') {
+    const values = named(header.text);
+    if (values.length > 0) out.push({ type: 'header', parameters: values });
+  }
+  const body = components.find((c) => c.type === 'BODY');
+  const values = named(body?.text);
+  if (values.length > 0) out.push({ type: 'body', parameters: values });
+  return out;
+}
+
+/** The payloads a send gives quick-reply buttons, each by the button's index in the template. */
+export function quickReplyComponents(payloads: QuickReplyPayload[]): Json[] {
+  return payloads.map((p) => ({
+    type: 'button',
+    sub_type: 'quick_reply',
+    index: String(p.index),
+    parameters: [{ type: 'payload', payload: p.payload }],
+  }));
+}
+
+/**
+ * The body of POST /{waba-id}/message_templates: our stored components are Meta's own JSON; a
+ * NAMED template says so (`parameter_format`), POSITIONAL being Meta's default.
+ */
 export function templateSubmissionBody(template: TemplateDefinition): Json {
   return {
     name: template.name,
     language: template.language,
     category: template.category,
+    ...(template.parameterFormat === 'NAMED' ? { parameter_format: 'NAMED' } : {}),
     components: template.components,
   };
 }

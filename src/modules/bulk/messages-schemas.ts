@@ -1,6 +1,12 @@
 import { Type } from 'typebox';
 import { nullable } from '../../kernel/schemas.ts';
-import { ErrorInfo, MessageStatusSchema, messageFields, RecipientSchema } from '../messages/schemas.ts';
+import {
+  ErrorInfo,
+  MessageStatusSchema,
+  messageFields,
+  RecipientSchema,
+  templateSendFields,
+} from '../messages/schemas.ts';
 import type { BulkJobRow } from './repo.ts';
 import { jobProperties, toJobBase } from './schemas.ts';
 
@@ -10,6 +16,7 @@ export const MAX_BULK_RECIPIENTS = 100;
 export const BulkMessagesBody = Type.Object(
   {
     ...messageFields,
+    ...templateSendFields,
     recipients: Type.Array(RecipientSchema, {
       minItems: 1,
       maxItems: MAX_BULK_RECIPIENTS,

@@ -12,7 +12,7 @@ import { newId } from '../../kernel/ids.ts';
 import { type AcceptServices, insufficientBalance } from '../messages/accept.ts';
 import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { prepareRecipients, type RecipientInput } from '../messages/batch.ts';
-import type { MessageFieldsInput } from '../messages/content.ts';
+import type { SendFieldsInput } from '../messages/content.ts';
 import { emitSendCompleted } from './messages-progress.ts';
 import type { AcceptOutcome } from './messages-schemas.ts';
 import { type BulkJobRow, findJob, JOB_COLUMNS } from './repo.ts';
@@ -30,7 +30,7 @@ function errorOf(err: ApiError): AcceptOutcome['error'] {
 export async function acceptBulkSend(
   s: AcceptServices,
   sender: { account: Account; mode: SendMode },
-  body: MessageFieldsInput & { recipients: RecipientInput[] },
+  body: SendFieldsInput & { recipients: RecipientInput[] },
 ): Promise<{ job: BulkJobRow; outcomes: AcceptOutcome[] }> {
   const { recipients, ...fields } = body;
   const { account } = sender;

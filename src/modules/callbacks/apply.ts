@@ -24,6 +24,7 @@ import { notePlayed } from '../messages/played.ts';
 import { contactIdsOf } from '../messages/repo.ts';
 import { applyStatuses, type TargetedChange } from '../messages/status.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
+import { applyTemplateCategory, applyTemplateQuality } from '../templates/meta.ts';
 import { applyTemplateStatus } from '../templates/service.ts';
 
 export interface CallbackSource {
@@ -91,6 +92,10 @@ async function applyStatusUpdates(
       await s.events.emitMany(tx, events);
       if (events.length > 0) applied++;
     } else if (isChannelSignal(update) && (await applyChannelSignal(s, tx, accountId, update))) applied++;
+    else if (update.kind === 'template_quality' && (await applyTemplateQuality(s, tx, accountId, update)))
+      applied++;
+    else if (update.kind === 'template_category' && (await applyTemplateCategory(s, tx, accountId, update)))
+      applied++;
   }
   return applied;
 }

@@ -213,6 +213,8 @@ export function routeBatch(
   const wabaWide = batch.updates.every(
     (u) =>
       u.kind === 'template_status' ||
+      u.kind === 'template_quality' ||
+      u.kind === 'template_category' ||
       u.kind === 'number_quality' ||
       u.kind === 'account_update' ||
       u.kind === 'unknown',

@@ -138,7 +138,7 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
           summary:
             'Status updates and customers’ messages from the WhatsApp Cloud API (signed with X-Hub-Signature-256)',
           description:
-            'Message statuses (sent, delivered, read, failed) and template status updates, applied and emitted as `message.*` and `template.status_changed` events; customers’ messages, stored once each (`message.received`, their conversation and customer service window). A missing or wrong signature is refused with 401 and logged; nothing is applied. An entry for another number than the account’s channel (`metadata.phone_number_id`, or the WABA id of a template update) stores nothing, is logged and counted, and is answered 200.',
+            'Message statuses (sent, delivered, read, failed) and template status, quality and category updates, applied and emitted as `message.*`, `template.status_changed`, `template.quality_changed` and `template.category_changed` events; customers’ messages, stored once each (`message.received`, their conversation and customer service window). A missing or wrong signature is refused with 401 and logged; nothing is applied. An entry for another number than the account’s channel (`metadata.phone_number_id`, or the WABA id of a template update) stores nothing, is logged and counted, and is answered 200.',
           params: Params,
           response: { 200: CallbackAnswer },
         },

@@ -11,7 +11,8 @@ import { campaignTable } from '../campaign-engine/table.ts';
 export interface CampaignMessage {
   templateName: string;
   templateLanguage: string;
-  parameters?: string[];
+  /** A list (POSITIONAL template) or an object by placeholder name (NAMED template); Liquid each. */
+  parameters?: string[] | Record<string, string>;
 }
 
 export interface CampaignWindow {

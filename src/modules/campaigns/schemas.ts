@@ -19,11 +19,18 @@ const MessageSchema = Type.Object(
     templateName: Type.String({ minLength: 1, maxLength: 512 }),
     templateLanguage: Type.String({ minLength: 2, maxLength: 15, examples: ['en_US'] }),
     parameters: Type.Optional(
-      Type.Array(Type.String({ maxLength: 1024 }), {
-        maxItems: 20,
-        description:
-          'The template’s parameters, in order; each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`.',
-      }),
+      Type.Union(
+        [
+          Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 20 }),
+          Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), Type.String({ maxLength: 1024 }), {
+            maxProperties: 20,
+          }),
+        ],
+        {
+          description:
+            'The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`.',
+        },
+      ),
     ),
   },
   { additionalProperties: false, description: 'The approved template each recipient gets.' },
@@ -115,7 +122,7 @@ export const CampaignSchema = Type.Object(
     message: Type.Object({
       templateName: Type.String(),
       templateLanguage: Type.String(),
-      parameters: Type.Array(Type.String()),
+      parameters: Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.String())]),
     }),
     audience: AudienceSchema,
     schedule: Type.Object({

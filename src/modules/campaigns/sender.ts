@@ -252,8 +252,16 @@ async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> 
   for (const { contactId, contact } of ready) {
     try {
       const scope = scopeOf(contact, null, { id: campaign.id, type: 'campaign', data: {} }, now);
-      const parameters: string[] = [];
-      for (const p of campaign.message.parameters ?? []) parameters.push(await render(p, scope));
+      const given = campaign.message.parameters ?? [];
+      let parameters: string[] | Record<string, string>;
+      if (Array.isArray(given)) {
+        parameters = [];
+        for (const p of given) parameters.push(await render(p, scope));
+      } else {
+        // A NAMED template's values, each rendered under its name.
+        parameters = {};
+        for (const [name, p] of Object.entries(given)) parameters[name] = await render(p, scope);
+      }
       const message = await prepareMessage(
         {
           to: contact.phone,

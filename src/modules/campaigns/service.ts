@@ -16,6 +16,7 @@ import { assertAllowed, type CampaignAction, goingStatus } from '../campaign-eng
 import { invalidFields } from '../contacts/fields.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { findTemplateByName, type TemplateRow } from '../templates/repo.ts';
+import { namedParameterIssues } from '../templates/send-rules.ts';
 import { walkAudience } from './audience-walk.ts';
 import {
   type CampaignMessage,
@@ -100,16 +101,27 @@ async function check(sql: Sql, accountId: string, v: CampaignValues): Promise<vo
   const template = await findTemplateByName(sql, accountId, name, language);
   if (!template) {
     issues.push({ field: 'message.templateName', issue: `no template ${name} in ${language}` });
+  } else if (template.parameter_format === 'NAMED') {
+    // Every placeholder by name, and no other (the values are Liquid, rendered per recipient).
+    issues.push(...namedParameterIssues(template, parameters, 'message.parameters'));
+  } else if (!Array.isArray(parameters)) {
+    issues.push({
+      field: 'message.parameters',
+      issue: `must be a list for the POSITIONAL template ${name}: its values in order`,
+    });
   } else if (parameters.length !== template.parameter_count) {
     issues.push({
       field: 'message.parameters',
       issue: `must hold ${template.parameter_count} value(s) for template ${name}, not ${parameters.length}`,
     });
   }
-  parameters.forEach((p, i) => {
+  const entries = Array.isArray(parameters)
+    ? parameters.map((p, i) => [`message.parameters[${i}]`, p] as const)
+    : Object.entries(parameters).map(([k, p]) => [`message.parameters.${k}`, p] as const);
+  for (const [field, p] of entries) {
     const problem = templateProblem(p);
-    if (problem) issues.push({ field: `message.parameters[${i}]`, issue: problem });
-  });
+    if (problem) issues.push({ field, issue: problem });
+  }
   const w = v.send_window;
   if (w && minutes(w.until) <= minutes(w.from)) {
     issues.push({ field: 'schedule.sendWindow.until', issue: 'must be later in the day than from' });

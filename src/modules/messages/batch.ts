@@ -2,15 +2,16 @@
 // a single send, with the template looked up once. What concerns the whole batch (an unknown or
 // unapproved template) refuses the whole request; what concerns one recipient (a bad number, a
 // wrong parameter count, a closed service window) is that recipient's error only.
+import type { TemplateParameters } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
-import type { MessageFieldsInput } from './content.ts';
+import type { SendFieldsInput } from './content.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from './prepare.ts';
 
 export interface RecipientInput {
   to: string;
-  parameters?: string[];
+  parameters?: TemplateParameters;
 }
 
 export type PreparedRecipient = { index: number; to: string } & (
@@ -25,7 +26,7 @@ export async function prepareRecipients(
   sql: Sql,
   approved: ApprovedTemplates,
   account: { id: string; countryCode: string },
-  fields: MessageFieldsInput,
+  fields: SendFieldsInput,
   recipients: RecipientInput[],
 ): Promise<PreparedRecipient[]> {
   const lookup = templateLookup(sql, account.id, approved);

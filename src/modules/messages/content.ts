@@ -2,7 +2,13 @@
 // type (and only those) are there, and WhatsApp's own rules that a schema cannot say (unique button
 // ids, at most 10 list rows in all, template parameters without new lines, …). Every problem is
 // reported at once, with its field.
-import type { ContactCard, MediaKind, OutboundInteractive } from '../../channels/types.ts';
+import type {
+  ContactCard,
+  MediaKind,
+  OutboundInteractive,
+  QuickReplyPayload,
+  TemplateParameters,
+} from '../../channels/types.ts';
 import type { FieldIssue } from '../../kernel/errors.ts';
 import { contactsIssues, emojiIssue, interactiveKindIssues, stickerIssues } from './kinds.ts';
 
@@ -31,7 +37,7 @@ export interface MessageFieldsInput {
 }
 
 /** What a send to one chat takes besides: a reaction and a quote name an earlier message of it. */
-export interface ChatMessageInput extends Omit<MessageFieldsInput, 'type'> {
+export interface ChatMessageInput extends Omit<SendFieldsInput, 'type'> {
   type?: MessageFieldsInput['type'] | 'reaction';
   /** The message reacted to (Tidings' id; prepare.ts finds its provider id) and the emoji. */
   reaction?: { messageId: string; emoji: string };
@@ -39,8 +45,23 @@ export interface ChatMessageInput extends Omit<MessageFieldsInput, 'type'> {
   context?: { messageId: string };
 }
 
+/**
+ * What POST /messages and bulk sends take beyond the shared fields: `parameters` as an object by
+ * name for a NAMED template, and quick-reply payloads.
+ */
+export type SendFieldsInput = Omit<MessageFieldsInput, 'parameters'> & {
+  parameters?: TemplateParameters;
+  buttonPayloads?: QuickReplyPayload[];
+};
+
 export type CheckedContent =
-  | { type: 'template'; name: string; language: string; parameters: string[] }
+  | {
+      type: 'template';
+      name: string;
+      language: string;
+      parameters: TemplateParameters;
+      buttonPayloads: QuickReplyPayload[];
+    }
   | { type: 'text'; body: string; previewUrl: boolean }
   | {
       type: 'media';
@@ -52,7 +73,7 @@ export type CheckedContent =
   | { type: 'reaction'; reaction: { messageId: string; emoji: string } };
 
 const TYPE_FIELDS = {
-  template: ['templateName', 'templateLanguage', 'parameters'],
+  template: ['templateName', 'templateLanguage', 'parameters', 'buttonPayloads'],
   text: ['text', 'previewUrl'],
   media: ['media'],
   interactive: ['interactive'],
@@ -64,13 +85,18 @@ const TYPE_FIELDS = {
 /** WhatsApp refuses template parameters with new lines, tabs or more than four spaces in a row. */
 const BAD_PARAMETER = /[\n\r\t]| {5}/;
 
-export function parameterIssues(parameters: string[], field: string): FieldIssue[] {
-  return parameters.flatMap((p, i) =>
-    BAD_PARAMETER.test(p)
-      ? [{ field: `${field}[${i}]`, issue: 'must not hold new lines, tabs or more than 4 spaces in a row' }]
-      : p.trim() === ''
-        ? [{ field: `${field}[${i}]`, issue: 'must not be blank' }]
-        : [],
+export function parameterIssues(parameters: TemplateParameters, field: string): FieldIssue[] {
+  const entries: [string, string][] = Array.isArray(parameters)
+    ? parameters.map((p, i) => [`${field}[${i}]`, p])
+    : Object.entries(parameters).map(([name, p]) => [`${field}.${name}`, p]);
+  return entries.flatMap(([at, p]) =>
+    typeof p !== 'string'
+      ? [{ field: at, issue: 'must be a string' }]
+      : BAD_PARAMETER.test(p)
+        ? [{ field: at, issue: 'must not hold new lines, tabs or more than 4 spaces in a row' }]
+        : p.trim() === ''
+          ? [{ field: at, issue: 'must not be blank' }]
+          : [],
   );
 }
 
@@ -154,7 +180,13 @@ export function checkContent(input: ChatMessageInput, issues: FieldIssue[]): Che
       if (!input.templateLanguage) issues.push({ field: 'templateLanguage', issue: 'is required' });
       const parameters = input.parameters ?? [];
       issues.push(...parameterIssues(parameters, 'parameters'));
-      content = { type, name: input.templateName ?? '', language: input.templateLanguage ?? '', parameters };
+      content = {
+        type,
+        name: input.templateName ?? '',
+        language: input.templateLanguage ?? '',
+        parameters,
+        buttonPayloads: input.buttonPayloads ?? [],
+      };
       break;
     }
     case 'text':

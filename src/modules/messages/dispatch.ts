@@ -106,7 +106,11 @@ function contentOf(message: MessageRow, template: Loaded['template']): MessageCo
         providerCode: null,
       };
     }
-    return { type: 'template', template: { ...template, parameters: c.template.parameters } };
+    const { parameters, buttonPayloads } = c.template;
+    return {
+      type: 'template',
+      template: { ...template, parameters, ...(buttonPayloads ? { buttonPayloads } : {}) },
+    };
   }
   if ('text' in c) return { type: 'text', text: c.text };
   if ('media' in c) {

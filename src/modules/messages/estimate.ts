@@ -10,7 +10,7 @@ import { quote, windowOpen } from '../pricing/quote.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import { cswViolation } from './accept.ts';
 import { lastInboundOf, prepareRecipients, type RecipientInput } from './batch.ts';
-import type { MessageFieldsInput } from './content.ts';
+import type { SendFieldsInput } from './content.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
 
 export interface EstimateServices {
@@ -47,7 +47,7 @@ export async function estimate(
   s: EstimateServices,
   account: Pick<AccountSnapshot, 'id' | 'countryCode' | 'channelProvider'>,
   mode: SendMode,
-  body: MessageFieldsInput & { to?: string; recipients?: RecipientInput[] },
+  body: SendFieldsInput & { to?: string; recipients?: RecipientInput[] },
 ): Promise<Estimate> {
   const { to, recipients, ...fields } = body;
   if ((to === undefined) === (recipients === undefined)) {

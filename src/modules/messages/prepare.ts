@@ -10,6 +10,7 @@ import type { PriceCategory } from '../pricing/prices.ts';
 import { categoryOf } from '../pricing/quote.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import { type TemplateRow, toDefinition } from '../templates/repo.ts';
+import { buttonPayloadIssues, namedParameterIssues, renderNamedBody } from '../templates/send-rules.ts';
 import { type ChatMessageInput, type CheckedContent, checkContent } from './content.ts';
 import { type MessageReferences, referencedMessage } from './references.ts';
 import type { OutboundContent, StoredContent } from './repo.ts';
@@ -109,17 +110,39 @@ async function prepareTemplate(
       { details: [{ field: 'templateName', issue: `is ${row.status}`, templateId: row.id }] },
     );
   }
-  if (content.parameters.length !== row.parameter_count) {
+  // A NAMED template takes its values by name; quick-reply payloads name QUICK_REPLY buttons.
+  const sendIssues = buttonPayloadIssues(row, content.buttonPayloads);
+  if (row.parameter_format === 'NAMED') {
+    sendIssues.unshift(...namedParameterIssues(row, content.parameters, field));
+    if (sendIssues.length > 0) throw invalidFields(sendIssues);
+    const definition = toDefinition(row);
+    const body = renderNamedBody(definition.components, content.parameters as Record<string, string>);
+    if (body.length > MAX_RENDERED_BODY) {
+      throw invalidFields([
+        { field, issue: `make the body ${body.length} characters long; at most ${MAX_RENDERED_BODY}` },
+      ]);
+    }
+    return { row, definition, body };
+  }
+  if (!Array.isArray(content.parameters)) {
+    sendIssues.unshift({
+      field,
+      issue: `must be a list for the POSITIONAL template ${row.name}: its values in order ({{1}}, {{2}}, …)`,
+    });
+  }
+  if (sendIssues.length > 0) throw invalidFields(sendIssues);
+  const parameters = content.parameters as string[];
+  if (parameters.length !== row.parameter_count) {
     throw invalidFields([
       {
         field,
-        issue: `must hold ${row.parameter_count} value(s) for template ${row.name}, not ${content.parameters.length}`,
+        issue: `must hold ${row.parameter_count} value(s) for template ${row.name}, not ${parameters.length}`,
       },
     ]);
   }
   const definition = toDefinition(row);
   const header = definition.components.find((c) => c.type === 'HEADER');
-  if (header && header.format !== 'TEXT' && !/^https?:\/\/\S+$/i.test(content.parameters[0] ?? '')) {
+  if (header && header.format !== 'TEXT' && !/^https?:\/\/\S+$/i.test(parameters[0] ?? '')) {
     throw invalidFields([
       {
         field: `${field}[0]`,
@@ -127,7 +150,7 @@ async function prepareTemplate(
       },
     ]);
   }
-  const body = renderBody(definition.components, content.parameters);
+  const body = renderBody(definition.components, parameters);
   if (body.length > MAX_RENDERED_BODY) {
     throw invalidFields([
       { field, issue: `make the body ${body.length} characters long; at most ${MAX_RENDERED_BODY}` },
@@ -234,7 +257,14 @@ async function prepareContent(
       );
       return {
         ...base,
-        content: { type: 'template', template: { ...definition, parameters: checked.parameters } },
+        content: {
+          type: 'template',
+          template: {
+            ...definition,
+            parameters: checked.parameters,
+            ...(checked.buttonPayloads.length > 0 ? { buttonPayloads: checked.buttonPayloads } : {}),
+          },
+        },
         stored: {
           template: {
             id: row.id,
@@ -243,6 +273,8 @@ async function prepareContent(
             category: row.category,
             parameters: checked.parameters,
             body,
+            // Kept with the message: a retry of its hand-over sends the same payloads.
+            ...(checked.buttonPayloads.length > 0 ? { buttonPayloads: checked.buttonPayloads } : {}),
           },
         },
         templateId: row.id,

@@ -4,7 +4,9 @@ import type {
   InboundReferral,
   Provider,
   ProviderPricing,
+  QuickReplyPayload,
   ReferredProduct,
+  TemplateParameters,
 } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/db.ts';
 import type { Page } from '../../kernel/pagination.ts';
@@ -23,8 +25,11 @@ export type OutboundContent = (
         name: string;
         language: string;
         category: string;
-        parameters: string[];
+        /** A list (POSITIONAL), or an object by name (NAMED). */
+        parameters: TemplateParameters;
         body: string;
+        /** The quick-reply payloads the send set, if any. */
+        buttonPayloads?: QuickReplyPayload[];
       };
     }
   | { text: { body: string; previewUrl: boolean } }

@@ -18,6 +18,53 @@ const Parameters = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
     "The template's positional parameters, in order: the header's placeholder (if any), then the body's {{1}}…{{n}}, then one per URL button with a placeholder. No new lines, tabs or more than 4 spaces in a row.",
 });
 
+/** A NAMED template's values, by placeholder name (POST /messages, estimates and bulk sends). */
+const NamedParameters = Type.Record(
+  Type.String({ pattern: '^[a-z][a-z0-9_]*$' }),
+  Type.String({ minLength: 1, maxLength: 1024 }),
+  {
+    maxProperties: 100,
+    description:
+      'A NAMED template\'s values by placeholder name, e.g. {"first_name": "Ada"}: every placeholder, and no other name.',
+  },
+);
+
+/** Positional values (a list) or a NAMED template's values (an object). */
+export const SendParameters = Type.Union([Parameters, NamedParameters], {
+  description:
+    'The template\'s values: a list in order for a POSITIONAL template (header, body {{1}}…{{n}}, URL buttons), an object by name for a NAMED one ({"first_name": "Ada"}). No new lines, tabs or more than 4 spaces in a row.',
+});
+
+export const ButtonPayloads = Type.Array(
+  Type.Object(
+    {
+      index: Type.Integer({
+        minimum: 0,
+        maximum: 9,
+        description:
+          "The button's position in the template's BUTTONS component, from 0: a QUICK_REPLY button.",
+      }),
+      payload: Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: 'Comes back as the `button.payload` of the customer’s inbound message when they tap it.',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  {
+    maxItems: 10,
+    description:
+      "Template sends: the payload of each QUICK_REPLY button named, for this message (kept with it; a retry sends the same). Buttons left out carry Meta's default payload (their text).",
+  },
+);
+
+/** What a template send takes beyond the shared fields (POST /messages, estimates, bulk sends). */
+export const templateSendFields = {
+  parameters: Type.Optional(SendParameters),
+  buttonPayloads: Type.Optional(ButtonPayloads),
+};
+
 const MediaSchema = Type.Object(
   {
     kind: Type.Union(
@@ -341,7 +388,7 @@ export const chatSendFields = {
 };
 
 export const SendMessageBody = Type.Object(
-  { to: Phone, ...chatSendFields },
+  { to: Phone, ...chatSendFields, ...templateSendFields },
   {
     additionalProperties: false,
     description:
@@ -353,7 +400,7 @@ export const RecipientSchema = Type.Object(
   {
     to: Phone,
     parameters: Type.Optional({
-      ...Parameters,
+      ...SendParameters,
       description: "This recipient's template parameters (replace the top-level ones).",
     }),
   },
@@ -442,8 +489,11 @@ export const MessageSchema = Type.Object(
         name: Type.String(),
         language: Type.String(),
         category: Type.String(),
-        parameters: Type.Array(Type.String()),
+        parameters: Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.String())], {
+          description: 'A list (POSITIONAL template), or an object by name (NAMED template).',
+        }),
         body: Type.String({ description: 'The body with the parameters filled in.' }),
+        buttonPayloads: Type.Optional(ButtonPayloads),
       }),
     ),
     text: nullable(Type.String()),
@@ -644,6 +694,7 @@ export const EstimateBody = Type.Object(
       }),
     ),
     ...messageFields,
+    ...templateSendFields,
   },
   {
     additionalProperties: false,

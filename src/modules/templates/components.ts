@@ -14,6 +14,7 @@ import type {
 import type { FieldIssue } from '../../kernel/errors.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { languageHint, TEMPLATE_LANGUAGES } from './languages.ts';
+import { checkNamedBody, checkNamedHeader, type NamedContext, positionalMisuse } from './named.ts';
 
 export const LIMITS = {
   name: 512,
@@ -63,7 +64,7 @@ function placeholdersOf(text: string): Placeholders {
   if (token) {
     const inner = token[1]!.trim();
     malformed = /^[A-Za-z_][A-Za-z0-9_]*$/.test(inner)
-      ? `uses the named placeholder "${token[0]}": only numbered placeholders {{1}}, {{2}}, … are supported`
+      ? `uses the named placeholder "${token[0]}" in a POSITIONAL template: number it ({{1}}, {{2}}, …) or set parameterFormat NAMED`
       : `has a malformed placeholder "${token[0]}": write placeholders as {{1}}, {{2}}, … (digits from 1, no spaces)`;
   } else if (/\{\{|\}\}|\{\uE000|\uE000\}/.test(rest)) {
     malformed = 'has unbalanced curly braces: write placeholders as {{1}}, {{2}}, …';
@@ -89,6 +90,8 @@ interface Context {
   issues: FieldIssue[];
   category: TemplateCategory;
   parameters: number;
+  /** Set for a NAMED template: its rules (named.ts) replace the positional ones. */
+  named: NamedContext | null;
 }
 
 function add(ctx: Context, field: string, issue: string) {
@@ -232,6 +235,13 @@ function checkUrlButton(ctx: Context, b: Extract<TemplateButton, { type: 'URL' }
   if (!isUrl(numbers.length === 1 ? `${fixed}a` : fixed, ['http:', 'https:'])) {
     return add(ctx, field, 'must be an http or https URL');
   }
+  if (numbers.length === 1 && ctx.named) {
+    return add(
+      ctx,
+      field,
+      'may not hold a placeholder in a NAMED template: Tidings fills URL buttons by position; use POSITIONAL',
+    );
+  }
   if (numbers.length === 1) {
     // The value may complete a path or a query, never the host: the link must show where it goes.
     if (new URL(`${fixed}a`).host !== new URL(`${fixed}b`).host) {
@@ -334,7 +344,19 @@ export function checkTemplate(input: TemplateDefinition): CheckedTemplate {
   if (!CATEGORIES.includes(input.category)) {
     issues.push({ field: 'category', issue: `must be one of ${CATEGORIES.join(', ')}` });
   }
-  const ctx: Context = { issues, category: input.category, parameters: 0 };
+  const format = input.parameterFormat ?? 'POSITIONAL';
+  if (format === 'NAMED' && input.category === 'AUTHENTICATION') {
+    issues.push({
+      field: 'parameterFormat',
+      issue: 'must be POSITIONAL for an AUTHENTICATION template: its one parameter is the code, {{1}}',
+    });
+  }
+  const ctx: Context = {
+    issues,
+    category: input.category,
+    parameters: 0,
+    named: format === 'NAMED' ? { issues, names: [] } : null,
+  };
   const seen = new Set<string>();
   let rank = -1;
   for (const [i, c] of input.components.entries()) {
@@ -351,7 +373,10 @@ export function checkTemplate(input: TemplateDefinition): CheckedTemplate {
     seen.add(c.type);
     if (position < rank) add(ctx, `${at}.type`, `is out of order: components go ${ORDER.join(', ')}`);
     rank = Math.max(rank, position);
-    if (c.type === 'HEADER') checkHeader(ctx, c, at);
+    if (!ctx.named) issues.push(...positionalMisuse(c, at));
+    if (c.type === 'HEADER' && ctx.named) ctx.parameters += checkNamedHeader(ctx.named, c, at);
+    else if (c.type === 'BODY' && ctx.named) ctx.parameters += checkNamedBody(ctx.named, c, at);
+    else if (c.type === 'HEADER') checkHeader(ctx, c, at);
     else if (c.type === 'BODY') checkBody(ctx, c, at);
     else if (c.type === 'FOOTER') checkFooter(ctx, c, at);
     else checkButtons(ctx, c, at);
@@ -364,6 +389,7 @@ export function checkTemplate(input: TemplateDefinition): CheckedTemplate {
       language: input.language,
       category: input.category,
       components: input.components,
+      parameterFormat: format,
     },
     parameterCount: ctx.parameters,
   };

@@ -1,10 +1,12 @@
 // Template rows. Every query a request makes is scoped by account_id: another account's id finds
 // nothing. The messages module reads templates through findTemplateByName and toDefinition.
 import type {
+  ParameterFormat,
   Provider,
   TemplateCategory,
   TemplateComponent,
   TemplateDefinition,
+  TemplateQualityScore,
 } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/db.ts';
 import type { Page } from '../../kernel/pagination.ts';
@@ -35,13 +37,24 @@ export interface TemplateRow {
   submitted_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** Meta's quality score (null until Meta gives one) and when it was last set. */
+  quality_score: TemplateQualityScore | null;
+  quality_updated_at: Date | null;
+  parameter_format: ParameterFormat;
 }
 
 const COLUMNS = `id, account_id, name, language, category, components, parameter_count, status, rejection_reason,
-  provider, provider_template_id, submitted_at, created_at, updated_at`;
+  provider, provider_template_id, submitted_at, created_at, updated_at, quality_score, quality_updated_at,
+  parameter_format`;
 
 export function toDefinition(row: TemplateRow): TemplateDefinition {
-  return { name: row.name, language: row.language, category: row.category, components: row.components };
+  return {
+    name: row.name,
+    language: row.language,
+    category: row.category,
+    components: row.components,
+    parameterFormat: row.parameter_format,
+  };
 }
 
 /** Inserts a template, or answers the id of the account's template with this name and language. */
@@ -53,12 +66,15 @@ export async function insertTemplate(
     definition: TemplateDefinition;
     parameterCount: number;
     now: Date;
+    /** A template read from Meta (a sync) comes with what Meta says of it; a create is a DRAFT. */
+    fromProvider?: TemplateChange;
   },
 ): Promise<{ row: TemplateRow } | { existingId: string }> {
   const { definition: d } = row;
   const { rows } = await sql.query<TemplateRow>(
-    `INSERT INTO templates (id, account_id, name, language, category, components, parameter_count, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+    `INSERT INTO templates (id, account_id, name, language, category, components, parameter_count, created_at, updated_at,
+       parameter_format)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
      ON CONFLICT (account_id, name, language) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -70,8 +86,12 @@ export async function insertTemplate(
       JSON.stringify(d.components),
       row.parameterCount,
       row.now,
+      d.parameterFormat ?? 'POSITIONAL',
     ],
   );
+  if (rows[0] && row.fromProvider) {
+    return { row: await updateTemplate(sql, row.accountId, row.id, row.fromProvider, row.now) };
+  }
   if (rows[0]) return { row: rows[0] };
   const existing = await findTemplateByName(sql, row.accountId, d.name, d.language);
   // Deleted between the two statements: rare enough to report as the conflict it nearly was.
@@ -147,6 +167,9 @@ export interface TemplateChange {
   provider?: Provider | null;
   providerTemplateId?: string | null;
   submittedAt?: Date | null;
+  qualityScore?: TemplateQualityScore | null;
+  qualityUpdatedAt?: Date | null;
+  parameterFormat?: ParameterFormat;
 }
 
 const CHANGE_COLUMNS: Record<keyof TemplateChange, string> = {
@@ -160,6 +183,9 @@ const CHANGE_COLUMNS: Record<keyof TemplateChange, string> = {
   provider: 'provider',
   providerTemplateId: 'provider_template_id',
   submittedAt: 'submitted_at',
+  qualityScore: 'quality_score',
+  qualityUpdatedAt: 'quality_updated_at',
+  parameterFormat: 'parameter_format',
 };
 
 /** A new name and language taken by another template fails the statement with UNIQUE_VIOLATION. */

@@ -3,12 +3,14 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { syncTemplates } from './meta-sync.ts';
 import { listTemplates } from './repo.ts';
 import {
   CreateTemplateBody,
   TemplateIdParams,
   TemplateListQuery,
   TemplateSchema,
+  TemplateSyncSchema,
   templateSchemaErrors,
   toTemplate,
   UpdateTemplateBody,
@@ -50,6 +52,25 @@ export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const row = await createTemplate(s, accountOf(request).id, request.body);
         reply.status(201);
         return toTemplate(row);
+      },
+    );
+
+    app.post(
+      '/templates/sync',
+      {
+        config: { access: 'account', errors: ['CONFLICT', 'FORBIDDEN', 'SERVICE_UNAVAILABLE'] },
+        schema: {
+          tags,
+          operationId: 'syncTemplates',
+          summary: "Bring the account's templates in line with Meta's (WhatsApp Cloud API accounts)",
+          description:
+            "Reads every template of the account's WhatsApp Business Account from Meta (`GET /{waba-id}/message_templates`, page after page) and creates the ones Tidings lacks (with Meta's id) and updates the others (matched by Meta's id, else by name and language): status, category, components, quality score, parameter format, rejection reason. Changes emit `template.status_changed`, `template.category_changed` and `template.quality_changed` as Meta's callbacks would. Synchronous: every page is read first, then all is written in one transaction, so a Meta failure on any page leaves everything as it was: 503 with Retry-After when Meta could not answer, 409 with Meta's reason when it refused. A DRAFT here is left as it is (reported in `skipped`). On the sandbox channel there is no Meta: 200 with `provider: sandbox` and nothing changed. A sandbox key of a WhatsApp Cloud API account gets 403. The same sync runs every hour for every account on the WhatsApp Cloud API.",
+          response: { 200: TemplateSyncSchema },
+        },
+      },
+      async (request) => {
+        const mode = request.principal?.mode ?? 'live';
+        return syncTemplates(ctx, accountOf(request).id, mode);
       },
     );
 

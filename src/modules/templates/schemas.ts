@@ -16,6 +16,23 @@ const text = (max: number, description: string) => Type.String({ minLength: 1, m
 const oneValue = (max: number, description: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: max }), { minItems: 1, maxItems: 1, description });
 
+const NamedExample = Type.Object(
+  {
+    param_name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'The placeholder’s name, as in {{first_name}}.',
+    }),
+    example: Type.String({ minLength: 1, maxLength: LIMITS.exampleValue }),
+  },
+  { additionalProperties: false, title: 'TemplateNamedExample' },
+);
+
+export const ParameterFormatSchema = Type.Enum(['POSITIONAL', 'NAMED'], {
+  description:
+    'How placeholders are written: POSITIONAL {{1}}, {{2}}, … (the default; a send gives `parameters` as a list) or NAMED {{first_name}} (lowercase letters, digits and underscores; a send gives `parameters` as an object by name).',
+});
+
 const Header = Type.Object(
   {
     type: Type.Literal('HEADER'),
@@ -33,6 +50,13 @@ const Header = Type.Object(
         {
           header_text: Type.Optional(
             oneValue(LIMITS.headerText, 'TEXT headers with {{1}}: an example value for it (required then).'),
+          ),
+          header_text_named_params: Type.Optional(
+            Type.Array(NamedExample, {
+              minItems: 1,
+              maxItems: 1,
+              description: 'NAMED templates, TEXT headers with a placeholder: its example (required then).',
+            }),
           ),
           header_handle: Type.Optional(
             oneValue(
@@ -69,6 +93,15 @@ const Body = Type.Object(
                 examples: [[['Ada', 'ORD-1042']]],
               },
             ),
+          ),
+          body_text_named_params: Type.Optional(
+            Type.Array(NamedExample, {
+              minItems: 1,
+              maxItems: 100,
+              description:
+                'NAMED templates: an example value per placeholder, by its name (required with placeholders).',
+              examples: [[{ param_name: 'first_name', example: 'Ada' }]],
+            }),
           ),
         },
         { additionalProperties: false },
@@ -129,7 +162,7 @@ const Buttons = Type.Object(
   { additionalProperties: false, title: 'TemplateButtons', description: 'Optional; at most one, last.' },
 );
 
-const Components = Type.Array(Type.Union([Header, Body, Footer, Buttons]), {
+export const Components = Type.Array(Type.Union([Header, Body, Footer, Buttons]), {
   minItems: 1,
   // Four at most in fact; a repeated type is reported by the rules, with its position.
   maxItems: 10,
@@ -166,7 +199,13 @@ const Status = Type.Enum([...TEMPLATE_STATUSES], {
 const Provider = Type.Enum(['sandbox', 'whatsapp_cloud']);
 
 export const CreateTemplateBody = Type.Object(
-  { name: Name, language: Language, category: Category, components: Components },
+  {
+    name: Name,
+    language: Language,
+    category: Category,
+    parameterFormat: Type.Optional(ParameterFormatSchema),
+    components: Components,
+  },
   {
     additionalProperties: false,
     title: 'TemplateInput',
@@ -245,6 +284,21 @@ export const TemplateSchema = Type.Object(
     provider: nullable(Provider),
     providerTemplateId: nullable(Type.String({ description: "The provider's id of the last submission." })),
     submittedAt: NullableTimestamp,
+    parameterFormat: ParameterFormatSchema,
+    qualityScore: nullable(
+      Type.Object(
+        {
+          score: Type.Enum(['GREEN', 'YELLOW', 'RED', 'UNKNOWN'], {
+            description: 'GREEN (high), YELLOW (medium), RED (low), UNKNOWN (not rated yet).',
+          }),
+          updatedAt: NullableTimestamp,
+        },
+        {
+          description:
+            "Meta's quality rating of the template, from message_template_quality_update or a sync; null until Meta gives one (always null in the sandbox).",
+        },
+      ),
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -264,6 +318,10 @@ export function toTemplate(row: TemplateRow) {
     provider: row.provider,
     providerTemplateId: row.provider_template_id,
     submittedAt: row.submitted_at?.toISOString() ?? null,
+    parameterFormat: row.parameter_format,
+    qualityScore: row.quality_score
+      ? { score: row.quality_score, updatedAt: row.quality_updated_at?.toISOString() ?? null }
+      : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -326,3 +384,40 @@ export function templateSchemaErrors(errors: FastifySchemaValidationError[], par
   }
   return invalidFields(validationIssues(kept, part));
 }
+
+export const TemplateSyncSchema = Type.Object(
+  {
+    provider: Type.Enum(['sandbox', 'whatsapp_cloud'], {
+      description: 'sandbox: the account has no Meta to read; nothing was read or changed.',
+    }),
+    pages: Type.Integer({
+      description: 'Pages of `GET /{waba-id}/message_templates` read (100 templates each).',
+    }),
+    seen: Type.Integer({ description: 'Templates Meta listed.' }),
+    created: Type.Integer({
+      description: 'Templates Meta has that Tidings had not: created with Meta’s id.',
+    }),
+    updated: Type.Integer({
+      description:
+        'Templates whose status, category, components, quality score, parameter format or rejection reason changed.',
+    }),
+    unchanged: Type.Integer({ description: 'Templates already as Meta has them.' }),
+    skipped: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        language: Type.String(),
+        providerTemplateId: Type.String(),
+        reason: Type.String({
+          description:
+            'Why it was left as it is: a DRAFT here, a status or components Tidings does not keep, …',
+        }),
+      }),
+      { description: 'Templates Meta listed that were not brought in, each with why.' },
+    ),
+  },
+  {
+    title: 'TemplateSync',
+    description:
+      'What a sync did. Every page is read before anything is written, and all of it is written at once.',
+  },
+);

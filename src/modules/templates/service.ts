@@ -3,6 +3,7 @@
 // Every change of status emits template.status_changed in the transaction that makes it.
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
 import type {
+  ParameterFormat,
   Provider,
   ProviderUpdate,
   SubmitOutcome,
@@ -50,13 +51,14 @@ export interface TemplateServices {
   approvedTemplates: ApprovedTemplates;
 }
 
-type StatusDeps = Pick<TemplateServices, 'events' | 'now' | 'approvedTemplates'>;
+export type StatusDeps = Pick<TemplateServices, 'events' | 'now' | 'approvedTemplates'>;
 
 export interface TemplateInput {
   name: string;
   language: string;
   category: TemplateCategory;
   components: TemplateComponent[];
+  parameterFormat?: ParameterFormat;
 }
 
 /** Editing and submitting start only from these; anything else is with or decided by the provider. */
@@ -75,7 +77,7 @@ function wrongState(row: TemplateRow, action: string): ApiError {
 }
 
 /** Writes a change and, if it alters the status, its template.status_changed event. */
-async function write(
+export async function write(
   deps: StatusDeps,
   tx: Tx,
   row: TemplateRow,
@@ -195,6 +197,7 @@ async function rewrite(
         category: definition.category,
         components: definition.components,
         parameterCount,
+        parameterFormat: definition.parameterFormat,
         status: 'DRAFT',
         rejectionReason: null,
       });
