@@ -194,6 +194,18 @@ function freeForm(
   return { ...base, content, stored, templateId: null, category: 'service', freeForm: true };
 }
 
+/** What preparing a message looks things up with, and how its errors name their fields. */
+export interface PrepareContext {
+  countryCode: string;
+  lookup: TemplateLookup;
+  toField?: string;
+  parametersField?: string;
+  /** Where `media.id` is taken: the account's uploads. */
+  media?: MediaLookup;
+  /** How the messages a reaction or a quote names are found (a send to one chat only). */
+  references?: MessageReferences;
+}
+
 /**
  * Prepares one message to `to`. `parametersField` names where the parameters came from, for
  * errors (`parameters`, or `recipients[3].parameters` in a batch). Throws the ApiError a send
@@ -201,16 +213,7 @@ function freeForm(
  */
 export async function prepareMessage(
   input: ChatMessageInput & { to: string },
-  ctx: {
-    countryCode: string;
-    lookup: TemplateLookup;
-    toField?: string;
-    parametersField?: string;
-    /** Where `media.id` is taken: the account's uploads. */
-    media?: MediaLookup;
-    /** How the messages a reaction or a quote names are found (a send to one chat only). */
-    references?: MessageReferences;
-  },
+  ctx: PrepareContext,
 ): Promise<PreparedMessage> {
   const prepared = await prepareContent(input, ctx);
   if (input.context === undefined && prepared.type !== 'reaction') return prepared;
@@ -229,13 +232,7 @@ export async function prepareMessage(
 
 async function prepareContent(
   input: ChatMessageInput & { to: string },
-  ctx: {
-    countryCode: string;
-    lookup: TemplateLookup;
-    toField?: string;
-    parametersField?: string;
-    media?: MediaLookup;
-  },
+  ctx: Omit<PrepareContext, 'references'>,
 ): Promise<PreparedMessage> {
   const issues: FieldIssue[] = [];
   const to = normalizePhone(input.to, ctx.countryCode);
