@@ -26,17 +26,17 @@ export const ERROR_CATALOGUE = {
     status: 415,
     message: 'Send the body as JSON with Content-Type: application/json.',
   },
-  CONTACT_OPTED_OUT: {
-    status: 422,
-    message:
-      'The contact has stopped marketing messages on WhatsApp: a MARKETING template may not be sent to them.',
-  },
   CSW_VIOLATION: {
     status: 422,
     message:
       'Free-form messages may only be sent within 24 hours of the last inbound message; use a template.',
   },
   TEMPLATE_NOT_APPROVED: { status: 422, message: 'The template is not approved.' },
+  CONTACT_OPTED_OUT: {
+    status: 422,
+    message:
+      'The contact has stopped marketing messages on WhatsApp: a MARKETING template may not be sent to them.',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',
