@@ -23,6 +23,7 @@ import { Jobs } from './kernel/jobs.ts';
 import { RateLimits } from './kernel/limits.ts';
 import { installMetrics, Metrics } from './kernel/metrics.ts';
 import { installOpenApi } from './kernel/openapi.ts';
+import { RouteHints } from './kernel/route-hints.ts';
 import { SecretBox } from './kernel/secrets.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { automationInbox } from './modules/automation/outbox.ts';
@@ -304,7 +305,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     if (closing) reply.header('connection', 'close');
   });
 
-  installErrorHandling(app, config.publicBaseUrl);
+  installErrorHandling(app, config.publicBaseUrl, new RouteHints(ctx.routes, API_PREFIX));
   await installOpenApi(app, config, ctx.routes);
   installMetrics(app, ctx.metrics);
   installAccessPolicy(app, {

@@ -520,7 +520,7 @@ describe('sub-account keys', () => {
     expect(sandbox.body).toMatchObject({
       scope: 'sandbox',
       name: 'dev',
-      apiKey: expect.stringMatching(/^tdg_test_/),
+      apiKey: expect.stringMatching(/^tdg_sandbox_/),
     });
     expect(byDefault.body).toMatchObject({ scope: 'live', apiKey: expect.stringMatching(/^tdg_live_/) });
 

@@ -17,6 +17,9 @@ export const systemResolver: Resolver = async (hostname) =>
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
+/** The setting (src/config.ts) whose hosts and ranges the check lets through; refusals name it. */
+export const ALLOW_SETTING = 'WEBHOOK_ALLOWED_HOSTS';
+
 export class EgressRefused extends Error {
   override name = 'EgressRefused';
 }
@@ -120,11 +123,25 @@ export class Egress {
       addresses = [];
     }
     if (addresses.length === 0) return `host ${host} does not resolve`;
-    const refused = this.#refusal(host, addresses);
-    if (refused) return `is refused: ${refused}`;
+    const refused = addresses.find((a) => this.addressProblem(a));
+    if (refused) return `is refused: ${this.#explain(host, refused)}`;
     const allAllowed = addresses.every((a) => this.#allowedAddress(normalise(ipaddr.parse(a))));
-    if (url.protocol === 'http:' && !allAllowed) return 'must use https';
+    if (url.protocol === 'http:' && !allAllowed) {
+      return `must use https (plain http is let through only to hosts listed in ${ALLOW_SETTING})`;
+    }
     return null;
+  }
+
+  // A refusal a newcomer can act on: what the address is, and the setting that lets it through
+  // (the usual case is a receiver on localhost during development).
+  #explain(host: string, address: string): string {
+    const ip = normalise(ipaddr.parse(address));
+    const what = ip.range() === 'unicast' ? 'an IPv4-compatible' : `a ${ip.range()}`;
+    const reached = host === address ? address : `${host} resolves to ${address}`;
+    return (
+      `${reached}, ${what} address, which webhooks may not reach unless the server allows it; ` +
+      `to allow it (local development), start the server with ${ALLOW_SETTING}=${host}`
+    );
   }
 
   // The lookup every connection of the agent makes: resolve, refuse if any address is not allowed,

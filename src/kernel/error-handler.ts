@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { databaseUnreachable } from './db.ts';
 import { ApiError, type ErrorCode, type FieldIssue } from './errors.ts';
+import type { RouteHints } from './route-hints.ts';
 
 interface AjvIssue {
   instancePath: string;
@@ -136,19 +137,38 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     });
 }
 
-export function installErrorHandling(app: FastifyInstance, docsBase: string): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  docsBase: string,
+  hints: RouteHints | null = null,
+): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiError = toApiError(err);
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: apiError.code }, apiError.message);
     return sendError(request, reply, apiError, docsBase);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
-      request,
-      reply,
-      new ApiError('RESOURCE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`),
-      docsBase,
-    ),
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, routeMiss(request, hints), docsBase));
+}
+
+// No route answered: a path that exists under other methods is a 405 listing them (OPTIONS too:
+// nothing here answers it, and the Allow header is what it would have told); a path that exists
+// under the API prefix says so.
+function routeMiss(request: FastifyRequest, hints: RouteHints | null): ApiError {
+  const path = request.url.split('?')[0];
+  const allowed = hints?.allowed(path) ?? [];
+  if (allowed.length > 0) {
+    return new ApiError(
+      'METHOD_NOT_ALLOWED',
+      `${path} does not take ${request.method}; it takes ${allowed.join(', ')}.`,
+      { headers: { allow: allowed.join(', ') } },
+    );
+  }
+  const meant = hints?.suggestion(path);
+  return new ApiError(
+    'RESOURCE_NOT_FOUND',
+    meant
+      ? `No route ${request.method} ${path}: the API is under /api/v1/public, so it is ${request.method} ${meant}.`
+      : `No route ${request.method} ${path}.`,
   );
 }

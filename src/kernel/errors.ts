@@ -14,6 +14,10 @@ export const ERROR_CATALOGUE = {
   FORBIDDEN: { status: 403, message: 'This key may not do this.' },
   ACCOUNT_SUSPENDED: { status: 403, message: 'The account is suspended or closed.' },
   RESOURCE_NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: 'This path does not take this method; the Allow header lists those it takes.',
+  },
   CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
   ALREADY_BOOTSTRAPPED: { status: 409, message: 'This installation has already been bootstrapped.' },
   IDEMPOTENCY_IN_PROGRESS: {

@@ -1,13 +1,19 @@
-// API key text: <prefix><kind>_<32 random base62><6 base62 checksum>, e.g. tdg_live_…, tdg_test_…,
-// tdg_partner_…. The checksum (CRC32 of everything before it) lets a secret scanner, and this
+// API key text: <prefix><kind>_<32 random base62><6 base62 checksum>, e.g. tdg_live_…,
+// tdg_sandbox_…, tdg_partner_…. The kind is the scope's own word; sandbox keys issued before it was
+// (tdg_test_…) are still read as sandbox keys, so no key already handed out stops working. The checksum (CRC32 of everything before it) lets a secret scanner, and this
 // service, reject a mistyped or made-up key offline. Only a SHA-256 of the text is stored.
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 export type KeyScope = 'live' | 'sandbox' | 'partner';
 
-const KIND_OF_SCOPE: Record<KeyScope, string> = { live: 'live', sandbox: 'test', partner: 'partner' };
-const SCOPE_OF_KIND: Record<string, KeyScope> = { live: 'live', test: 'sandbox', partner: 'partner' };
+const KIND_OF_SCOPE: Record<KeyScope, string> = { live: 'live', sandbox: 'sandbox', partner: 'partner' };
+const SCOPE_OF_KIND: Record<string, KeyScope> = {
+  live: 'live',
+  sandbox: 'sandbox',
+  test: 'sandbox', // the kind sandbox keys were issued with before they took the scope's name
+  partner: 'partner',
+};
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
@@ -40,7 +46,7 @@ export function generateKey(prefix: string, scope: KeyScope): string {
 /** The scope a well-formed key with a valid checksum claims, or null. */
 export function parseKey(prefix: string, text: string): KeyScope | null {
   if (!text.startsWith(prefix)) return null;
-  const m = /^(live|test|partner)_([0-9A-Za-z]+)$/.exec(text.slice(prefix.length));
+  const m = /^(live|sandbox|test|partner)_([0-9A-Za-z]+)$/.exec(text.slice(prefix.length));
   if (!m || m[2].length !== RANDOM_LENGTH + CHECKSUM_LENGTH) return null;
   const body = text.slice(0, -CHECKSUM_LENGTH);
   if (checksum(body) !== text.slice(-CHECKSUM_LENGTH)) return null;

@@ -182,7 +182,7 @@ export async function installOpenApi(
             type: 'apiKey',
             in: 'header',
             name: 'X-Api-Key',
-            description: 'tdg_live_… or tdg_test_…',
+            description: 'tdg_live_… or tdg_sandbox_… (sandbox keys issued as tdg_test_… keep working)',
           },
           PartnerKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'tdg_partner_…' },
           BootstrapToken: { type: 'http', scheme: 'bearer', description: 'The one-time bootstrap token.' },

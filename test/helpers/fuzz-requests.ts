@@ -117,6 +117,7 @@ function invalidAuth(op: Operation, ctx: FuzzContext): fc.Arbitrary<Headers> {
       `${ctx.liveKey} `,
       'tdg_live_',
       'tdg_test_',
+      'tdg_sandbox_',
       'tdg_partner_',
       `tdg_live_${'A'.repeat(40)}`,
       flip(ctx.partnerKey),

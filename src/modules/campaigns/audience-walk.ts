@@ -19,12 +19,15 @@ export interface EstimateLine {
   count: number;
   free: number;
   amountMicros: number;
+  /** What these sends would cost on a live channel (equal to amountMicros off the sandbox). */
+  liveAmountMicros: number;
 }
 
 export interface Walked {
   recipients: number;
   skipped: number;
   totalMicros: number;
+  liveTotalMicros: number;
   lines: EstimateLine[];
 }
 
@@ -40,7 +43,7 @@ export async function walkAudience(
   const category = categoryOf(template.category);
   const marketing = template.category === 'MARKETING';
   const lines = new Map<string, EstimateLine>();
-  const walked: Walked = { recipients: 0, skipped: 0, totalMicros: 0, lines: [] };
+  const walked: Walked = { recipients: 0, skipped: 0, totalMicros: 0, liveTotalMicros: 0, lines: [] };
   await eachAudiencePage(sql, campaign.account_id, campaign.audience, now, async (contacts) => {
     const states: string[] = [];
     for (const c of contacts) {
@@ -51,12 +54,13 @@ export async function walkAudience(
       }
       states.push('pending');
       walked.recipients++;
-      const q = quote(prices, {
+      const priced = {
         country: countryOf(c.phone),
         category,
         windowOpen: windowOpen(c.last_inbound_at, now),
-        provider,
-      });
+      };
+      const q = quote(prices, { ...priced, provider });
+      const live = provider === 'sandbox' ? quote(prices, { ...priced, provider: 'whatsapp_cloud' }) : q;
       const key = `${q.country}/${q.category}`;
       const line = lines.get(key) ?? {
         country: q.country,
@@ -65,12 +69,15 @@ export async function walkAudience(
         count: 0,
         free: 0,
         amountMicros: 0,
+        liveAmountMicros: 0,
       };
       line.count++;
       if (q.chargeMicros === 0 && q.listPriceMicros > 0) line.free++;
       line.amountMicros += q.chargeMicros;
+      line.liveAmountMicros += live.chargeMicros;
       lines.set(key, line);
       walked.totalMicros += q.chargeMicros;
+      walked.liveTotalMicros += live.chargeMicros;
     }
     if (fix && contacts.length > 0) {
       await sql.query(

@@ -164,6 +164,11 @@ export const EstimateSchema = Type.Object(
     recipients: Type.Integer({ description: 'Who would be messaged now.' }),
     skipped: Type.Integer({ description: 'Who would be skipped (opted out of marketing).' }),
     cost: MoneySchema,
+    liveCost: {
+      ...MoneySchema,
+      description:
+        'What the audience would cost on a live channel (WhatsApp Cloud API), with the same service-window rules: what a sandbox estimate’s 0 stands for. Equal to `cost` off the sandbox.',
+    },
     lines: Type.Array(
       Type.Object({
         country: Type.Union([Type.String(), Type.Null()]),
@@ -171,6 +176,7 @@ export const EstimateSchema = Type.Object(
         unitPrice: MoneySchema,
         count: Type.Integer(),
         amount: MoneySchema,
+        liveAmount: { ...MoneySchema, description: 'What these sends would cost on a live channel.' },
         free: Type.Integer({ description: 'Of `count`, those free (an open service window, the sandbox).' }),
       }),
       { description: 'By country and category.' },

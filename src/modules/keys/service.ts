@@ -65,7 +65,13 @@ export async function createKey(
     if (account.status === 'CLOSED') throw new ApiError('CONFLICT', 'The account is closed.');
     const plan = planOf(account.plan_code);
     if (!hasFeature(plan, account.addons, 'api_access')) {
-      throw new ApiError('PLAN_UPGRADE_REQUIRED', `The ${plan.name} plan has no API access.`);
+      // Say the way out: Pro has the API only with the add-on, lower plans need another plan.
+      throw new ApiError(
+        'PLAN_UPGRADE_REQUIRED',
+        plan.apiAccess === 'addon'
+          ? `The ${plan.name} plan has API access only with the \`api_access\` add-on: set "addons": ["api_access"] on the account (PATCH /partner/accounts/${owner.accountId}) or move it to Business or above.`
+          : `The ${plan.name} plan has no API access: move the account to Business or above, or to Pro with the \`api_access\` add-on.`,
+      );
     }
     const { rows } = await tx.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM api_keys

@@ -31,6 +31,8 @@ export interface EstimateLine {
   category: string | null;
   listPriceMicros: number;
   chargeMicros: number;
+  /** What the same send would charge on a live channel (equal to chargeMicros off the sandbox). */
+  liveChargeMicros: number;
   freeReason: string | null;
   error: { code: string; message: string; details?: unknown } | null;
 }
@@ -38,6 +40,7 @@ export interface EstimateLine {
 export interface Estimate {
   lines: EstimateLine[];
   totalMicros: number;
+  liveTotalMicros: number;
   balanceMicros: number;
   currency: string;
   provider: string;
@@ -90,6 +93,7 @@ export async function estimate(
       category: null,
       listPriceMicros: 0,
       chargeMicros: 0,
+      liveChargeMicros: 0,
       freeReason: null,
     };
     if (!p.prepared) {
@@ -102,12 +106,16 @@ export async function estimate(
       const e = cswViolation(m.to);
       return { ...none, to: m.to, error: { code: e.code, message: e.message } };
     }
-    const q = quote(s.prices, { country: m.country, category: m.category, windowOpen: open, provider });
-    return { ...none, to: m.to, ...q, error: null };
+    const priced = { country: m.country, category: m.category, windowOpen: open };
+    const q = quote(s.prices, { ...priced, provider });
+    // The sandbox charges nothing; a newcomer still wants to know what going live would cost.
+    const live = provider === 'sandbox' ? quote(s.prices, { ...priced, provider: 'whatsapp_cloud' }) : q;
+    return { ...none, to: m.to, ...q, liveChargeMicros: live.chargeMicros, error: null };
   });
   return {
     lines,
     totalMicros: lines.reduce((sum, l) => sum + l.chargeMicros, 0),
+    liveTotalMicros: lines.reduce((sum, l) => sum + l.liveChargeMicros, 0),
     balanceMicros: wallet?.wallet_balance_micros ?? 0,
     currency: wallet?.currency ?? 'USD',
     provider,

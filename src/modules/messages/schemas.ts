@@ -716,11 +716,20 @@ export const EstimateSchema = Type.Object(
           ...MoneySchema,
           description: 'What the send would take from the wallet, after the free rules.',
         },
+        liveCharge: {
+          ...MoneySchema,
+          description:
+            'What the send would take on a live channel (WhatsApp Cloud API), with the same service-window rules: what the sandbox’s 0 stands for. Equal to `charge` off the sandbox.',
+        },
         freeReason: nullable(Type.String({ description: 'customer_service_window or sandbox.' })),
         error: nullable(ErrorInfo),
       }),
     ),
     total: { ...MoneySchema, description: 'The sum of the charges.' },
+    liveTotal: {
+      ...MoneySchema,
+      description: 'The sum of the `liveCharge`s: what this would cost on a live channel.',
+    },
     balance: MoneySchema,
     sufficient: Type.Boolean({ description: 'Whether the balance pays for the total now.' }),
     channel: Type.String({

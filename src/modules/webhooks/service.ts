@@ -49,7 +49,12 @@ export interface EndpointInput {
 
 async function checkUrl(egress: Egress, url: string): Promise<void> {
   const problem = await egress.check(url);
-  if (problem) throw invalid('url', problem);
+  // The message is a sentence naming the URL, since it is what a newcomer reads first.
+  if (problem) {
+    throw new ApiError('INVALID_REQUEST', `The webhook URL ${url} ${problem}.`, {
+      details: [{ field: 'url', issue: problem }],
+    });
+  }
 }
 
 function checkFilters(filters: string[]): string[] {
