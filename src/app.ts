@@ -21,6 +21,7 @@ import { installIdempotency } from './kernel/idempotency.ts';
 import { installInputGuard } from './kernel/input-guard.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { RateLimits } from './kernel/limits.ts';
+import { prettyDestination } from './kernel/log-format.ts';
 import { installMetrics, Metrics } from './kernel/metrics.ts';
 import { installOpenApi } from './kernel/openapi.ts';
 import { RouteHints } from './kernel/route-hints.ts';
@@ -123,11 +124,13 @@ function validators() {
 }
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
+  // Readable lines on a terminal, JSON elsewhere (TIDINGS_LOG_FORMAT decides when set).
+  const logStream = deps.logStream ?? prettyDestination(config.logFormat);
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
-      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      ...(logStream ? { stream: logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,

@@ -17,6 +17,8 @@ export interface Config {
   secretsKey: string | null;
   webhookAllowedHosts: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** json or pretty; null → pretty on a terminal, JSON otherwise (kernel/log-format.ts). */
+  logFormat: 'json' | 'pretty' | null;
   bodyLimitBytes: number;
   partnerRatePerSecond: number;
   monthlyQuotaOverride: number | null;
@@ -180,6 +182,17 @@ export const SETTINGS: Setting<any>[] = [
       if (!(LOG_LEVELS as readonly string[]).includes(s))
         throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
       return s as Config['logLevel'];
+    },
+  },
+  {
+    env: 'TIDINGS_LOG_FORMAT',
+    key: 'logFormat',
+    description:
+      'json (one object per line) or pretty (one readable line each); unset → pretty on a terminal, JSON otherwise',
+    default: null,
+    parse: (s) => {
+      if (s !== 'json' && s !== 'pretty') throw new Error('must be json or pretty');
+      return s;
     },
   },
   {

@@ -1,5 +1,8 @@
-// Logs are JSON lines with a request id per request, and never hold a key or token.
+// Logs are JSON lines with a request id per request, or (on a terminal) one readable line each, and
+// never hold a key or token in either form.
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { PrettyLogStream, prettyDestination, resolveLogFormat } from '../src/kernel/log-format.ts';
 import { call, tenant } from './helpers/client.ts';
 import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
 import { useTestApp } from './helpers/setup.ts';
@@ -26,5 +29,77 @@ describe('logs', () => {
     expect(all).not.toContain(t.apiKey.slice(9, 30));
     expect(all).not.toContain(env.partner.partnerKey.slice(12, 40));
     expect(all).not.toContain(BOOTSTRAP_TOKEN);
+  });
+});
+
+// The same app's lines, rewritten for a terminal (TIDINGS_LOG_FORMAT=pretty, or a TTY).
+const prettyLines: string[] = [];
+const prettyEnv = useTestApp({
+  config: { logLevel: 'info' },
+  logStream: new PrettyLogStream({ write: (line: string) => prettyLines.push(line) }),
+});
+
+describe('pretty logs', () => {
+  it('are one line per request: method, path, status, time and request id', async () => {
+    const t = await tenant(prettyEnv.app, prettyEnv.partner.partnerKey);
+    prettyLines.length = 0;
+    const ok = await call(prettyEnv.app, 'GET', '/account', { key: t.apiKey });
+    const reqId = ok.headers['x-request-id'] as string;
+    const mine = prettyLines.filter((l) => l.includes(reqId));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatch(
+      new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  GET /api/v1/public/account 200 \\d+ms  ${reqId}\\n$`),
+    );
+    expect(() => JSON.parse(mine[0])).toThrow();
+  });
+
+  it('show a refusal’s code and message on its own line, and hold no key, token or key text', async () => {
+    const t = await tenant(prettyEnv.app, prettyEnv.partner.partnerKey);
+    prettyLines.length = 0;
+    await call(prettyEnv.app, 'GET', '/account', { key: `${t.apiKey.slice(0, -1)}x` });
+    await call(prettyEnv.app, 'POST', '/partner/bootstrap', {
+      headers: { authorization: `Bearer ${BOOTSTRAP_TOKEN}` },
+    });
+    const all = prettyLines.join('');
+    expect(all).toMatch(
+      /INFO {2}The API key is missing, unknown, revoked or expired\. {2}code=INVALID_API_KEY req_/,
+    );
+    expect(all).toMatch(/POST \/api\/v1\/public\/partner\/bootstrap 409 \d+ms/);
+    expect(all).not.toContain(t.apiKey);
+    expect(all).not.toContain(t.apiKey.slice(9, 30));
+    expect(all).not.toContain(BOOTSTRAP_TOKEN);
+  });
+});
+
+describe('the log format', () => {
+  it('is pretty on a terminal and JSON elsewhere, unless TIDINGS_LOG_FORMAT says', () => {
+    expect(resolveLogFormat(null, true)).toBe('pretty');
+    expect(resolveLogFormat(null, false)).toBe('json');
+    expect(resolveLogFormat(null, undefined)).toBe('json');
+    expect(resolveLogFormat('json', true)).toBe('json');
+    expect(resolveLogFormat('pretty', false)).toBe('pretty');
+    expect(loadConfig({}).logFormat).toBeNull();
+    expect(loadConfig({ TIDINGS_LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(loadConfig({ TIDINGS_LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(() => loadConfig({ TIDINGS_LOG_FORMAT: 'colour' })).toThrow(
+      'TIDINGS_LOG_FORMAT="colour": must be json or pretty',
+    );
+    // JSON keeps pino's own destination; pretty rewrites what is written to the terminal.
+    expect(prettyDestination('json', { write: () => true, isTTY: true })).toBeUndefined();
+    expect(prettyDestination(null, { write: () => true, isTTY: false })).toBeUndefined();
+    expect(prettyDestination(null, { write: () => true, isTTY: true })).toBeInstanceOf(PrettyLogStream);
+  });
+
+  it('prints an error with its stack, other fields as key=value, and a foreign line as it came', () => {
+    const out: string[] = [];
+    const s = new PrettyLogStream({ write: (l: string) => out.push(l) });
+    s.write(
+      `${JSON.stringify({ level: 50, time: Date.UTC(2026, 0, 2, 3, 4, 5, 6), msg: 'request failed', reqId: 'req_1', component: 'webhooks', err: { type: 'Error', message: 'boom', stack: 'Error: boom\n    at x (y.ts:1:2)' } })}\n`,
+    );
+    s.write('not json\n');
+    expect(out).toEqual([
+      '03:04:05.006 ERROR request failed  component=webhooks req_1\n    Error: boom\n        at x (y.ts:1:2)\n',
+      'not json\n',
+    ]);
   });
 });
