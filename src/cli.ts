@@ -10,7 +10,12 @@ import { ADDONS, PLAN_CODES } from './kernel/plans.ts';
 import { listAccounts } from './modules/accounts/repo.ts';
 import { createKey, revokeKey } from './modules/keys/service.ts';
 import { provisionAccount } from './modules/partner/accounts.ts';
-import { installationPartner, renewBootstrapToken } from './modules/partner/bootstrap.ts';
+import {
+  bootstrapTokenFile,
+  installationPartner,
+  readBootstrapToken,
+  renewBootstrapToken,
+} from './modules/partner/bootstrap.ts';
 import { prepareDatabase, startServer } from './server.ts';
 
 function config(): Config {
@@ -75,8 +80,9 @@ function printBootstrapToken(token: string, cfg: Config): void {
   process.stdout.write(
     [
       '',
-      '  Tidings bootstrap token (shown once):',
+      '  Tidings bootstrap token:',
       `    ${token}`,
+      `  (kept in ${bootstrapTokenFile(cfg)} until used; print it again with: npx tidings bootstrap-token --show)`,
       '  Create your partner key with:',
       `    curl -X POST ${cfg.publicBaseUrl}/api/v1/public/partner/bootstrap -H "Authorization: Bearer ${token}"`,
       '',
@@ -125,17 +131,36 @@ program
 program
   .command('bootstrap-token')
   .description('issue a new bootstrap token (only while the installation is not bootstrapped)')
-  .action(() =>
-    withDatabase(async (db, cfg) => {
+  .option(
+    '--show',
+    'print the unused generated token from DATA_DIR/bootstrap-token (works while the server runs)',
+  )
+  .action((options: { show?: boolean }) => {
+    if (options.show) {
+      // Reads the file only: the embedded database may be open in the running server.
+      const cfg = config();
+      const token = readBootstrapToken(cfg);
+      if (token) {
+        process.stdout.write(`${token}\n`);
+        return;
+      }
+      process.stderr.write(
+        cfg.bootstrapToken
+          ? 'BOOTSTRAP_TOKEN is set in the environment: that token is the bootstrap token.\n'
+          : `No unused bootstrap token in ${bootstrapTokenFile(cfg)}: the installation is bootstrapped, or the server has not started yet.\n`,
+      );
+      process.exit(1);
+    }
+    return withDatabase(async (db, cfg) => {
       if (cfg.bootstrapToken) {
         process.stdout.write(
           'BOOTSTRAP_TOKEN is set in the environment: that token is the bootstrap token.\n',
         );
         return;
       }
-      printBootstrapToken(await renewBootstrapToken(db), cfg);
-    }),
-  );
+      printBootstrapToken(await renewBootstrapToken(db, cfg), cfg);
+    });
+  });
 
 const accounts = program.command('accounts').description('manage accounts');
 accounts

@@ -1,6 +1,6 @@
 // The `tidings` command line, run as a real process on an embedded database in a temporary folder.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../src/kernel/db.ts';
@@ -37,7 +37,8 @@ function tidings(args: string[], env: Record<string, string> = {}): Promise<Run>
 /** Opens the CLI's embedded database in this process (the CLI has exited) and builds an app on it. */
 async function withApp<T>(work: (app: Awaited<ReturnType<typeof createTestApp>>) => Promise<T>): Promise<T> {
   const db = await openPglite(`${dataDir}/db`);
-  const app = await createTestApp(db, { config: { bootstrapToken: null } });
+  // DATA_DIR is the CLI's: a bootstrap removes the token file there, and nowhere else.
+  const app = await createTestApp(db, { config: { bootstrapToken: null, dataDir } });
   try {
     return await work(app);
   } finally {
@@ -94,6 +95,8 @@ describe('tidings CLI', { timeout: 120_000 }, () => {
     expect(first).toBeTruthy();
     expect(second).toBeTruthy();
     expect(second).not.toBe(first);
+    // The newest is the one kept for --show.
+    expect((await tidings(['bootstrap-token', '--show'])).stdout.trim()).toBe(second);
     await withApp(async (app) => {
       const stale = await call(app, 'POST', '/partner/bootstrap', {
         headers: { authorization: `Bearer ${first}` },
@@ -104,6 +107,11 @@ describe('tidings CLI', { timeout: 120_000 }, () => {
       });
       expect(ok.status).toBe(201);
     });
+    // The used token's file is gone, and --show says why there is nothing to show.
+    expect(existsSync(`${dataDir}/bootstrap-token`)).toBe(false);
+    const shown = await tidings(['bootstrap-token', '--show']);
+    expect(shown.code).toBe(1);
+    expect(shown.stderr).toContain('No unused bootstrap token');
     const after = await tidings(['bootstrap-token']);
     expect(after.code).toBe(1);
     expect(after.stderr).toContain('ALREADY_BOOTSTRAPPED');
@@ -124,8 +132,16 @@ describe('tidings CLI', { timeout: 120_000 }, () => {
     const deadline = Date.now() + 60_000;
     while (!out.includes('Server listening') && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
-    expect(out).toContain('Tidings bootstrap token (shown once)');
+    expect(out).toContain('Tidings bootstrap token');
     expect(out).toContain('Server listening');
+    const printed = /\n {4}(\S+)\n/.exec(out)?.[1];
+    expect(printed).toBeTruthy();
+    // Findable again while the server runs (the embedded database stays the server's alone), from a
+    // file only its owner can read.
+    expect(statSync(`${fresh}/bootstrap-token`).mode & 0o777).toBe(0o600);
+    const shown = await tidings(['bootstrap-token', '--show'], { DATA_DIR: fresh });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout.trim()).toBe(printed);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     rmSync(fresh, { recursive: true, force: true });

@@ -1,12 +1,38 @@
 // The bootstrap token and POST /partner/bootstrap: the one-time step that creates the installation's
 // partner and its first partner key. The token comes from BOOTSTRAP_TOKEN or, when that is unset,
-// is generated at first start (only its hash is kept) and printed once.
+// is generated at first start (only its hash is kept in the database) and printed; its text is also
+// kept in DATA_DIR/bootstrap-token (mode 0600) until it is used, so it stays findable while the
+// server runs (`tidings bootstrap-token --show`) without reaching the database.
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from '../../config.ts';
 import type { Database, Sql } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { generateToken, hashSecret, sameSecret } from '../../kernel/keys.ts';
 import { createKey } from '../keys/service.ts';
+
+/** Where a generated token waits for its one use. */
+export function bootstrapTokenFile(config: Pick<Config, 'dataDir'>): string {
+  return join(config.dataDir, 'bootstrap-token');
+}
+
+/** Keeps a generated token where its operator can read it again (and nobody else can). */
+export function saveBootstrapToken(config: Pick<Config, 'dataDir'>, token: string): void {
+  mkdirSync(config.dataDir, { recursive: true });
+  const path = bootstrapTokenFile(config);
+  writeFileSync(path, `${token}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600); // a file that already existed keeps its mode otherwise
+}
+
+/** The kept token, or null when there is none (never generated, or already used). */
+export function readBootstrapToken(config: Pick<Config, 'dataDir'>): string | null {
+  try {
+    return readFileSync(bootstrapTokenFile(config), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
 
 interface InstallationRow {
   bootstrap_token_hash: string | null;
@@ -26,24 +52,28 @@ async function installation(sql: Sql, forUpdate = false): Promise<InstallationRo
  */
 export async function ensureBootstrapToken(db: Database, config: Config): Promise<string | null> {
   if (config.bootstrapToken) return null;
-  return db.transaction(async (tx) => {
+  const token = await db.transaction(async (tx) => {
     const row = await installation(tx, true);
     if (row.bootstrapped_at || row.bootstrap_token_hash) return null;
     const token = generateToken();
     await tx.query('UPDATE installation SET bootstrap_token_hash = $1', [hashSecret(token)]);
     return token;
   });
+  if (token) saveBootstrapToken(config, token);
+  return token;
 }
 
 /** Replaces the generated token with a new one (`tidings bootstrap-token`), while not bootstrapped. */
-export async function renewBootstrapToken(db: Database): Promise<string> {
-  return db.transaction(async (tx) => {
+export async function renewBootstrapToken(db: Database, config: Pick<Config, 'dataDir'>): Promise<string> {
+  const token = await db.transaction(async (tx) => {
     const row = await installation(tx, true);
     if (row.bootstrapped_at) throw new ApiError('ALREADY_BOOTSTRAPPED');
     const token = generateToken();
     await tx.query('UPDATE installation SET bootstrap_token_hash = $1', [hashSecret(token)]);
     return token;
   });
+  saveBootstrapToken(config, token);
+  return token;
 }
 
 function tokenMatches(given: string, config: Config, row: InstallationRow): boolean {
@@ -59,7 +89,7 @@ export async function bootstrap(db: Database, config: Config, authorization: str
       'INVALID_BOOTSTRAP_TOKEN',
       'Send the bootstrap token as Authorization: Bearer <token>.',
     );
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const row = await installation(tx, true);
     if (!tokenMatches(given, config, row)) throw new ApiError('INVALID_BOOTSTRAP_TOKEN');
     if (row.bootstrapped_at) throw new ApiError('ALREADY_BOOTSTRAPPED');
@@ -74,6 +104,10 @@ export async function bootstrap(db: Database, config: Config, authorization: str
     );
     return { partnerId, ...key };
   });
+  // A generated token has done its one job; its file goes with it. (A configured BOOTSTRAP_TOKEN
+  // never had a file: nothing of DATA_DIR is touched then.)
+  if (!config.bootstrapToken) rmSync(bootstrapTokenFile(config), { force: true });
+  return result;
 }
 
 /** The installation's partner, if bootstrapped (the CLI attaches the accounts it creates to it). */
