@@ -72,6 +72,7 @@ describe('campaigns on the WhatsApp Cloud API', () => {
       recipients: 5,
       skipped: 0,
       cost: { amount: '0.3480', currency: 'USD' },
+      liveCost: { amount: '0.3480', currency: 'USD' },
       balance: { amount: '10.0000' },
       shortfall: { amount: '0.0000' },
     });
@@ -82,6 +83,7 @@ describe('campaigns on the WhatsApp Cloud API', () => {
         unitPrice: { amount: '0.1365', currency: 'USD' },
         count: 2,
         amount: { amount: '0.2730', currency: 'USD' },
+        liveAmount: { amount: '0.2730', currency: 'USD' },
         free: 0,
       },
       {
@@ -90,6 +92,7 @@ describe('campaigns on the WhatsApp Cloud API', () => {
         unitPrice: { amount: '0.0250', currency: 'USD' },
         count: 3,
         amount: { amount: '0.0750', currency: 'USD' },
+        liveAmount: { amount: '0.0750', currency: 'USD' },
         free: 0,
       },
     ]);
