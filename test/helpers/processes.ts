@@ -56,7 +56,10 @@ export async function exited(
 }
 
 /** Starts `tidings serve` with the given settings added to a quiet test environment. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: { readyMs?: number } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn('node', ['src/cli.ts', 'serve'], {
     cwd: ROOT,
@@ -76,7 +79,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   child.stdout?.on('data', (chunk) => output.push(String(chunk)));
   child.stderr?.on('data', (chunk) => output.push(String(chunk)));
   const server = { child, base: `http://127.0.0.1:${port}`, output };
-  const deadline = Date.now() + 45_000;
+  const deadline = Date.now() + (options.readyMs ?? 45_000);
   while (Date.now() < deadline) {
     if (!running(child)) throw new Error(`server exited with ${child.exitCode}: ${output.join('')}`);
     try {
