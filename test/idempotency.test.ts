@@ -3,6 +3,7 @@
 // key refused (422); a key whose first request is still running refused (409); keys per account
 // (per partner on partner routes); bad keys refused; requests that fail validation or with a 5xx
 // not using the key up; keys forgotten after 24 hours; and the OpenAPI document saying all this.
+import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
 import { pruneIdempotencyKeys } from '../src/kernel/idempotency.ts';
@@ -30,14 +31,16 @@ const flakyCalls = new Map<string, number>();
 const env = useTestApp({
   workers: true,
   beforeReady: (a) => {
-    a.post('/api/v1/public/test/slow', { config: { access: 'account' } }, async (request, reply) => {
+    // Routes that read a body say so with a body schema (one sent elsewhere is refused).
+    const schema = { body: Type.Object({}, { additionalProperties: true }) };
+    a.post('/api/v1/public/test/slow', { config: { access: 'account' }, schema }, async (request, reply) => {
       slowCalls++;
       slowEntered.resolve();
       await slowRelease.promise;
       reply.status(201);
       return { call: slowCalls, body: request.body };
     });
-    a.post('/api/v1/public/test/flaky', { config: { access: 'account' } }, async (request, reply) => {
+    a.post('/api/v1/public/test/flaky', { config: { access: 'account' }, schema }, async (request, reply) => {
       const name = (request.body as { name: string }).name;
       const n = (flakyCalls.get(name) ?? 0) + 1;
       flakyCalls.set(name, n);

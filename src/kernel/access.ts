@@ -26,6 +26,16 @@ declare module 'fastify' {
      * transaction (see usageToCount); a call it did not count is counted after the answer.
      */
     countsUsageItself?: boolean;
+    /**
+     * A body the route reads as bytes (a provider's signed callback), not through a body schema:
+     * its schema and media type for the OpenAPI document only. Such a route takes a body.
+     */
+    rawBody?: { schema: unknown; contentType: string };
+    /**
+     * The body's fields are all optional to the schema but the handler needs one of them (400
+     * otherwise): the document then says the body is required and not empty.
+     */
+    bodyRequired?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;

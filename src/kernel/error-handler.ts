@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { databaseUnreachable } from './db.ts';
 import { ApiError, type ErrorCode, type FieldIssue } from './errors.ts';
+import { noBody, takesBody } from './input-guard.ts';
 import type { RouteHints } from './route-hints.ts';
 
 interface AjvIssue {
@@ -137,13 +138,22 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     });
 }
 
+/**
+ * A body that could not be read (too large, of a type no parser takes) by a route that takes no body
+ * is refused as a body at all (input-guard.ts): such a route documents neither 413 nor 415.
+ */
+function bodyNotTaken(request: FastifyRequest, err: FastifyError): ApiError | null {
+  if (err.code !== 'FST_ERR_CTP_BODY_TOO_LARGE' && err.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return null;
+  return takesBody(request) ? null : noBody();
+}
+
 export function installErrorHandling(
   app: FastifyInstance,
   docsBase: string,
   hints: RouteHints | null = null,
 ): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const apiError = toApiError(err);
+    const apiError = bodyNotTaken(request, err) ?? toApiError(err);
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: apiError.code }, apiError.message);
     return sendError(request, reply, apiError, docsBase);

@@ -6,7 +6,7 @@
 //   - bodies nested deeper than MAX_DEPTH: the body limit allows half a million levels, which
 //     overflow the stack of anything recursive that reads the body (validation, JSON.stringify,
 //     the idempotency fingerprint), a 500. No request of this API nests more than a few levels.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalid } from './errors.ts';
 
 export const MAX_DEPTH = 64;
@@ -42,8 +42,39 @@ export function inputProblem(value: unknown, root: string): { field: string; iss
   return null;
 }
 
+/**
+ * Whether the route reads a body: a body schema, or bytes it reads itself (a provider's callback).
+ * Others take none, and a body sent to them is refused rather than ignored (docs/decisions.md,
+ * issue 25): an empty body and `{}` (what many clients send with every POST) carry nothing and pass.
+ */
+export function takesBody(request: FastifyRequest): boolean {
+  const options = request.routeOptions;
+  // An unknown path (404) is not an operation: it says so, whatever it was sent.
+  if (!options.url) return true;
+  return Boolean((options.schema as { body?: unknown } | undefined)?.body || options.config?.rawBody);
+}
+
+/** The refusal of a body sent where none is taken. */
+export const noBody = () => invalid('body', 'is not taken by this operation: send none (or `{}`)');
+
+/** A body that carries nothing: absent, or the empty object. */
+function empty(body: unknown): boolean {
+  return (
+    body === undefined ||
+    (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0)
+  );
+}
+
 export function installInputGuard(app: FastifyInstance): void {
+  // GET and HEAD bodies are never read (Fastify skips them): one sent is refused from its headers.
+  app.addHook('onRequest', async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return;
+    const length = Number(request.headers['content-length'] ?? 0);
+    if ((length > 0 || request.headers['transfer-encoding']) && !takesBody(request)) throw noBody();
+  });
   app.addHook('preValidation', async (request) => {
+    // A JSON body other than {} to a route without a body schema (a POST action, a DELETE).
+    if (!takesBody(request) && !empty(request.body)) throw noBody();
     const problem =
       inputProblem(request.params, 'path') ??
       inputProblem(request.query, 'query') ??

@@ -12,12 +12,16 @@ import type { Config } from '../config.ts';
 import type { Access } from './access.ts';
 import type { ErrorCode } from './errors.ts';
 import { EVENT_TYPES } from './events.ts';
+import { finishDocument } from './openapi-document.ts';
+import { introduction } from './openapi-intro.ts';
 import { ErrorBody, errorResponses } from './schemas.ts';
 
 /** What each webhook delivery looks like, for the document's OpenAPI 3.1 `webhooks` section. */
 const EVENT_DELIVERY = {
   post: {
     operationId: 'receiveEvent',
+    // Tagged, so that the docs UI shows it inside the one Webhooks group.
+    tags: ['webhooks'],
     summary: 'An event, as POSTed to your webhook URL',
     security: [],
     description:
@@ -79,6 +83,22 @@ const EVENT_DELIVERY = {
 
 export const OPENAPI_PATH = '/api/v1/public/openapi.json';
 
+/**
+ * The docs UI: it opens on the document's introduction (a quickstart), with the account key as the
+ * authentication to fill in, and without Scalar's hosted-service buttons (its API client upsell,
+ * AI agent, MCP, developer toolbar with "deploy"), which mean nothing on a self-hosted server.
+ */
+export const DOCS_UI = {
+  url: OPENAPI_PATH,
+  title: 'Tidings API',
+  authentication: { preferredSecurityScheme: 'ApiKey' },
+  hideClientButton: true,
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  telemetry: false,
+} as const;
+
 const COMMON: ErrorCode[] = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
 const WITH_BODY: ErrorCode[] = ['INVALID_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
 const BY_ACCESS: Record<Access, ErrorCode[]> = {
@@ -113,18 +133,27 @@ function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
     if (method !== 'HEAD') table.push({ method, url: route.url, access, documented: !schema.hide });
   }
   if (schema.hide) return;
-  const hasBody = methods.some((m) => ['POST', 'PUT', 'PATCH'].includes(m));
-  const hasInput = Boolean(schema.querystring || schema.params);
+  // 413 and 415 come from reading a body: only an operation that takes one can answer them (a body
+  // sent where none is taken is a 400, input-guard.ts).
+  const hasBody = Boolean(schema.body || route.config?.rawBody);
   const idempotent = methods.includes('POST') && (access === 'account' || access === 'partner');
-  const codes = [
+  const codes: ErrorCode[] = [
     ...(idempotent ? (['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED'] as ErrorCode[]) : []),
     ...BY_ACCESS[access],
     ...(hasBody ? WITH_BODY : []),
-    ...(hasInput ? (['INVALID_REQUEST'] as ErrorCode[]) : []),
+    // Every operation refuses what it does not take: unknown query parameters, a body where none is
+    // taken (input-guard.ts).
+    'INVALID_REQUEST',
     ...COMMON,
   ];
   const own = route.config?.errors ?? [];
-  schema.response = { ...((schema.response as object) ?? {}), ...errorResponses([...own, ...codes]) };
+  const notes = {
+    INVALID_REQUEST: [schema.querystring ? UNKNOWN_QUERY : '', hasBody ? '' : NO_BODY].join(' ').trim(),
+  };
+  schema.response = {
+    ...((schema.response as object) ?? {}),
+    ...errorResponses([...own, ...codes], notes),
+  };
   schema.security = SECURITY[access];
   if (!schema.headers && (access === 'account' || idempotent)) {
     schema.headers = Type.Object({
@@ -133,6 +162,12 @@ function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
     });
   }
 }
+
+const UNKNOWN_QUERY =
+  'INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored.';
+
+const NO_BODY =
+  'This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.';
 
 const ACCOUNT_HEADER = Type.Optional(
   Type.String({ description: 'The account to act on: required with a partner key, optional otherwise.' }),
@@ -169,10 +204,7 @@ export async function installOpenApi(
       info: {
         title: 'Tidings API',
         version: '1.0.0',
-        description:
-          'Self-hostable business messaging: send WhatsApp-style messages, keep contacts, templates and ' +
-          'conversations, receive signed webhooks, pay per message from a wallet, and provision client ' +
-          `sub-accounts as a partner. Error codes: ${config.publicBaseUrl}/docs/errors`,
+        description: introduction(config.publicBaseUrl),
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: config.publicBaseUrl }],
@@ -256,10 +288,31 @@ export async function installOpenApi(
           description:
             "Where providers report back: the WhatsApp Cloud API's signed callbacks for each account. Not for API clients.",
         },
+        {
+          name: 'conversations',
+          description:
+            'Threads with each contact: their messages, assignment to a team member, and the 24-hour customer service window.',
+        },
+        {
+          name: 'sandbox',
+          description:
+            'Sandbox keys only: make a customer reply to your sandbox number, to try inbound flows without a phone.',
+        },
         { name: 'operations', description: 'Health, readiness and metrics.' },
       ],
       // The plugin's types predate OpenAPI 3.1 `webhooks`; the document itself carries them.
       webhooks: { event: EVENT_DELIVERY } as never,
+    },
+    // A body a route reads as bytes is documented from its config (access.ts, `rawBody`).
+    // A body whose handler needs one of its optional fields is documented as not empty.
+    transform: ({ schema, url, route }) => {
+      const raw = route.config?.rawBody;
+      if (raw)
+        return { schema: { ...schema, body: raw.schema, consumes: [raw.contentType] } as typeof schema, url };
+      const body = (schema as { body?: object } | undefined)?.body;
+      if (route.config?.bodyRequired && body)
+        return { schema: { ...schema, body: { ...body, minProperties: 1 } }, url };
+      return { schema, url };
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
@@ -268,14 +321,16 @@ export async function installOpenApi(
     // OpenAPI's own discriminator selects named schemas only, and each branch already says its type
     // as a constant, so the document leaves it out.
     transformObject: (document) =>
-      withoutDiscriminators(
-        'openapiObject' in document ? document.openapiObject : document.swaggerObject,
-      ) as object,
+      finishDocument(
+        withoutDiscriminators(
+          'openapiObject' in document ? document.openapiObject : document.swaggerObject,
+        ) as Record<string, unknown>,
+      ),
   });
   app.addHook('onRoute', (route) => completeRoute(route, table));
   await app.register(scalar, {
     routePrefix: '/docs',
-    configuration: { url: OPENAPI_PATH, title: 'Tidings API' },
+    configuration: DOCS_UI,
   });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 }

@@ -13,13 +13,18 @@ export const PageQuery = {
   ),
 };
 
+/** A page of items; named `<Item>Page` in the OpenAPI document when the item has a title. */
 export function listOf<T extends Parameters<typeof Type.Array>[0]>(item: T) {
-  return Type.Object({
-    data: Type.Array(item),
-    nextCursor: Type.Union([Type.String(), Type.Null()], {
-      description: 'Pass as `cursor` for the next page.',
-    }),
-  });
+  const title = (item as { title?: unknown }).title;
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      nextCursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass as `cursor` for the next page.',
+      }),
+    },
+    typeof title === 'string' ? { title: `${title}Page` } : {},
+  );
 }
 
 export interface Page {

@@ -31,8 +31,12 @@ export const ErrorRef = Type.Unsafe<unknown>({ $ref: 'ErrorBody#' });
 
 export const MoneySchema = Type.Object(
   {
-    amount: Type.String({ pattern: '^-?\\d+\\.\\d{4,6}$', description: 'Exact decimal, e.g. "0.0250".' }),
-    currency: Type.String({ minLength: 3, maxLength: 3 }),
+    amount: Type.String({
+      pattern: '^-?\\d+\\.\\d{4,6}$',
+      description: 'Exact decimal, e.g. "0.0250".',
+      examples: ['0.0250'],
+    }),
+    currency: Type.String({ minLength: 3, maxLength: 3, examples: ['USD'] }),
   },
   { description: 'An exact amount of money.' },
 );
@@ -44,8 +48,14 @@ export function nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
-/** Response schemas for the given error codes, grouped by status, each described by its codes. */
-export function errorResponses(codes: ErrorCode[]): Record<number, unknown> {
+/**
+ * Response schemas for the given error codes, grouped by status, each described by its codes (the
+ * first line, which tests read) and then any note on one of them.
+ */
+export function errorResponses(
+  codes: ErrorCode[],
+  notes: Partial<Record<ErrorCode, string>> = {},
+): Record<number, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
     const status = ERROR_CATALOGUE[code].status;
@@ -53,7 +63,9 @@ export function errorResponses(codes: ErrorCode[]): Record<number, unknown> {
   }
   const out: Record<number, unknown> = {};
   for (const [status, list] of byStatus) {
-    out[status] = { ...ErrorRef, description: [...new Set(list)].join(', ') };
+    const unique = [...new Set(list)];
+    const said = unique.flatMap((code) => (notes[code] ? [notes[code]] : []));
+    out[status] = { ...ErrorRef, description: [unique.join(', '), ...said].join('\n\n') };
   }
   return out;
 }

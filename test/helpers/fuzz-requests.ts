@@ -297,7 +297,32 @@ export function badRequests(
       // A garbage X-Account-Id beside a key is an error of its own; the rest may be accepted.
       .map(([b, extra]) => request(op, 'garbage headers', false, { ...b, auth: { ...b.auth, ...extra } })),
   );
-  if (!op.takesBody) return kinds;
+  if (!op.takesBody) {
+    // An operation that takes no body refuses one (400), whatever its type or size, rather than
+    // ignoring it; an empty body and `{}` pass (input-guard.ts).
+    const kind = 'a body where none is taken';
+    add(
+      kind,
+      fc
+        .tuple(
+          real,
+          fc.constantFrom(
+            ['application/json', '{"a":1}'],
+            ['application/json', '[]'],
+            ['application/json', '"x"'],
+            ['application/json', 'null'],
+            ['application/json', '{'],
+            ['text/plain', 'hello'],
+            ['application/x-www-form-urlencoded', 'a=1'],
+            ['application/json', toJsonText({ padding: 'x'.repeat(ctx.bodyLimit + 1) })],
+          ),
+        )
+        .map(([b, [type, payload]]) =>
+          request(op, kind, true, b, { payload, headers: { 'content-type': type, ...b.auth } }),
+        ),
+    );
+    return kinds;
+  }
 
   const payload = (kind: string, mustRefuse: boolean, text: fc.Arbitrary<string>) =>
     add(
@@ -371,7 +396,7 @@ export function badRequests(
         real,
         fc.constantFrom(...wrongTypedValues(op.body ?? { type: 'object' }).filter((v) => v !== null)),
       )
-      // An operation without a body schema ignores what it is sent.
+      // A multipart upload or a provider's form callback reads its body itself, as it sees fit.
       .map(([b, body]) => request(op, 'body of the wrong type', op.body !== null, { ...b, body })),
   );
   add(

@@ -43,7 +43,7 @@ export interface Operation {
   queryParams: Parameter[];
   /** The JSON body's schema, or null when the operation documents none. */
   body: JsonSchema | null;
-  /** POST, PUT and PATCH take a body (the document then lists 413 and 415). */
+  /** The operation documents a request body (and then lists 413 and 415); others refuse one. */
   takesBody: boolean;
   /** Status → the error codes its description lists (empty for a success status). */
   responses: Record<string, string[]>;
@@ -74,9 +74,10 @@ function accessOf(name: string, security: Record<string, string[]>[] | undefined
   throw new Error(`${name}: the fuzzer has no credentials for security ${JSON.stringify(security)}`);
 }
 
-/** Error codes listed in a response description ("CONFLICT, ALREADY_BOOTSTRAPPED"). */
+/** Error codes listed on a response description's first line ("CONFLICT, ALREADY_BOOTSTRAPPED"). */
 function codesOf(description: string | undefined): string[] {
-  return (description ?? '').split(/,\s*/).filter((c) => /^[A-Z_]+$/.test(c));
+  const first = (description ?? '').split('\n')[0] ?? '';
+  return first.split(/,\s*/).filter((c) => /^[A-Z_]+$/.test(c));
 }
 
 export function operationsOf(doc: OpenApiDocument): Operation[] {
@@ -90,7 +91,8 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
       const json = content?.['application/json'];
       // A multipart upload (POST /media) is written by its own tests; here it gets the requests an
       // operation without a body schema gets (JSON, no body, wrong types), all of which it refuses.
-      const multipart = content?.['multipart/form-data'];
+      // So does a provider's form-encoded callback (Twilio's), read as bytes by its route.
+      const multipart = content?.['multipart/form-data'] ?? content?.['application/x-www-form-urlencoded'];
       if (content && !json && !multipart)
         throw new Error(`${name}: a request body the fuzzer cannot write (not JSON or multipart)`);
       out.push({
@@ -102,7 +104,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         pathParams: params.filter((p) => p.in === 'path'),
         queryParams: params.filter((p) => p.in === 'query'),
         body: json?.schema ?? null,
-        takesBody: ['post', 'put', 'patch'].includes(method),
+        takesBody: Boolean(raw.requestBody),
         responses: Object.fromEntries(
           Object.entries(raw.responses).map(([status, r]) => [status, codesOf(r.description)]),
         ),

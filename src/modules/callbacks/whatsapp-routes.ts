@@ -13,6 +13,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import type { CallbackRequest } from '../../channels/types.ts';
+import { MetaWebhookEnvelope } from './envelope-schema.ts';
 import {
   answerAccountHandshake,
   answerAppHandshake,
@@ -33,13 +34,16 @@ const HandshakeQuery = Type.Object(
   { additionalProperties: true },
 );
 
-const CallbackAnswer = Type.Object({
-  applied: Type.Integer({ description: 'Updates that changed something, and new messages stored.' }),
-  dropped: Type.Integer({
-    description:
-      "Entries for no account here (another number than the account's channel; on the app-level URL, no account of the partner): stored nowhere (logged and counted), still answered 200 so that Meta does not retry them.",
-  }),
-});
+const CallbackAnswer = Type.Object(
+  {
+    applied: Type.Integer({ description: 'Updates that changed something, and new messages stored.' }),
+    dropped: Type.Integer({
+      description:
+        "Entries for no account here (another number than the account's channel; on the app-level URL, no account of the partner): stored nowhere (logged and counted), still answered 200 so that Meta does not retry them.",
+    }),
+  },
+  { title: 'CallbackAnswer', description: 'Received and applied; the counts say what happened.' },
+);
 
 export function callbackRequestOf(request: FastifyRequest): CallbackRequest {
   return {
@@ -49,8 +53,11 @@ export function callbackRequestOf(request: FastifyRequest): CallbackRequest {
   };
 }
 
+const Challenge = Type.String({ description: 'The challenge, echoed.', examples: ['1158201444'] });
+
 export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['callbacks'];
+  const rawBody = { schema: MetaWebhookEnvelope, contentType: 'application/json' };
 
   return async (app) => {
     // The signature is over the bytes as sent: keep them instead of parsing JSON here.
@@ -70,7 +77,8 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
           description:
             'Meta calls this when the app-level callback URL is saved in a partner’s Meta app: with `hub.mode=subscribe` and the verify token set in PUT /partner/whatsapp-app, the answer is `hub.challenge` as plain text; otherwise 403.',
           querystring: HandshakeQuery,
-          response: { 200: Type.String({ description: 'The challenge, echoed.' }) },
+          produces: ['text/plain'],
+          response: { 200: Challenge },
         },
       },
       async (request, reply) => {
@@ -87,7 +95,7 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
     app.post(
       '/whatsapp',
       {
-        config: { errors: ['INVALID_SIGNATURE', 'INVALID_REQUEST'] },
+        config: { errors: ['INVALID_SIGNATURE', 'INVALID_REQUEST'], rawBody },
         schema: {
           tags,
           operationId: 'receiveWhatsAppAppCallback',
@@ -113,7 +121,8 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
             'Meta calls this when the callback URL is saved in the app: with `hub.mode=subscribe` and the verify token configured in PUT /account/channel, the answer is `hub.challenge` as plain text; otherwise 403.',
           params: Params,
           querystring: HandshakeQuery,
-          response: { 200: Type.String({ description: 'The challenge, echoed.' }) },
+          produces: ['text/plain'],
+          response: { 200: Challenge },
         },
       },
       async (request, reply) => {
@@ -131,7 +140,7 @@ export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypeb
     app.post(
       '/whatsapp/:accountId',
       {
-        config: { errors: ['RESOURCE_NOT_FOUND', 'INVALID_SIGNATURE', 'INVALID_REQUEST'] },
+        config: { errors: ['RESOURCE_NOT_FOUND', 'INVALID_SIGNATURE', 'INVALID_REQUEST'], rawBody },
         schema: {
           tags,
           operationId: 'receiveWhatsAppCallback',

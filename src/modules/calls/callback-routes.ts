@@ -11,6 +11,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import type { FormParams } from '../../channels/voice.ts';
 import type { ErrorCode } from '../../kernel/errors.ts';
+import { TwilioVoiceForm } from '../callbacks/envelope-schema.ts';
 import { answerTwiml, receiveStatus, type VoiceCallback } from './callbacks.ts';
 
 const Params = Type.Object({ accountId: Type.String({ maxLength: 100 }) });
@@ -25,7 +26,12 @@ const Query = Type.Object(
   { additionalProperties: false },
 );
 
-const TwimlAnswer = Type.String({ description: 'TwiML (text/xml).' });
+const TwimlAnswer = Type.String({
+  description: 'TwiML (text/xml).',
+  examples: [
+    '<?xml version="1.0" encoding="UTF-8"?><Response><Say>Your appointment is tomorrow.</Say></Response>',
+  ],
+});
 
 /** A form body as Twilio sends it: a repeated field becomes an array. */
 export function formOf(body: unknown): FormParams {
@@ -41,6 +47,7 @@ export function formOf(body: unknown): FormParams {
 export function voiceCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['callbacks'];
   const errors: ErrorCode[] = ['INVALID_SIGNATURE', 'INVALID_REQUEST'];
+  const rawBody = { schema: TwilioVoiceForm, contentType: 'application/x-www-form-urlencoded' };
 
   const callbackOf = (
     request: FastifyRequest<{ Params: { accountId: string }; Querystring: { call?: string } }>,
@@ -63,7 +70,7 @@ export function voiceCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
     app.post(
       '/twilio/voice/:accountId',
       {
-        config: { errors },
+        config: { errors, rawBody },
         schema: {
           tags,
           operationId: 'receiveTwilioVoiceStatus',
@@ -73,7 +80,13 @@ export function voiceCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           params: Params,
           querystring: Query,
           response: {
-            200: Type.Object({ applied: Type.Boolean({ description: 'Whether it changed the call.' }) }),
+            200: Type.Object(
+              { applied: Type.Boolean({ description: 'Whether it changed the call.' }) },
+              {
+                title: 'VoiceCallbackAnswer',
+                description: 'Received; `applied` says whether it changed the call.',
+              },
+            ),
           },
         },
       },
@@ -92,13 +105,14 @@ export function voiceCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       app.post(
         `/twilio/voice/:accountId/${path}`,
         {
-          config: { errors },
+          config: { errors, rawBody },
           schema: {
             tags,
             operationId,
             summary,
             params: Params,
             querystring: Query,
+            produces: ['text/xml'],
             response: { 200: TwimlAnswer },
           },
         },

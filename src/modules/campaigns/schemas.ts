@@ -9,7 +9,11 @@ import { CAMPAIGN_STATUSES } from '../campaign-engine/states.ts';
 import type { CampaignRow, Counters, RecipientRow } from './repo.ts';
 
 const Status = Type.Enum([...CAMPAIGN_STATUSES]);
-const HHMM = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'Local "HH:MM".' });
+const HHMM = Type.String({
+  pattern: '^([01]\\d|2[0-3]):[0-5]\\d$',
+  description: 'Local "HH:MM".',
+  examples: ['09:00'],
+});
 
 /** The most any campaign is paced at: its messages per second, set or not. */
 export const MAX_MESSAGES_PER_SECOND = 1000;

@@ -7,7 +7,10 @@ import { readErrorDocs, renderErrorDocs } from './error-docs.ts';
 
 export function opsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const errorPage = renderErrorDocs(readErrorDocs());
-  const Status = Type.Object({ status: Type.String() });
+  const Status = Type.Object(
+    { status: Type.String({ description: '`ok` (liveness) or `ready` (readiness).', examples: ['ok'] }) },
+    { title: 'HealthStatus' },
+  );
 
   return async (app) => {
     app.get(
@@ -17,7 +20,7 @@ export function opsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ['operations'],
           operationId: 'healthz',
           summary: 'Liveness: the process answers',
-          response: { 200: Status },
+          response: { 200: { ...Status, description: 'The process is up.' } },
         },
       },
       async () => ({ status: 'ok' }),
@@ -30,7 +33,7 @@ export function opsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ['operations'],
           operationId: 'readyz',
           summary: 'Readiness: the database answers',
-          response: { 200: Status },
+          response: { 200: { ...Status, description: 'The database answers: ready for traffic.' } },
         },
       },
       async () => {

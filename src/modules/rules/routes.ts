@@ -140,7 +140,7 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/rules/:id/test',
       {
-        config: found,
+        config: { ...found, bodyRequired: true },
         schema: {
           tags,
           operationId: 'testRule',

@@ -153,7 +153,7 @@ export function sequenceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/sequences/:id/enrollments',
       {
-        config: { ...found, errors: ['CONFLICT'] },
+        config: { ...found, errors: ['CONFLICT'], bodyRequired: true },
         schema: {
           tags,
           operationId: 'createEnrollment',

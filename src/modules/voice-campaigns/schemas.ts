@@ -9,7 +9,11 @@ import type { CampaignRow, Counters } from './repo.ts';
 
 const Status = Type.Enum([...CAMPAIGN_STATUSES]);
 
-const HHMM = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'Local "HH:MM".' });
+const HHMM = Type.String({
+  pattern: '^([01]\\d|2[0-3]):[0-5]\\d$',
+  description: 'Local "HH:MM".',
+  examples: ['09:00'],
+});
 
 export const CAMPAIGN_DEFAULTS = {
   callingHours: { from: '09:00', until: '20:00' },
