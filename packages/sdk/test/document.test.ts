@@ -2,7 +2,7 @@
 // when the committed document is not the one the server serves (run `npm run sdk:generate`), or when
 // the committed generated types are not what openapi-typescript makes of the committed document.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -50,5 +50,24 @@ describe('the SDK document', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the built package', () => {
+  it('uses nothing but web APIs at runtime (no node: modules, process or Buffer), so it runs outside Node', () => {
+    const dist = join(sdkDir, 'dist');
+    const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+    expect(files).toContain('index.js');
+    for (const file of files) {
+      const code = readFileSync(join(dist, file), 'utf8');
+      expect(code, file).not.toMatch(/from ['"]node:|require\(|\bprocess\.|\bBuffer\b/);
+    }
+    const imports = new Set(
+      files.flatMap((f) =>
+        [...readFileSync(join(dist, f), 'utf8').matchAll(/from '([^.][^']*)'/g)].map((m) => m[1]),
+      ),
+    );
+    // The one dependency: standardwebhooks (pure JavaScript, bundlers and Deno take it).
+    expect([...imports]).toEqual(['standardwebhooks']);
   });
 });
