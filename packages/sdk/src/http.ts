@@ -85,7 +85,7 @@ export class Transport {
     const timeoutMs = init.timeoutMs ?? this.options.timeoutMs ?? 30_000;
     for (let attempt = 0; ; attempt++) {
       const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+      const signal = init.signal ? anySignal([init.signal, timeout]) : timeout;
       let response: Response;
       try {
         response = await this.#fetch(url, { method: method.toUpperCase(), headers, body, signal });
@@ -100,7 +100,19 @@ export class Transport {
         const what = timedOut ? `timed out after ${timeoutMs} ms` : `failed: ${describe(err)}`;
         throw new TidingsConnectionError(`${method.toUpperCase()} ${path} ${what}`, err, timedOut);
       }
-      if (response.ok) return readAnswer(response);
+      if (response.ok) {
+        // The server has acted: a body cut off now is reported, not retried.
+        try {
+          return await readAnswer(response);
+        } catch (err) {
+          if (init.signal?.aborted) throw init.signal.reason;
+          throw new TidingsConnectionError(
+            `${method.toUpperCase()} ${path}: the answer was cut off (${describe(err)})`,
+            err,
+            timeout.aborted,
+          );
+        }
+      }
       if (RETRYABLE_STATUSES.has(response.status) && attempt < maxRetries) {
         // The body is not needed; release the connection.
         await response.body?.cancel().catch(() => {});
@@ -133,8 +145,22 @@ export class Transport {
   }
 }
 
+/** AbortSignal.any (Node ≥ 20.3, current browsers), or the same by hand where it is missing. */
+function anySignal(signals: AbortSignal[]): AbortSignal {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any(signals);
+  const controller = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
+    s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
+}
+
 async function readBody(response: Response): Promise<unknown> {
-  const text = await response.text();
+  const text = await response.text().catch(() => '');
   if (!text) return null;
   try {
     return JSON.parse(text);

@@ -213,6 +213,23 @@ describe('retries', () => {
     expect(attempts).toHaveLength(2);
   });
 
+  it("the caller's abort ends the call at once, without retries", async () => {
+    const controller = new AbortController();
+    const { client, attempts, sleeps } = scripted(() => unavailable({ 'retry-after': '30' }), {
+      backoff: {
+        sleep: (ms: number, signal?: AbortSignal) =>
+          new Promise<void>((_, reject) => {
+            sleeps.push(ms);
+            signal?.addEventListener('abort', () => reject(signal.reason));
+            controller.abort(new Error('user gave up'));
+          }),
+      },
+    });
+    await expect(client.account.get({ signal: controller.signal })).rejects.toThrow('user gave up');
+    expect(attempts).toHaveLength(1);
+    expect(sleeps).toEqual([30_000]);
+  });
+
   it('really waits what Retry-After says', async () => {
     let n = 0;
     const client = new Tidings({
