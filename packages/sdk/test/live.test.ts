@@ -68,6 +68,28 @@ describe('messages', () => {
   });
 });
 
+describe('media', () => {
+  it('uploads a file as multipart and reads the same bytes back as a Blob', async () => {
+    const bytes = new Uint8Array(2048);
+    bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    for (let i = 8; i < bytes.length; i++) bytes[i] = (i * 7) % 256;
+    const uploaded = await live.media.upload(new Blob([bytes], { type: 'image/png' }), {
+      filename: 'dot.png',
+    });
+    expect(uploaded).toMatchObject({
+      kind: 'image',
+      mimeType: 'image/png',
+      sizeBytes: 2048,
+      filename: 'dot.png',
+    });
+    expect((await live.media.get(uploaded.id)).id).toBe(uploaded.id);
+    const content = await live.media.content(uploaded.id);
+    expect(content).toBeInstanceOf(Blob);
+    expect(content.type).toBe('image/png');
+    expect(new Uint8Array(await content.arrayBuffer())).toEqual(bytes);
+  });
+});
+
 describe('pages', () => {
   it('iterates a list across pages, one request per page, and gives the first page alone', async () => {
     const tag = `page-${Date.now()}`;
@@ -150,6 +172,11 @@ describe('verifyWebhook', () => {
     expect(event.id).toBe(delivery!.headers['webhook-id']);
     expectTypeOf(event.type).toEqualTypeOf<(typeof event)['type']>();
     expect(event.accountId).toBe(accountId);
+
+    // The raw bytes and fetch's Headers work the same.
+    const asFetchHeaders = new Headers(delivery!.headers as Record<string, string>);
+    const fromBytes = verifyWebhook(new TextEncoder().encode(delivery!.body), asFetchHeaders, hook.secret);
+    expect(fromBytes).toEqual(event);
 
     const tampered = delivery!.body.replace(accountId, 'acc_01jv4e2k7qf3x8m2n5p6r9s0tb');
     expect(tampered).not.toBe(delivery!.body);
