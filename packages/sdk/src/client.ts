@@ -1,0 +1,95 @@
+// The client: one Transport (auth, retries, idempotency) and a property per resource.
+import { type TidingsOptions, Transport } from './http.js';
+import { Account } from './resources/account.js';
+import { Bulk } from './resources/bulk.js';
+import { Calls } from './resources/calls.js';
+import { Campaigns } from './resources/campaigns.js';
+import { Contacts } from './resources/contacts.js';
+import { Conversations } from './resources/conversations.js';
+import { JourneyConfigs } from './resources/journey-configs.js';
+import { Journeys } from './resources/journeys.js';
+import { Media } from './resources/media.js';
+import { Messages } from './resources/messages.js';
+import { Partner } from './resources/partner.js';
+import { Rules } from './resources/rules.js';
+import { Sandbox } from './resources/sandbox.js';
+import { Sequences } from './resources/sequences.js';
+import { Team } from './resources/team.js';
+import { Templates } from './resources/templates.js';
+import { VoiceCampaigns } from './resources/voice-campaigns.js';
+import { VoiceScripts } from './resources/voice-scripts.js';
+import { Webhooks } from './resources/webhooks.js';
+import type { AnswerOf, HttpMethod, PathsFor, RequestInit } from './types.js';
+
+export class Tidings {
+  readonly #transport: Transport;
+  readonly account: Account;
+  readonly messages: Messages;
+  readonly contacts: Contacts;
+  readonly templates: Templates;
+  readonly conversations: Conversations;
+  readonly webhooks: Webhooks;
+  readonly bulk: Bulk;
+  readonly team: Team;
+  readonly rules: Rules;
+  readonly sequences: Sequences;
+  readonly journeys: Journeys;
+  readonly journeyConfigs: JourneyConfigs;
+  readonly voiceScripts: VoiceScripts;
+  readonly calls: Calls;
+  readonly voiceCampaigns: VoiceCampaigns;
+  readonly campaigns: Campaigns;
+  readonly media: Media;
+  readonly sandbox: Sandbox;
+  readonly partner: Partner;
+
+  constructor(options: TidingsOptions) {
+    const t = new Transport(options);
+    this.#transport = t;
+    this.account = new Account(t);
+    this.messages = new Messages(t);
+    this.contacts = new Contacts(t);
+    this.templates = new Templates(t);
+    this.conversations = new Conversations(t);
+    this.webhooks = new Webhooks(t);
+    this.bulk = new Bulk(t);
+    this.team = new Team(t);
+    this.rules = new Rules(t);
+    this.sequences = new Sequences(t);
+    this.journeys = new Journeys(t);
+    this.journeyConfigs = new JourneyConfigs(t);
+    this.voiceScripts = new VoiceScripts(t);
+    this.calls = new Calls(t);
+    this.voiceCampaigns = new VoiceCampaigns(t);
+    this.campaigns = new Campaigns(t);
+    this.media = new Media(t);
+    this.sandbox = new Sandbox(t);
+    this.partner = new Partner(t);
+  }
+
+  /** The options this client was made with. */
+  get options(): Readonly<TidingsOptions> {
+    return this.#transport.options;
+  }
+
+  /**
+   * A client of the same configuration acting on one account (X-Account-Id): how a partner key
+   * calls the account endpoints of the accounts it provisioned.
+   */
+  forAccount(accountId: string): Tidings {
+    return new Tidings({ ...this.#transport.options, accountId });
+  }
+
+  /**
+   * Any operation of the API document, typed by its path and method:
+   * `request('get', '/api/v1/public/contacts/{id}', { params: { id } })`.
+   */
+  request<M extends HttpMethod, P extends PathsFor<M>>(
+    method: M,
+    path: P,
+    // biome-ignore lint/complexity/noBannedTypes: an init with no required key may be left out
+    ...init: {} extends RequestInit<M, P> ? [init?: RequestInit<M, P>] : [init: RequestInit<M, P>]
+  ): Promise<AnswerOf<M, P>> {
+    return this.#transport.request(method, path, ...init);
+  }
+}

@@ -1,0 +1,42 @@
+import type { PageIterator } from '../pagination.js';
+import type { ItemOf } from '../types.js';
+import { type Body, type CallOptions, type Query, Resource } from './base.js';
+
+const TRANSACTIONS = '/api/v1/public/account/wallet/transactions';
+
+/** The account the key belongs to (or the forAccount one): plan, wallet, usage, channels. */
+export class Account extends Resource {
+  get(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account', { ...opts });
+  }
+  /** The month's usage. */
+  usage(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/usage', { ...opts });
+  }
+  wallet(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/wallet', { ...opts });
+  }
+  /** Wallet settings (the low-balance threshold). */
+  updateWallet(body: Body<'patch', '/api/v1/public/account/wallet'>, opts?: CallOptions) {
+    return this.t.request('patch', '/api/v1/public/account/wallet', { body, ...opts });
+  }
+  transactions(
+    query?: Query<typeof TRANSACTIONS>,
+    opts?: CallOptions,
+  ): PageIterator<ItemOf<typeof TRANSACTIONS>> {
+    return this.paginate(TRANSACTIONS, query, undefined, opts);
+  }
+  /** The messaging channel (sandbox or WhatsApp Cloud). */
+  getChannel(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/channel', { ...opts });
+  }
+  setChannel(body: Body<'put', '/api/v1/public/account/channel'>, opts?: CallOptions) {
+    return this.t.request('put', '/api/v1/public/account/channel', { body, ...opts });
+  }
+  getVoiceChannel(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/voice-channel', { ...opts });
+  }
+  setVoiceChannel(body: Body<'put', '/api/v1/public/account/voice-channel'>, opts?: CallOptions) {
+    return this.t.request('put', '/api/v1/public/account/voice-channel', { body, ...opts });
+  }
+}

@@ -1,0 +1,38 @@
+import type { PageIterator } from '../pagination.js';
+import type { ItemOf } from '../types.js';
+import { type Body, type CallOptions, type Query, Resource } from './base.js';
+
+const P = '/api/v1/public/contacts';
+const ONE = '/api/v1/public/contacts/{id}';
+
+export class Contacts extends Resource {
+  create(body: Body<'post', typeof P>, opts?: CallOptions) {
+    return this.t.request('post', P, { body, ...opts });
+  }
+  get(id: string, opts?: CallOptions) {
+    return this.t.request('get', ONE, { params: { id }, ...opts });
+  }
+  list(query?: Query<typeof P>, opts?: CallOptions): PageIterator<ItemOf<typeof P>> {
+    return this.paginate(P, query, undefined, opts);
+  }
+  /** Changes the fields given. */
+  update(id: string, body: Body<'patch', typeof ONE>, opts?: CallOptions) {
+    return this.t.request('patch', ONE, { params: { id }, body, ...opts });
+  }
+  /** Replaces the contact with the body. */
+  replace(id: string, body: Body<'put', typeof ONE>, opts?: CallOptions) {
+    return this.t.request('put', ONE, { params: { id }, body, ...opts });
+  }
+  delete(id: string, opts?: CallOptions) {
+    return this.t.request('delete', ONE, { params: { id }, ...opts });
+  }
+  tag(id: string, body: Body<'post', '/api/v1/public/contacts/{id}/tags'>, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/contacts/{id}/tags', { params: { id }, body, ...opts });
+  }
+  untag(id: string, tag: string, opts?: CallOptions) {
+    return this.t.request('delete', '/api/v1/public/contacts/{id}/tags/{tag}', {
+      params: { id, tag },
+      ...opts,
+    });
+  }
+}

@@ -1,0 +1,43 @@
+import type { PageIterator } from '../pagination.js';
+import type { ItemOf } from '../types.js';
+import { type Body, type CallOptions, type Query, Resource } from './base.js';
+
+const P = '/api/v1/public/conversations';
+const ONE = '/api/v1/public/conversations/{id}';
+const MESSAGES = '/api/v1/public/conversations/{id}/messages';
+
+export class Conversations extends Resource {
+  get(id: string, opts?: CallOptions) {
+    return this.t.request('get', ONE, { params: { id }, ...opts });
+  }
+  list(query?: Query<typeof P>, opts?: CallOptions): PageIterator<ItemOf<typeof P>> {
+    return this.paginate(P, query, undefined, opts);
+  }
+  delete(id: string, opts?: CallOptions) {
+    return this.t.request('delete', ONE, { params: { id }, ...opts });
+  }
+  /** The conversation's messages, newest first. */
+  messages(
+    id: string,
+    query?: Query<typeof MESSAGES>,
+    opts?: CallOptions,
+  ): PageIterator<ItemOf<typeof MESSAGES>> {
+    return this.paginate(MESSAGES, query, { id }, opts);
+  }
+  reply(id: string, body: Body<'post', typeof MESSAGES>, opts?: CallOptions) {
+    return this.t.request('post', MESSAGES, { params: { id }, body, ...opts });
+  }
+  assign(id: string, body: Body<'post', '/api/v1/public/conversations/{id}/assign'>, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/conversations/{id}/assign', {
+      params: { id },
+      body,
+      ...opts,
+    });
+  }
+  close(id: string, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/conversations/{id}/close', { params: { id }, ...opts });
+  }
+  reopen(id: string, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/conversations/{id}/reopen', { params: { id }, ...opts });
+  }
+}

@@ -1,0 +1,22 @@
+import type { PageIterator } from '../pagination.js';
+import type { ItemOf } from '../types.js';
+import { type Body, type CallOptions, type Query, Resource } from './base.js';
+
+const P = '/api/v1/public/team/members';
+const ONE = '/api/v1/public/team/members/{id}';
+
+/** The account's team members (who conversations are assigned to). */
+export class Team extends Resource {
+  create(body: Body<'post', typeof P>, opts?: CallOptions) {
+    return this.t.request('post', P, { body, ...opts });
+  }
+  get(id: string, opts?: CallOptions) {
+    return this.t.request('get', ONE, { params: { id }, ...opts });
+  }
+  list(query?: Query<typeof P>, opts?: CallOptions): PageIterator<ItemOf<typeof P>> {
+    return this.paginate(P, query, undefined, opts);
+  }
+  delete(id: string, opts?: CallOptions) {
+    return this.t.request('delete', ONE, { params: { id }, ...opts });
+  }
+}

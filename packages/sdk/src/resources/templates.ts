@@ -1,0 +1,35 @@
+import type { PageIterator } from '../pagination.js';
+import type { ItemOf } from '../types.js';
+import { type Body, type CallOptions, type Query, Resource } from './base.js';
+
+const P = '/api/v1/public/templates';
+const ONE = '/api/v1/public/templates/{id}';
+
+export class Templates extends Resource {
+  create(body: Body<'post', typeof P>, opts?: CallOptions) {
+    return this.t.request('post', P, { body, ...opts });
+  }
+  get(id: string, opts?: CallOptions) {
+    return this.t.request('get', ONE, { params: { id }, ...opts });
+  }
+  list(query?: Query<typeof P>, opts?: CallOptions): PageIterator<ItemOf<typeof P>> {
+    return this.paginate(P, query, undefined, opts);
+  }
+  update(id: string, body: Body<'patch', typeof ONE>, opts?: CallOptions) {
+    return this.t.request('patch', ONE, { params: { id }, body, ...opts });
+  }
+  replace(id: string, body: Body<'put', typeof ONE>, opts?: CallOptions) {
+    return this.t.request('put', ONE, { params: { id }, body, ...opts });
+  }
+  delete(id: string, opts?: CallOptions) {
+    return this.t.request('delete', ONE, { params: { id }, ...opts });
+  }
+  /** Submits a draft for review (APPROVED or REJECTED arrives later: poll get or a webhook). */
+  submit(id: string, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/templates/{id}/submit', { params: { id }, ...opts });
+  }
+  /** Pulls the templates of the WhatsApp Business Account into this account. */
+  sync(opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/templates/sync', { ...opts });
+  }
+}

@@ -1,0 +1,28 @@
+import type { PageIterator } from '../pagination.js';
+import type { ItemOf } from '../types.js';
+import { type Body, type CallOptions, type Query, Resource } from './base.js';
+
+const P = '/api/v1/public/voice/scripts';
+const ONE = '/api/v1/public/voice/scripts/{id}';
+
+/** Voice scripts: what a call says and the keys it listens for. */
+export class VoiceScripts extends Resource {
+  create(body: Body<'post', typeof P>, opts?: CallOptions) {
+    return this.t.request('post', P, { body, ...opts });
+  }
+  get(id: string, opts?: CallOptions) {
+    return this.t.request('get', ONE, { params: { id }, ...opts });
+  }
+  list(query?: Query<typeof P>, opts?: CallOptions): PageIterator<ItemOf<typeof P>> {
+    return this.paginate(P, query, undefined, opts);
+  }
+  update(id: string, body: Body<'patch', typeof ONE>, opts?: CallOptions) {
+    return this.t.request('patch', ONE, { params: { id }, body, ...opts });
+  }
+  delete(id: string, opts?: CallOptions) {
+    return this.t.request('delete', ONE, { params: { id }, ...opts });
+  }
+  publish(id: string, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/voice/scripts/{id}/publish', { params: { id }, ...opts });
+  }
+}
