@@ -2,7 +2,7 @@
 // arrive as server-sent events; a client that reconnects with Last-Event-ID gets exactly what it
 // missed, then the live ones; `types` filters; another tenant's events never appear; an event whose
 // transaction commits late is still sent; an event written by another app (process) reaches the
-// stream; and closing the server ends open streams.
+// stream; a revoked key or suspended account ends it; and closing the server ends open streams.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX, type App } from '../src/app.ts';
 import { call, tenant } from './helpers/client.ts';
@@ -171,6 +171,29 @@ describe('GET /events/stream', () => {
       () => `comments: ${stream.comments}`,
     );
     expect(stream.messages).toEqual([]);
+  });
+
+  it('ends when its key is revoked or its account suspended (checked at each heartbeat)', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const revoked = await open({ 'x-api-key': t.apiKey });
+    const viaPartner = await open({ 'x-api-key': env.partner.partnerKey, 'x-account-id': t.accountId });
+    const res = await call(env.app, 'DELETE', `/partner/accounts/${t.accountId}/keys/${t.keyId}`, {
+      key: env.partner.partnerKey,
+    });
+    expect(res.status).toBe(204);
+    await revoked.finished();
+    expect(revoked.ended).toBe(true);
+    expect(viaPartner.ended).toBe(false);
+    const again = await fetch(`${base}/events/stream`, {
+      headers: { 'x-api-key': t.apiKey, 'last-event-id': 'evt_01jv0000000000000000000000' },
+    });
+    expect(again.status).toBe(401);
+    const suspended = await call(env.app, 'POST', `/partner/accounts/${t.accountId}/suspend`, {
+      key: env.partner.partnerKey,
+    });
+    expect(suspended.status).toBe(200);
+    await viaPartner.finished();
+    expect(viaPartner.ended).toBe(true);
   });
 
   it.skipIf(!onPostgres)(

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import { idAt } from '../../kernel/ids.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { listEvents } from './repo.ts';
@@ -90,6 +91,8 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           request.query.since,
         );
         const account = accountOf(request);
+        const keyHeader = request.headers['x-api-key'];
+        const keyText = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
 
         reply.hijack();
         const res = reply.raw;
@@ -129,6 +132,15 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           log: request.log,
           // light-my-request (app.inject) cannot stream: it gets what is there and the end.
           once: (request.raw as { isLightMyRequest?: boolean }).isLightMyRequest === true,
+          stillAllowed: async () => {
+            try {
+              await ctx.auth.authenticate(keyText, ctx.now());
+            } catch (err) {
+              if (err instanceof ApiError) return false;
+              throw err;
+            }
+            return (await ctx.auth.account(account.id))?.status === 'ACTIVE';
+          },
         });
         hub.add(stream);
         // The client went away (or the server is closing its socket).

@@ -59,7 +59,7 @@ export class EventStream {
   #position: string | null;
   #running = true;
   #wake: (() => void) | null = null;
-  #heartbeat: NodeJS.Timeout | null = null;
+  readonly #stillAllowed: () => Promise<boolean>;
   readonly done: Promise<void>;
 
   constructor(options: {
@@ -72,6 +72,11 @@ export class EventStream {
     log: FastifyBaseLogger;
     /** Send what is there now and end (an injected request, which cannot stream). */
     once?: boolean;
+    /**
+     * Asked at every heartbeat: false (the key was revoked, the account suspended) ends the
+     * stream, and the client's reconnection gets the refusal.
+     */
+    stillAllowed?: () => Promise<boolean>;
   }) {
     this.#db = options.db;
     this.#accountId = options.accountId;
@@ -81,6 +86,7 @@ export class EventStream {
     this.#log = options.log;
     this.#floor = options.start.floor;
     this.#position = options.start.after;
+    this.#stillAllowed = options.stillAllowed ?? (async () => true);
     if (options.start.after) this.#seen.add(options.start.after);
     this.done = options.once ? this.#once() : this.#run();
   }
@@ -101,25 +107,27 @@ export class EventStream {
   }
 
   async #run(): Promise<void> {
-    this.#heartbeat = setInterval(() => {
-      if (this.#running) this.#target.write(': keep-alive\n\n');
-    }, this.#settings.heartbeatMs);
-    this.#heartbeat.unref();
+    let nextBeat = Date.now() + this.#settings.heartbeatMs;
     try {
       while (this.#running) {
         let full = false;
         try {
           full = await this.#poll(true);
+          if (Date.now() >= nextBeat) {
+            nextBeat = Date.now() + this.#settings.heartbeatMs;
+            if (!(await this.#stillAllowed())) break;
+            this.#target.write(': keep-alive\n\n');
+          }
         } catch (err) {
           // The database may be away for a moment: the next poll tries again.
           if (this.#running) this.#log.warn({ err }, 'event stream poll failed');
         }
         if (!this.#running) break;
         if (full) await this.#target.drained();
-        else await this.#sleep(this.#settings.pollMs);
+        else await this.#sleep(Math.max(0, Math.min(this.#settings.pollMs, nextBeat - Date.now())));
       }
     } finally {
-      clearInterval(this.#heartbeat);
+      this.#running = false;
       this.#target.end();
     }
   }
