@@ -5,6 +5,7 @@
 // stream; a revoked key or suspended account ends it; and closing the server ends open streams.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX, type App } from '../src/app.ts';
+import { newId } from '../src/kernel/ids.ts';
 import { call, tenant } from './helpers/client.ts';
 import { createTestApp, onPostgres } from './helpers/harness.ts';
 import { customerWrote, sandboxTenant, useMessagingApp } from './helpers/messaging.ts';
@@ -36,6 +37,27 @@ async function open(
   clients.push(client);
   expect(client.status).toBe(200);
   return client;
+}
+
+/** Writes n contact.updated events of the account directly, as the outbox would; answers their ids. */
+async function insertEvents(accountId: string, n: number): Promise<string[]> {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const id = newId('event');
+    const envelope = {
+      id,
+      type: 'contact.updated',
+      createdAt: new Date().toISOString(),
+      accountId,
+      data: { id: `c${i}` },
+    };
+    return { id, payload: JSON.stringify(envelope) };
+  });
+  await env.tdb.db.query(
+    `INSERT INTO events (id, account_id, type, payload, created_at)
+     SELECT e.id, $1, 'contact.updated', e.payload, now() FROM jsonb_to_recordset($2::jsonb) AS e (id text, payload text)`,
+    [accountId, JSON.stringify(rows)],
+  );
+  return rows.map((r) => r.id);
 }
 
 let phones = 2000;
@@ -123,6 +145,22 @@ describe('GET /events/stream', () => {
     expect(contactsIn(all)).toEqual([...before, ...missed, ...live]);
   });
 
+  it('replays a long backlog (many pages) in id order, each event once', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const n = 2600;
+    const ids = await insertEvents(t.accountId, n);
+    const rows = ids.map((id) => ({ id }));
+    const stream = await open({ 'x-api-key': t.apiKey }, { since: rows[0]!.id });
+    await stream.waitFor(n - 1, 20_000);
+    const live = await contact(t.apiKey);
+    await stream.waitFor(n);
+    expect(stream.messages.map((m) => m.json.id)).toEqual([
+      ...rows.slice(1).map((r) => r.id),
+      stream.messages.at(-1)!.json.id,
+    ]);
+    expect(stream.messages.at(-1)!.json.data.id).toBe(live);
+  });
+
   it('sends only the types asked for', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const stream = await open({ 'x-api-key': t.apiKey }, { types: 'contact.deleted, conversation.*' });
@@ -201,6 +239,9 @@ describe('GET /events/stream', () => {
     async () => {
       const t = await tenant(env.app, env.partner.partnerKey);
       const stream = await open({ 'x-api-key': t.apiKey });
+      // More events before the late one than a look-back page holds: it must still be found.
+      const before = await insertEvents(t.accountId, 1200);
+      await stream.waitFor(1200);
       let lateId = '';
       let release!: () => void;
       const held = new Promise<void>((resolve) => {
@@ -222,16 +263,17 @@ describe('GET /events/stream', () => {
         () => 'the late event was not emitted',
       );
       const early = await contact(t.apiKey);
-      await stream.waitFor(1);
-      expect(contactsIn(stream)).toEqual([early]);
+      await stream.waitFor(1201);
+      expect(contactsIn(stream).at(-1)).toBe(early);
       release();
       await late;
-      await stream.waitFor(2);
-      const [first, second] = stream.messages;
-      expect(second!.json.id).toBe(lateId);
-      expect(lateId < first!.id!).toBe(true);
+      await stream.waitFor(1202);
+      const last = stream.messages[1201]!;
+      expect(last.json.id).toBe(lateId);
+      expect(lateId > before.at(-1)! && lateId < stream.messages[1200]!.id!).toBe(true);
       // Sent with the stream's position as its id: a resume from it repeats nothing.
-      expect(second!.id).toBe(first!.id);
+      expect(last.id).toBe(stream.messages[1200]!.id);
+      expect(new Set(stream.messages.map((m) => m.json.id)).size).toBe(1202);
     },
   );
 

@@ -6,8 +6,10 @@
 // - settle delay: an event is sent only once it is SETTLE_MS old, so an event committing up to
 //   that late still goes out in id order, and a client resuming from its Last-Event-ID misses
 //   nothing;
-// - look-back window: every poll re-reads the ids of the last WINDOW_MS (from the index alone) and
-//   sends those it has not sent, so an event committing later still reaches this connection. Such
+// - look-back window: every poll also reads a page of the ids of the last WINDOW_MS (from the index
+//   alone; a cursor goes round the window over successive polls, so the cost of a poll stays
+//   bounded however busy the account) and sends those it has not sent, so an event committing
+//   later still reaches this connection. Such
 //   a straggler goes out with the stream's position as its SSE `id` (the highest id passed so far),
 //   not its own, so that Last-Event-ID never moves backwards and a resume does not repeat events.
 // A resume never looks behind the id it resumes from (the client has what came before).
@@ -24,6 +26,9 @@ export const WINDOW_MS = 30_000;
 const PAGE = 500;
 /** Pages one poll reads at most: a long replay goes on at the next poll, after a drain. */
 const PAGES_PER_POLL = 4;
+
+/** After a poll: all sent, more to read at once (a long replay), or the socket's buffer is full. */
+type PollResult = 'caught-up' | 'more' | 'full';
 
 export interface StreamSettings {
   pollMs: number;
@@ -57,6 +62,8 @@ export class EventStream {
   /** Ids at or above the current window's start that were looked at (sent or filtered out). */
   readonly #seen = new Set<string>();
   #position: string | null;
+  /** Where the next look-back page starts (null: at the window's start). */
+  #lookBack: string | null = null;
   #running = true;
   #wake: (() => void) | null = null;
   readonly #stillAllowed: () => Promise<boolean>;
@@ -110,9 +117,9 @@ export class EventStream {
     let nextBeat = Date.now() + this.#settings.heartbeatMs;
     try {
       while (this.#running) {
-        let full = false;
+        let read: PollResult = 'caught-up';
         try {
-          full = await this.#poll(true);
+          read = await this.#poll(true);
           if (Date.now() >= nextBeat) {
             nextBeat = Date.now() + this.#settings.heartbeatMs;
             if (!(await this.#stillAllowed())) break;
@@ -123,8 +130,9 @@ export class EventStream {
           if (this.#running) this.#log.warn({ err }, 'event stream poll failed');
         }
         if (!this.#running) break;
-        if (full) await this.#target.drained();
-        else await this.#sleep(Math.max(0, Math.min(this.#settings.pollMs, nextBeat - Date.now())));
+        if (read === 'full') await this.#target.drained();
+        else if (read === 'caught-up')
+          await this.#sleep(Math.max(0, Math.min(this.#settings.pollMs, nextBeat - Date.now())));
       }
     } finally {
       this.#running = false;
@@ -143,37 +151,60 @@ export class EventStream {
     });
   }
 
-  /** Sends what is new; answers true when the socket's buffer is full. */
-  async #poll(settle: boolean): Promise<boolean> {
+  /**
+   * Sends what is new: a few pages onward from the position, then one page of the look-back window
+   * (its own cursor goes round the window over successive polls, so a window holding more events
+   * than a page is still searched in full, at a bounded cost per poll).
+   */
+  async #poll(settle: boolean): Promise<PollResult> {
     const now = Date.now();
     const upper =
       settle && this.#settings.settleMs > 0 ? idAt('event', new Date(now - this.#settings.settleMs)) : null;
-    const windowStart = idAt('event', new Date(now - this.#settings.windowMs));
-    // From the window's start, or the position if that is older (a replay under way), never below
-    // the floor (what came before the start, or what a resuming client has).
-    let from = this.#position && this.#position < windowStart ? this.#position : windowStart;
-    if (from < this.#floor) from = this.#floor;
-    for (const id of this.#seen) if (id < from) this.#seen.delete(id);
+    // The look-back window never reaches below the floor (what came before the start, or what a
+    // resuming client has).
+    let windowStart = idAt('event', new Date(now - this.#settings.windowMs));
+    if (windowStart < this.#floor) windowStart = this.#floor;
+    const keepFrom = this.#position && this.#position < windowStart ? this.#position : windowStart;
+    for (const id of this.#seen) if (id < keepFrom) this.#seen.delete(id);
 
+    let result: PollResult = 'more';
+    let from = this.#position ?? this.#floor;
     for (let page = 0; page < PAGES_PER_POLL && this.#running; page++) {
       const ids = await eventIdsFrom(this.#db, this.#accountId, from, upper, PAGE);
-      const fresh = ids.filter((id) => !this.#seen.has(id));
-      let full = false;
-      for (const row of await eventsByIds(this.#db, this.#accountId, fresh)) {
-        if (!this.#running) return false;
-        const straggler = this.#position !== null && row.id < this.#position;
-        if (!straggler) this.#position = row.id;
-        if (this.#filters && !subscribes(this.#filters, row.type)) continue;
-        // The payload is one line of JSON (JSON.stringify escapes newlines): one data field.
-        const message = `id: ${this.#position}\nevent: ${row.type}\ndata: ${row.payload}\n\n`;
-        if (!this.#target.write(message)) full = true;
+      if (await this.#send(ids)) return 'full';
+      const last = ids.at(-1);
+      if (last && (!this.#position || last > this.#position)) this.#position = last;
+      if (ids.length < PAGE) {
+        result = 'caught-up';
+        break;
       }
-      for (const id of fresh) this.#seen.add(id);
-      if (full) return true;
-      if (ids.length < PAGE) return false;
-      from = ids.at(-1)!;
+      from = last!;
     }
-    return false;
+
+    if (this.#position && windowStart < this.#position && this.#running) {
+      const lookFrom = this.#lookBack && this.#lookBack > windowStart ? this.#lookBack : windowStart;
+      const ids = await eventIdsFrom(this.#db, this.#accountId, lookFrom, this.#position, PAGE);
+      this.#lookBack = ids.length < PAGE ? null : ids.at(-1)!;
+      if (await this.#send(ids)) return 'full';
+    }
+    return result;
+  }
+
+  /** Sends the events of these ids not sent yet; answers true when the socket's buffer is full. */
+  async #send(ids: string[]): Promise<boolean> {
+    const fresh = ids.filter((id) => !this.#seen.has(id));
+    let full = false;
+    for (const row of await eventsByIds(this.#db, this.#accountId, fresh)) {
+      if (!this.#running) break;
+      // An event below the position committed late: it goes out with the position as its id.
+      if (!this.#position || row.id > this.#position) this.#position = row.id;
+      if (this.#filters && !subscribes(this.#filters, row.type)) continue;
+      // The payload is one line of JSON (JSON.stringify escapes newlines): one data field.
+      const message = `id: ${this.#position}\nevent: ${row.type}\ndata: ${row.payload}\n\n`;
+      if (!this.#target.write(message)) full = true;
+    }
+    for (const id of fresh) this.#seen.add(id);
+    return full;
   }
 }
 
