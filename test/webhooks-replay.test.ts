@@ -99,6 +99,22 @@ describe('POST /webhooks/{id}/replay', () => {
     const got = await r.waitFor(2);
     expect(got.map((g) => g.json.type)).toEqual(['contact.created', 'contact.created']);
 
+    // An Idempotency-Key makes a retried call answer the first result instead of replaying again.
+    const keyed = () =>
+      call(env.app, 'POST', `/webhooks/${hook.id}/replay`, {
+        key: t.apiKey,
+        body: { since: before },
+        headers: { 'idempotency-key': `replay-${hook.id}` },
+      });
+    const once = await keyed();
+    const retried = await keyed();
+    expect(retried.status).toBe(202);
+    expect(retried.body).toEqual(once.body);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    await r.waitFor(4);
+    const all = await call(env.app, 'GET', `/webhooks/${hook.id}/deliveries`, { key: t.apiKey });
+    expect(all.body.data).toHaveLength(4);
+
     expect((await replay({ since: before, types: ['contact.deleted'] })).body.replayed).toBe(0);
     expect((await replay({ since: before, types: ['message.*', 'contact.created'] })).body.replayed).toBe(2);
     expect((await replay({ since: before, until: before })).status).toBe(400);
