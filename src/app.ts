@@ -44,6 +44,7 @@ import { channelRefreshJob } from './modules/channel/signals.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
 import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
+import { eventRoutes } from './modules/events/routes.ts';
 import { journeyConfigRoutes } from './modules/journey-configs/routes.ts';
 import { journeyRoutes } from './modules/journeys/routes.ts';
 import { mediaRoutes } from './modules/media/routes.ts';
@@ -334,6 +335,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(bulkRoutes(ctx));
       await api.register(webhookRoutes(ctx, ACCOUNT_WEBHOOKS));
       await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
+      await api.register(eventRoutes(ctx));
       await api.register(teamRoutes(ctx));
       await api.register(ruleRoutes(ctx));
       await api.register(sequenceRoutes(ctx));

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { contactsImportCommand } from './cli/contacts-import/command.ts';
+import { webhooksListenCommand } from './cli/webhooks-listen/command.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import type { Database } from './kernel/db.ts';
 import { ApiError } from './kernel/errors.ts';
@@ -242,5 +243,8 @@ keys
 
 const contacts = program.command('contacts').description('manage contacts through the HTTP API');
 contacts.addCommand(contactsImportCommand(config));
+
+const webhooks = program.command('webhooks').description('webhooks through the HTTP API');
+webhooks.addCommand(webhooksListenCommand());
 
 await program.parseAsync();

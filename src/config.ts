@@ -30,6 +30,8 @@ export interface Config {
   webhookEndpointConcurrency: number;
   webhookPollMs: number;
   eventRetentionDays: number;
+  eventStreamPollMs: number;
+  eventStreamHeartbeatMs: number;
   mediaRetentionDays: number;
   automationPollMs: number;
   automationLanes: number;
@@ -301,6 +303,20 @@ export const SETTINGS: Setting<any>[] = [
     description: 'events and finished webhook deliveries older than this are deleted',
     default: '30',
     parse: integer(1, 3650),
+  },
+  {
+    env: 'TIDINGS_EVENT_STREAM_POLL_MS',
+    key: 'eventStreamPollMs',
+    description: 'how often an open GET /events/stream looks for new events of its account',
+    default: '500',
+    parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_EVENT_STREAM_HEARTBEAT_MS',
+    key: 'eventStreamHeartbeatMs',
+    description: 'how often an open GET /events/stream sends a comment line when it has nothing to send',
+    default: '15000',
+    parse: integer(100, 300000),
   },
   {
     env: 'TIDINGS_MEDIA_RETENTION_DAYS',

@@ -258,6 +258,10 @@ export async function installOpenApi(
           description:
             'Files to send by id (uploaded as multipart/form-data, kept in the database, given to Meta on a live channel), per kind within WhatsApp’s types and limits.',
         },
+        {
+          name: 'events',
+          description: 'The account’s events: listed, read, and streamed live (server-sent events).',
+        },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
         {
           name: 'webhooks',

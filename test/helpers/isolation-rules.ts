@@ -373,6 +373,8 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   createWebhook: () => ({ url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] }),
   updateWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),
   rotateWebhookSecret: () => ({}),
+  replayWebhookEvents: () => ({ since: '2000-01-01T00:00:00Z' }),
+  replayPartnerWebhookEvents: () => ({ since: '2000-01-01T00:00:00Z' }),
   createPartnerWebhook: () => ({ url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] }),
   updatePartnerWebhook: () => ({ events: ['webhook.test', 'contact.created'] }),
   rotatePartnerWebhookSecret: () => ({}),

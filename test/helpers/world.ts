@@ -388,6 +388,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/conversations/{id}': inbound.conversationId,
       '/webhooks/{id}': webhook.id,
       '/webhooks/{id}/deliveries/{deliveryId}': delivery.id,
+      '/events/{id}': delivery.eventId,
       '/partner/webhooks/{id}': partnerHook.id,
       '/partner/webhooks/{id}/deliveries/{deliveryId}': partnerDelivery.id,
       '/team/members/{id}': member.id,

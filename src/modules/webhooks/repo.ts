@@ -42,6 +42,8 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: Date;
   updated_at: Date;
+  /** Made by a replay (a repeat of an event the endpoint may already have had). */
+  replay: boolean;
   payload: string;
 }
 

@@ -6,6 +6,8 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, partnerOf } from '../../kernel/access.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { ReplayBody, ReplaySchema } from '../events/schemas.ts';
+import { MAX_REPLAY_EVENTS, replayEvents } from './replay.ts';
 import { attemptsOf, type DeliveryRow, listDeliveries, listEndpoints, type Owner } from './repo.ts';
 import {
   CreateWebhookBody,
@@ -195,6 +197,33 @@ export function webhookRoutes(ctx: AppContext, scope: Scope): FastifyPluginAsync
         const delivery = await sendTestEvent(s, scope.owner(request), request.params.id);
         reply.status(202);
         return (await showDeliveries([delivery]))(delivery);
+      },
+    );
+
+    app.post(
+      `${base}/:id/replay`,
+      {
+        config: { ...found, errors: ['RESOURCE_NOT_FOUND', 'CONFLICT'] },
+        schema: {
+          tags,
+          operationId: `replay${op}WebhookEvents`,
+          summary: 'Deliver past events to this webhook again, with their original webhook-id',
+          description: `Makes a new delivery to this webhook for every past event ${
+            scope.access === 'account' ? 'of the account' : 'of the partner’s accounts'
+          } created in [since, until) that the webhook’s filters (and \`types\`, when given) take, in addition to any delivery it already had: for a receiver that was down or answered wrongly. Each carries the stored payload and the event id as \`webhook-id\`, so a receiver that drops duplicates by it stays correct. At most ${MAX_REPLAY_EVENTS} events per call (400 beyond: split the period). Only events still kept can be replayed (\`TIDINGS_EVENT_RETENTION_DAYS\`, ${ctx.config.eventRetentionDays} days here); \`webhook.test\` events are not. A disabled webhook answers 409.`,
+          params: WebhookIdParams,
+          body: ReplayBody,
+          response: { 202: ReplaySchema },
+        },
+      },
+      async (request, reply) => {
+        const result = await replayEvents(s, scope.owner(request), request.params.id, request.body);
+        reply.status(202);
+        return {
+          replayed: result.replayed,
+          since: result.since.toISOString(),
+          until: result.until.toISOString(),
+        };
       },
     );
 

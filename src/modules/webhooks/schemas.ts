@@ -132,6 +132,7 @@ export const DeliverySchema = Type.Object(
     lastStatusCode: nullable(Type.Integer()),
     lastError: nullable(Type.String()),
     event: Type.Object({}, { additionalProperties: true, description: 'The event body, as delivered.' }),
+    replay: Type.Boolean({ description: 'Made by `POST …/replay`: a repeat of a past event.' }),
     attempts: Type.Array(AttemptSchema, { description: 'Every attempt, oldest first.' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -169,6 +170,7 @@ export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
     lastStatusCode: row.last_status_code,
     lastError: row.last_error,
     event: JSON.parse(row.payload) as object,
+    replay: row.replay,
     attempts: attempts.map((a) => ({
       attemptedAt: a.attempted_at.toISOString(),
       statusCode: a.status_code,

@@ -1,0 +1,207 @@
+// `tidings webhooks listen --forward-to http://localhost:4000/hook`: like `stripe listen`, reads the
+// account's events from GET /events/stream (server-sent events over the account's key) and POSTs
+// each to a local URL, signed (Standard Webhooks) with a secret it prints, so local development
+// needs neither a public URL nor WEBHOOK_ALLOWED_HOSTS. After a dropped connection it reconnects
+// with Last-Event-ID and misses nothing; events from before it started are sent only when asked
+// (--since). One line per event says what the local receiver answered; a failed forward is not
+// retried (the server's webhooks and POST /webhooks/{id}/replay are for that).
+import { Command } from 'commander';
+import { generateSecret, secretProblem, signatureHeaders } from '../../modules/webhooks/signing.ts';
+import { readSse, type SseMessage } from './sse.ts';
+
+export interface ListenOptions {
+  /** The server, e.g. http://localhost:3000 (the API prefix is added when missing). */
+  baseUrl: string;
+  apiKey: string;
+  /** For a partner key: the account whose events to forward. */
+  accountId?: string;
+  forwardTo: string;
+  /** Replay from an event id or a time before going live. */
+  since?: string;
+  /** Comma-separated event filters. */
+  events?: string;
+  secret: string;
+  out: { write(text: string): unknown };
+  signal: AbortSignal;
+  /** How long the local receiver has to answer. */
+  forwardTimeoutMs?: number;
+}
+
+const API_PREFIX = '/api/v1/public';
+const MAX_BACKOFF_MS = 30_000;
+
+function apiBase(baseUrl: string): string {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  return trimmed.endsWith(API_PREFIX) ? trimmed : `${trimmed}${API_PREFIX}`;
+}
+
+const stamp = () => new Date().toISOString().slice(11, 19);
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+
+/** The message of an error body, or the status. */
+async function refusal(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string; details?: unknown } };
+    if (body.error) {
+      const details = body.error.details ? ` ${JSON.stringify(body.error.details)}` : '';
+      return `${res.status} ${body.error.code}: ${body.error.message}${details}`;
+    }
+  } catch {
+    // not JSON
+  }
+  return `${res.status} ${text.slice(0, 200)}`;
+}
+
+/** Signs and POSTs one event to the local URL; answers the line to print. */
+async function forward(o: ListenOptions, message: SseMessage): Promise<string> {
+  let event: { id?: string; type?: string };
+  try {
+    event = JSON.parse(message.data);
+  } catch {
+    return `${stamp()}  skipped a message that is not JSON`;
+  }
+  const id = event.id ?? message.id ?? '';
+  const head = `${stamp()}  ${event.type ?? message.event}  ${id}`;
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'Tidings-CLI-listen/1.0',
+    ...signatureHeaders([o.secret], id, Math.floor(Date.now() / 1000), message.data),
+  };
+  try {
+    const res = await fetch(o.forwardTo, {
+      method: 'POST',
+      headers,
+      body: message.data,
+      redirect: 'manual',
+      signal: AbortSignal.any([o.signal, AbortSignal.timeout(o.forwardTimeoutMs ?? 10_000)]),
+    });
+    await res.body?.cancel();
+    return `${head}  → ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return `${head}  → failed: ${cause ?? (err as Error).message}`;
+  }
+}
+
+/** Runs until the signal aborts; answers the exit code (1: refused by the server, 2: bad input). */
+export async function listen(o: ListenOptions): Promise<number> {
+  const base = apiBase(o.baseUrl);
+  o.out.write(`Your webhook signing secret is ${o.secret}\n`);
+  let lastEventId: string | null = null;
+  let ready = false;
+  let retryMs = 2000;
+  let failures = 0;
+  while (!o.signal.aborted) {
+    const url = new URL(`${base}/events/stream`);
+    if (o.events) url.searchParams.set('types', o.events);
+    if (o.since && !lastEventId) url.searchParams.set('since', o.since);
+    const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': o.apiKey };
+    if (o.accountId) headers['x-account-id'] = o.accountId;
+    if (lastEventId) headers['last-event-id'] = lastEventId;
+    try {
+      const res = await fetch(url, { headers, signal: o.signal });
+      if (!res.ok || !res.body) {
+        const why = await refusal(res);
+        // A limit or an unavailable server passes; a refused key or a bad option does not.
+        if (res.status !== 429 && res.status < 500) {
+          o.out.write(`The server refused the stream: ${why}\n`);
+          return res.status === 400 ? 2 : 1;
+        }
+        throw new Error(why);
+      }
+      if (!ready) o.out.write(`Ready: forwarding events of ${base} to ${o.forwardTo} (Ctrl-C to stop)\n`);
+      else if (failures > 0) o.out.write(`${stamp()}  reconnected\n`);
+      ready = true;
+      failures = 0;
+      await readSse(res.body, {
+        message: async (message) => {
+          if (message.id) lastEventId = message.id;
+          o.out.write(`${await forward(o, message)}\n`);
+        },
+        retry: (ms) => {
+          retryMs = ms;
+        },
+      });
+      if (o.signal.aborted) break;
+      o.out.write(`${stamp()}  the stream ended; reconnecting\n`);
+      await sleep(retryMs, o.signal);
+    } catch (err) {
+      if (o.signal.aborted) break;
+      failures++;
+      const wait = Math.min(MAX_BACKOFF_MS, retryMs * 2 ** Math.min(failures - 1, 4));
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      o.out.write(
+        `${stamp()}  cannot reach ${base} (${cause ?? (err as Error).message}); retrying in ${Math.round(wait / 1000)} s\n`,
+      );
+      await sleep(wait, o.signal);
+    }
+  }
+  return 0;
+}
+
+interface CommandOptions {
+  forwardTo: string;
+  url?: string;
+  key?: string;
+  account?: string;
+  since?: string;
+  events?: string;
+  secret?: string;
+}
+
+export function webhooksListenCommand(): Command {
+  return new Command('listen')
+    .description("forward the account's events, signed, to a local URL (no public URL needed)")
+    .requiredOption('--forward-to <url>', 'where each event is POSTed, e.g. http://localhost:4000/hook')
+    .option('--url <base>', 'the server (default: TIDINGS_URL, or http://localhost:3000)')
+    .option(
+      '--key <key>',
+      "the account's API key, or a partner key with --account (default: TIDINGS_API_KEY)",
+    )
+    .option('--account <accountId>', 'with a partner key: the account whose events to forward')
+    .option('--since <id|time>', 'first forward the events after this event id, or since this time')
+    .option('--events <types>', 'only these events: comma-separated types or families (message.*)')
+    .option('--secret <whsec>', 'sign with this secret instead of a new one (keep your receiver’s)')
+    .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
+    .action(async (opts: CommandOptions) => {
+      const apiKey = opts.key ?? process.env.TIDINGS_API_KEY;
+      if (!apiKey) {
+        process.stderr.write('tidings webhooks listen: give --key or set TIDINGS_API_KEY\n');
+        process.exit(2);
+      }
+      if (!URL.canParse(opts.forwardTo)) {
+        process.stderr.write(`tidings webhooks listen: --forward-to is not a URL: ${opts.forwardTo}\n`);
+        process.exit(2);
+      }
+      const problem = opts.secret ? secretProblem(opts.secret) : null;
+      if (problem) {
+        process.stderr.write(`tidings webhooks listen: --secret ${problem}\n`);
+        process.exit(2);
+      }
+      const abort = new AbortController();
+      process.once('SIGINT', () => abort.abort());
+      process.once('SIGTERM', () => abort.abort());
+      process.exitCode = await listen({
+        baseUrl: opts.url ?? process.env.TIDINGS_URL ?? 'http://localhost:3000',
+        apiKey,
+        accountId: opts.account,
+        forwardTo: opts.forwardTo,
+        since: opts.since,
+        events: opts.events,
+        secret: opts.secret ?? generateSecret(),
+        out: process.stdout,
+        signal: abort.signal,
+      });
+    });
+}

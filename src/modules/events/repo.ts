@@ -1,0 +1,81 @@
+// The events table (written by the outbox, kernel/events.ts) as an account reads it. Every query
+// takes the account, so another tenant's event is not found. Ids sort by creation time, so a time
+// range is an id range on the (account_id, id) index.
+import type { Sql } from '../../kernel/db.ts';
+import type { Page } from '../../kernel/pagination.ts';
+
+export interface EventRow {
+  id: string;
+  type: string;
+  /** The envelope exactly as webhooks deliver it. */
+  payload: string;
+}
+
+/** An event filter as SQL: an exact type, `family.*` (the part before the dot) or `*` (none). */
+export function typeCondition(filter: string, params: unknown[]): string {
+  if (filter === '*') return 'true';
+  if (filter.endsWith('.*')) return `split_part(type, '.', 1) = $${params.push(filter.slice(0, -2))}`;
+  return `type = $${params.push(filter)}`;
+}
+
+/** Any of several filters, as SQL. */
+export function typesCondition(filters: string[], params: unknown[]): string {
+  return `(${filters.map((f) => typeCondition(f, params)).join(' OR ')})`;
+}
+
+export async function listEvents(
+  sql: Sql,
+  accountId: string,
+  page: Page,
+  filters: { type?: string; fromId?: string; beforeId?: string },
+): Promise<EventRow[]> {
+  const params: unknown[] = [accountId, page.limit + 1];
+  let where = 'account_id = $1';
+  if (page.before) where += ` AND id < $${params.push(page.before)}`;
+  if (filters.beforeId) where += ` AND id < $${params.push(filters.beforeId)}`;
+  if (filters.fromId) where += ` AND id >= $${params.push(filters.fromId)}`;
+  if (filters.type) where += ` AND ${typeCondition(filters.type, params)}`;
+  const { rows } = await sql.query<EventRow>(
+    `SELECT id, type, payload FROM events WHERE ${where} ORDER BY id DESC LIMIT $2`,
+    params,
+  );
+  return rows;
+}
+
+export async function findEvent(sql: Sql, accountId: string, id: string): Promise<EventRow | null> {
+  const { rows } = await sql.query<EventRow>(
+    'SELECT id, type, payload FROM events WHERE id = $1 AND account_id = $2',
+    [id, accountId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Ids of the account's events from `fromId` (inclusive) upward, below `beforeId` when given, oldest
+ * first: read from the index alone, so a stream can look over a window it has mostly sent already.
+ */
+export async function eventIdsFrom(
+  sql: Sql,
+  accountId: string,
+  fromId: string,
+  beforeId: string | null,
+  limit: number,
+): Promise<string[]> {
+  const params: unknown[] = [accountId, fromId, limit];
+  const before = beforeId ? ` AND id < $${params.push(beforeId)}` : '';
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM events WHERE account_id = $1 AND id >= $2${before} ORDER BY id LIMIT $3`,
+    params,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The account's events with these ids, oldest first. */
+export async function eventsByIds(sql: Sql, accountId: string, ids: string[]): Promise<EventRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql.query<EventRow>(
+    'SELECT id, type, payload FROM events WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id',
+    [accountId, ids],
+  );
+  return rows;
+}

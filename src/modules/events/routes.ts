@@ -1,0 +1,167 @@
+// /events: the account's events as a resource (the envelopes its webhooks receive), listed, read
+// one by one, and streamed as server-sent events.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import { idAt } from '../../kernel/ids.ts';
+import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { listEvents } from './repo.ts';
+import {
+  EventIdParams,
+  EventListQuery,
+  EventSchema,
+  StreamHeaders,
+  StreamQuery,
+  toEvent,
+} from './schemas.ts';
+import { checkFilter, getEvent, streamFilters, streamStart } from './service.ts';
+import { EventStream, StreamHub, type StreamTarget } from './stream.ts';
+
+const STREAM_FORMAT = `A \`text/event-stream\` (server-sent events) that stays open. Each event is one message:
+
+\`\`\`
+id: evt_01jv…
+event: message.delivered
+data: {"id":"evt_01jv…","type":"message.delivered","createdAt":"…","accountId":"acc_…","data":{…}}
+\`\`\`
+
+\`data\` is the event envelope exactly as webhooks deliver it (one line of JSON). A line starting with \`:\` is a comment (\`: keep-alive\`, sent when there is nothing else to send). Reconnect with the last \`id\` received as the \`Last-Event-ID\` header (browsers' EventSource does it) to get what happened meanwhile and nothing twice.`;
+
+export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const tags = ['events'];
+  const retention = `Events are kept ${ctx.config.eventRetentionDays} days (\`TIDINGS_EVENT_RETENTION_DAYS\`); older ones are gone.`;
+  const hub = new StreamHub();
+
+  return async (app) => {
+    // An open stream would hold a graceful close (and a server's shutdown) forever.
+    app.addHook('preClose', async () => hub.closeAll());
+
+    app.get(
+      '/events',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'listEvents',
+          summary: 'List the account’s events, newest first',
+          description: `The events of the account, each the envelope its webhooks receive. ${retention}`,
+          querystring: EventListQuery,
+          response: { 200: listOf(EventSchema) },
+        },
+      },
+      async (request) => {
+        const { type, since, until } = request.query;
+        if (type !== undefined) checkFilter('type', type);
+        const page = readPage(request.query);
+        const rows = await listEvents(ctx.db, accountOf(request).id, page, {
+          type: type === '*' ? undefined : type,
+          fromId: since ? idAt('event', new Date(since)) : undefined,
+          beforeId: until ? idAt('event', new Date(until)) : undefined,
+        });
+        return pageOf(rows, page, toEvent);
+      },
+    );
+
+    app.get(
+      '/events/stream',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags,
+          operationId: 'streamEvents',
+          summary: 'Receive the account’s events as they happen (server-sent events)',
+          description: `A long-lived stream of the account's events, the one \`tidings webhooks listen\` uses. Without \`Last-Event-ID\` or \`since\` it starts now; with one, it first sends what came after it (oldest first), then goes live. ${retention} An event is sent about a second after it happens. The stream counts as one request against the rate limits.`,
+          querystring: StreamQuery,
+          headers: StreamHeaders,
+          response: {
+            200: {
+              description: STREAM_FORMAT,
+              content: { 'text/event-stream': { schema: Type.String({ description: STREAM_FORMAT }) } },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        const filters = streamFilters(request.query.types);
+        const lastEventId = request.headers['last-event-id'];
+        const start = streamStart(
+          typeof lastEventId === 'string' ? lastEventId : undefined,
+          request.query.since,
+        );
+        const account = accountOf(request);
+        const keyHeader = request.headers['x-api-key'];
+        const keyText = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
+
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache, no-transform',
+          // Proxies such as nginx would otherwise buffer the stream.
+          'x-accel-buffering': 'no',
+        });
+        // How long EventSource waits before reconnecting, and a first line so headers go out now.
+        res.write('retry: 2000\n: connected\n\n');
+        const target: StreamTarget = {
+          write: (chunk) => !res.destroyed && res.write(chunk),
+          drained: () =>
+            new Promise<void>((resolve) => {
+              if (res.destroyed) return resolve();
+              const done = () => {
+                res.off('drain', done);
+                res.off('close', done);
+                resolve();
+              };
+              res.on('drain', done);
+              res.on('close', done);
+            }),
+          end: () => {
+            if (!res.destroyed && !res.writableEnded) res.end();
+          },
+        };
+        const stream = new EventStream({
+          db: ctx.db,
+          accountId: account.id,
+          filters,
+          start,
+          target,
+          settings: { pollMs: ctx.config.eventStreamPollMs, heartbeatMs: ctx.config.eventStreamHeartbeatMs },
+          log: request.log,
+          // light-my-request (app.inject) cannot stream: it gets what is there and the end.
+          once: (request.raw as { isLightMyRequest?: boolean }).isLightMyRequest === true,
+          stillAllowed: async () => {
+            try {
+              await ctx.auth.authenticate(keyText, ctx.now());
+            } catch (err) {
+              if (err instanceof ApiError) return false;
+              throw err;
+            }
+            return (await ctx.auth.account(account.id))?.status === 'ACTIVE';
+          },
+        });
+        hub.add(stream);
+        // The client went away (or the server is closing its socket).
+        res.on('close', () => stream.stop());
+      },
+    );
+
+    app.get(
+      '/events/:id',
+      {
+        config: ON_RESOURCE,
+        schema: {
+          tags,
+          operationId: 'getEvent',
+          summary: 'Get an event',
+          description: retention,
+          params: EventIdParams,
+          response: { 200: EventSchema },
+        },
+      },
+      async (request) => toEvent(await getEvent(ctx.db, accountOf(request).id, request.params.id)),
+    );
+  };
+}
