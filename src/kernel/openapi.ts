@@ -57,6 +57,7 @@ const EVENT_DELIVERY = {
               accountId: { type: ['string', 'null'] },
               data: {
                 type: 'object',
+                additionalProperties: true,
                 description:
                   'The resource as the API shows it; a status change adds `previousStatus`, `template.quality_changed` adds `previousQualityScore`, `template.category_changed` adds `previousCategory` and `upcoming` (`{category, at}` when Meta only announces a recategorisation, the category unchanged; else null).',
               },

@@ -6,6 +6,7 @@ import { Calls } from './resources/calls.js';
 import { Campaigns } from './resources/campaigns.js';
 import { Contacts } from './resources/contacts.js';
 import { Conversations } from './resources/conversations.js';
+import { Events } from './resources/events.js';
 import { JourneyConfigs } from './resources/journey-configs.js';
 import { Journeys } from './resources/journeys.js';
 import { Media } from './resources/media.js';
@@ -29,6 +30,7 @@ export class Tidings {
   readonly templates: Templates;
   readonly conversations: Conversations;
   readonly webhooks: Webhooks;
+  readonly events: Events;
   readonly bulk: Bulk;
   readonly team: Team;
   readonly rules: Rules;
@@ -52,6 +54,7 @@ export class Tidings {
     this.templates = new Templates(t);
     this.conversations = new Conversations(t);
     this.webhooks = new Webhooks(t);
+    this.events = new Events(t);
     this.bulk = new Bulk(t);
     this.team = new Team(t);
     this.rules = new Rules(t);

@@ -126,6 +126,37 @@ export class Transport {
     }
   }
 
+  /**
+   * Opens a long-lived GET (the event stream): the answer's headers are awaited, its body is the
+   * caller's to read. Nothing is retried here; the stream reconnects on its own terms.
+   */
+  async open(path: string, init: AnyInit & { accept: string }): Promise<Response> {
+    const headers = new Headers(this.options.headers);
+    headers.set('accept', init.accept);
+    if (this.options.apiKey) headers.set('x-api-key', this.options.apiKey);
+    if (this.options.accountId) headers.set('x-account-id', this.options.accountId);
+    for (const [k, v] of Object.entries(init.headers ?? {})) headers.set(k, v);
+    let response: Response;
+    try {
+      response = await this.#fetch(this.url(path, init), { method: 'GET', headers, signal: init.signal });
+    } catch (err) {
+      if (init.signal?.aborted) throw init.signal.reason;
+      throw new TidingsConnectionError(`GET ${path} failed: ${describe(err)}`, err, false);
+    }
+    if (!response.ok) throw TidingsError.fromResponse(response, await readBody(response));
+    return response;
+  }
+
+  /** Waits as the client's backoff does (so tests can observe it), ended early by `signal`. */
+  wait(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.#sleep(ms, signal);
+  }
+
+  /** How long to wait before attempt `attempt + 1`, honouring a Retry-After value. */
+  delay(attempt: number, retryAfter: string | null): number {
+    return retryDelay(attempt, retryAfter, this.#policy);
+  }
+
   /** The absolute URL of a document path with its path and query parameters. */
   url(path: string, init: Pick<AnyInit, 'params' | 'query'> = {}): string {
     const filled = path.replace(/\{([^}]+)\}/g, (_, name: string) => {

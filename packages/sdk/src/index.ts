@@ -1,6 +1,7 @@
 // @tidings/sdk: a typed client for the Tidings API, generated types from its OpenAPI document.
 export { Tidings } from './client.js';
 export { type ErrorPayload, TidingsConnectionError, TidingsError } from './errors.js';
+export { EventStream, type EventStreamOptions } from './event-stream.js';
 export { SDK_VERSION, type TidingsOptions } from './http.js';
 export { type Page, PageIterator } from './pagination.js';
 export { parseRetryAfter } from './retry.js';

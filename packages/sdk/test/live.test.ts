@@ -68,6 +68,37 @@ describe('messages', () => {
   });
 });
 
+describe('events', () => {
+  it('streams a send’s events as they happen, resumes after the last one, and lists them', async () => {
+    const phone = newPhone();
+    const customer = new Tidings({ apiKey: sandboxKey, baseUrl });
+    await customer.sandbox.inboundMessage({ from: phone, text: 'Hello' });
+    // From a moment before the send: what happened since is replayed, the rest comes live.
+    const stream = live.events.stream({ types: 'message.*', since: new Date().toISOString() });
+    const sentId = (await live.messages.send({ to: phone, type: 'text', text: 'Hi back' })).id;
+    const seen: { id: string; type: string }[] = [];
+    for await (const event of stream) {
+      if ((event.data as { id?: string }).id !== sentId) continue;
+      seen.push({ id: event.id, type: event.type });
+      if (event.type === 'message.read') break;
+    }
+    expect(seen.map((e) => e.type)).toEqual(['message.sent', 'message.delivered', 'message.read']);
+    expect(stream.lastEventId).toBeDefined();
+
+    // Resumed after the last event read: the next one (a contact made meanwhile) comes first.
+    const contact = await live.contacts.create({ phone: newPhone(), name: 'Late' });
+    const resumed = live.events.stream({ since: stream.lastEventId, types: 'contact.*' });
+    for await (const event of resumed) {
+      expect(event.type).toBe('contact.created');
+      expect((event.data as { id: string }).id).toBe(contact.id);
+      break;
+    }
+    const listed = await live.events.list({ type: 'message.*', limit: 100 }).toArray(100);
+    expect(seen.every((e) => listed.some((l) => l.id === e.id))).toBe(true);
+    expect((await live.events.get(seen[0]!.id)).type).toBe('message.sent');
+  });
+});
+
 describe('media', () => {
   it('uploads a file as multipart and reads the same bytes back as a Blob', async () => {
     const bytes = new Uint8Array(2048);

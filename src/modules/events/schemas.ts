@@ -35,7 +35,7 @@ export const EventSchema = Type.Object(
       ),
     ),
   },
-  { title: 'Event', description: 'An event: the envelope exactly as webhooks deliver it.' },
+  { title: 'Event' },
 );
 
 const TypeFilter = Type.String({

@@ -48,6 +48,13 @@ export class Webhooks extends Resource {
   ): PageIterator<ItemOf<typeof DELIVERIES>> {
     return this.paginate(DELIVERIES, query, { id }, opts);
   }
+  /**
+   * Sends again the past events (created in [since, until), of the given types) this webhook should
+   * have had, as new deliveries with the original `webhook-id`: after an outage of the receiver.
+   */
+  replay(id: string, body: Body<'post', '/api/v1/public/webhooks/{id}/replay'>, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/webhooks/{id}/replay', { params: { id }, body, ...opts });
+  }
   /** Delivers a failed delivery's event again. */
   retryDelivery(id: string, deliveryId: string, opts?: CallOptions) {
     return this.t.request('post', '/api/v1/public/webhooks/{id}/deliveries/{deliveryId}/retry', {
@@ -102,6 +109,17 @@ export class PartnerWebhooks extends Resource {
     opts?: CallOptions,
   ): PageIterator<ItemOf<typeof PARTNER_DELIVERIES>> {
     return this.paginate(PARTNER_DELIVERIES, query, { id }, opts);
+  }
+  /**
+   * Sends again the past events (created in [since, until), of the given types) this webhook should
+   * have had, as new deliveries with the original `webhook-id`: after an outage of the receiver.
+   */
+  replay(id: string, body: Body<'post', '/api/v1/public/partner/webhooks/{id}/replay'>, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/partner/webhooks/{id}/replay', {
+      params: { id },
+      body,
+      ...opts,
+    });
   }
   /** Delivers a failed delivery's event again. */
   retryDelivery(id: string, deliveryId: string, opts?: CallOptions) {

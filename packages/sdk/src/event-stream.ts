@@ -1,0 +1,137 @@
+// The account's events as they happen, over GET /events/stream (server-sent events): an async
+// iterable that parses the stream, remembers the last event id, and after a dropped connection (a
+// network failure, a server restart) reconnects with `Last-Event-ID`, so the server sends exactly
+// what was missed. Ends when the caller breaks out of the loop, aborts its signal or calls close();
+// a refusal (bad key, bad filter) is thrown as a TidingsError, not retried.
+import { TidingsError } from './errors.js';
+import type { Transport } from './http.js';
+import { RETRYABLE_STATUSES } from './retry.js';
+import type { WebhookEvent } from './types.js';
+
+const STREAM = '/api/v1/public/events/stream';
+
+export interface EventStreamOptions {
+  /** Comma-separated filters (`message.*,contact.created`); all events when left out. */
+  types?: string;
+  /** Start after this event id (or at this date-time) instead of now. */
+  since?: string;
+  /** Reconnect after a dropped connection (default true). */
+  reconnect?: boolean;
+  signal?: AbortSignal;
+}
+
+interface SseMessage {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+export class EventStream implements AsyncIterable<WebhookEvent> {
+  readonly #t: Transport;
+  readonly #options: EventStreamOptions;
+  readonly #closer = new AbortController();
+  #lastEventId: string | undefined;
+  #retryMs = 2000;
+
+  constructor(transport: Transport, options: EventStreamOptions = {}) {
+    this.#t = transport;
+    this.#options = options;
+  }
+
+  /** The id of the last event received: where a new stream would resume. */
+  get lastEventId(): string | undefined {
+    return this.#lastEventId;
+  }
+
+  close(): void {
+    this.#closer.abort();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<WebhookEvent> {
+    const signal = this.#options.signal
+      ? AbortSignal.any([this.#options.signal, this.#closer.signal])
+      : this.#closer.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      let response: Response;
+      try {
+        response = await this.#t.open(STREAM, {
+          accept: 'text/event-stream',
+          query: {
+            types: this.#options.types,
+            since: this.#lastEventId === undefined ? this.#options.since : undefined,
+          },
+          headers: this.#lastEventId === undefined ? {} : { 'last-event-id': this.#lastEventId },
+          signal,
+        });
+        if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+          await response.body?.cancel().catch(() => {});
+          throw new TypeError(`Tidings: ${STREAM} did not answer an event stream`);
+        }
+      } catch (err) {
+        if (signal.aborted) return;
+        const retryable =
+          err instanceof TidingsError && (err.status === 0 || RETRYABLE_STATUSES.has(err.status));
+        if (!retryable || this.#options.reconnect === false) throw err;
+        const retryAfter = err.headers?.get('retry-after') ?? null;
+        await this.#t.wait(this.#t.delay(failures++, retryAfter), signal).catch(() => {});
+        continue;
+      }
+      failures = 0;
+      try {
+        for await (const message of readMessages(response, (ms) => {
+          this.#retryMs = ms;
+        })) {
+          if (message.id) this.#lastEventId = message.id;
+          if (!message.data) continue;
+          yield JSON.parse(message.data) as WebhookEvent;
+        }
+      } catch {
+        // The connection dropped: reconnect below.
+      }
+      if (signal.aborted || this.#options.reconnect === false) return;
+      await this.#t.wait(this.#retryMs, signal).catch(() => {});
+    }
+  }
+}
+
+/** The messages of an SSE body (the WHATWG format: `field: value` lines, a blank line ends one). */
+async function* readMessages(response: Response, onRetry: (ms: number) => void): AsyncGenerator<SseMessage> {
+  if (!response.body) return;
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let message: SseMessage = { data: '' };
+  let hasData = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end = buffer.search(/\r\n|\r|\n/);
+      while (end >= 0) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(buffer[end] === '\r' && buffer[end + 1] === '\n' ? end + 2 : end + 1);
+        end = buffer.search(/\r\n|\r|\n/);
+        if (line === '') {
+          if (hasData || message.id) yield message;
+          message = { data: '' };
+          hasData = false;
+          continue;
+        }
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const raw = colon < 0 ? '' : line.slice(colon + 1);
+        const text = raw.startsWith(' ') ? raw.slice(1) : raw;
+        if (field === 'data') {
+          message.data = hasData ? `${message.data}\n${text}` : text;
+          hasData = true;
+        } else if (field === 'id') message.id = text;
+        else if (field === 'event') message.event = text;
+        else if (field === 'retry' && /^\d+$/.test(text)) onRetry(Number(text));
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
