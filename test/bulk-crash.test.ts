@@ -43,7 +43,7 @@ describe('a bulk import killed mid-job', () => {
 
   it('resumes after a restart and applies every item exactly once', async () => {
     let server = await start();
-    const boot = await api(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, { name: 'p' });
+    const boot = await api(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`);
     expect(boot.status).toBe(201);
     const partnerKey = boot.body.apiKey as string;
 

@@ -117,9 +117,7 @@ export async function processApi(
 
 /** A partner bootstrapped on a server process. */
 export async function bootstrapOnProcess(server: ServerProcess): Promise<string> {
-  const boot = await processApi(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`, {
-    name: 'p',
-  });
+  const boot = await processApi(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`);
   if (boot.status !== 201) throw new Error(`bootstrap: ${boot.status} ${JSON.stringify(boot.body)}`);
   return boot.body.apiKey as string;
 }
