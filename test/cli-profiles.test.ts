@@ -3,7 +3,7 @@
 // `send` and `messages get` through the profile, `contacts list` over several pages, `contacts
 // import` at the profile's URL, partner keys with an account, flags and environment over the
 // profile, the errors with nothing configured, `logout`, and `--version`.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -16,17 +16,23 @@ import {
   sandboxTenant,
   useMessagingApp,
 } from './helpers/messaging.ts';
+import { verifySignature } from './helpers/receiver.ts';
+import { until } from './helpers/wait.ts';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(`${tmpdir()}/tidings-profiles-`);
-const env = useMessagingApp();
+const env = useMessagingApp({ config: { eventStreamPollMs: 50 } });
 let base: string;
+const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   base = await env.app.listen({ port: 0, host: '127.0.0.1' });
   expect(new URL(base).port).not.toBe('3000');
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
 
 interface Run {
   code: number | null;
@@ -58,6 +64,34 @@ function tidings(args: string[], extraEnv: Record<string, string> = {}): Promise
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** A long-running `tidings webhooks listen …`, its output, and its exit. */
+function listen(args: string[], extraEnv: Record<string, string>) {
+  const child = spawn('node', ['src/cli.ts', 'webhooks', 'listen', ...args], {
+    cwd: repo,
+    env: { PATH: `${repo}node_modules/.bin:${process.env.PATH}`, HOME: `${dir}/home`, ...extraEnv },
+  });
+  children.push(child);
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const ready = () =>
+    until(
+      () => out.includes('Ready: forwarding'),
+      15_000,
+      () => out,
+    );
+  const stop = async () => {
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  };
+  return { output: () => out, ready, stop, secret: () => /signing secret is (whsec_\S+)/.exec(out)?.[1] };
 }
 
 let configs = 0;
@@ -278,6 +312,38 @@ describe('tidings API commands with a profile', { timeout: 120_000 }, () => {
       '+14155552501',
       '+14155552502',
     ]);
+  });
+
+  it('webhooks listen forwards with the profile’s server and key, and keeps its secret in the profile', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const config = newConfig();
+    await login(config, ['--key', t.apiKey, '--profile', 'dev']);
+    const receiver = await env.receiver();
+    const first = listen(['--forward-to', receiver.url(), '--profile', 'dev'], { TIDINGS_CONFIG: config });
+    await first.ready();
+    const secret = first.secret();
+    expect(secret).toMatch(/^whsec_/);
+    expect(profilesIn(config).dev.webhookSecret).toBe(secret);
+    expect(statSync(config).mode & 0o777).toBe(0o600);
+    const created = await call(env.app, 'POST', '/contacts', {
+      key: t.apiKey,
+      body: { phone: '+14155552700' },
+    });
+    await receiver.waitFor(1, 15_000);
+    expect(verifySignature(secret!, receiver.received[0]!)).toMatchObject({
+      type: 'contact.created',
+      data: { id: created.body.id },
+    });
+    await first.stop();
+
+    // The next run signs with the same secret, so the receiver's stays valid.
+    const second = listen(['--forward-to', receiver.url()], {
+      TIDINGS_CONFIG: config,
+      TIDINGS_PROFILE: 'dev',
+    });
+    await second.ready();
+    expect(second.secret()).toBe(secret);
+    await second.stop();
   });
 
   it('takes flags over the environment over the profile', async () => {

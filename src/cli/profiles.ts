@@ -61,6 +61,9 @@ export function readProfiles(path: string): ProfileFile {
  */
 export function writeProfiles(path: string, file: ProfileFile): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // The default folder is Tidings' own (…/tidings): kept 0700 even if something else made it.
+  // A TIDINGS_CONFIG file's folder may be anyone's (/tmp): left as it is.
+  if (path !== process.env.TIDINGS_CONFIG) chmodSync(dirname(path), 0o700);
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
