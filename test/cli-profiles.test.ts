@@ -8,6 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyPrefix, resolveConnection, saveProfile } from '../src/cli/profiles.ts';
+import { UsageError } from '../src/cli/usage-error.ts';
 import { call, tenant } from './helpers/client.ts';
 import {
   approvedTemplate,
@@ -407,5 +409,53 @@ describe('tidings API commands with a profile', { timeout: 120_000 }, () => {
     expect(version.code).toBe(0);
     const pkg = JSON.parse(readFileSync(`${repo}package.json`, 'utf8'));
     expect(version.stdout.trim()).toBe(pkg.version);
+  });
+});
+
+describe('resolveConnection', () => {
+  it('takes each setting from flags, then the environment, then the profile; the account goes with its key', () => {
+    const path = newConfig();
+    saveProfile(path, 'default', {
+      url: 'http://profile:1',
+      apiKey: 'tdg_partner_P',
+      accountId: 'acc_profile',
+    });
+    const env = { TIDINGS_CONFIG: path };
+    expect(resolveConnection({}, env)).toMatchObject({
+      baseUrl: 'http://profile:1',
+      apiKey: 'tdg_partner_P',
+      accountId: 'acc_profile',
+      profileName: 'default',
+    });
+    // Another key (flag or environment) does not take the profile's account; the URL still comes from it.
+    expect(resolveConnection({ key: 'tdg_live_K' }, env)).toMatchObject({
+      baseUrl: 'http://profile:1',
+      apiKey: 'tdg_live_K',
+      accountId: null,
+    });
+    expect(resolveConnection({}, { ...env, TIDINGS_API_KEY: 'tdg_live_E' }).accountId).toBeNull();
+    expect(
+      resolveConnection(
+        { account: 'acc_flag' },
+        { ...env, TIDINGS_ACCOUNT_ID: 'acc_env', TIDINGS_URL: 'http://env:2/' },
+      ),
+    ).toMatchObject({ baseUrl: 'http://env:2', apiKey: 'tdg_partner_P', accountId: 'acc_flag' });
+    expect(resolveConnection({}, { ...env, TIDINGS_ACCOUNT_ID: 'acc_env' }).accountId).toBe('acc_env');
+    // Flags and environment giving key and URL need no profile file at all.
+    expect(
+      resolveConnection({ url: 'https://flag:3', key: 'k' }, { TIDINGS_CONFIG: `${dir}/absent.json` }),
+    ).toMatchObject({ baseUrl: 'https://flag:3', apiKey: 'k', profileName: null });
+    expect(() => resolveConnection({ url: 'ftp://x', key: 'k' }, env)).toThrow(
+      '--url must use http or https',
+    );
+    expect(() => resolveConnection({ profile: '../etc' }, env)).toThrow(UsageError);
+    writeFileSync(path, 'not json');
+    expect(() => resolveConnection({}, env)).toThrow('is not a Tidings profile file');
+  });
+
+  it('shows a key by its first characters only', () => {
+    const key = `tdg_live_${'A1b2'.repeat(9)}zz`;
+    expect(keyPrefix(key)).toBe('tdg_live_A1b2…');
+    expect(keyPrefix('short')).toBe('sh…');
   });
 });

@@ -58,7 +58,7 @@ interface LoginOptions {
   url: string;
   key: string;
   account?: string;
-  profile: string;
+  profile?: string;
 }
 
 export function loginCommand(): Command {
@@ -67,11 +67,11 @@ export function loginCommand(): Command {
     .requiredOption('--key <key>', "an account's API key, or a partner key")
     .option('--url <base>', 'the server', 'http://localhost:3000')
     .option('--account <accountId>', 'with a partner key: the account the profile acts on')
-    .option('--profile <name>', 'the profile to save', DEFAULT_PROFILE)
+    .option('--profile <name>', 'the profile to save (default: TIDINGS_PROFILE, or "default")')
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
     .action(async (opts: LoginOptions) => {
       try {
-        const name = checkProfileName(opts.profile);
+        const name = checkProfileName(opts.profile ?? (process.env.TIDINGS_PROFILE || DEFAULT_PROFILE));
         const target = { baseUrl: checkBaseUrl(opts.url), apiKey: opts.key, accountId: opts.account };
         const who = await identify(target);
         const profile: Profile = {
