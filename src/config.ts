@@ -41,6 +41,11 @@ export interface Config {
   bulkChunkSize: number;
   bulkJobExpireSeconds: number;
   apiKey: string | null;
+  /** The CLI's API commands' server, account, profile and profile file (src/cli/profiles.ts). */
+  cliUrl: string | null;
+  cliAccountId: string | null;
+  cliProfile: string | null;
+  cliConfigFile: string | null;
   whatsappGraphUrl: string;
   providerTimeoutMs: number;
   twilioApiUrl: string;
@@ -350,7 +355,37 @@ export const SETTINGS: Setting<any>[] = [
     env: 'TIDINGS_API_KEY',
     key: 'apiKey',
     description:
-      'API key that CLI commands calling the HTTP API use (e.g. contacts import); unset → --api-key',
+      'API key that CLI commands calling the HTTP API use (send, contacts, messages, webhooks listen); over the profile, under --key',
+    default: null,
+    parse: (s) => s,
+  },
+  // The CLI's API commands read these four themselves; they are settings so that the check for
+  // unknown TIDINGS_* variables lets a shell that has them set start the server too.
+  {
+    env: 'TIDINGS_URL',
+    key: 'cliUrl',
+    description: "the server CLI commands calling the HTTP API use; over the profile's, under --url",
+    default: null,
+    parse: (s) => s,
+  },
+  {
+    env: 'TIDINGS_ACCOUNT_ID',
+    key: 'cliAccountId',
+    description: 'with a partner key: the account CLI commands act on; over the profile’s, under --account',
+    default: null,
+    parse: (s) => s,
+  },
+  {
+    env: 'TIDINGS_PROFILE',
+    key: 'cliProfile',
+    description: 'the profile (tidings login) CLI commands use; under --profile; unset → default',
+    default: null,
+    parse: (s) => s,
+  },
+  {
+    env: 'TIDINGS_CONFIG',
+    key: 'cliConfigFile',
+    description: 'the file tidings login keeps profiles in; unset → $XDG_CONFIG_HOME/tidings/config.json',
     default: null,
     parse: (s) => s,
   },

@@ -85,6 +85,8 @@ function tidingsImport(args: string[], extraEnv: Record<string, string> = {}): P
         HOME: process.env.HOME,
         DATA_DIR: `${dir}/data`,
         LOG_LEVEL: 'silent',
+        // No profile (tidings login) of the machine's user: the key and server are the test's.
+        TIDINGS_CONFIG: `${dir}/no-profiles.json`,
         ...extraEnv,
       },
     });

@@ -1,5 +1,5 @@
-// The HTTP API as the import uses it: the bulk endpoints, with retries.
-import { API_PREFIX } from '../../app.ts';
+// The HTTP API as the import uses it: the bulk endpoints, with retries, over the CLI's client.
+import { type ApiReply, type ApiTarget, apiRequest, errorOf } from '../api-client.ts';
 import { type ContactInput, type Mode, type RowError, StopError, UsageError } from './types.ts';
 
 export interface BulkJob {
@@ -18,17 +18,9 @@ export interface BulkJob {
   }[];
 }
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: unknown;
-}
+type Reply = ApiReply;
 
-export interface ApiTarget {
-  baseUrl: string;
-  apiKey: string;
-  accountId: string;
-}
+export type { ApiTarget };
 
 export interface ClientOptions {
   fetch?: typeof fetch;
@@ -52,23 +44,9 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-function errorOf(reply: Reply): RowError | null {
-  const error = (reply.body as { error?: RowError } | null)?.error;
-  return error && typeof error.code === 'string' ? error : null;
-}
-
 function describeReply(reply: Reply): string {
-  const error = errorOf(reply);
+  const error = errorOf(reply.body);
   return error ? `HTTP ${reply.status} ${error.code}: ${error.message}` : `HTTP ${reply.status}`;
-}
-
-async function bodyOf(res: Response): Promise<unknown> {
-  const text = await res.text();
-  try {
-    return text ? JSON.parse(text) : null;
-  } catch {
-    return text;
-  }
 }
 
 /** Calls the bulk endpoints, waiting out 429s and retrying 5xx and network errors. */
@@ -94,21 +72,14 @@ export class BulkClient {
   }
 
   async #once(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<Reply> {
-    const headers: Record<string, string> = {
-      'x-api-key': this.#target.apiKey,
-      'x-account-id': this.#target.accountId,
-      accept: 'application/json',
-    };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-    const res = await this.#fetch(`${this.#target.baseUrl}${API_PREFIX}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.#timeoutMs),
+    const reply = await apiRequest(this.#target, method, path, {
+      body,
+      idempotencyKey,
+      fetch: this.#fetch,
+      timeoutMs: this.#timeoutMs,
     });
     this.#reached = true;
-    return { status: res.status, headers: res.headers, body: await bodyOf(res) };
+    return reply;
   }
 
   /** One request, tried again while the answer says "later": 429, 5xx, a request still in progress. */
@@ -128,7 +99,7 @@ export class BulkClient {
           await this.#sleep(wait);
           continue;
         }
-        const inProgress = reply.status === 409 && errorOf(reply)?.code === 'IDEMPOTENCY_IN_PROGRESS';
+        const inProgress = reply.status === 409 && errorOf(reply.body)?.code === 'IDEMPOTENCY_IN_PROGRESS';
         if (reply.status < 500 && !inProgress) return reply;
         problem = describeReply(reply);
         waitMs = later;

@@ -13,6 +13,7 @@ import { dirname, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse } from 'csv-parse';
 import type { Config } from '../../config.ts';
+import { resolveConnection } from '../profiles.ts';
 import { BulkClient, type ClientOptions } from './bulk-client.ts';
 import { type Chunk, type ChunkContext, type ChunkTally, type Row, runChunk } from './chunks.ts';
 import { barProgress, lineProgress, type Progress, type Totals } from './progress.ts';
@@ -22,7 +23,8 @@ import { MAX_CHUNK_SIZE, type Mode, type RowError, StopError, UsageError } from 
 
 export interface ImportOptions {
   file: string;
-  accountId: string;
+  /** Sent as X-Account-Id (needed with a partner key). */
+  accountId: string | null;
   apiKey: string;
   baseUrl: string;
   mode: Mode;
@@ -66,7 +68,9 @@ function checkRejectsPath(path: string, file: string): void {
 /** The run's part of the Idempotency-Keys: the file's identity, the target and this run. */
 function runKeyOf(options: ImportOptions, stats: Stats): string {
   return createHash('sha256')
-    .update([resolve(options.file), stats.size, stats.mtimeMs, options.accountId, options.mode].join('\n'))
+    .update(
+      [resolve(options.file), stats.size, stats.mtimeMs, options.accountId ?? '', options.mode].join('\n'),
+    )
     .update(randomBytes(16))
     .digest('base64url');
 }
@@ -251,9 +255,11 @@ export function exitCodeOf(s: ImportSummary): number {
 // The command
 
 interface CommandOptions {
-  account: string;
+  account?: string;
   apiKey?: string;
+  key?: string;
   url?: string;
+  profile?: string;
   mode: Mode;
   rejects?: string;
   chunkSize: number;
@@ -272,26 +278,18 @@ export function defaultRejectsPath(file: string): string {
   return `${file.replace(/\.csv$/i, '')}.rejected.csv`;
 }
 
-function baseUrlOf(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`--url must be a URL (got ${JSON.stringify(raw)})`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError('--url must use http or https');
-  return raw.replace(/\/+$/, '');
-}
-
+/** The server, key and account: flags, then the environment, then the profile (tidings login). */
 function importOptionsOf(file: string, opts: CommandOptions, cfg: Config): ImportOptions {
-  const apiKey = opts.apiKey ?? cfg.apiKey;
-  if (!apiKey) throw new UsageError('no API key: pass --api-key or set TIDINGS_API_KEY');
+  const connection = resolveConnection(
+    { url: opts.url, key: opts.key ?? opts.apiKey, account: opts.account, profile: opts.profile },
+    process.env,
+    { defaultUrl: cfg.publicBaseUrl, keyFlag: '--api-key' },
+  );
   return {
     file,
-    accountId: opts.account,
-    apiKey,
-    baseUrl: baseUrlOf(opts.url ?? cfg.publicBaseUrl),
+    accountId: connection.accountId,
+    apiKey: connection.apiKey,
+    baseUrl: connection.baseUrl,
     mode: opts.mode,
     rejectsPath: opts.rejects ?? defaultRejectsPath(file),
     chunkSize: opts.chunkSize,
@@ -321,9 +319,17 @@ export function contactsImportCommand(config: () => Config): Command {
       '<file>',
       'CSV with a header row: phone (required), name, email, tags, optedIn, marketingOptOut, attributes…',
     )
-    .requiredOption('--account <accountId>', 'the account to import into')
-    .option('--api-key <key>', "the account's key, or a partner key (default: TIDINGS_API_KEY)")
-    .option('--url <base>', 'the API base URL (default: PUBLIC_BASE_URL)')
+    .option('--profile <name>', 'the saved profile to use (default: TIDINGS_PROFILE, or "default")')
+    .option(
+      '--account <accountId>',
+      'with a partner key: the account to import into (default: TIDINGS_ACCOUNT_ID, or the profile’s)',
+    )
+    .option(
+      '--api-key <key>',
+      "the account's key, or a partner key (default: TIDINGS_API_KEY, or the profile’s)",
+    )
+    .option('--key <key>', 'the same as --api-key')
+    .option('--url <base>', 'the server (default: TIDINGS_URL, the profile’s, or PUBLIC_BASE_URL)')
     .addOption(
       new Option('--mode <mode>', 'upsert updates a phone the account has; create rejects it')
         .choices(['upsert', 'create'])

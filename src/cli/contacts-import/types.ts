@@ -3,9 +3,7 @@ export const MAX_CHUNK_SIZE = 1000;
 export type Mode = 'upsert' | 'create';
 
 /** A problem with how the command was called: exit code 2, nothing imported. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { UsageError } from '../usage-error.ts';
 
 /** A problem that stops an import part-way (the API unreachable, a malformed CSV): exit code 1. */
 export class StopError extends Error {

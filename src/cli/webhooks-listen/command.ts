@@ -7,6 +7,10 @@
 // retried (the server's webhooks and POST /webhooks/{id}/replay are for that).
 import { Command } from 'commander';
 import { generateSecret, secretProblem, signatureHeaders } from '../../modules/webhooks/signing.ts';
+import { withConnectionOptions } from '../api/command.ts';
+import { apiBase, apiHeaders, bodyOf, refusalOf } from '../api-client.ts';
+import { type Connection, resolveConnection, saveProfile } from '../profiles.ts';
+import { UsageError } from '../usage-error.ts';
 import { readSse, type SseMessage } from './sse.ts';
 
 export interface ListenOptions {
@@ -27,13 +31,7 @@ export interface ListenOptions {
   forwardTimeoutMs?: number;
 }
 
-const API_PREFIX = '/api/v1/public';
 const MAX_BACKOFF_MS = 30_000;
-
-function apiBase(baseUrl: string): string {
-  const trimmed = baseUrl.replace(/\/+$/, '');
-  return trimmed.endsWith(API_PREFIX) ? trimmed : `${trimmed}${API_PREFIX}`;
-}
 
 const stamp = () => new Date().toISOString().slice(11, 19);
 
@@ -48,19 +46,10 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done);
   });
 
-/** The message of an error body, or the status. */
+/** The status and the error body: `401 INVALID_API_KEY: … (req_…)`. */
 async function refusal(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
-  try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string; details?: unknown } };
-    if (body.error) {
-      const details = body.error.details ? ` ${JSON.stringify(body.error.details)}` : '';
-      return `${res.status} ${body.error.code}: ${body.error.message}${details}`;
-    }
-  } catch {
-    // not JSON
-  }
-  return `${res.status} ${text.slice(0, 200)}`;
+  const body = await bodyOf(res).catch(() => null);
+  return `${res.status} ${refusalOf({ status: res.status, headers: res.headers, body }).describe()}`;
 }
 
 /** Signs and POSTs one event to the local URL; answers the line to print. */
@@ -106,8 +95,7 @@ export async function listen(o: ListenOptions): Promise<number> {
     const url = new URL(`${base}/events/stream`);
     if (o.events) url.searchParams.set('types', o.events);
     if (o.since && !lastEventId) url.searchParams.set('since', o.since);
-    const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': o.apiKey };
-    if (o.accountId) headers['x-account-id'] = o.accountId;
+    const headers = apiHeaders(o, { accept: 'text/event-stream' });
     if (lastEventId) headers['last-event-id'] = lastEventId;
     try {
       const res = await fetch(url, { headers, signal: o.signal });
@@ -155,51 +143,67 @@ interface CommandOptions {
   url?: string;
   key?: string;
   account?: string;
+  profile?: string;
   since?: string;
   events?: string;
   secret?: string;
 }
 
+/**
+ * The secret to sign with: --secret, else the one kept in the profile, else a new one, kept in the
+ * profile (when one is in use) so the receiver's configured secret stays valid from run to run.
+ */
+function signingSecret(opts: CommandOptions, connection: Connection): string {
+  if (opts.secret) {
+    const problem = secretProblem(opts.secret);
+    if (problem) throw new UsageError(`--secret ${problem}`);
+    return opts.secret;
+  }
+  const { profile, profileName } = connection;
+  if (profile?.webhookSecret && !secretProblem(profile.webhookSecret)) return profile.webhookSecret;
+  const secret = generateSecret();
+  if (profile && profileName)
+    saveProfile(connection.path, profileName, { ...profile, webhookSecret: secret });
+  return secret;
+}
+
 export function webhooksListenCommand(): Command {
-  return new Command('listen')
-    .description("forward the account's events, signed, to a local URL (no public URL needed)")
-    .requiredOption('--forward-to <url>', 'where each event is POSTed, e.g. http://localhost:4000/hook')
-    .option('--url <base>', 'the server (default: TIDINGS_URL, or http://localhost:3000)')
-    .option(
-      '--key <key>',
-      "the account's API key, or a partner key with --account (default: TIDINGS_API_KEY)",
-    )
-    .option('--account <accountId>', 'with a partner key: the account whose events to forward')
+  return withConnectionOptions(
+    new Command('listen')
+      .description("forward the account's events, signed, to a local URL (no public URL needed)")
+      .requiredOption('--forward-to <url>', 'where each event is POSTed, e.g. http://localhost:4000/hook'),
+  )
     .option('--since <id|time>', 'first forward the events after this event id, or since this time')
     .option('--events <types>', 'only these events: comma-separated types or families (message.*)')
-    .option('--secret <whsec>', 'sign with this secret instead of a new one (keep your receiver’s)')
+    .option(
+      '--secret <whsec>',
+      'sign with this secret (default: the one kept in the profile, or a new one, printed)',
+    )
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
     .action(async (opts: CommandOptions) => {
-      const apiKey = opts.key ?? process.env.TIDINGS_API_KEY;
-      if (!apiKey) {
-        process.stderr.write('tidings webhooks listen: give --key or set TIDINGS_API_KEY\n');
-        process.exit(2);
-      }
-      if (!URL.canParse(opts.forwardTo)) {
-        process.stderr.write(`tidings webhooks listen: --forward-to is not a URL: ${opts.forwardTo}\n`);
-        process.exit(2);
-      }
-      const problem = opts.secret ? secretProblem(opts.secret) : null;
-      if (problem) {
-        process.stderr.write(`tidings webhooks listen: --secret ${problem}\n`);
+      let connection: Connection;
+      let secret: string;
+      try {
+        if (!URL.canParse(opts.forwardTo))
+          throw new UsageError(`--forward-to is not a URL: ${opts.forwardTo}`);
+        connection = resolveConnection(opts);
+        secret = signingSecret(opts, connection);
+      } catch (err) {
+        if (!(err instanceof UsageError)) throw err;
+        process.stderr.write(`tidings webhooks listen: ${err.message}\n`);
         process.exit(2);
       }
       const abort = new AbortController();
       process.once('SIGINT', () => abort.abort());
       process.once('SIGTERM', () => abort.abort());
       process.exitCode = await listen({
-        baseUrl: opts.url ?? process.env.TIDINGS_URL ?? 'http://localhost:3000',
-        apiKey,
-        accountId: opts.account,
+        baseUrl: connection.baseUrl,
+        apiKey: connection.apiKey,
+        accountId: connection.accountId ?? undefined,
         forwardTo: opts.forwardTo,
         since: opts.since,
         events: opts.events,
-        secret: opts.secret ?? generateSecret(),
+        secret,
         out: process.stdout,
         signal: abort.signal,
       });
