@@ -13,7 +13,7 @@ const local = new Map<string, string>();
 const rank = (status: string) =>
   ['queued', 'sent', 'delivered', 'read', 'failed', 'received'].indexOf(status);
 const seen = new Set<string>();
-const customer = new Tidings({ apiKey: env('TIDINGS_SANDBOX_KEY'), baseUrl: env('TIDINGS_BASE_URL') });
+const customer = new Tidings({ apiKey: env('SANDBOX_KEY'), baseUrl: env('TIDINGS_URL') });
 await customer.sandbox.inboundMessage({ from: phone, text: 'Is my order on its way?' });
 const inbound = await hook.waitFor((e) => e.type === 'message.received');
 const reply = await tidings.messages.send({ to: phone, type: 'text', text: 'Yes, it ships today.' });

@@ -1,9 +1,9 @@
 // What the examples share: a client from the environment, waiting for a template's review, polling,
 // and a local webhook receiver that verifies each delivery with the SDK.
 //
-//   TIDINGS_BASE_URL     the server, e.g. http://localhost:3000
+//   TIDINGS_URL     the server, e.g. http://localhost:3000
 //   TIDINGS_API_KEY      an account key (live or sandbox scope) of an account with a channel
-//   TIDINGS_SANDBOX_KEY  a sandbox key of the same account (plays the customer; realtime-sync only)
+//   SANDBOX_KEY  a sandbox key of the same account (plays the customer; realtime-sync only)
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Tidings, verifyWebhook, type WebhookEvent } from '@tidings/sdk';
@@ -14,7 +14,7 @@ export function env(name: string): string {
   return value;
 }
 
-export const tidings = new Tidings({ apiKey: env('TIDINGS_API_KEY'), baseUrl: env('TIDINGS_BASE_URL') });
+export const tidings = new Tidings({ apiKey: env('TIDINGS_API_KEY'), baseUrl: env('TIDINGS_URL') });
 
 /** Asks `probe` every half second until `done` holds (or gives up after `ms`). */
 export async function poll<T>(probe: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> {

@@ -24,9 +24,9 @@ async function runExample(
   const { stdout } = await promisify(execFile)(process.execPath, [`examples/${name}.ts`, ...args], {
     env: {
       ...process.env,
-      TIDINGS_BASE_URL: baseUrl,
+      TIDINGS_URL: baseUrl,
       TIDINGS_API_KEY: t.apiKey,
-      TIDINGS_SANDBOX_KEY: t.sandboxKey,
+      SANDBOX_KEY: t.sandboxKey,
     },
     encoding: 'utf8',
     timeout: 60_000,
