@@ -225,4 +225,43 @@ describe('campaigns', () => {
     expect((await call(env.app, 'DELETE', `/campaigns/${made.body.id}`, { key: t.apiKey })).status).toBe(204);
     expectError(await get(t.apiKey, made.body.id), 404, 'RESOURCE_NOT_FOUND');
   });
+
+  it('skips a contact who opts out of marketing after the start, and counts it as skipped', async () => {
+    const t = await sandboxTenant(env.app, env.partner.partnerKey, INSTANT_SANDBOX);
+    await approvedTemplate(env.app, t.apiKey, { name: 'promo', category: 'MARKETING' });
+    for (let i = 0; i < 4; i++) await contact(t.apiKey, `+1415555013${i}`, { tags: ['late'] });
+    const made = await call(env.app, 'POST', '/campaigns', {
+      key: t.apiKey,
+      body: {
+        name: 'Late opt-out',
+        message: { templateName: 'promo', templateLanguage: 'en_US', parameters: ['a', 'b'] },
+        audience: { tag: 'late' },
+        pacing: { messagesPerSecond: 1 },
+      },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect((await move(t.apiKey, made.body.id, 'start')).status).toBe(200);
+    const paused = await move(t.apiKey, made.body.id, 'pause');
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    // At one a second, most of the four are still waiting when the pause answers.
+    const waiting = (await recipients(t.apiKey, made.body.id)).filter((r) => r.messageId === null);
+    expect(waiting.length).toBeGreaterThan(0);
+    const leaving = waiting[0].contactId as string;
+    const optOut = await call(env.app, 'PATCH', `/contacts/${leaving}`, {
+      key: t.apiKey,
+      body: { marketingOptOut: true },
+    });
+    expect(optOut.status, JSON.stringify(optOut.body)).toBe(200);
+    expect((await move(t.apiKey, made.body.id, 'resume')).status).toBe(200);
+    const done = await eventually(
+      () => get(t.apiKey, made.body.id),
+      (r) => r.body.status === 'completed',
+    );
+    expect(done.body.counters).toMatchObject({ total: 4, skipped: 1, failed: 0 });
+    expect(sum(done.body.counters)).toBe(4);
+    const rows = await recipients(t.apiKey, made.body.id, '&status=skipped');
+    expect(rows).toEqual([
+      expect.objectContaining({ contactId: leaving, reason: 'opted_out', messageId: null, error: null }),
+    ]);
+  });
 });

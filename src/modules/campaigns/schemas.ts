@@ -201,7 +201,7 @@ export const RecipientSchema = Type.Object(
     status: Type.Enum([...RECIPIENT_STATUSES]),
     messageId: Type.Union([Type.String(), Type.Null()]),
     reason: Type.Union([Type.String(), Type.Null()], {
-      description: 'Why skipped (`opted_out`, `contact_deleted`) or failed (the error code).',
+      description: 'Why skipped (`opted_out`, `contact_deleted`, `canceled`) or failed (the error code).',
     }),
     error: Type.Union([
       Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),

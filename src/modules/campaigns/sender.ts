@@ -13,7 +13,8 @@
 //   4. each recipient's template with its parameters rendered (Liquid over the contact), accepted
 //      through acceptBatch, the send path of every message (price, charge, window rule, dispatch
 //      job); in the same transaction the rows become `messaged` (or `failed` with the send path's
-//      refusal). A crash before the commit sends nobody, after it nobody again: exactly once per
+//      refusal, or `skipped` as `opted_out` when the contact opted out of marketing since the start).
+//      A crash before the commit sends nobody, after it nobody again: exactly once per
 //      (campaign, contact).
 // What changes the campaign's own row is done apart, each in a short transaction that locks it:
 // starting a scheduled campaign whose time came, lifting a throttling hold step by step, pausing
@@ -58,6 +59,9 @@ interface Live extends CampaignRow {
   provider: Provider | null;
   whatsapp: { throughputPerSecond?: number | null; messagingLimitTier?: string | null } | null;
 }
+
+/** Why a recipient was passed over mid-campaign (the start skips `opted_out` ones too). */
+type SkipReason = 'contact_deleted' | 'opted_out';
 
 type PauseReason = 'insufficient_balance' | 'template_not_approved';
 
@@ -222,7 +226,7 @@ async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> 
   );
   if (due.length === 0) return { ...NOTHING, idle: true };
 
-  const skipped: string[] = [];
+  const skipped: { id: string; reason: SkipReason }[] = [];
   const later: { id: string; at: Date }[] = [];
   let ready: { contactId: string; contact: ContactRow }[] = [];
   const window = campaign.send_window
@@ -231,7 +235,7 @@ async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> 
   for (const r of due) {
     const contact = contactOf(r);
     if (!contact) {
-      skipped.push(r.contact_id);
+      skipped.push({ id: r.contact_id, reason: 'contact_deleted' });
       continue;
     }
     if (window) {
@@ -305,7 +309,11 @@ async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> 
     const contactId = requests[i]!.contactId;
     if (result.kind === 'accepted') messaged.push({ id: contactId, message: result.message.id });
     else if (result.kind === 'refused' && result.error.code === 'INSUFFICIENT_BALANCE') unpaid = true;
-    else if (result.kind === 'refused') {
+    // Opted out of marketing after the start (by the API or WhatsApp's user_preferences): skipped, as at
+    // the start, not failed; the send path's strict check is what sees it.
+    else if (result.kind === 'refused' && result.error.code === 'CONTACT_OPTED_OUT') {
+      skipped.push({ id: contactId, reason: 'opted_out' });
+    } else if (result.kind === 'refused') {
       failed.push({ id: contactId, error: { code: result.error.code, message: result.error.message } });
     }
   });
@@ -351,7 +359,7 @@ async function settleRows(
   o: {
     messaged: { id: string; message: string }[];
     failed: { id: string; error: { code: string; message: string } }[];
-    skipped: string[];
+    skipped: { id: string; reason: SkipReason }[];
     later: { id: string; at: Date }[];
   },
 ): Promise<void> {
@@ -378,9 +386,10 @@ async function settleRows(
   }
   if (o.skipped.length > 0) {
     await tx.query(
-      `UPDATE campaign_recipients SET state = 'skipped', reason = 'contact_deleted'
-        WHERE campaign_id = $1 AND contact_id = ANY($2::text[])`,
-      [campaignId, o.skipped],
+      `UPDATE campaign_recipients r SET state = 'skipped', reason = s.reason
+         FROM unnest($2::text[], $3::text[]) AS s (contact, reason)
+        WHERE r.campaign_id = $1 AND r.contact_id = s.contact`,
+      [campaignId, o.skipped.map((s) => s.id), o.skipped.map((s) => s.reason)],
     );
   }
   if (o.later.length > 0) {

@@ -2835,7 +2835,7 @@ export interface components {
             /** @enum {unknown} */
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "skipped";
             messageId: string | null;
-            /** @description Why skipped (`opted_out`, `contact_deleted`) or failed (the error code). */
+            /** @description Why skipped (`opted_out`, `contact_deleted`, `canceled`) or failed (the error code). */
             reason: string | null;
             error: ({
                 code: string;
