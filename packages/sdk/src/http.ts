@@ -8,11 +8,16 @@ import type { AnswerOf, HttpMethod, PathsFor, RequestInit } from './types.js';
 
 export const SDK_VERSION = '0.1.0';
 
+const SAFE_METHODS = new Set<string>(['get', 'head', 'options']);
+
 export interface TidingsOptions {
   /** The API key: `tdg_live_…`, a sandbox key, or a partner key (`tdg_partner_…`). */
   apiKey?: string;
-  /** The server's origin, e.g. `https://tidings.example.com` (paths start with /api/v1/…). */
-  baseUrl: string;
+  /**
+   * The server's origin, e.g. `https://tidings.example.com` (paths start with /api/v1/…). Required
+   * with a key; in cookie mode it defaults to '' (the page's own origin).
+   */
+  baseUrl?: string;
   /** The fetch to use (defaults to globalThis.fetch): for proxies, instrumentation or tests. */
   fetch?: typeof fetch;
   /** Retries after the first attempt on 429/502/503/504 and network errors (default 2). */
@@ -23,6 +28,12 @@ export interface TidingsOptions {
   accountId?: string;
   /** Headers added to every call. */
   headers?: Record<string, string>;
+  /**
+   * Cookie mode (the console in a browser): no API key; the session cookie goes with every call
+   * (`credentials: 'same-origin'`) and each unsafe call (not GET/HEAD/OPTIONS) carries
+   * X-CSRF-Token from `csrfToken()`, read at call time so a new sign-in's token is used at once.
+   */
+  cookie?: { csrfToken: () => string | null | undefined };
   /** Backoff tuning; `sleep` replaces the timer (tests use it to observe waits). */
   backoff?: Partial<BackoffPolicy> & { sleep?: (ms: number, signal?: AbortSignal) => Promise<void> };
 }
@@ -45,8 +56,12 @@ export class Transport {
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(options: TidingsOptions) {
-    if (!options.baseUrl) throw new TypeError('Tidings: baseUrl is required');
-    this.options = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, '') };
+    if (options.cookie && options.apiKey) throw new TypeError('Tidings: cookie mode takes no apiKey');
+    // Cookie mode calls the page's own origin: relative URLs.
+    const baseUrl = options.baseUrl ?? (options.cookie ? '' : undefined);
+    if (baseUrl === undefined || (!baseUrl && !options.cookie))
+      throw new TypeError('Tidings: baseUrl is required');
+    this.options = { ...options, baseUrl: baseUrl.replace(/\/+$/, '') };
     // Bound, so a fetch taken from globalThis keeps its receiver (browsers require it).
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.#policy = { ...DEFAULT_BACKOFF, ...options.backoff };
@@ -65,10 +80,7 @@ export class Transport {
   /** The untyped core (request() is its typed face). */
   async send(method: HttpMethod, path: string, init: AnyInit): Promise<unknown> {
     const url = this.url(path, init);
-    const headers = new Headers(this.options.headers);
-    headers.set('accept', 'application/json');
-    if (this.options.apiKey) headers.set('x-api-key', this.options.apiKey);
-    if (this.options.accountId) headers.set('x-account-id', this.options.accountId);
+    const headers = this.#headers(method, 'application/json');
     let body: FormData | Blob | string | undefined;
     if (init.body instanceof FormData || init.body instanceof Blob) body = init.body;
     else if (init.body !== undefined) {
@@ -88,7 +100,13 @@ export class Transport {
       const signal = init.signal ? anySignal([init.signal, timeout]) : timeout;
       let response: Response;
       try {
-        response = await this.#fetch(url, { method: method.toUpperCase(), headers, body, signal });
+        response = await this.#fetch(url, {
+          method: method.toUpperCase(),
+          headers,
+          body,
+          signal,
+          ...this.#credentials(),
+        });
       } catch (err) {
         // The caller's own abort ends it; a timeout or network failure may be tried again.
         if (init.signal?.aborted) throw init.signal.reason;
@@ -131,20 +149,40 @@ export class Transport {
    * caller's to read. Nothing is retried here; the stream reconnects on its own terms.
    */
   async open(path: string, init: AnyInit & { accept: string }): Promise<Response> {
-    const headers = new Headers(this.options.headers);
-    headers.set('accept', init.accept);
-    if (this.options.apiKey) headers.set('x-api-key', this.options.apiKey);
-    if (this.options.accountId) headers.set('x-account-id', this.options.accountId);
+    const headers = this.#headers('get', init.accept);
     for (const [k, v] of Object.entries(init.headers ?? {})) headers.set(k, v);
     let response: Response;
     try {
-      response = await this.#fetch(this.url(path, init), { method: 'GET', headers, signal: init.signal });
+      response = await this.#fetch(this.url(path, init), {
+        method: 'GET',
+        headers,
+        signal: init.signal,
+        ...this.#credentials(),
+      });
     } catch (err) {
       if (init.signal?.aborted) throw init.signal.reason;
       throw new TidingsConnectionError(`GET ${path} failed: ${describe(err)}`, err, false);
     }
     if (!response.ok) throw TidingsError.fromResponse(response, await readBody(response));
     return response;
+  }
+
+  /** The headers every call starts from: the client's own, the key or the CSRF token, the account. */
+  #headers(method: HttpMethod, accept: string): Headers {
+    const headers = new Headers(this.options.headers);
+    headers.set('accept', accept);
+    if (this.options.apiKey) headers.set('x-api-key', this.options.apiKey);
+    if (this.options.accountId) headers.set('x-account-id', this.options.accountId);
+    if (this.options.cookie && !SAFE_METHODS.has(method)) {
+      const token = this.options.cookie.csrfToken();
+      if (token) headers.set('x-csrf-token', token);
+    }
+    return headers;
+  }
+
+  /** Cookie mode sends the session cookie (same origin only); key mode leaves fetch's default. */
+  #credentials(): { credentials?: RequestCredentials } {
+    return this.options.cookie ? { credentials: 'same-origin' } : {};
   }
 
   /** Waits as the client's backoff does (so tests can observe it), ended early by `signal`. */
