@@ -181,7 +181,7 @@ export class Transport {
   }
 
   /** Cookie mode sends the session cookie (same origin only); key mode leaves fetch's default. */
-  #credentials(): { credentials?: RequestCredentials } {
+  #credentials(): { credentials?: 'same-origin' } {
     return this.options.cookie ? { credentials: 'same-origin' } : {};
   }
 

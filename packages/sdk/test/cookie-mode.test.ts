@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 interface Seen {
   url: string;
   method: string;
-  credentials: RequestCredentials | undefined;
+  credentials: string | undefined;
   headers: Headers;
 }
 
