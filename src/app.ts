@@ -41,6 +41,7 @@ import { campaignRoutes } from './modules/campaigns/routes.ts';
 import { CampaignSender } from './modules/campaigns/sender.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
 import { channelRefreshJob } from './modules/channel/signals.ts';
+import { consoleAppRoutes } from './modules/console-app/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
 import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
@@ -324,6 +325,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   installIdempotency(app, { db: deps.db, now: ctx.now });
 
   await app.register(opsRoutes(ctx));
+  await app.register(consoleAppRoutes());
   await app.register(
     async (api) => {
       await api.register(accountRoutes(ctx));
