@@ -4,6 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { CONSOLE_DIST } from '../scripts/console-build.ts';
@@ -60,6 +61,19 @@ describe('the console at /console', () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/console'))).toEqual([]);
     const health = await env.app.inject({ method: 'GET', url: '/healthz' });
     expect(health.headers['content-security-policy']).toBeUndefined();
+  });
+
+  it('loads under 300 KB of JavaScript (gzip) on the first page: its scripts and modulepreloads', () => {
+    const html = readFileSync(join(CONSOLE_DIST, 'index.html'), 'utf8');
+    const urls = [
+      ...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g),
+      ...html.matchAll(/<link[^>]*rel="modulepreload"[^>]*href="([^"]+)"/g),
+    ].map((m) => m[1]!);
+    expect(urls.length).toBeGreaterThan(0);
+    const bytes = urls
+      .map((url) => gzipSync(readFileSync(join(CONSOLE_DIST, url.replace(/^\/console\//, '')))).length)
+      .reduce((a, b) => a + b, 0);
+    expect(bytes).toBeLessThan(300 * 1024);
   });
 
   it('answers 503 with how to build it when packages/console/dist is missing', async () => {
