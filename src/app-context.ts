@@ -3,6 +3,7 @@ import type { Channels } from './channels/registry.ts';
 import type { Config } from './config.ts';
 import type { Access } from './kernel/access.ts';
 import type { Authenticator } from './kernel/auth.ts';
+import type { ConsoleSessions } from './kernel/console-principal.ts';
 import type { Database } from './kernel/db.ts';
 import type { Egress } from './kernel/egress.ts';
 import type { EventOutbox } from './kernel/events.ts';
@@ -24,6 +25,8 @@ export interface AppContext {
   db: Database;
   jobs: Jobs;
   auth: Authenticator;
+  /** Console sessions as the access policy reads them (cached for a second). */
+  sessions: ConsoleSessions;
   rateLimits: RateLimits;
   metrics: Metrics;
   /** Emits events (with their webhook deliveries) inside the caller's transaction. */
@@ -61,4 +64,6 @@ export interface RouteInfo {
   url: string;
   access: Access;
   documented: boolean;
+  /** A console agent may call it (access.ts, `agents`). */
+  agents: boolean;
 }

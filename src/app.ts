@@ -2,6 +2,7 @@
 // It never listens itself (server.ts does), so tests drive it through app.inject.
 
 import { randomBytes } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -13,6 +14,7 @@ import { Channels } from './channels/registry.ts';
 import type { Config } from './config.ts';
 import { installAccessPolicy } from './kernel/access.ts';
 import { Authenticator } from './kernel/auth.ts';
+import { ConsoleSessions } from './kernel/console-principal.ts';
 import type { Database } from './kernel/db.ts';
 import { Egress, type Resolver } from './kernel/egress.ts';
 import { installErrorHandling, sendError, toApiError } from './kernel/error-handler.ts';
@@ -42,12 +44,14 @@ import { CampaignSender } from './modules/campaigns/sender.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
 import { channelRefreshJob } from './modules/channel/signals.ts';
 import { consoleAppRoutes } from './modules/console-app/routes.ts';
+import { consoleAuthRoutes } from './modules/console-auth/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
 import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { journeyConfigRoutes } from './modules/journey-configs/routes.ts';
 import { journeyRoutes } from './modules/journeys/routes.ts';
+import { keyRoutes } from './modules/keys/routes.ts';
 import { mediaRoutes } from './modules/media/routes.ts';
 import { MediaStore } from './modules/media/service.ts';
 import { AcceptQueue, lanesFor } from './modules/messages/accept-queue.ts';
@@ -131,7 +135,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+      redact: {
+        paths: [
+          'req.headers["x-api-key"]',
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'req.headers["x-csrf-token"]',
+        ],
+        censor: '[redacted]',
+      },
       ...(logStream ? { stream: logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,
@@ -165,6 +177,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     ...sending,
     config,
     auth: new Authenticator(deps.db, config.keyPrefix),
+    sessions: new ConsoleSessions(deps.db, config.consoleIdleMinutes),
     rateLimits: new RateLimits(deps.redis ?? null),
     metrics,
     egress,
@@ -313,10 +326,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   installErrorHandling(app, config.publicBaseUrl, new RouteHints(ctx.routes, API_PREFIX));
   await installOpenApi(app, config, ctx.routes);
   installMetrics(app, ctx.metrics);
+  // Parses the console's session cookie before the access policy reads it.
+  await app.register(cookie);
   installAccessPolicy(app, {
     config,
     sql: deps.db,
     auth: ctx.auth,
+    sessions: ctx.sessions,
     rateLimits: ctx.rateLimits,
     lastCounts: new Map(),
     now: ctx.now,
@@ -339,6 +355,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
       await api.register(eventRoutes(ctx));
       await api.register(teamRoutes(ctx));
+      await api.register(consoleAuthRoutes(ctx));
+      await api.register(keyRoutes(ctx));
       await api.register(ruleRoutes(ctx));
       await api.register(sequenceRoutes(ctx));
       await api.register(journeyRoutes(ctx));

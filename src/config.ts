@@ -61,6 +61,10 @@ export interface Config {
   dispatchRetryDelaySeconds: number;
   dispatchInDoubtSeconds: number;
   dispatchJobExpireSeconds: number;
+  /** A console session ends after this many minutes without a request. */
+  consoleIdleMinutes: number;
+  /** A console session ends this many hours after sign-in, however active. */
+  consoleSessionHours: number;
 }
 
 export class ConfigError extends Error {
@@ -190,6 +194,20 @@ export const SETTINGS: Setting<any>[] = [
         throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
       return s as Config['logLevel'];
     },
+  },
+  {
+    env: 'TIDINGS_CONSOLE_IDLE_MINUTES',
+    key: 'consoleIdleMinutes',
+    description: 'a console session ends after this many minutes without a request',
+    default: '60',
+    parse: integer(1, 24 * 60),
+  },
+  {
+    env: 'TIDINGS_CONSOLE_SESSION_HOURS',
+    key: 'consoleSessionHours',
+    description: 'a console session ends this many hours after sign-in, however active',
+    default: '12',
+    parse: integer(1, 24 * 30),
   },
   {
     env: 'TIDINGS_LOG_FORMAT',

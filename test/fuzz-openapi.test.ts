@@ -12,6 +12,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, createAccountKey, provision } from './helpers/client.ts';
+import { PASSWORD, sessionOf } from './helpers/console.ts';
 import { changedTables, DatabaseSnapshots } from './helpers/db-snapshot.ts';
 import { type ErrorBodyCheck, errorBodyCheck, problemsOf } from './helpers/fuzz-checks.ts';
 import { badRequests, describeRequest, type FuzzContext, type FuzzRequest } from './helpers/fuzz-requests.ts';
@@ -27,7 +28,13 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
 const env = useTestApp({ resolver: async () => ['93.184.216.34'] });
 
 /** Codes that mean a request was stopped at the door, before validation or the handler. */
-const DOOR_CODES = new Set(['INVALID_API_KEY', 'INVALID_BOOTSTRAP_TOKEN', 'FORBIDDEN', 'RATE_LIMITED']);
+const DOOR_CODES = new Set([
+  'INVALID_API_KEY',
+  'INVALID_SESSION',
+  'INVALID_BOOTSTRAP_TOKEN',
+  'FORBIDDEN',
+  'RATE_LIMITED',
+]);
 
 let doc: OpenApiDocument;
 let operations: Operation[];
@@ -95,6 +102,7 @@ async function fuzzContext(): Promise<FuzzContext> {
   ];
   return {
     partnerKey,
+    session: await consoleSession(partnerKey),
     liveKey: key,
     sandboxKey: sandbox.apiKey,
     accountId: t.accountId,
@@ -102,6 +110,37 @@ async function fuzzContext(): Promise<FuzzContext> {
     realIds: [...new Set(ids.filter((id): id is string => typeof id === 'string'))],
     bodyLimit: env.app.ctx.config.bodyLimitBytes,
   };
+}
+
+const ADMIN_EMAIL = 'fuzz-admin@example.com';
+
+/** A partner admin's session: invited and accepted the first time, signed in again afterwards. */
+async function consoleSession(partnerKey: string): Promise<FuzzContext['session']> {
+  const invitation = await call(env.app, 'POST', '/partner/console-invitations', {
+    key: partnerKey,
+    body: { email: ADMIN_EMAIL, name: 'Fuzz' },
+  });
+  expect(invitation.status, JSON.stringify(invitation.body)).toBe(201);
+  const s = sessionOf(
+    await call(env.app, 'POST', '/console/invitations/accept', {
+      body: { token: invitation.body.token, password: PASSWORD },
+    }),
+  );
+  return { cookie: s.cookie, csrf: s.csrf };
+}
+
+// Signs in again from an address of its own (the fuzzer's failed sign-ins count against 127.0.0.1).
+async function signInAgain(): Promise<void> {
+  const res = await env.app.inject({
+    method: 'POST',
+    url: '/api/v1/public/console/sessions',
+    remoteAddress: '192.0.2.10',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ email: ADMIN_EMAIL, password: PASSWORD }),
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  const cookie = res.cookies.find((c) => c.name === 'tidings_session')!;
+  ctx.session = { cookie: cookie.value, csrf: res.json().csrfToken };
 }
 
 beforeAll(async () => {
@@ -141,6 +180,8 @@ describe('OpenAPI fuzzer', () => {
       const property = fc.asyncProperty(fc.oneof(...kinds.map((k) => k.arbitrary)), async (req) => {
         const res = await send(req);
         sent++;
+        // A sign-out ended the fuzzer's session: a new one, before the snapshot.
+        if (op.access === 'session' && op.method !== 'GET' && res.statusCode < 300) await signInAgain();
         statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
         const before = current;
         current = await snapshots.take();

@@ -1,7 +1,8 @@
 // The tenant isolation matrix: every operation of the OpenAPI document an API key can call, tried
 // with tenant A's real ids by every kind of caller that must not reach them (tenant B's key, B's key
 // naming A, a partner of no relation, A's sandbox key on live-only actions, revoked and expired
-// keys, A suspended, A closed), each answer compared with the exact documented status and code.
+// keys, A suspended, A closed, and the console's sessions: A's agent, tenant B's account admin and
+// agent, an unrelated partner's admin), each answer compared with the exact documented status and code.
 // The control rows (A's own keys) prove the ids are real, and a fingerprint of A's rows before and
 // after each refusing phase proves no refused request changed anything.
 //
@@ -59,6 +60,11 @@ const STRANGERS: Caller[] = [
   'revokedKey',
   'revokedPartnerKey',
   'expiredKey',
+  'otherTenantAdmin',
+  'otherTenantAgent',
+  'unrelatedPartnerAdmin',
+  // A's agent's refusals are decided before the account is resolved: not even counted.
+  'agent',
 ];
 const EVERY_CALLER: Caller[] = [
   'owner',
@@ -132,7 +138,12 @@ async function runUnchanged(label: string, rows: Row[], mismatches: string[], sk
   const snapshots = new DatabaseSnapshots(env.app.ctx.db, {
     owner: { accountId: world.accountId, partnerId: world.partner.partnerId },
     // A key's last use is written by reading (at most once a minute), not by changing anything.
-    ignore: { api_keys: ['last_used_at'], ...Object.fromEntries(skip.map((t) => [t, 'whole table'])) },
+    // Likewise a console session's.
+    ignore: {
+      api_keys: ['last_used_at'],
+      console_sessions: ['last_seen_at'],
+      ...Object.fromEntries(skip.map((t) => [t, 'whole table'])),
+    },
   });
   const before = await snapshots.take();
   await runAll(rows, mismatches);
@@ -173,6 +184,14 @@ describe('tenant isolation matrix', () => {
       if (op.method === 'DELETE' && op.params.length && !world.spares[op.path])
         gaps.push(`${op.operationId}: no spare fixture for its success row in world.ts`);
     }
+    // The console's roles are callers too: an agent has both allowed and refused rows.
+    const agentRows = { successes: rowsOf(['agent'], 'successes'), refusals: rowsOf(['agent'], 'refusals') };
+    if (agentRows.successes.length < 10 || agentRows.refusals.length < 50)
+      gaps.push(
+        `the agent has too few rows: ${agentRows.successes.length} allowed, ${agentRows.refusals.length} refused`,
+      );
+    for (const caller of ['otherTenantAdmin', 'otherTenantAgent', 'unrelatedPartnerAdmin'] as Caller[])
+      if (rowsOf([caller], 'refusals').length < 50) gaps.push(`${caller} has too few rows`);
     for (const key of Object.keys(EXCEPTIONS)) {
       if (!operations.some((o) => o.operationId === key.split(':')[0])) gaps.push(`stale exception ${key}`);
     }
@@ -206,7 +225,7 @@ describe('tenant isolation matrix', () => {
 
     // The controls: A's own keys reach every id. Destructive rows last, on spare fixtures, and a
     // resource's children before the resource (untag before deleting the contact).
-    const successes = count(rowsOf(['owner', 'ownPartner', 'sandbox'], 'successes')).filter(
+    const successes = count(rowsOf(['owner', 'ownPartner', 'sandbox', 'agent'], 'successes')).filter(
       (r) => !STATUS_CHANGES.includes(r.op.operationId),
     );
     await runAll(

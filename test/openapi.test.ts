@@ -55,7 +55,7 @@ describe('OpenAPI document', () => {
     expect(provision.responses['409'].description).toContain('CONFLICT');
     expect(provision.responses['415']).toBeDefined();
     expect(provision.responses['413']).toBeDefined();
-    expect(provision.security).toEqual([{ PartnerKey: [] }]);
+    expect(provision.security).toEqual([{ PartnerKey: [] }, { ConsoleSession: [] }]);
     const bootstrap = doc.paths['/api/v1/public/partner/bootstrap'].post;
     expect(bootstrap.responses['409'].description).toContain('ALREADY_BOOTSTRAPPED');
     expect(bootstrap.responses['401'].description).toContain('INVALID_BOOTSTRAP_TOKEN');

@@ -1,22 +1,31 @@
 // The access policy every route declares in its config: who may call it, and which plan feature it
 // needs. One onRequest hook applies it, in this order:
-//   API key (401) → partner/account resolution (400/403/404) → account status (403) →
-//   plan API access (402) → per-second limit (429) → monthly quota (429) → route feature (402).
+//   API key or console session (401) → partner/account resolution (400/403/404) → account status
+//   (403) → plan API access (402) → per-second limit (429) → monthly quota (429) → route feature (402).
+// A request without X-Api-Key that carries the `tidings_session` cookie is a console call: its
+// session stands for a key (console-principal.ts), a partner admin's for a partner key, an account
+// admin's for a live key of its account, an agent's for the same on routes marked `agents` only;
+// every change it makes needs the session's CSRF token.
 // A call counts against the month once it passes the rate limiter, whatever its outcome.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import type { AccountSnapshot, Authenticator, KeyRecord, Principal } from './auth.ts';
+import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
+import { type ConsoleRole, type ConsoleSessions, checkCsrf, sessionToken } from './console-principal.ts';
 import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
+import type { KeyScope } from './keys.ts';
 import { countCall, monthCalls, type RateLimits, secondsUntilNextPeriod, usagePeriod } from './limits.ts';
 import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf } from './plans.ts';
 
-export type Access = 'public' | 'bootstrap' | 'partner' | 'account';
+/** `session`: any signed-in console user, on the console's own routes (no account acted on). */
+export type Access = 'public' | 'bootstrap' | 'session' | 'partner' | 'account';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route; routes without it are public. */
     access?: Access;
+    /** A console agent's session may call it (the inbox's routes); other account routes refuse agents. */
+    agents?: boolean;
     /** A plan-gated feature group the account must have (402 otherwise). */
     feature?: Exclude<Feature, 'api_access'>;
     /** Error codes of the route's own logic, for its documentation (access errors are added). */
@@ -48,6 +57,7 @@ export interface AccessDeps {
   config: Config;
   sql: Sql;
   auth: Authenticator;
+  sessions: ConsoleSessions;
   rateLimits: RateLimits;
   now: () => Date;
   /** The month's call count each account last had in this process (for headers of refused calls). */
@@ -91,10 +101,19 @@ async function applyRateLimit(
   }
 }
 
+/** Who calls: an API key, or a console session standing for one. */
+interface Caller {
+  id: string;
+  scope: KeyScope;
+  partnerId: string | null;
+  accountId: string | null;
+  console?: { userId: string; role: ConsoleRole; sessionId: string };
+}
+
 async function resolveAccount(
   deps: AccessDeps,
   request: FastifyRequest,
-  key: KeyRecord,
+  key: Caller,
 ): Promise<AccountSnapshot> {
   const named = singleHeader(request, 'x-account-id');
   if (key.scope === 'partner') {
@@ -121,19 +140,80 @@ async function resolveAccount(
   return account;
 }
 
+const ROLE_SCOPE: Record<ConsoleRole, KeyScope> = {
+  partner_admin: 'partner',
+  account_admin: 'live',
+  agent: 'live',
+};
+
+/**
+ * The console session of a request without X-Api-Key (401 INVALID_SESSION when it has ended), its
+ * CSRF token checked on a change. Its principal's keyId is the login's id (lgn_…): what keyId keys
+ * (nothing but logs today; idempotency is keyed by the account or partner) then sees the person.
+ */
+async function sessionCaller(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  token: string | undefined,
+  now: Date,
+) {
+  const session = await deps.sessions.resolve(token, now);
+  if (!session) throw new ApiError('INVALID_SESSION');
+  checkCsrf(request, session, deps.config.publicBaseUrl);
+  return {
+    id: session.userId,
+    scope: ROLE_SCOPE[session.role],
+    partnerId: session.partnerId,
+    accountId: session.accountId,
+    console: { userId: session.userId, role: session.role, sessionId: session.id },
+  } satisfies Caller;
+}
+
+async function callerOf(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  access: Access,
+  now: Date,
+): Promise<Caller> {
+  const keyText = singleHeader(request, 'x-api-key');
+  const token = sessionToken(request);
+  if (access === 'session') return sessionCaller(deps, request, token, now);
+  if (keyText === undefined && token !== undefined) {
+    const caller = await sessionCaller(deps, request, token, now);
+    if (caller.console.role === 'agent' && !request.routeOptions.config.agents) {
+      throw new ApiError(
+        'FORBIDDEN',
+        'An agent may use the inbox only (conversations, messages, contacts, templates, media, events): ask an account admin.',
+      );
+    }
+    return caller;
+  }
+  const key = await deps.auth.authenticate(keyText, now);
+  return { id: key.id, scope: key.scope, partnerId: key.partnerId, accountId: key.accountId };
+}
+
 async function authorize(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply, access: Access) {
   const now = deps.now();
-  const key = await deps.auth.authenticate(singleHeader(request, 'x-api-key'), now);
+  const key = await callerOf(deps, request, access, now);
   const principal: Principal = {
     keyId: key.id,
     keyScope: key.scope,
     partnerId: key.partnerId,
     account: null,
     mode: key.scope === 'sandbox' ? 'sandbox' : 'live',
+    ...(key.console ? { console: key.console } : {}),
   };
 
+  if (access === 'session') {
+    request.principal = principal;
+    return;
+  }
   if (access === 'partner') {
-    if (key.scope !== 'partner') throw new ApiError('FORBIDDEN', 'Partner endpoints need a partner key.');
+    if (key.scope !== 'partner')
+      throw new ApiError(
+        'FORBIDDEN',
+        'Partner endpoints need a partner key or a partner admin’s console session.',
+      );
     request.principal = principal;
     await applyRateLimit(deps, reply, `partner:${key.partnerId}`, deps.config.partnerRatePerSecond);
     return;

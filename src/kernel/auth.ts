@@ -42,6 +42,8 @@ export interface Principal {
   mode: 'live' | 'sandbox';
   /** The account's calls this month, this one included (counted as the call was admitted). */
   monthCalls?: number;
+  /** A console session's call: keyId is then the login's id (lgn_…). */
+  console?: { userId: string; role: 'partner_admin' | 'account_admin' | 'agent'; sessionId: string };
 }
 
 export class Authenticator {

@@ -5,6 +5,11 @@ export const ERROR_CATALOGUE = {
   INVALID_REQUEST: { status: 400, message: 'The request is invalid.' },
   INVALID_API_KEY: { status: 401, message: 'The API key is missing, unknown, revoked or expired.' },
   INVALID_BOOTSTRAP_TOKEN: { status: 401, message: 'The bootstrap token is missing or wrong.' },
+  INVALID_CREDENTIALS: { status: 401, message: 'The email or password is wrong.' },
+  INVALID_SESSION: {
+    status: 401,
+    message: 'The console session is missing, expired or signed out: sign in again.',
+  },
   INVALID_SIGNATURE: {
     status: 401,
     message: "The provider callback's signature is missing or does not match.",

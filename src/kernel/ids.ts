@@ -30,6 +30,9 @@ export const ID_PREFIXES = {
   voiceCampaign: 'vcp',
   campaign: 'cmp',
   media: 'med',
+  consoleUser: 'lgn',
+  consoleSession: 'ses',
+  consoleInvitation: 'inv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -41,6 +41,49 @@ export class RateLimits {
     return limiter;
   }
 
+  // Counters of failures over a longer window (the console's sign-in attempts), by name.
+  readonly #windows = new Map<string, Limiter>();
+
+  #window(name: string, points: number, seconds: number): Limiter {
+    const id = `${name}:${points}:${seconds}`;
+    let limiter = this.#windows.get(id);
+    if (!limiter) {
+      const options = { points, duration: seconds, keyPrefix: `tidings:rlw:${id}` };
+      limiter = this.#redis
+        ? new RateLimiterRedis({
+            ...options,
+            storeClient: this.#redis,
+            insuranceLimiter: new RateLimiterMemory(options),
+          })
+        : new RateLimiterMemory(options);
+      this.#windows.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  /**
+   * Milliseconds until `key` may try again when its window already holds `points` failures, or 0.
+   * The window opens at the first failure and lasts `seconds`.
+   */
+  async blockedFor(name: string, key: string, points: number, seconds: number): Promise<number> {
+    const res = await this.#window(name, points, seconds).get(key);
+    return res && res.consumedPoints >= points ? Math.max(1, res.msBeforeNext) : 0;
+  }
+
+  /** Counts one failure of `key` in its window. */
+  async fail(name: string, key: string, points: number, seconds: number): Promise<void> {
+    await this.#window(name, points, seconds)
+      .consume(key, 1)
+      .catch((err) => {
+        if (!(err instanceof RateLimiterRes)) throw err;
+      });
+  }
+
+  /** Forgets `key`'s failures. */
+  async clear(name: string, key: string, points: number, seconds: number): Promise<void> {
+    await this.#window(name, points, seconds).delete(key);
+  }
+
   /** Takes one request from `key`'s budget of `perSecond`; never admits more than the budget. */
   async consume(key: string, perSecond: number): Promise<RateDecision> {
     try {

@@ -105,10 +105,13 @@ const WITH_BODY: ErrorCode[] = ['INVALID_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPO
 const BY_ACCESS: Record<Access, ErrorCode[]> = {
   public: [],
   bootstrap: ['INVALID_BOOTSTRAP_TOKEN'],
-  partner: ['INVALID_API_KEY', 'FORBIDDEN', 'RATE_LIMITED'],
+  // FORBIDDEN: a change without the session's CSRF token, or from another site's Origin.
+  session: ['INVALID_SESSION', 'FORBIDDEN'],
+  partner: ['INVALID_API_KEY', 'INVALID_SESSION', 'FORBIDDEN', 'RATE_LIMITED'],
   account: [
     'INVALID_REQUEST',
     'INVALID_API_KEY',
+    'INVALID_SESSION',
     'PLAN_UPGRADE_REQUIRED',
     'FORBIDDEN',
     'ACCOUNT_SUSPENDED',
@@ -121,8 +124,9 @@ const BY_ACCESS: Record<Access, ErrorCode[]> = {
 const SECURITY: Record<Access, Record<string, string[]>[]> = {
   public: [],
   bootstrap: [{ BootstrapToken: [] }],
-  partner: [{ PartnerKey: [] }],
-  account: [{ ApiKey: [] }, { PartnerKey: [] }],
+  session: [{ ConsoleSession: [] }],
+  partner: [{ PartnerKey: [] }, { ConsoleSession: [] }],
+  account: [{ ApiKey: [] }, { PartnerKey: [] }, { ConsoleSession: [] }],
 };
 
 function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
@@ -131,7 +135,14 @@ function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
   const access = route.config?.access ?? 'public';
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   for (const method of methods) {
-    if (method !== 'HEAD') table.push({ method, url: route.url, access, documented: !schema.hide });
+    if (method !== 'HEAD')
+      table.push({
+        method,
+        url: route.url,
+        access,
+        documented: !schema.hide,
+        agents: Boolean(route.config?.agents),
+      });
   }
   if (schema.hide) return;
   // 413 and 415 come from reading a body: only an operation that takes one can answer them (a body
@@ -156,6 +167,10 @@ function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
     ...errorResponses([...own, ...codes], notes),
   };
   schema.security = SECURITY[access];
+  if (route.config?.agents) {
+    const note = 'A console agent’s session may call this operation.';
+    schema.description = schema.description ? `${schema.description}\n\n${note}` : note;
+  }
   if (!schema.headers && (access === 'account' || idempotent)) {
     schema.headers = Type.Object({
       ...(access === 'account' ? { 'x-account-id': ACCOUNT_HEADER } : {}),
@@ -219,6 +234,13 @@ export async function installOpenApi(
           },
           PartnerKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'tdg_partner_…' },
           BootstrapToken: { type: 'http', scheme: 'bearer', description: 'The one-time bootstrap token.' },
+          ConsoleSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'tidings_session',
+            description:
+              'A console session (POST /console/sessions), sent without X-Api-Key; every change also needs X-CSRF-Token (docs/console.md).',
+          },
         },
       },
       tags: [
@@ -264,6 +286,11 @@ export async function installOpenApi(
           description: 'The account’s events: listed, read, and streamed live (server-sent events).',
         },
         { name: 'partner', description: 'Partner provisioning of client sub-accounts.' },
+        {
+          name: 'console',
+          description:
+            'Signing in to the console: logins, sessions (a cookie and a CSRF token), invitations, and the account’s own keys.',
+        },
         {
           name: 'webhooks',
           description:

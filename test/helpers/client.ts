@@ -13,6 +13,10 @@ export interface CallOptions {
   body?: unknown;
   headers?: Record<string, string>;
   query?: Record<string, string>;
+  /** A console session's token, sent as the `tidings_session` cookie. */
+  cookie?: string;
+  /** The session's CSRF token, sent as X-CSRF-Token. */
+  csrf?: string;
 }
 
 export interface Reply<T = any> {
@@ -34,6 +38,8 @@ export async function call<T = any>(
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.key) headers['x-api-key'] = options.key;
   if (options.accountId) headers['x-account-id'] = options.accountId;
+  if (options.cookie) headers.cookie = `tidings_session=${options.cookie}`;
+  if (options.csrf) headers['x-csrf-token'] = options.csrf;
   if (options.body !== undefined) headers['content-type'] ??= 'application/json';
   const raw = await app.inject({
     method,

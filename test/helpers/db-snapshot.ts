@@ -21,6 +21,9 @@ export const MAY_CHANGE_ON_REFUSAL: Record<string, string[] | 'whole table'> = {
   // idempotency.ts: an answer of the route's own logic, 4xx included, is stored under its
   // Idempotency-Key and replayed (as Stripe does); only refusals before the handler store nothing.
   idempotency_keys: 'whole table',
+  // A console session's last use is written (at most once a minute) by any request it makes,
+  // refused or not (console-principal.ts), as a key's is.
+  console_sessions: ['last_seen_at'],
 };
 
 export type Snapshot = Record<string, string>;

@@ -37,6 +37,8 @@ export interface FuzzContext {
   /** The account the live and sandbox keys belong to. */
   accountId: string;
   bootstrapToken: string;
+  /** A console session (a partner admin's) for the console's own routes; replaced when one ends it. */
+  session: { cookie: string; csrf: string };
   /**
    * Ids of real resources for path parameters, so that handlers run on them. Never the fuzzing
    * account itself nor its keys: a plausible DELETE may well succeed.
@@ -71,6 +73,12 @@ function validAuth(op: Operation, ctx: FuzzContext): fc.Arbitrary<Headers> {
       return fc.constant({});
     case 'bootstrap':
       return fc.constant({ authorization: `Bearer ${ctx.bootstrapToken}` });
+    case 'session':
+      // Read when the request is made: a sign-out in an earlier case replaced the session.
+      return fc.constant(null).map(() => ({
+        cookie: `tidings_session=${ctx.session.cookie}`,
+        'x-csrf-token': ctx.session.csrf,
+      }));
     case 'partner':
       return fc.constant({ 'x-api-key': ctx.partnerKey });
     case 'account':
@@ -108,6 +116,24 @@ function invalidAuth(op: Operation, ctx: FuzzContext): fc.Arbitrary<Headers> {
         headerGarbage,
       )
       .map((v) => (typeof v === 'string' ? { authorization: v } : v));
+  }
+  if (op.access === 'session') {
+    const cookie = (value: string) => ({ cookie: `tidings_session=${value}` });
+    return fc.oneof(
+      fc.constant({}),
+      fc.constant({ 'x-api-key': ctx.partnerKey }),
+      headerGarbage.map(cookie),
+      fc
+        .constant(null)
+        .map(() => ({ ...cookie(`${ctx.session.cookie}x`), 'x-csrf-token': ctx.session.csrf })),
+      // A change needs the session's CSRF token (a read does not).
+      ...(op.method === 'GET'
+        ? []
+        : [
+            fc.constant(null).map(() => cookie(ctx.session.cookie)),
+            fc.constant(null).map(() => ({ ...cookie(ctx.session.cookie), 'x-csrf-token': 'wrong' })),
+          ]),
+    );
   }
   const keys = fc.oneof(
     fc.constantFrom(

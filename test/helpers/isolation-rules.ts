@@ -19,6 +19,8 @@ export interface Operation {
   success: number;
   /** The documented responses: status → the error codes its description names. */
   responses: Record<string, string[]>;
+  /** A console agent may call it (routes marked `agents`: the inbox). */
+  agents: boolean;
 }
 
 export const PREFIX = '/api/v1/public';
@@ -67,6 +69,7 @@ export function operationsOf(doc: OpenApiDocument): {
       hasBody: op.body !== null,
       success: Number(chosen ?? successes[0]),
       responses: op.responses,
+      agents: op.agents,
     });
   }
   return { keyed, unkeyed };
@@ -97,14 +100,20 @@ export type Caller =
   | 'suspendedKey'
   | 'suspendedViaPartner'
   | 'closedKey'
-  | 'closedViaPartner';
+  | 'closedViaPartner'
+  // Console sessions (docs/console.md): A's agent, tenant B's account admin and agent, and the
+  // partner admin of a partner of no relation to A.
+  | 'agent'
+  | 'otherTenantAdmin'
+  | 'otherTenantAgent'
+  | 'unrelatedPartnerAdmin';
 
 /** The key (and X-Account-Id) each caller sends; account routes get A's account from partners. */
 export function credentialsOf(
   world: World,
   caller: Caller,
   op: Operation,
-): { key: string; accountId?: string } {
+): { key?: string; accountId?: string; cookie?: string; csrf?: string } {
   const namingA = op.access === 'account' ? world.accountId : undefined;
   switch (caller) {
     case 'owner':
@@ -130,6 +139,12 @@ export function credentialsOf(
     case 'suspendedKey':
     case 'closedKey':
       return { key: world.keys.live };
+    case 'agent':
+    case 'otherTenantAdmin':
+    case 'otherTenantAgent':
+      return world.sessions[caller];
+    case 'unrelatedPartnerAdmin':
+      return { ...world.sessions.unrelatedPartnerAdmin, accountId: namingA };
   }
 }
 
@@ -186,6 +201,19 @@ function generalRule(op: Operation, caller: Caller): Expected | null {
     case 'suspendedViaPartner':
     case 'closedViaPartner':
       return partnerRoute ? null : SUSPENDED;
+    // docs/console.md § Roles: an account admin's session acts as a live key of its account, a
+    // partner admin's as a partner key, so they meet A's ids as those keys do.
+    case 'otherTenantAdmin':
+      return generalRule(op, 'otherTenant');
+    case 'unrelatedPartnerAdmin':
+      return generalRule(op, 'unrelatedPartner');
+    // An agent may call the inbox's routes only: 403 on any other, whatever it names.
+    case 'otherTenantAgent':
+      if (!op.agents || partnerRoute) return FORBIDDEN;
+      return hasId ? NOT_FOUND : null;
+    case 'agent':
+      if (!op.agents || partnerRoute) return FORBIDDEN;
+      return hasId && op.method === 'GET' ? 'success' : null;
   }
 }
 
@@ -338,6 +366,16 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.broadcasts.cancelable }),
     why: 'docs/messaging.md: cancel takes a campaign not ended',
   },
+  // docs/console.md: a sandbox key may not manage keys nor invite (decisions.md § Issue 26).
+  'createKey:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },
+  'listKeys:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },
+  'revokeKey:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },
+  'inviteTeamMember:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not invite' },
+  'getMessageMedia:agent': {
+    expected: 'success',
+    ids: (w) => ({ id: w.mediaMessageId }),
+    why: 'docs/messaging.md § Media: the file of a message that carries one',
+  },
   'archiveJourney:owner': {
     expected: 'success',
     ids: (w) => ({ id: w.journeys.archivable }),
@@ -358,6 +396,8 @@ export function expectedFor(op: Operation, caller: Caller): Exception {
 export const BODIES: Record<string, (w: World) => unknown> = {
   updateWallet: () => ({ lowBalanceThreshold: { amount: '1.00' } }),
   createPartnerKey: () => ({ name: 'matrix' }),
+  createKey: () => ({ name: 'matrix', scope: 'live' }),
+  invitePartnerAdmin: () => ({ email: 'matrix-admin@example.com', name: 'Matrix' }),
   provisionAccount: () => ({ accountName: 'Matrix', countryCode: 'US', planCode: 'scale' }),
   updateAccount: () => ({ accountName: 'Renamed by the matrix' }),
   createAccountKey: () => ({ name: 'matrix', scope: 'live' }),

@@ -24,7 +24,7 @@ export type JsonSchema = {
   $ref?: string;
 };
 
-export type Access = 'public' | 'bootstrap' | 'partner' | 'account';
+export type Access = 'public' | 'bootstrap' | 'session' | 'partner' | 'account';
 
 export interface Parameter {
   name: string;
@@ -47,6 +47,8 @@ export interface Operation {
   takesBody: boolean;
   /** Status → the error codes its description lists (empty for a success status). */
   responses: Record<string, string[]>;
+  /** A console agent's session may call it (its description says so). */
+  agents: boolean;
 }
 
 export interface OpenApiDocument {
@@ -56,6 +58,7 @@ export interface OpenApiDocument {
 
 interface RawOperation {
   operationId?: string;
+  description?: string;
   security?: Record<string, string[]>[];
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema: JsonSchema }> };
@@ -68,6 +71,10 @@ const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
 function accessOf(name: string, security: Record<string, string[]>[] | undefined): Access {
   const schemes = new Set((security ?? []).flatMap((s) => Object.keys(s)));
   if (schemes.size === 0) return 'public';
+  // A console session may stand for a key (docs/console.md); an operation that takes a session only
+  // is the console's own.
+  if (schemes.size === 1 && schemes.has('ConsoleSession')) return 'session';
+  schemes.delete('ConsoleSession');
   if (schemes.has('ApiKey')) return 'account';
   if (schemes.has('PartnerKey') && schemes.size === 1) return 'partner';
   if (schemes.has('BootstrapToken') && schemes.size === 1) return 'bootstrap';
@@ -108,6 +115,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         responses: Object.fromEntries(
           Object.entries(raw.responses).map(([status, r]) => [status, codesOf(r.description)]),
         ),
+        agents: (raw.description ?? '').includes('A console agent’s session may call this operation.'),
       });
     }
   }

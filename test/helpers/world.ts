@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { type FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
 import { call, createAccountKey, otherPartner, type Partner, provision, tenant } from './client.ts';
+import { memberSession, partnerAdminSession, type Session } from './console.ts';
 import { credit, INSTANT_SANDBOX } from './messaging.ts';
 import type { TestEnv } from './setup.ts';
 import { sleep } from './wait.ts';
@@ -58,6 +59,8 @@ export interface World {
   broadcasts: { draft: string; startable: string; running: string; paused: string; cancelable: string };
   /** A customer's message carrying a file (an upload of A's, sent by A's sandbox customer). */
   mediaMessageId: string;
+  /** Console sessions: A's agent, B's account admin and agent, an unrelated partner's admin. */
+  sessions: Record<'agent' | 'otherTenantAdmin' | 'otherTenantAgent' | 'unrelatedPartnerAdmin', Session>;
 }
 
 /** POST /media with a small PNG (multipart: the client helper writes JSON only). */
@@ -364,6 +367,15 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
 
   const other = await tenant(app, partnerKey);
   const unrelatedPartner = await otherPartner(app.ctx.db);
+  const sessionOnly = ({ cookie, csrf }: Session) => ({ cookie, csrf }) as Session;
+  const sessions = {
+    agent: sessionOnly(await memberSession(app, live.apiKey, 'agent')),
+    otherTenantAdmin: sessionOnly(await memberSession(app, other.apiKey, 'admin')),
+    otherTenantAgent: sessionOnly(await memberSession(app, other.apiKey, 'agent')),
+    unrelatedPartnerAdmin: sessionOnly(await partnerAdminSession(app, unrelatedPartner.partnerKey)),
+  };
+  const ownKey = await createAccountKey(app, partnerKey, accountId);
+  const spareOwnKey = await createAccountKey(app, partnerKey, accountId);
   await sleep(Math.max(0, expiresAt - Date.now() + 50));
 
   return {
@@ -410,6 +422,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/partner/keys/{keyId}': partnerExtraKey.id,
       '/partner/accounts/{accountId}': accountId,
       '/partner/accounts/{accountId}/keys/{keyId}': extraKey.id,
+      '/keys/{id}': ownKey.id,
     },
     spares: {
       '/contacts/{id}': { id: spareContact.id },
@@ -431,6 +444,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/partner/keys/{keyId}': { keyId: partnerSpareKey.id },
       '/partner/accounts/{accountId}': { accountId: spareAccount.accountId },
       '/partner/accounts/{accountId}/keys/{keyId}': { keyId: spareKey.id },
+      '/keys/{id}': { id: spareOwnKey.id },
     },
     submittedTemplateId: submitted.id,
     replaceableTemplateId: replaceable.id,
@@ -445,5 +459,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     campaigns,
     broadcasts,
     mediaMessageId: mediaMessage.id,
+    sessions,
   };
 }

@@ -4,11 +4,13 @@ import { Account } from './resources/account.js';
 import { Bulk } from './resources/bulk.js';
 import { Calls } from './resources/calls.js';
 import { Campaigns } from './resources/campaigns.js';
+import { Console } from './resources/console.js';
 import { Contacts } from './resources/contacts.js';
 import { Conversations } from './resources/conversations.js';
 import { Events } from './resources/events.js';
 import { JourneyConfigs } from './resources/journey-configs.js';
 import { Journeys } from './resources/journeys.js';
+import { Keys } from './resources/keys.js';
 import { Media } from './resources/media.js';
 import { Messages } from './resources/messages.js';
 import { Partner } from './resources/partner.js';
@@ -44,6 +46,10 @@ export class Tidings {
   readonly media: Media;
   readonly sandbox: Sandbox;
   readonly partner: Partner;
+  /** The console's sign-in: sessions (cookie) and invitations. */
+  readonly console: Console;
+  /** The account's own API keys. */
+  readonly keys: Keys;
 
   constructor(options: TidingsOptions) {
     const t = new Transport(options);
@@ -68,6 +74,8 @@ export class Tidings {
     this.media = new Media(t);
     this.sandbox = new Sandbox(t);
     this.partner = new Partner(t);
+    this.console = new Console(t);
+    this.keys = new Keys(t);
   }
 
   /** The options this client was made with. */

@@ -13,7 +13,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/account',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags: ['account'],
           operationId: 'getAccount',

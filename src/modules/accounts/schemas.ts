@@ -71,7 +71,8 @@ export const AccountSelf = Type.Object(
     }),
     channel: Type.Object({ provider: Type.String({ description: 'sandbox | whatsapp_cloud' }) }),
     keyScope: Type.String({
-      description: 'The scope of the key that made this call: live, sandbox or partner.',
+      description:
+        'The scope of the key that made this call: live, sandbox or partner (a console session counts as the key it stands for: partner for a partner admin, live otherwise).',
     }),
     createdAt: Timestamp,
   },

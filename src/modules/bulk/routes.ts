@@ -19,7 +19,7 @@ export function bulkRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/bulk/contacts',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'importContacts',
@@ -40,7 +40,7 @@ export function bulkRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/bulk/contacts/:jobId',
       {
-        config: { access: 'account', errors: ['RESOURCE_NOT_FOUND'] },
+        config: { agents: true, access: 'account', errors: ['RESOURCE_NOT_FOUND'] },
         schema: {
           tags,
           operationId: 'getContactImport',

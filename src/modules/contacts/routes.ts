@@ -37,7 +37,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/contacts',
       {
-        config: { access: 'account', errors: ['CONFLICT'] },
+        config: { agents: true, access: 'account', errors: ['CONFLICT'] },
         schema: {
           tags,
           operationId: 'createContact',
@@ -56,7 +56,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/contacts',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'listContacts',
@@ -78,7 +78,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/contacts/:id',
       {
-        config: found,
+        config: { ...found, agents: true },
         schema: {
           tags,
           operationId: 'getContact',
@@ -93,7 +93,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.patch(
       '/contacts/:id',
       {
-        config: foundOrConflict,
+        config: { ...foundOrConflict, agents: true },
         schema: {
           tags,
           operationId: 'updateContact',
@@ -110,7 +110,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.put(
       '/contacts/:id',
       {
-        config: foundOrConflict,
+        config: { ...foundOrConflict, agents: true },
         schema: {
           tags,
           operationId: 'replaceContact',
@@ -127,7 +127,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.delete(
       '/contacts/:id',
       {
-        config: found,
+        config: { ...found, agents: true },
         schema: {
           tags,
           operationId: 'deleteContact',
@@ -145,7 +145,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/contacts/:id/tags',
       {
-        config: found,
+        config: { ...found, agents: true },
         schema: {
           tags,
           operationId: 'tagContact',
@@ -162,7 +162,7 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.delete(
       '/contacts/:id/tags/:tag',
       {
-        config: found,
+        config: { ...found, agents: true },
         schema: {
           tags,
           operationId: 'untagContact',

@@ -36,7 +36,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/conversations',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'listConversations',
@@ -64,7 +64,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/conversations/:id',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'getConversation',
@@ -83,7 +83,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.delete(
       '/conversations/:id',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'deleteConversation',
@@ -103,7 +103,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/conversations/:id/messages',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'listConversationMessages',
@@ -129,6 +129,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/conversations/:id/messages',
       {
         config: {
+          agents: true,
           access: 'account',
           errors: [
             'RESOURCE_NOT_FOUND',
@@ -163,7 +164,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/conversations/:id/assign',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'assignConversation',
@@ -182,7 +183,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/conversations/:id/close',
       {
-        config: ON_RESOURCE_OR_CONFLICT,
+        config: { ...ON_RESOURCE_OR_CONFLICT, agents: true },
         schema: {
           tags,
           operationId: 'closeConversation',
@@ -199,7 +200,7 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/conversations/:id/reopen',
       {
-        config: ON_RESOURCE_OR_CONFLICT,
+        config: { ...ON_RESOURCE_OR_CONFLICT, agents: true },
         schema: {
           tags,
           operationId: 'reopenConversation',

@@ -41,7 +41,7 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/events',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'listEvents',
@@ -67,7 +67,7 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/events/stream',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'streamEvents',
@@ -151,7 +151,7 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/events/:id',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'getEvent',

@@ -43,7 +43,11 @@ export function mediaRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/media',
       {
         bodyLimit: LARGEST_MEDIA_BYTES + MULTIPART_OVERHEAD_BYTES,
-        config: { access: 'account', errors: ['CONFLICT', 'SERVICE_UNAVAILABLE'] satisfies ErrorCode[] },
+        config: {
+          agents: true,
+          access: 'account',
+          errors: ['CONFLICT', 'SERVICE_UNAVAILABLE'] satisfies ErrorCode[],
+        },
         schema: {
           tags,
           operationId: 'uploadMedia',
@@ -66,7 +70,7 @@ export function mediaRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/media/:id',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'getMedia',
@@ -81,7 +85,7 @@ export function mediaRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/media/:id/content',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'getMediaContent',
@@ -97,7 +101,7 @@ export function mediaRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.delete(
       '/media/:id',
       {
-        config: ON_RESOURCE,
+        config: { ...ON_RESOURCE, agents: true },
         schema: {
           tags,
           operationId: 'deleteMedia',
@@ -116,7 +120,11 @@ export function mediaRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/messages/:id/media',
       {
-        config: { access: 'account', errors: ['RESOURCE_NOT_FOUND', 'MEDIA_GONE'] satisfies ErrorCode[] },
+        config: {
+          agents: true,
+          access: 'account',
+          errors: ['RESOURCE_NOT_FOUND', 'MEDIA_GONE'] satisfies ErrorCode[],
+        },
         schema: {
           tags: ['messages'],
           operationId: 'getMessageMedia',

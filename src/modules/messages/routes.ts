@@ -30,6 +30,7 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/messages',
       {
         config: {
+          agents: true,
           access: 'account',
           errors: ['RESOURCE_NOT_FOUND', 'INSUFFICIENT_BALANCE', 'CSW_VIOLATION', 'TEMPLATE_NOT_APPROVED'],
           countsUsageItself: true,
@@ -55,6 +56,7 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/messages/estimate',
       {
         config: {
+          agents: true,
           access: 'account',
           errors: ['RESOURCE_NOT_FOUND', 'CSW_VIOLATION', 'TEMPLATE_NOT_APPROVED'],
         },
@@ -94,7 +96,7 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/messages',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'listMessages',
@@ -123,7 +125,7 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/messages/:id',
       {
-        config: { access: 'account', errors: ['RESOURCE_NOT_FOUND'] },
+        config: { agents: true, access: 'account', errors: ['RESOURCE_NOT_FOUND'] },
         schema: {
           tags,
           operationId: 'getMessage',
@@ -143,6 +145,7 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/messages/:id/read',
       {
         config: {
+          agents: true,
           access: 'account',
           errors: ['RESOURCE_NOT_FOUND', 'CONFLICT', 'FORBIDDEN', 'SERVICE_UNAVAILABLE'],
         },

@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config.ts';
-import type { Database, Sql } from '../../kernel/db.ts';
+import type { Database, Sql, Tx } from '../../kernel/db.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { generateToken, hashSecret, sameSecret } from '../../kernel/keys.ts';
@@ -81,7 +81,7 @@ function tokenMatches(given: string, config: Config, row: InstallationRow): bool
   return row.bootstrap_token_hash !== null && sameSecret(hashSecret(given), row.bootstrap_token_hash);
 }
 
-/** Creates the partner and its first key, once. */
+/** Creates the partner and its first key, once (POST /partner/bootstrap). */
 export async function bootstrap(db: Database, config: Config, authorization: string | undefined, now: Date) {
   const given = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
   if (!given)
@@ -89,13 +89,7 @@ export async function bootstrap(db: Database, config: Config, authorization: str
       'INVALID_BOOTSTRAP_TOKEN',
       'Send the bootstrap token as Authorization: Bearer <token>.',
     );
-  const result = await db.transaction(async (tx) => {
-    const row = await installation(tx, true);
-    if (!tokenMatches(given, config, row)) throw new ApiError('INVALID_BOOTSTRAP_TOKEN');
-    if (row.bootstrapped_at) throw new ApiError('ALREADY_BOOTSTRAPPED');
-    const partnerId = newId('partner');
-    await tx.query('INSERT INTO partners (id, name) VALUES ($1, $2)', [partnerId, 'Partner']);
-    await tx.query('UPDATE installation SET bootstrapped_at = $1', [now]);
+  return bootstrapWith(db, config, given, now, async (tx, partnerId) => {
     const key = await createKey(
       tx,
       { partnerId },
@@ -104,10 +98,39 @@ export async function bootstrap(db: Database, config: Config, authorization: str
     );
     return { partnerId, ...key };
   });
+}
+
+/**
+ * The one-time bootstrap, whoever asks (the API's POST /partner/bootstrap or the console's POST
+ * /console/bootstrap): checks the token, creates the partner, marks the installation bootstrapped
+ * and runs `then` (the first key, or the first console admin) in the same transaction, so the
+ * token is consumed exactly once whichever route uses it.
+ */
+export async function bootstrapWith<T>(
+  db: Database,
+  config: Config,
+  given: string,
+  now: Date,
+  then: (tx: Tx, partnerId: string) => Promise<T>,
+): Promise<T> {
+  const result = await db.transaction(async (tx) => {
+    const row = await installation(tx, true);
+    if (!tokenMatches(given, config, row)) throw new ApiError('INVALID_BOOTSTRAP_TOKEN');
+    if (row.bootstrapped_at) throw new ApiError('ALREADY_BOOTSTRAPPED');
+    const partnerId = newId('partner');
+    await tx.query('INSERT INTO partners (id, name) VALUES ($1, $2)', [partnerId, 'Partner']);
+    await tx.query('UPDATE installation SET bootstrapped_at = $1', [now]);
+    return then(tx, partnerId);
+  });
   // A generated token has done its one job; its file goes with it. (A configured BOOTSTRAP_TOKEN
   // never had a file: nothing of DATA_DIR is touched then.)
   if (!config.bootstrapToken) rmSync(bootstrapTokenFile(config), { force: true });
   return result;
+}
+
+/** Whether the installation has been bootstrapped (GET /console/setup). */
+export async function isBootstrapped(sql: Sql): Promise<boolean> {
+  return (await installation(sql)).bootstrapped_at !== null;
 }
 
 /** The installation's partner, if bootstrapped (the CLI attaches the accounts it creates to it). */

@@ -35,7 +35,7 @@ export function teamRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/team/members',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'listTeamMembers',
@@ -54,7 +54,7 @@ export function teamRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/team/members/:id',
       {
-        config: found,
+        config: { ...found, agents: true },
         schema: {
           tags,
           operationId: 'getTeamMember',
@@ -80,6 +80,8 @@ export function teamRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         await removeMember(ctx, accountOf(request).id, request.params.id);
+        // The member's console login went with it (cascade): its sessions end here at once.
+        ctx.sessions.forgetAll();
         reply.status(204);
       },
     );

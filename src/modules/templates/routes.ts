@@ -77,7 +77,7 @@ export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/templates',
       {
-        config: { access: 'account' },
+        config: { agents: true, access: 'account' },
         schema: {
           tags,
           operationId: 'listTemplates',
@@ -103,7 +103,7 @@ export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/templates/:id',
       {
-        config: found,
+        config: { ...found, agents: true },
         schema: {
           tags,
           operationId: 'getTemplate',

@@ -45,7 +45,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account: plan, add-ons, features, limits, month usage, status and channel */
+        /**
+         * The account: plan, add-ons, features, limits, month usage, status and channel
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getAccount"];
         put?: never;
         post?: never;
@@ -330,10 +335,17 @@ export interface paths {
         /**
          * List and search contacts, newest first
          * @description Filters combine (all must hold). `attributes[name]=value` matches an attribute equal to the value, read as a string, number or boolean.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["listContacts"];
         put?: never;
-        /** Create a contact (409 with the existing contact id if the phone is taken) */
+        /**
+         * Create a contact (409 with the existing contact id if the phone is taken)
+         * @description A console agent’s session may call this operation.
+         */
         post: operations["createContact"];
         delete?: never;
         options?: never;
@@ -348,16 +360,30 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getContact"];
-        /** Replace a contact whole */
+        /**
+         * Replace a contact whole
+         * @description A console agent’s session may call this operation.
+         */
         put: operations["replaceContact"];
         post?: never;
-        /** Delete a contact */
+        /**
+         * Delete a contact
+         * @description A console agent’s session may call this operation.
+         */
         delete: operations["deleteContact"];
         options?: never;
         head?: never;
-        /** Change some fields of a contact */
+        /**
+         * Change some fields of a contact
+         * @description A console agent’s session may call this operation.
+         */
         patch: operations["updateContact"];
         trace?: never;
     };
@@ -370,7 +396,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add tags to a contact (tags it already carries are ignored) */
+        /**
+         * Add tags to a contact (tags it already carries are ignored)
+         * @description A console agent’s session may call this operation.
+         */
         post: operations["tagContact"];
         delete?: never;
         options?: never;
@@ -388,7 +417,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a tag from a contact (204 also when it did not carry it) */
+        /**
+         * Remove a tag from a contact (204 also when it did not carry it)
+         * @description A console agent’s session may call this operation.
+         */
         delete: operations["untagContact"];
         options?: never;
         head?: never;
@@ -407,6 +439,8 @@ export interface paths {
         /**
          * Import 1–1000 contacts in the background
          * @description Answers 202 at once with the queued job; poll GET /bulk/contacts/{jobId}, or subscribe to `bulk_job.completed`. Rows are applied in order; a row that fails (validation, or CONFLICT in create mode) fails alone. Send an Idempotency-Key to retry safely.
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["importContacts"];
         delete?: never;
@@ -422,7 +456,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a bulk contact job: its status, counts and the outcome of every processed item */
+        /**
+         * Get a bulk contact job: its status, counts and the outcome of every processed item
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getContactImport"];
         put?: never;
         post?: never;
@@ -729,6 +768,10 @@ export interface paths {
         /**
          * List the account’s events, newest first
          * @description The events of the account, each the envelope its webhooks receive. Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["listEvents"];
         put?: never;
@@ -749,6 +792,10 @@ export interface paths {
         /**
          * Receive the account’s events as they happen (server-sent events)
          * @description A long-lived stream of the account's events, the one `tidings webhooks listen` uses. Without `Last-Event-ID` or `since` it starts now; with one, it first sends what came after it (oldest first), then goes live. Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone. An event is sent about a second after it happens. The stream counts as one request against the rate limits.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -769,6 +816,10 @@ export interface paths {
         /**
          * Get an event
          * @description Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["getEvent"];
         put?: never;
@@ -786,7 +837,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List team members, newest first */
+        /**
+         * List team members, newest first
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["listTeamMembers"];
         put?: never;
         /** Add a team member; an email already in the team is refused */
@@ -804,12 +860,189 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a team member */
+        /**
+         * Get a team member
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getTeamMember"];
         put?: never;
         post?: never;
         /** Remove a team member */
         delete: operations["deleteTeamMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/console/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the installation is bootstrapped (the console’s first run is done) */
+        get: operations["getConsoleSetup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/console/bootstrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** First run: create the partner and its first admin with the bootstrap token (once, shared with POST /partner/bootstrap), signed in */
+        post: operations["bootstrapConsole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/console/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign in with an email and a password: sets the session cookie, answers the CSRF token */
+        post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/console/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The current session: who is signed in, in which role, and its CSRF token */
+        get: operations["getConsoleSession"];
+        put?: never;
+        post?: never;
+        /** Sign out: ends this session and clears its cookie */
+        delete: operations["signOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/console/session/sign-out-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End every session of this login, this one included */
+        post: operations["signOutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/partner/console-invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Invite a partner admin: a one-time link, shown once, valid 7 days */
+        post: operations["invitePartnerAdmin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/team/members/{id}/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give a team member a console login: a one-time link, shown once, valid 7 days */
+        post: operations["inviteTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/console/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept an invitation with a password: makes the login, signed in (the link works once) */
+        post: operations["acceptConsoleInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the API keys of this account, newest first */
+        get: operations["listKeys"];
+        put?: never;
+        /** Create an API key of this account (shown once); the plan limits how many */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key of this account (revoking the key making the call is allowed) */
+        delete: operations["revokeKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1776,6 +2009,10 @@ export interface paths {
         /**
          * List templates, newest first
          * @description Filters combine (all must hold).
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["listTemplates"];
         put?: never;
@@ -1817,7 +2054,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a template */
+        /**
+         * Get a template
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getTemplate"];
         /**
          * Replace a DRAFT or REJECTED template whole (409 otherwise)
@@ -1866,12 +2108,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Messages in both directions, newest first */
+        /**
+         * Messages in both directions, newest first
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["listMessages"];
         put?: never;
         /**
          * Send a message: an approved template, or free-form inside the customer service window
          * @description Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge.
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -1892,6 +2141,8 @@ export interface paths {
         /**
          * Price a message, or a list of recipients, without sending
          * @description Each recipient is priced by its country and the category (the template’s, or service for free-form), with the free rules the send applies (utility templates and service messages inside an open customer service window, and anything in the sandbox, cost nothing). The send then charges exactly this, unless a customer writes in or the balance changes in between.
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["estimateMessages"];
         delete?: never;
@@ -1907,7 +2158,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a message, with its status timestamps, price and error */
+        /**
+         * Get a message, with its status timestamps, price and error
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getMessage"];
         put?: never;
         post?: never;
@@ -1929,6 +2185,8 @@ export interface paths {
         /**
          * Mark a customer's message read, and optionally show the typing indicator
          * @description On WhatsApp the customer sees blue ticks on this message and the earlier ones of the chat, and with `typing: true` "typing…" until your next message or 25 seconds; the sandbox records it only. The message then shows `markedReadAt` (and `typingShownAt`). Repeating it is harmless. An outbound message is 409 `CONFLICT`; a refusal by WhatsApp is 409 with its reason in `details`, WhatsApp unreachable 503: nothing is recorded then. A sandbox key may not mark a WhatsApp message read (403).
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["markMessageRead"];
         delete?: never;
@@ -1949,6 +2207,8 @@ export interface paths {
         /**
          * Upload a file to send by its id
          * @description A `multipart/form-data` body with the file as `file` (its part’s Content-Type is its type) and, optionally, `kind`. The type must be one WhatsApp takes for the kind (400 naming `file` otherwise); a file over its kind’s limit is a 413 naming `file`. With a live key on the WhatsApp Cloud API the file is also uploaded to Meta (a failure there stores nothing: 503 to retry, 409 when Meta refuses it). Send it with `media: {kind, id}`. Kept `TIDINGS_MEDIA_RETENTION_DAYS` (30).
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["uploadMedia"];
         delete?: never;
@@ -1964,13 +2224,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an uploaded file’s details */
+        /**
+         * Get an uploaded file’s details
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getMedia"];
         put?: never;
         post?: never;
         /**
          * Delete an uploaded file (and Meta’s copy, best effort)
          * @description Messages already accepted with it and not yet sent fail with MEDIA_NOT_AVAILABLE.
+         *
+         *     A console agent’s session may call this operation.
          */
         delete: operations["deleteMedia"];
         options?: never;
@@ -1985,7 +2252,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download an uploaded file */
+        /**
+         * Download an uploaded file
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getMediaContent"];
         put?: never;
         post?: never;
@@ -2005,6 +2277,10 @@ export interface paths {
         /**
          * Download the file a message carries
          * @description A customer’s image, video, audio, document or sticker, fetched from WhatsApp with the channel’s credentials as it arrived (or now, if it has not been yet); or the upload one of your messages was sent with (`media.id`). 404 for a message without a file; 410 MEDIA_GONE when it is no longer kept, or WhatsApp no longer had it; 503 when WhatsApp could not be reached for a file not fetched yet.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["getMessageMedia"];
         put?: never;
@@ -2025,6 +2301,10 @@ export interface paths {
         /**
          * List conversations, most recent activity first
          * @description Ordered by the last message in either direction, then newest first. A conversation whose activity changes while you page moves to the top: it may then be missing from the pages still to come (it is on the first page again).
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["listConversations"];
         put?: never;
@@ -2042,13 +2322,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a conversation, with its customer service window, last message and unread count */
+        /**
+         * Get a conversation, with its customer service window, last message and unread count
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
         get: operations["getConversation"];
         put?: never;
         post?: never;
         /**
          * Delete a conversation and its messages (the contact stays)
          * @description Open or closed. Its messages in both directions go with it (GET /messages/{id} is then 404); the contact, its customer service window and the wallet's transactions stay. A message of it not yet handed to the provider is never sent, and its charge is refunded; one already handed over keeps its charge. The customer's next message opens a new conversation. No event is emitted.
+         *
+         *     A console agent’s session may call this operation.
          */
         delete: operations["deleteConversation"];
         options?: never;
@@ -2066,12 +2353,18 @@ export interface paths {
         /**
          * A conversation's messages in both directions, newest first
          * @description Cursor-paginated by message id: messages that arrive while you page come before the first page and never shift the pages still to come.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
          */
         get: operations["listConversationMessages"];
         put?: never;
         /**
          * Reply to the contact of an open conversation
          * @description The same send as POST /messages, to the conversation’s contact: a template at any time, free-form only inside the customer service window (422 `CSW_VIOLATION`), paid from the wallet. Answers 202 with the message, which joins the conversation. A closed conversation is 409: reopen it first.
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["replyInConversation"];
         delete?: never;
@@ -2092,6 +2385,8 @@ export interface paths {
         /**
          * Assign to a team member, or to nobody (null)
          * @description Emits `conversation.assigned` (with `previousAssigneeId`) when the assignee changes. A member of another account is not found (404).
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["assignConversation"];
         delete?: never;
@@ -2112,6 +2407,8 @@ export interface paths {
         /**
          * Close an open conversation
          * @description Emits `conversation.closed`. The customer service window is the contact’s and stays as it is; the customer’s next message opens a new conversation. Closing a closed conversation is 409.
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["closeConversation"];
         delete?: never;
@@ -2132,6 +2429,8 @@ export interface paths {
         /**
          * Reopen a closed conversation
          * @description Emits `conversation.opened` (with `previousStatus: closed`). 409 if it is open, or if the contact has another open conversation (its id in `details`).
+         *
+         *     A console agent’s session may call this operation.
          */
         post: operations["reopenConversation"];
         delete?: never;
@@ -2333,7 +2632,7 @@ export interface components {
                 /** @description sandbox | whatsapp_cloud */
                 provider: string;
             };
-            /** @description The scope of the key that made this call: live, sandbox or partner. */
+            /** @description The scope of the key that made this call: live, sandbox or partner (a console session counts as the key it stands for: partner for a partner admin, live otherwise). */
             keyScope: string;
             /**
              * Format: date-time
@@ -2917,6 +3216,67 @@ export interface components {
             } | null;
             updatedAt: string | null;
         };
+        /** ConsoleInvitation */
+        ConsoleInvitation: {
+            /** @example inv_01jv0000000000000000000000 */
+            id: string;
+            email: string;
+            name: string;
+            /**
+             * @description What accepting it makes.
+             * @enum {string}
+             */
+            kind: "partner_admin" | "member";
+            memberId: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            expiresAt: string;
+            /** @description The one-time token. Shown this once. */
+            token: string;
+            /** @description The link to give the person: /console/invite#<token>. Shown this once. */
+            url: string;
+        };
+        /** ConsoleSession */
+        ConsoleSession: {
+            /** @example ses_01jv0000000000000000000000 */
+            id: string;
+            user: components["schemas"]["ConsoleUser"];
+            /** @description Send it as X-CSRF-Token with every POST, PUT, PATCH and DELETE made with this session. */
+            csrfToken: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the session ends if not used before then (the idle expiry, or the absolute one if sooner).
+             */
+            expiresAt: string;
+        };
+        /** ConsoleSetup */
+        ConsoleSetup: {
+            /** @description Whether the first partner exists (first run done). */
+            bootstrapped: boolean;
+        };
+        /** ConsoleUser */
+        ConsoleUser: {
+            /** @example lgn_01jv0000000000000000000000 */
+            id: string;
+            email: string;
+            name: string;
+            /**
+             * @description partner_admin: every account of the partner; account_admin: one account; agent: the inbox of one account. A member’s login has the member’s role, read at each request.
+             * @enum {string}
+             */
+            role: "partner_admin" | "account_admin" | "agent";
+            /** @description A partner admin’s partner. */
+            partnerId: string | null;
+            /** @description The account of an account admin or agent. */
+            accountId: string | null;
+        };
         /** Contact */
         Contact: {
             /** @example ctc_01jv4e2k7qf3x8m2n5p6r9s0tb */
@@ -3081,7 +3441,7 @@ export interface components {
                  * @description Stable, machine-readable code.
                  * @enum {string}
                  */
-                code: "INVALID_REQUEST" | "INVALID_API_KEY" | "INVALID_BOOTSTRAP_TOKEN" | "INVALID_SIGNATURE" | "PLAN_UPGRADE_REQUIRED" | "INSUFFICIENT_BALANCE" | "FORBIDDEN" | "ACCOUNT_SUSPENDED" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "IDEMPOTENCY_IN_PROGRESS" | "MEDIA_GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CSW_VIOLATION" | "TEMPLATE_NOT_APPROVED" | "CONTACT_OPTED_OUT" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+                code: "INVALID_REQUEST" | "INVALID_API_KEY" | "INVALID_BOOTSTRAP_TOKEN" | "INVALID_CREDENTIALS" | "INVALID_SESSION" | "INVALID_SIGNATURE" | "PLAN_UPGRADE_REQUIRED" | "INSUFFICIENT_BALANCE" | "FORBIDDEN" | "ACCOUNT_SUSPENDED" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "IDEMPOTENCY_IN_PROGRESS" | "MEDIA_GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "CSW_VIOLATION" | "TEMPLATE_NOT_APPROVED" | "CONTACT_OPTED_OUT" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
                 /** @description What went wrong, for humans. */
                 message: string;
                 /**
@@ -4919,6 +5279,11 @@ export interface components {
             /** @description Pass as `cursor` for the next page. */
             nextCursor: string | null;
         };
+        /** SignedOutEverywhere */
+        SignedOutEverywhere: {
+            /** @description Sessions ended, this one included. */
+            ended: number;
+        };
         /** TeamMember */
         TeamMember: {
             /** @example usr_01jv0000000000000000000000 */
@@ -5914,7 +6279,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6052,7 +6417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6186,7 +6551,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6331,7 +6696,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6500,7 +6865,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6724,7 +7089,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6838,7 +7203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6971,7 +7336,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7115,7 +7480,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7246,7 +7611,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7401,7 +7766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7504,7 +7869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7650,7 +8015,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7809,7 +8174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7958,7 +8323,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8105,7 +8470,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8234,7 +8599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8388,7 +8753,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8525,7 +8890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8688,7 +9053,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8799,7 +9164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8908,7 +9273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9065,7 +9430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9230,7 +9595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9410,7 +9775,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9575,7 +9940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9725,7 +10090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9889,7 +10254,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10064,7 +10429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10225,7 +10590,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10384,7 +10749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10575,7 +10940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10870,7 +11235,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11061,7 +11426,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11207,7 +11572,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11365,7 +11730,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11542,7 +11907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11662,7 +12027,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11816,7 +12181,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11980,7 +12345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12172,7 +12537,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12337,7 +12702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12539,7 +12904,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12692,7 +13057,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12853,7 +13218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12985,7 +13350,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13135,7 +13500,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13238,7 +13603,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13375,7 +13740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13523,7 +13888,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13699,7 +14064,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13848,7 +14213,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14033,7 +14398,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14170,7 +14535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14326,7 +14691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14465,7 +14830,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14596,7 +14961,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14737,7 +15102,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14886,7 +15251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15057,7 +15422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15177,7 +15542,1473 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getConsoleSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ConsoleSetup. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bootstrapped": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSetup"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    bootstrapConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The bootstrap token `npm start` printed. */
+                    token: string;
+                    /**
+                     * Format: email
+                     * @description Compared and stored lower-cased; one login per email in the installation.
+                     * @example ann@example.com
+                     */
+                    email: string;
+                    /** @description 12 to 128 characters; stored as an argon2id hash. */
+                    password: string;
+                    /**
+                     * @description Display name.
+                     * @example Ann Lee
+                     */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the ConsoleSession. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jv0000000000000000000000",
+                     *       "user": {
+                     *         "id": "lgn_01jv0000000000000000000000",
+                     *         "email": "text",
+                     *         "name": "text",
+                     *         "role": "partner_admin",
+                     *         "partnerId": "text",
+                     *         "accountId": "text"
+                     *       },
+                     *       "csrfToken": "text",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_BOOTSTRAP_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ALREADY_BOOTSTRAPPED */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Compared and stored lower-cased; one login per email in the installation.
+                     * @example ann@example.com
+                     */
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the ConsoleSession. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jv0000000000000000000000",
+                     *       "user": {
+                     *         "id": "lgn_01jv0000000000000000000000",
+                     *         "email": "text",
+                     *         "name": "text",
+                     *         "role": "partner_admin",
+                     *         "partnerId": "text",
+                     *         "accountId": "text"
+                     *       },
+                     *       "csrfToken": "text",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_CREDENTIALS */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ConsoleSession. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jv0000000000000000000000",
+                     *       "user": {
+                     *         "id": "lgn_01jv0000000000000000000000",
+                     *         "email": "text",
+                     *         "name": "text",
+                     *         "role": "partner_admin",
+                     *         "partnerId": "text",
+                     *         "accountId": "text"
+                     *       },
+                     *       "csrfToken": "text",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    signOutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The SignedOutEverywhere. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ended": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignedOutEverywhere"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    invitePartnerAdmin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Compared and stored lower-cased; one login per email in the installation.
+                     * @example ann@example.com
+                     */
+                    email: string;
+                    /**
+                     * @description Display name.
+                     * @example Ann Lee
+                     */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the ConsoleInvitation. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "inv_01jv0000000000000000000000",
+                     *       "email": "text",
+                     *       "name": "text",
+                     *       "kind": "partner_admin",
+                     *       "memberId": "text",
+                     *       "expiresAt": "2026-01-15T09:30:00.000Z",
+                     *       "token": "text",
+                     *       "url": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleInvitation"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    inviteTeamMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created: the ConsoleInvitation. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "inv_01jv0000000000000000000000",
+                     *       "email": "text",
+                     *       "name": "text",
+                     *       "kind": "partner_admin",
+                     *       "memberId": "text",
+                     *       "expiresAt": "2026-01-15T09:30:00.000Z",
+                     *       "token": "text",
+                     *       "url": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleInvitation"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    acceptConsoleInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    /** @description 12 to 128 characters; stored as an argon2id hash. */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the ConsoleSession. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jv0000000000000000000000",
+                     *       "user": {
+                     *         "id": "lgn_01jv0000000000000000000000",
+                     *         "email": "text",
+                     *         "name": "text",
+                     *         "role": "partner_admin",
+                     *         "partnerId": "text",
+                     *         "accountId": "text"
+                     *       },
+                     *       "csrfToken": "text",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size (1–100). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of ApiKey objects; pass `nextCursor` as `cursor` for the next (null on the last page). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "text",
+                     *           "name": "text",
+                     *           "scope": "live",
+                     *           "lastFour": "text",
+                     *           "createdAt": "2026-01-15T09:30:00.000Z",
+                     *           "expiresAt": "2026-01-15T09:30:00.000Z",
+                     *           "lastUsedAt": "2026-01-15T09:30:00.000Z",
+                     *           "revokedAt": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyPage"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored. This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the key is for. */
+                    name: string;
+                    /**
+                     * @description live: real sends and charges; sandbox: simulated, never charged.
+                     * @default live
+                     */
+                    scope?: "live" | "sandbox";
+                    /** @description When the key stops working. */
+                    expiresAt?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the CreatedApiKey. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "text",
+                     *       "name": "text",
+                     *       "scope": "live",
+                     *       "apiKey": "text",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15342,7 +17173,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15738,7 +17569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15931,7 +17762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16051,7 +17882,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16446,7 +18277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16626,7 +18457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16790,7 +18621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17002,7 +18833,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17387,7 +19218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17590,7 +19421,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17710,7 +19541,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18104,7 +19935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18300,7 +20131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18486,7 +20317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18672,7 +20503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18858,7 +20689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19034,7 +20865,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19232,7 +21063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19417,7 +21248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19538,7 +21369,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19699,7 +21530,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19878,7 +21709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20433,7 +22264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20643,7 +22474,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20763,7 +22594,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21327,7 +23158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21530,7 +23361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21723,7 +23554,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21916,7 +23747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22092,7 +23923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22285,7 +24116,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22437,7 +24268,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22582,7 +24413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22753,7 +24584,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22897,7 +24728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23264,7 +25095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23438,7 +25269,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23558,7 +25389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23704,7 +25535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23874,7 +25705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -24070,7 +25901,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -24385,7 +26216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -24572,7 +26403,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -24692,7 +26523,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25014,7 +26845,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25194,7 +27025,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25345,7 +27176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25488,7 +27319,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25695,7 +27526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25886,7 +27717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26077,7 +27908,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26252,7 +28083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26430,7 +28261,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26631,7 +28462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26852,7 +28683,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27088,7 +28919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27300,7 +29131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27420,7 +29251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27665,7 +29496,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27870,7 +29701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28065,7 +29896,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28260,7 +30091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28455,7 +30286,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28660,7 +30491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28845,7 +30676,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29076,7 +30907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29292,7 +31123,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29522,7 +31353,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29672,7 +31503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29912,7 +31743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30111,7 +31942,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30310,7 +32141,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30509,7 +32340,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30708,7 +32539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30907,7 +32738,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31077,7 +32908,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31237,7 +33068,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31420,7 +33251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31615,7 +33446,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31920,7 +33751,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32101,7 +33932,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32270,7 +34101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32574,7 +34405,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32724,7 +34555,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32976,7 +34807,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33158,7 +34989,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33442,7 +35273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33843,7 +35674,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34197,7 +36028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34486,7 +36317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34741,7 +36572,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34924,7 +36755,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35098,7 +36929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35218,7 +37049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35341,7 +37172,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35464,7 +37295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35754,7 +37585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36019,7 +37850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36139,7 +37970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36398,7 +38229,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36787,7 +38618,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -37098,7 +38929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -37406,7 +39237,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -37694,7 +39525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -38035,7 +39866,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description INVALID_API_KEY */
+            /** @description INVALID_API_KEY, INVALID_SESSION */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -104,6 +104,10 @@ export class Partner extends Resource {
       headers: { ...opts?.headers, authorization: `Bearer ${bootstrapToken}` },
     });
   }
+  /** Invites a partner admin to the console: a one-time link, shown once. */
+  inviteAdmin(body: Body<'post', '/api/v1/public/partner/console-invitations'>, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/partner/console-invitations', { body, ...opts });
+  }
   /** The partner's own Meta app (for the app-level WhatsApp callback URL). */
   getWhatsAppApp(opts?: CallOptions) {
     return this.t.request('get', '/api/v1/public/partner/whatsapp-app', { ...opts });

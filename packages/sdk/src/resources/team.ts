@@ -16,6 +16,10 @@ export class Team extends Resource {
   list(query?: Query<typeof P>, opts?: CallOptions): PageIterator<ItemOf<typeof P>> {
     return this.paginate(P, query, undefined, opts);
   }
+  /** Gives the member a console login: a one-time invitation link, shown once. */
+  invite(id: string, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/team/members/{id}/invitation', { params: { id }, ...opts });
+  }
   delete(id: string, opts?: CallOptions) {
     return this.t.request('delete', ONE, { params: { id }, ...opts });
   }
