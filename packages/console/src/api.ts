@@ -1,22 +1,11 @@
 // The console's one client: the SDK in cookie mode (the HttpOnly session cookie, never readable
 // here, goes with every call; unsafe calls carry the session's CSRF token, kept in memory only).
-import { Tidings, TidingsConnectionError, TidingsError } from '@tidings/sdk';
+import { type AnswerOf, Tidings, TidingsConnectionError, TidingsError } from '@tidings/sdk';
 
-export type Role = 'partner_admin' | 'account_admin' | 'agent';
-
-export interface ConsoleUser {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  accountId?: string | null;
-  partnerId?: string | null;
-}
-
-export interface SessionAnswer {
-  user: ConsoleUser;
-  csrfToken: string;
-}
+/** A session as the API answers it (sign in, first run, invitation, GET /console/session). */
+export type SessionAnswer = AnswerOf<'get', '/api/v1/public/console/session'>;
+export type ConsoleUser = SessionAnswer['user'];
+export type Role = ConsoleUser['role'];
 
 let csrfToken: string | null = null;
 
@@ -60,20 +49,5 @@ export function isUnauthenticated(err: unknown): boolean {
   return err instanceof TidingsError && err.status === 401;
 }
 
-// The console's own routes (sessions, first run, invitations).
-const CONSOLE = '/api/v1/public/console';
-type Call = (method: string, path: string, init?: { body?: unknown }) => Promise<unknown>;
-const call = client.request.bind(client) as unknown as Call;
-
-export const consoleApi = {
-  setup: () => call('get', `${CONSOLE}/setup`) as Promise<{ bootstrapped: boolean }>,
-  bootstrap: (body: { token: string; email: string; password: string; name: string }) =>
-    call('post', `${CONSOLE}/bootstrap`, { body }) as Promise<SessionAnswer>,
-  signIn: (body: { email: string; password: string }) =>
-    call('post', `${CONSOLE}/sessions`, { body }) as Promise<SessionAnswer>,
-  session: () => call('get', `${CONSOLE}/session`) as Promise<SessionAnswer>,
-  signOut: () => call('delete', `${CONSOLE}/session`),
-  signOutEverywhere: () => call('post', `${CONSOLE}/session/sign-out-everywhere`),
-  acceptInvitation: (body: { token: string; password: string }) =>
-    call('post', `${CONSOLE}/invitations/accept`, { body }) as Promise<SessionAnswer>,
-};
+// The console's own routes (first run, sessions, invitations), typed by the SDK.
+export const consoleApi = client.console;
