@@ -54,7 +54,17 @@ export function ensureConsoleBuilt(): boolean {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const ifStale = process.argv.includes('--if-stale');
-  if (!ifStale) buildConsole();
-  else if (ensureConsoleBuilt()) process.stdout.write('console built: packages/console/dist\n');
+  if (!process.argv.includes('--if-stale')) buildConsole();
+  else {
+    // Before `npm start`: a console that cannot be built (an install without dev dependencies, so
+    // no Vite) must not stop the API from starting; /console then answers 503 saying so.
+    try {
+      if (ensureConsoleBuilt()) process.stdout.write('console built: packages/console/dist\n');
+    } catch (err) {
+      process.stderr.write(
+        `\n*** the console could not be built (${err instanceof Error ? err.message : err}); the API starts ` +
+          'without it: /console answers 503 until `npm run console:build` succeeds\n\n',
+      );
+    }
+  }
 }
