@@ -162,6 +162,22 @@ describeBrowser('the console frame', () => {
     expect(
       (await call(env.app, 'GET', '/console/session', { headers: { cookie: admin.cookie } })).status,
     ).toBe(401);
+
+    // Ended from elsewhere: the page's next call finds the session gone and asks to sign in again.
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Back where it was, on the account it had picked.
+    await page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor();
+    await expect
+      .poll(() => page.getByLabel('Account', { exact: true }).inputValue())
+      .toBe(made.body.accountId);
+    const elsewhere = await signIn(env.app, ADMIN.email, ADMIN.password);
+    expect((await asSession(env.app, elsewhere, 'POST', '/console/session/sign-out-everywhere')).status).toBe(
+      200,
+    );
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByText('Your session has ended.').waitFor();
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -79,6 +79,8 @@ export async function openPage(
 ): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await env.browser.newContext({ viewport, baseURL: env.base });
   const page = await context.newPage();
+  // A wait fails with its locator's name well within the test's own 30 s.
+  page.setDefaultTimeout(8000);
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('console', (message) => {

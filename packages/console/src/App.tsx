@@ -10,6 +10,12 @@ import { Shell } from './pages/Shell.tsx';
 import { SignInPage } from './pages/SignInPage.tsx';
 import { useSession } from './session.tsx';
 
+/** Where a signed-out visitor was going when sent to sign in (a console path, never another site). */
+function cameFrom(state: unknown): string {
+  const from = (state as { from?: unknown } | null)?.from;
+  return typeof from === 'string' && from.startsWith('/') && !from.startsWith('//') ? from : '/';
+}
+
 export function App() {
   const { state, reload } = useSession();
   const location = useLocation();
@@ -52,7 +58,7 @@ export function App() {
     <Routes>
       {/* Signed in already: the pages before signing in lead into the console. */}
       <Route path="/setup" element={<Navigate to="/" replace />} />
-      <Route path="/sign-in" element={<Navigate to="/" replace />} />
+      <Route path="/sign-in" element={<Navigate to={cameFrom(location.state)} replace />} />
       <Route path="/invite" element={<InvitePage />} />
       <Route path="/*" element={<Shell user={state.user} />} />
     </Routes>

@@ -13,7 +13,27 @@ export function setCsrfToken(token: string | null): void {
   csrfToken = token;
 }
 
-export const client = new Tidings({ cookie: { csrfToken: () => csrfToken }, maxRetries: 1 });
+const sessionLost = new Set<() => void>();
+
+/** Called when a call made while signed in answers 401: the session expired or was ended elsewhere. */
+export function onSessionLost(listener: () => void): () => void {
+  sessionLost.add(listener);
+  return () => sessionLost.delete(listener);
+}
+
+async function watchedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const response = await fetch(input, init);
+  // Signed out, a 401 is a wrong password or token, shown where it happened; signed in, it means
+  // the session is gone, whichever page asked.
+  if (response.status === 401 && csrfToken !== null) for (const listener of sessionLost) listener();
+  return response;
+}
+
+export const client = new Tidings({
+  cookie: { csrfToken: () => csrfToken },
+  fetch: watchedFetch,
+  maxRetries: 1,
+});
 
 /** The client acting on one account: a partner admin's choice (X-Account-Id); others act on their own. */
 export function accountClient(accountId: string | null): Tidings {

@@ -5,6 +5,7 @@ import {
   type ConsoleUser,
   consoleApi,
   isUnauthenticated,
+  onSessionLost,
   type SessionAnswer,
   type ShownError,
   setCsrfToken,
@@ -13,7 +14,7 @@ import {
 
 export type SessionState =
   | { status: 'loading' }
-  | { status: 'signed-out'; bootstrapped: boolean }
+  | { status: 'signed-out'; bootstrapped: boolean; expired?: boolean }
   | { status: 'signed-in'; user: ConsoleUser }
   | { status: 'failed'; error: ShownError };
 
@@ -70,6 +71,17 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setCsrfToken(null);
     setState({ status: 'signed-out', bootstrapped: true });
   }, []);
+
+  // A session that ends under the page (idle expiry, sign-out everywhere elsewhere) leads to the
+  // sign-in page, saying why.
+  useEffect(
+    () =>
+      onSessionLost(() => {
+        setCsrfToken(null);
+        setState({ status: 'signed-out', bootstrapped: true, expired: true });
+      }),
+    [],
+  );
 
   const reload = useCallback(() => {
     setState({ status: 'loading' });

@@ -1,7 +1,6 @@
 // First run: the installation has no partner yet. The bootstrap token is the one `npm start`
 // printed (or TIDINGS_BOOTSTRAP_TOKEN); it makes the partner and its first admin, signed in.
 import { useState } from 'react';
-import { useNavigate } from 'react-router-dom';
 import { consoleApi, type ShownError, shownError } from '../api.ts';
 import { Button } from '../components/Button.tsx';
 import { AuthCard } from '../components/Card.tsx';
@@ -12,7 +11,6 @@ import { formValues, PASSWORD_RULE } from './forms.ts';
 
 export function SetupPage() {
   const { signedIn } = useSession();
-  const navigate = useNavigate();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ShownError | null>(null);
 
@@ -36,7 +34,7 @@ export function SetupPage() {
                 name: v.name!,
               }),
             );
-            navigate('/', { replace: true });
+            // Signed in, the app's routes lead on from /setup into the console.
           } catch (err) {
             setError(shownError(err));
             setBusy(false);

@@ -1,6 +1,5 @@
 // Sign in with an email and a password; one message for a wrong email or password (the API's).
 import { useState } from 'react';
-import { useLocation, useNavigate } from 'react-router-dom';
 import { consoleApi, type ShownError, shownError } from '../api.ts';
 import { Button } from '../components/Button.tsx';
 import { AuthCard } from '../components/Card.tsx';
@@ -10,23 +9,26 @@ import { useSession } from '../session.tsx';
 import { formValues } from './forms.ts';
 
 export function SignInPage() {
-  const { signedIn } = useSession();
-  const navigate = useNavigate();
-  const location = useLocation();
+  const { signedIn, state } = useSession();
+  const expired = state.status === 'signed-out' && state.expired;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ShownError | null>(null);
-  const from = (location.state as { from?: string } | null)?.from ?? '/';
 
   return (
     <AuthCard title="Sign in">
+      {expired ? (
+        <p className="notice" role="status">
+          Your session has ended. Sign in again to go on.
+        </p>
+      ) : null}
       <form
         onSubmit={async (event) => {
           const v = formValues(event);
           setBusy(true);
           setError(null);
           try {
+            // Signed in, the app's routes lead on from /sign-in to the page that asked for it.
             signedIn(await consoleApi.signIn({ email: v.email!, password: v.password! }));
-            navigate(from, { replace: true });
           } catch (err) {
             setError(shownError(err));
             setBusy(false);
