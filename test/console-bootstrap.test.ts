@@ -3,10 +3,12 @@
 // limits shared by processes through Redis.
 import { describe, expect, it } from 'vitest';
 import { makeConfig } from '../src/config.ts';
+import { SESSION_CACHE_MS } from '../src/kernel/console-principal.ts';
 import { call } from './helpers/client.ts';
 import { PASSWORD, partnerAdminSession } from './helpers/console.ts';
 import { BOOTSTRAP_TOKEN, connectRedis, createTestApp, redisUrl } from './helpers/harness.ts';
 import { useTestApp } from './helpers/setup.ts';
+import { sleep } from './helpers/wait.ts';
 
 // PUBLIC_BASE_URL unset: the config holds http://localhost:PORT.
 const env = useTestApp({ config: { publicBaseUrl: `http://localhost:${makeConfig().port}` } });
@@ -53,6 +55,24 @@ describe('links and cookies by PUBLIC_BASE_URL', () => {
       expect(String(accepted.headers['set-cookie'])).toContain('Secure');
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('sign-out in another process', () => {
+  it('is in force within a second where the session was cached', async () => {
+    const other = await createTestApp(env.tdb.db);
+    try {
+      const admin = await partnerAdminSession(env.app, env.partner.partnerKey);
+      const me = { cookie: admin.cookie, csrf: admin.csrf };
+      expect((await call(other, 'GET', '/partner/keys', me)).status).toBe(200);
+      expect((await call(env.app, 'DELETE', '/console/session', me)).status).toBe(204);
+      await sleep(SESSION_CACHE_MS + 100);
+      const res = await call(other, 'GET', '/partner/keys', me);
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('INVALID_SESSION');
+    } finally {
+      await other.close();
     }
   });
 });
