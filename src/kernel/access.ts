@@ -148,8 +148,9 @@ const ROLE_SCOPE: Record<ConsoleRole, KeyScope> = {
 
 /**
  * The console session of a request without X-Api-Key (401 INVALID_SESSION when it has ended), its
- * CSRF token checked on a change. Its principal's keyId is the login's id (lgn_…): what keyId keys
- * (nothing but logs today; idempotency is keyed by the account or partner) then sees the person.
+ * CSRF token checked on a change. Its principal's keyId is the login's id (lgn_…), so whatever names
+ * the caller by keyId (an invitation's maker) names the person; idempotency is keyed by the account
+ * or partner, not by keyId, so it needs nothing of its own.
  */
 async function sessionCaller(
   deps: AccessDeps,

@@ -42,6 +42,13 @@ export function consoleAuthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     return { ...c, token };
   }
 
+  // Where the invitation link points: PUBLIC_BASE_URL; when it was not set (the config then holds
+  // http://localhost:PORT), the address the request reached this server at.
+  const baseUrl = (request: FastifyRequest) =>
+    ctx.config.publicBaseUrl === `http://localhost:${ctx.config.port}`
+      ? `${request.protocol}://${request.host}`
+      : ctx.config.publicBaseUrl;
+
   // Who made an invitation: the login, or the key.
   const maker = (request: FastifyRequest) => request.principal!.console?.userId ?? request.principal!.keyId;
 
@@ -166,7 +173,7 @@ export function consoleAuthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const made = await invitePartnerAdmin(ctx, partnerOf(request), request.body, maker(request));
         reply.status(201);
-        return toInvitation(made.row, made.token, ctx.config.publicBaseUrl);
+        return toInvitation(made.row, made.token, baseUrl(request));
       },
     );
 
@@ -187,7 +194,7 @@ export function consoleAuthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           throw new ApiError('FORBIDDEN', 'A sandbox key may not invite: use a live key or the console.');
         const made = await inviteMember(ctx, accountOf(request).id, request.params.id, maker(request));
         reply.status(201);
-        return toInvitation(made.row, made.token, ctx.config.publicBaseUrl);
+        return toInvitation(made.row, made.token, baseUrl(request));
       },
     );
 
