@@ -10,6 +10,7 @@ import { type Database, openDatabase } from './kernel/db.ts';
 import { pruneIdempotencyKeys } from './kernel/idempotency.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { migrate } from './kernel/migrate.ts';
+import { prepareDummyHash } from './modules/console-auth/passwords.ts';
 import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
 import { startTemplateSyncs } from './modules/templates/sync-job.ts';
 
@@ -69,6 +70,7 @@ export async function startServer(
   const { db, jobs } = await prepareDatabase(config);
   const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
   const app = await buildApp(config, { db, jobs, redis });
+  prepareDummyHash();
   await jobs.start();
   const token = await ensureBootstrapToken(db, config);
   if (token) options.announceBootstrapToken?.(token);

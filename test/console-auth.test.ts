@@ -240,6 +240,26 @@ describe('signing in and out', () => {
     admin = sessionOf((await signIn(ADMIN.email, ADMIN.password)) as never);
   });
 
+  it('writes a session’s last use at most once a minute', async () => {
+    const s = sessionOf((await signIn(ADMIN.email, ADMIN.password)) as never);
+    const lastSeen = async () =>
+      (
+        await env.tdb.db.query<{ last_seen_at: Date }>(
+          'SELECT last_seen_at FROM console_sessions WHERE id = $1',
+          [s.sessionId],
+        )
+      ).rows[0]!.last_seen_at.getTime();
+    const signedInAt = await lastSeen();
+    for (let i = 0; i < 3; i++) {
+      advance(15_000);
+      expect((await call(env.app, 'GET', '/console/session', as(s))).status).toBe(200);
+    }
+    expect(await lastSeen()).toBe(signedInAt);
+    advance(20_000);
+    expect((await call(env.app, 'GET', '/console/session', as(s))).status).toBe(200);
+    expect(await lastSeen()).toBe(clock.getTime());
+  });
+
   it('ends a session idle for TIDINGS_CONSOLE_IDLE_MINUTES, and any after TIDINGS_CONSOLE_SESSION_HOURS', async () => {
     const idle = sessionOf((await signIn(ADMIN.email, ADMIN.password)) as never);
     advance(59 * MINUTE);

@@ -171,10 +171,15 @@ function completeRoute(route: RouteOptions, table: RouteInfo[]): void {
     const note = 'A console agent’s session may call this operation.';
     schema.description = schema.description ? `${schema.description}\n\n${note}` : note;
   }
-  if (!schema.headers && (access === 'account' || idempotent)) {
+  // A change made with a console session carries its CSRF token (console-principal.ts).
+  const csrf =
+    (access === 'account' || access === 'partner' || access === 'session') &&
+    methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE');
+  if (!schema.headers && (access === 'account' || idempotent || csrf)) {
     schema.headers = Type.Object({
       ...(access === 'account' ? { 'x-account-id': ACCOUNT_HEADER } : {}),
       ...(idempotent ? { 'idempotency-key': IDEMPOTENCY_HEADER } : {}),
+      ...(csrf ? { 'x-csrf-token': CSRF_HEADER } : {}),
     });
   }
 }
@@ -187,6 +192,13 @@ const NO_BODY =
 
 const ACCOUNT_HEADER = Type.Optional(
   Type.String({ description: 'The account to act on: required with a partner key, optional otherwise.' }),
+);
+
+const CSRF_HEADER = Type.Optional(
+  Type.String({
+    description:
+      'With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise).',
+  }),
 );
 
 const IDEMPOTENCY_HEADER = Type.Optional(

@@ -22,11 +22,16 @@ export async function hashPassword(password: string): Promise<string> {
 // unknown email costs the same time as a wrong password and the answer's timing tells nothing.
 let dummy: Promise<string> | null = null;
 
+/** Makes the dummy hash ahead of the first sign-in (the server calls it at start), so even that one is timed alike. */
+export function prepareDummyHash(): void {
+  dummy ??= hash('not a password: only for equal timing of unknown emails');
+}
+
 /** Whether `password` is the one of `stored`; with no stored hash, spends the same time and says no. */
 export async function passwordMatches(stored: string | null, password: string): Promise<boolean> {
   if (stored === null) {
-    dummy ??= hash('not a password: only for equal timing of unknown emails');
-    await verify(await dummy, password).catch(() => false);
+    prepareDummyHash();
+    await verify(await dummy!, password).catch(() => false);
     return false;
   }
   return verify(stored, password).catch(() => false);

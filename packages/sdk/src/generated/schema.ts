@@ -6636,6 +6636,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7152,6 +7154,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7303,7 +7307,10 @@ export interface operations {
     revokePartnerKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path: {
                 keyId: string;
             };
@@ -7543,6 +7550,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7836,7 +7845,10 @@ export interface operations {
     closeAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path: {
                 accountId: string;
             };
@@ -7949,7 +7961,10 @@ export interface operations {
     updateAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path: {
                 accountId: string;
             };
@@ -8118,6 +8133,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 accountId: string;
@@ -8267,6 +8284,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 accountId: string;
@@ -8543,6 +8562,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 accountId: string;
@@ -8719,7 +8740,10 @@ export interface operations {
     revokeAccountKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path: {
                 accountId: string;
                 keyId: string;
@@ -8826,6 +8850,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 accountId: string;
@@ -9224,7 +9250,10 @@ export interface operations {
     putPartnerWhatsAppApp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9517,6 +9546,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9860,6 +9891,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -10055,6 +10088,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -10175,6 +10210,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -10371,6 +10408,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -10554,6 +10593,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -10677,6 +10718,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11027,6 +11070,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11659,6 +11704,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11992,6 +12039,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -12112,6 +12161,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -12288,6 +12339,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -12472,6 +12525,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -12644,6 +12699,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -12991,6 +13048,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -13281,6 +13340,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -13570,7 +13631,10 @@ export interface operations {
     deletePartnerWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -13673,7 +13737,10 @@ export interface operations {
     updatePartnerWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -13833,6 +13900,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -14001,6 +14070,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -14157,6 +14228,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -14471,6 +14544,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -15189,6 +15264,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -15507,6 +15584,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -16046,7 +16125,10 @@ export interface operations {
     signOut: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -16120,7 +16202,10 @@ export interface operations {
     signOutEverywhere: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -16204,6 +16289,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -16367,6 +16454,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -16792,6 +16881,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -16973,6 +17064,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -17260,6 +17353,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17847,6 +17942,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -17967,6 +18064,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -18544,6 +18643,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -18920,6 +19021,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -19506,6 +19609,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -19636,6 +19741,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -20052,6 +20159,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -20238,6 +20347,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -20424,6 +20535,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -20610,6 +20723,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -20952,6 +21067,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -21333,6 +21450,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -21796,6 +21915,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -22559,6 +22680,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -22689,6 +22812,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -23275,6 +23400,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -23468,6 +23595,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -23661,6 +23790,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -23854,6 +23985,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -24355,6 +24488,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -24815,6 +24950,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -25354,6 +25491,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -25474,6 +25613,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -25642,6 +25783,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -25988,6 +26131,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -26488,6 +26633,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -26618,6 +26765,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -26962,6 +27111,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -27261,6 +27412,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -27613,6 +27766,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -28170,6 +28325,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -28368,6 +28525,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -28770,6 +28929,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -29216,6 +29377,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -29346,6 +29509,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -29613,6 +29778,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -29808,6 +29975,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -30003,6 +30172,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -30198,6 +30369,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -30763,6 +30936,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -31208,6 +31383,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -31468,6 +31645,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -31598,6 +31777,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -31860,6 +32041,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -32049,6 +32232,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -32248,6 +32433,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -32447,6 +32634,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -32646,6 +32835,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -33153,6 +33344,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -33533,6 +33726,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -33878,6 +34073,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -34186,6 +34383,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -34520,6 +34719,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -34650,6 +34851,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -34924,6 +35127,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -35360,6 +35565,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -35801,6 +36008,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -36404,6 +36613,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -36699,6 +36910,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -37014,6 +37227,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -37935,6 +38150,8 @@ export interface operations {
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -38316,6 +38533,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -38745,6 +38964,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -39056,6 +39277,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -39344,6 +39567,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path: {
                 id: string;
@@ -39632,6 +39857,8 @@ export interface operations {
                 "x-account-id"?: string;
                 /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
                 "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
             };
             path?: never;
             cookie?: never;
