@@ -25,6 +25,8 @@ export interface ConsoleSession {
   role: ConsoleRole;
   partnerId: string | null;
   accountId: string | null;
+  /** The team member of an account admin's or agent's login (null for a partner admin). */
+  memberId: string | null;
   csrfToken: string;
   createdAt: Date;
   lastSeenAt: Date;
@@ -39,6 +41,7 @@ interface Row {
   kind: 'partner_admin' | 'member';
   partner_id: string | null;
   account_id: string | null;
+  member_id: string | null;
   member_role: 'admin' | 'agent' | null;
   csrf_token: string;
   created_at: Date;
@@ -86,6 +89,7 @@ export class ConsoleSessions {
             : 'agent',
       partnerId: row.partner_id,
       accountId: row.account_id,
+      memberId: row.member_id,
       csrfToken: row.csrf_token,
       createdAt: row.created_at,
       lastSeenAt: new Date(lastSeen),
@@ -105,7 +109,7 @@ export class ConsoleSessions {
 
   async #load(hash: string): Promise<Row | null> {
     const { rows } = await this.#sql.query<Row>(
-      `SELECT s.id, s.user_id, u.email, u.name, u.kind, u.partner_id, u.account_id,
+      `SELECT s.id, s.user_id, u.email, u.name, u.kind, u.partner_id, u.account_id, u.member_id,
               m.role AS member_role, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.revoked_at
          FROM console_sessions s
          JOIN console_users u ON u.id = s.user_id

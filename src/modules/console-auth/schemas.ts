@@ -48,6 +48,10 @@ export const ConsoleSessionSchema = Type.Object(
         accountId: Type.Union([Type.String(), Type.Null()], {
           description: 'The account of an account admin or agent.',
         }),
+        memberId: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'The team member (`usr_…`) an account admin or agent is (to filter conversations assigned to them); null for a partner admin.',
+        }),
       },
       { title: 'ConsoleUser' },
     ),
@@ -126,6 +130,7 @@ export function toSession(session: ConsoleSession) {
       role: session.role,
       partnerId: session.partnerId,
       accountId: session.accountId,
+      memberId: session.memberId,
     },
     csrfToken: session.csrfToken,
     createdAt: session.createdAt.toISOString(),

@@ -3276,6 +3276,8 @@ export interface components {
             partnerId: string | null;
             /** @description The account of an account admin or agent. */
             accountId: string | null;
+            /** @description The team member (`usr_…`) an account admin or agent is (to filter conversations assigned to them); null for a partner admin. */
+            memberId: string | null;
         };
         /** Contact */
         Contact: {
@@ -15806,7 +15808,8 @@ export interface operations {
                      *         "name": "text",
                      *         "role": "partner_admin",
                      *         "partnerId": "text",
-                     *         "accountId": "text"
+                     *         "accountId": "text",
+                     *         "memberId": "text"
                      *       },
                      *       "csrfToken": "text",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
@@ -15936,7 +15939,8 @@ export interface operations {
                      *         "name": "text",
                      *         "role": "partner_admin",
                      *         "partnerId": "text",
-                     *         "accountId": "text"
+                     *         "accountId": "text",
+                     *         "memberId": "text"
                      *       },
                      *       "csrfToken": "text",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
@@ -16055,7 +16059,8 @@ export interface operations {
                      *         "name": "text",
                      *         "role": "partner_admin",
                      *         "partnerId": "text",
-                     *         "accountId": "text"
+                     *         "accountId": "text",
+                     *         "memberId": "text"
                      *       },
                      *       "csrfToken": "text",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
@@ -16638,7 +16643,8 @@ export interface operations {
                      *         "name": "text",
                      *         "role": "partner_admin",
                      *         "partnerId": "text",
-                     *         "accountId": "text"
+                     *         "accountId": "text",
+                     *         "memberId": "text"
                      *       },
                      *       "csrfToken": "text",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
