@@ -154,7 +154,7 @@ describeBrowser('the console frame', () => {
     await page.getByRole('link', { name: 'Inbox' }).click();
     await page.getByText('Pick the account to act on').waitFor();
     await page.getByLabel('Account', { exact: true }).selectOption({ label: 'Acme Retail' });
-    await page.getByText('Coming: this page is not built yet.').waitFor();
+    await page.getByText('No conversations here.').waitFor();
 
     // Sign out everywhere ends the other session too (the one made through the API above).
     await page.getByRole('button', { name: 'Sign out everywhere' }).click();

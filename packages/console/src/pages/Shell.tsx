@@ -10,6 +10,7 @@ import { Layout } from '../components/Layout.tsx';
 import { SECTIONS, type Section, sectionsFor } from '../nav.ts';
 import { useSession } from '../session.tsx';
 import { ComingPage } from './ComingPage.tsx';
+import { lazySection } from './lazy-sections.tsx';
 
 export function Shell({ user }: { user: ConsoleUser }) {
   return (
@@ -63,7 +64,7 @@ function SectionPage({ section, allowed }: { section: Section; allowed: boolean 
       </section>
     );
   }
-  return <ComingPage title={section.label} />;
+  return lazySection(section.path) ?? <ComingPage title={section.label} />;
 }
 
 function NotFound() {
