@@ -1,0 +1,104 @@
+// The console's inbox in real Chromium: an agent answers a customer's sandbox message and sees the
+// reply go to read, a new inbound message appears in the open conversation without reloading (the
+// page's GET /events/stream), the agent takes the conversation, closes and reopens it, and
+// axe-core finds no serious violation at 1280 and 390 px with a conversation open.
+import { beforeAll, expect, it } from 'vitest';
+import { type BrowserEnv, describeBrowser, expectAccessible, PHONE, useBrowser } from './helpers/browser.ts';
+import { call } from './helpers/client.ts';
+import { memberSession, type Session } from './helpers/console.ts';
+import { signedInPage } from './helpers/console-page.ts';
+import { credit, type SandboxTenant, sandboxTenantWithKey } from './helpers/messaging.ts';
+
+describeBrowser('the inbox', () => {
+  // Events reach an open stream within a poll after they settle (a second).
+  const env: BrowserEnv = useBrowser({ workers: true, config: { eventStreamPollMs: 100 } });
+  let t: SandboxTenant;
+  let agent: Session & { memberId: string };
+  const customer = '+14155553101';
+
+  const customerWrites = async (text: string) => {
+    const res = await call(env.app, 'POST', '/sandbox/inbound-messages', {
+      key: t.sandboxKey,
+      body: { from: customer, text, name: 'Carla Customer' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body;
+  };
+
+  beforeAll(async () => {
+    // The instant sandbox: a reply is delivered and read as soon as it is handed over.
+    t = await sandboxTenantWithKey(env.app, env.partner.partnerKey);
+    await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');
+    agent = await memberSession(env.app, t.apiKey, 'agent');
+  });
+
+  it('lets an agent answer a customer, see the reply read, and see the next message arrive live', async () => {
+    const first = await customerWrites('Hello, is my order ready?');
+    const { context, page, problems } = await signedInPage(env, agent, '/inbox');
+    await page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor();
+    const list = page.getByRole('list', { name: 'Conversations' });
+    const row = list.getByRole('link', { name: /Carla Customer/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('Hello, is my order ready?');
+    expect(await row.textContent()).toContain('1 unread');
+    await row.click();
+    expect(new URL(page.url()).pathname).toBe(`/console/inbox/${first.conversationId}`);
+
+    const conversation = page.getByRole('heading', { name: `Carla Customer (${customer})`, level: 2 });
+    await conversation.waitFor();
+    await page.getByText(/Customer service window open until/).waitFor();
+    const log = page.getByRole('log', { name: 'Messages' });
+    await log.getByText('Hello, is my order ready?').waitFor();
+
+    // The reply, and its ticks moving to read (the sandbox reads it; message.read arrives live).
+    await page.getByLabel('Reply').fill('Yes, it ships today.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const reply = page.locator('.bubble-outbound', { hasText: 'Yes, it ships today.' });
+    await reply.waitFor();
+    await expect.poll(() => reply.getAttribute('data-status'), { timeout: 15_000 }).toBe('read');
+    expect(await reply.locator('.ticks').textContent()).toContain('Read');
+    expect(await page.getByLabel('Reply').inputValue()).toBe('');
+
+    // The customer writes again: it appears in the open conversation without a reload.
+    await customerWrites('Great, thanks!');
+    await log.getByText('Great, thanks!').waitFor({ timeout: 15_000 });
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain('Great, thanks!');
+
+    // Take it (Mine needs the session's memberId), then close and reopen it.
+    await page.getByRole('button', { name: 'Assign to me' }).click();
+    await expect.poll(() => page.getByLabel('Assigned to').inputValue()).toBe(agent.memberId);
+    await page.getByLabel('Assigned', { exact: true }).selectOption('mine');
+    await list.getByRole('link', { name: /Carla Customer/ }).waitFor();
+    await page.getByLabel('Assigned', { exact: true }).selectOption('unassigned');
+    await page.getByText('No conversations here.').waitFor();
+
+    await page.getByRole('button', { name: 'Close', exact: true }).click();
+    await page.getByText('This conversation is closed. Reopen it to reply.').waitFor();
+    await page.getByRole('button', { name: 'Reopen' }).click();
+    await page.getByLabel('Reply').waitFor();
+    const after = await call(env.app, 'GET', `/conversations/${first.conversationId}`, { key: t.apiKey });
+    expect(after.body).toMatchObject({ status: 'open', assigneeId: agent.memberId });
+
+    await expectAccessible(page, 'inbox with a conversation open, 1280 px');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('fits a 390 px phone: the list, then the conversation alone, and passes axe', async () => {
+    const { context, page, problems } = await signedInPage(env, agent, '/inbox', PHONE);
+    const row = page
+      .getByRole('list', { name: 'Conversations' })
+      .getByRole('link', { name: /Carla Customer/ });
+    await row.click();
+    await page.getByRole('log', { name: 'Messages' }).getByText('Great, thanks!').waitFor();
+    // One column: the list gives way to the conversation, with a way back.
+    expect(await page.getByRole('list', { name: 'Conversations' }).isVisible()).toBe(false);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    await expectAccessible(page, 'inbox with a conversation open, 390 px');
+    await page.getByRole('link', { name: /Back to the conversations/ }).click();
+    await row.waitFor();
+    await expectAccessible(page, 'inbox list, 390 px');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
