@@ -5,15 +5,18 @@
 import { beforeAll, expect, it } from 'vitest';
 import { type BrowserEnv, describeBrowser, expectAccessible, PHONE, useBrowser } from './helpers/browser.ts';
 import { call } from './helpers/client.ts';
-import { memberSession, type Session } from './helpers/console.ts';
+import { memberSession, PASSWORD, type Session, sessionOf } from './helpers/console.ts';
 import { signedInPage } from './helpers/console-page.ts';
-import { credit, type SandboxTenant, sandboxTenantWithKey } from './helpers/messaging.ts';
+import { approvedTemplate, credit, type SandboxTenant, sandboxTenantWithKey } from './helpers/messaging.ts';
+
+/** Real time, moved forward by the last test (the customer service window lapses after 24 hours). */
+const clock = { offset: 0, now: () => new Date(Date.now() + clock.offset) };
 
 describeBrowser('the inbox', () => {
   // Events reach an open stream within a poll after they settle (a second).
-  const env: BrowserEnv = useBrowser({ workers: true, config: { eventStreamPollMs: 100 } });
+  const env: BrowserEnv = useBrowser({ workers: true, config: { eventStreamPollMs: 100 }, now: clock.now });
   let t: SandboxTenant;
-  let agent: Session & { memberId: string };
+  let agent: Session & { memberId: string; email: string };
   const customer = '+14155553101';
 
   const customerWrites = async (text: string) => {
@@ -100,5 +103,40 @@ describeBrowser('the inbox', () => {
     await expectAccessible(page, 'inbox list, 390 px');
     expect(problems).toEqual([]);
     await context.close();
+  });
+
+  it('offers the approved templates, with a preview, once the customer service window has closed', async () => {
+    const template = await approvedTemplate(env.app, t.apiKey, {
+      name: 'order_followup',
+      body: 'Hi {{1}}, your order {{2}} is on its way.',
+      examples: ['Ann', 'ORD-1'],
+    });
+    clock.offset = 25 * 3600_000;
+    try {
+      // Sessions end after 12 hours: a new one, signed in the day after.
+      const signIn = await call(env.app, 'POST', '/console/sessions', {
+        body: { email: agent.email, password: PASSWORD },
+      });
+      const later = sessionOf(signIn);
+      const conversation = (await call(env.app, 'GET', '/conversations', { key: t.apiKey })).body.data[0];
+      const { context, page, problems } = await signedInPage(env, later, `/inbox/${conversation.id}`);
+      await page.getByText(/Customer service window closed at .*: reply with a template\./).waitFor();
+      expect(await page.getByLabel('Reply').count()).toBe(0);
+      await page.getByLabel('Template', { exact: true }).selectOption({ label: `${template.name} (en_US)` });
+      await page.getByLabel('Body {{1}}').fill('Carla');
+      await page.getByLabel('Body {{2}}').fill('ORD-42');
+      const preview = page.locator('figure', { hasText: 'Preview' });
+      await expect.poll(() => preview.textContent()).toContain('Hi Carla, your order ORD-42 is on its way.');
+      await expectAccessible(page, 'inbox, template reply, 1280 px');
+      await page.getByRole('button', { name: 'Send template' }).click();
+      await page
+        .getByRole('log', { name: 'Messages' })
+        .getByText('Hi Carla, your order ORD-42 is on its way.')
+        .waitFor();
+      expect(problems).toEqual([]);
+      await context.close();
+    } finally {
+      clock.offset = 0;
+    }
   });
 });
