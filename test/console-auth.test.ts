@@ -119,7 +119,7 @@ describe('first run', () => {
     expect(me.body).toMatchObject({
       id: admin.sessionId,
       csrfToken: admin.csrf,
-      user: { role: 'partner_admin' },
+      user: { role: 'partner_admin', memberId: null },
     });
 
     const key = await call(env.app, 'POST', '/partner/keys', {
@@ -443,7 +443,11 @@ describe('invitations', () => {
 describe('roles', () => {
   it('an agent reaches the inbox only: 403 on keys, webhooks, the wallet and partner routes', async () => {
     const agent = await memberSession(env.app, liveKey, 'agent');
-    expect((await call(env.app, 'GET', '/console/session', as(agent))).body.user.role).toBe('agent');
+    // The login's team member, for the inbox's "mine".
+    expect((await call(env.app, 'GET', '/console/session', as(agent))).body.user).toMatchObject({
+      role: 'agent',
+      memberId: agent.memberId,
+    });
     for (const path of [
       '/conversations',
       '/contacts',
