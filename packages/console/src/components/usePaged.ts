@@ -12,6 +12,7 @@ interface PageOf<T> {
 export interface Paged<T> {
   items: T[] | null;
   error: ShownError | null;
+  /** The first page, or the next one, is on its way (not a reload of what is shown). */
   loading: boolean;
   hasMore: boolean;
   more: () => void;
@@ -44,7 +45,7 @@ export function usePaged<T>(open: (cursor?: string) => PageIterator<T> | null, d
   const openRef = useRef(open);
   openRef.current = open;
 
-  const load = useCallback(async (cursor: string | undefined, append: boolean) => {
+  const load = useCallback(async (cursor: string | undefined, append: boolean, quiet = false) => {
     const mine = ++generation.current;
     const iterator = openRef.current(cursor);
     if (!iterator) {
@@ -52,7 +53,8 @@ export function usePaged<T>(open: (cursor?: string) => PageIterator<T> | null, d
       setLoading(false);
       return;
     }
-    setLoading(true);
+    // A reload keeps the rows shown and says nothing (the inbox reloads on every event).
+    if (!quiet) setLoading(true);
     try {
       const page = (await iterator.page()) as PageOf<T>;
       if (mine !== generation.current) return;
@@ -75,7 +77,7 @@ export function usePaged<T>(open: (cursor?: string) => PageIterator<T> | null, d
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` is the reload trigger
   useEffect(() => {
-    if (attempt > 0) void load(undefined, false);
+    if (attempt > 0) void load(undefined, false, true);
   }, [attempt]);
 
   return {
