@@ -1,7 +1,8 @@
 // The console's inbox in real Chromium: an agent answers a customer's sandbox message and sees the
 // reply go to read, a new inbound message appears in the open conversation without reloading (the
-// page's GET /events/stream), the agent takes the conversation, closes and reopens it, and
-// axe-core finds no serious violation at 1280 and 390 px with a conversation open.
+// page's GET /events/stream), the agent takes the conversation, closes and reopens it; a failed
+// reply shows its reason; once the window has closed the reply is an approved template with a
+// preview; axe-core finds no serious violation at 1280 and 390 px with a conversation open.
 import { beforeAll, expect, it } from 'vitest';
 import { type BrowserEnv, describeBrowser, expectAccessible, PHONE, useBrowser } from './helpers/browser.ts';
 import { call } from './helpers/client.ts';
@@ -101,6 +102,25 @@ describeBrowser('the inbox', () => {
     await page.getByRole('link', { name: /Back to the conversations/ }).click();
     await row.waitFor();
     await expectAccessible(page, 'inbox list, 390 px');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a reply that failed, with its reason', async () => {
+    // The sandbox's test number 555-0102: handed over, then delivery fails.
+    const res = await call(env.app, 'POST', '/sandbox/inbound-messages', {
+      key: t.sandboxKey,
+      body: { from: '+14155550102', text: 'Can you hear me?' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const { context, page, problems } = await signedInPage(env, agent, `/inbox/${res.body.conversationId}`);
+    await page.getByLabel('Reply').fill('Loud and clear.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const reply = page.locator('.bubble-outbound', { hasText: 'Loud and clear.' });
+    await expect.poll(() => reply.getAttribute('data-status'), { timeout: 15_000 }).toBe('failed');
+    await reply
+      .getByText('Failed: Sandbox test number +1…555-0102: the message could not be delivered.')
+      .waitFor();
     expect(problems).toEqual([]);
     await context.close();
   });
