@@ -156,6 +156,52 @@ describe('the customer service window, end to end (appointment reminder and real
     const after = await call(env.app, 'GET', `/conversations/${inbound.conversationId}`, { key: t.apiKey });
     expect(after.body).toMatchObject({ unreadCount: 0, lastMessage: { id: reply.body.id } });
 
+    // A NAMED template replies by name, with a quick reply's payload, as POST /messages takes them.
+    const named = await call(env.app, 'POST', '/templates', {
+      key: t.apiKey,
+      body: {
+        name: 'order_named',
+        language: 'en_US',
+        category: 'UTILITY',
+        parameterFormat: 'NAMED',
+        components: [
+          {
+            type: 'BODY',
+            text: 'Hi {{first_name}}, your order arrives on {{day}}. Thanks!',
+            example: {
+              body_text_named_params: [
+                { param_name: 'first_name', example: 'Ada' },
+                { param_name: 'day', example: 'Friday' },
+              ],
+            },
+          },
+          { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'Yes' }] },
+        ],
+      },
+    });
+    expect(named.status, JSON.stringify(named.body)).toBe(201);
+    expect(
+      (await call(env.app, 'POST', `/templates/${named.body.id}/submit`, { key: t.apiKey })).status,
+    ).toBe(200);
+    await eventually(
+      () => call(env.app, 'GET', `/templates/${named.body.id}`, { key: t.apiKey }),
+      (r) => r.body.status === 'APPROVED',
+    );
+    const byName = await call(env.app, 'POST', `/conversations/${inbound.conversationId}/messages`, {
+      key: t.apiKey,
+      body: {
+        templateName: 'order_named',
+        templateLanguage: 'en_US',
+        parameters: { first_name: 'Ann', day: 'Friday' },
+        buttonPayloads: [{ index: 0, payload: 'order-yes' }],
+      },
+    });
+    expect(byName.status, JSON.stringify(byName.body)).toBe(202);
+    expect(byName.body).toMatchObject({
+      conversationId: inbound.conversationId,
+      template: { parameters: { first_name: 'Ann', day: 'Friday' } },
+    });
+
     // 24 hours and a second later, the same reply is refused; a template still goes.
     clock.advance(24 * HOUR + 1000);
     try {

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
-import { chatSendFields, MessageSchema } from '../messages/schemas.ts';
+import { chatSendFields, MessageSchema, templateSendFields } from '../messages/schemas.ts';
 import { toMessage } from '../messages/view.ts';
 import { SERVICE_WINDOW_MS } from '../pricing/quote.ts';
 import type { ConversationView } from './repo.ts';
@@ -67,11 +67,14 @@ export const AssignBody = Type.Object(
 );
 
 /** POST /conversations/{id}/messages: what POST /messages takes, without `to` (the contact's). */
-export const ReplyBody = Type.Object(chatSendFields, {
-  additionalProperties: false,
-  description:
-    'The body of POST /messages without `to`: a template (`templateName`, `templateLanguage`, `parameters`), or `type` text, media, interactive, location, contacts or reaction inside the customer service window; `context` quotes an earlier message.',
-});
+export const ReplyBody = Type.Object(
+  { ...chatSendFields, ...templateSendFields },
+  {
+    additionalProperties: false,
+    description:
+      'The body of POST /messages without `to`: a template (`templateName`, `templateLanguage`, `parameters` as a list or, for a NAMED template, by name, `buttonPayloads`), or `type` text, media, interactive, location, contacts or reaction inside the customer service window; `context` quotes an earlier message.',
+  },
+);
 
 export function toConversation(row: ConversationView, now: Date) {
   const windowEnds = row.contact_last_inbound_at

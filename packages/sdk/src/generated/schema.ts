@@ -38547,7 +38547,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The body of POST /messages without `to`: a template (`templateName`, `templateLanguage`, `parameters`), or `type` text, media, interactive, location, contacts or reaction inside the customer service window; `context` quotes an earlier message. */
+        /** @description The body of POST /messages without `to`: a template (`templateName`, `templateLanguage`, `parameters` as a list or, for a NAMED template, by name, `buttonPayloads`), or `type` text, media, interactive, location, contacts or reaction inside the customer service window; `context` quotes an earlier message. */
         requestBody?: {
             content: {
                 "application/json": {
@@ -38557,8 +38557,10 @@ export interface operations {
                     templateName?: string;
                     /** @example en_US */
                     templateLanguage?: string;
-                    /** @description The template's positional parameters, in order: the header's placeholder (if any), then the body's {{1}}…{{n}}, then one per URL button with a placeholder. No new lines, tabs or more than 4 spaces in a row. */
-                    parameters?: string[];
+                    /** @description The template's values: a list in order for a POSITIONAL template (header, body {{1}}…{{n}}, URL buttons), an object by name for a NAMED one ({"first_name": "Ada"}). No new lines, tabs or more than 4 spaces in a row. */
+                    parameters?: string[] | {
+                        [key: string]: string;
+                    };
                     /** @description type text: the message. */
                     text?: string;
                     /** @description type text: show a preview of the first link. */
@@ -38686,6 +38688,13 @@ export interface operations {
                         /** @description A message of the account (`msg_…`), either direction, that the provider has an id for. */
                         messageId: string;
                     };
+                    /** @description Template sends: the payload of each QUICK_REPLY button named, for this message (kept with it; a retry sends the same). Buttons left out carry Meta's default payload (their text). */
+                    buttonPayloads?: {
+                        /** @description The button's position in the template's BUTTONS component, from 0: a QUICK_REPLY button. */
+                        index: number;
+                        /** @description Comes back as the `button.payload` of the customer’s inbound message when they tap it. */
+                        payload: string;
+                    }[];
                 };
             };
         };

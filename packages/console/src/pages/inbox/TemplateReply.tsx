@@ -43,7 +43,7 @@ export function TemplateReply({
             await api.conversations.reply(id, {
               templateName: template.name,
               templateLanguage: template.language,
-              ...(slots.length > 0 ? { parameters: parametersOf(template, values) as string[] } : {}),
+              ...(slots.length > 0 ? { parameters: parametersOf(template, values) } : {}),
             }),
           );
           setValues({});
