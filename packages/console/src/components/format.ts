@@ -1,0 +1,32 @@
+// How the console writes dates, money and counts (the reader's locale; money exactly as the API
+// gave it, trailing zeros trimmed to cents).
+
+export function dateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function day(isoDate: string): string {
+  // A calendar day (YYYY-MM-DD, UTC) stays that day whatever the reader's time zone.
+  return new Date(`${isoDate}T00:00:00Z`).toLocaleDateString(undefined, {
+    dateStyle: 'medium',
+    timeZone: 'UTC',
+  });
+}
+
+export interface Money {
+  amount: string;
+  currency: string;
+}
+
+/** "25.000000" → "25.00", "0.025000" → "0.025": exact, never rounded. */
+export function money(m: Money): string {
+  const [whole, fraction = ''] = m.amount.split('.');
+  let f = fraction.replace(/0+$/, '');
+  if (f.length < 2) f = f.padEnd(2, '0');
+  return `${whole}.${f} ${m.currency}`;
+}
+
+export function count(n: number): string {
+  return n.toLocaleString();
+}
