@@ -10,27 +10,39 @@ interface Props {
   children: ReactNode;
   /** While true, Escape does not close it (a call is under way). */
   busy?: boolean;
+  /** Where focus goes when nothing usable opened it (a form's submit button, disabled while busy). */
+  returnTo?: () => Element | null | undefined;
 }
 
 /** Focus after a dialog: its opener when it is still there and usable, else the page's heading. */
-export function restoreFocus(opener: Element | null): void {
-  if (opener instanceof HTMLElement && opener.isConnected && !opener.hasAttribute('disabled')) {
-    opener.focus();
-    return;
+export function restoreFocus(opener: Element | null, fallback?: Element | null): void {
+  for (const target of [opener, fallback]) {
+    if (
+      target instanceof HTMLElement &&
+      target !== document.body &&
+      target.isConnected &&
+      !target.hasAttribute('disabled')
+    ) {
+      target.focus();
+      return;
+    }
   }
   document.getElementById('page-title')?.focus();
 }
 
 /** Open while mounted: render it when there is something to show, drop it in onClose. */
-export function Dialog({ title, onClose, children, busy = false }: Props) {
+export function Dialog({ title, onClose, children, busy = false, returnTo }: Props) {
   const ref = useRef<HTMLDialogElement>(null);
   const opener = useRef<Element | null>(null);
   const titleId = useId();
   const closeRef = useRef(onClose);
   closeRef.current = onClose;
+  const returnRef = useRef(returnTo);
+  returnRef.current = returnTo;
 
   useEffect(() => {
     const dialog = ref.current!;
+    const back = () => restoreFocus(opener.current, returnRef.current?.());
     if (!dialog.open) {
       opener.current = document.activeElement;
       dialog.showModal();
@@ -38,7 +50,7 @@ export function Dialog({ title, onClose, children, busy = false }: Props) {
     const closed = () => {
       closeRef.current();
       // After React has re-rendered the page (the opener may be gone or replaced).
-      setTimeout(() => restoreFocus(opener.current), 0);
+      setTimeout(back, 0);
     };
     dialog.addEventListener('close', closed);
     return () => {
@@ -47,7 +59,7 @@ export function Dialog({ title, onClose, children, busy = false }: Props) {
       // would be lost on <body>, so it goes where it would have gone.
       setTimeout(() => {
         const focused = document.activeElement;
-        if (!focused || focused === document.body) restoreFocus(opener.current);
+        if (!focused || focused === document.body) back();
       }, 0);
     };
   }, []);

@@ -59,8 +59,8 @@ function SectionPage({ section, allowed }: { section: Section; allowed: boolean 
       <section aria-labelledby="page-title">
         <h1 id="page-title">{section.label}</h1>
         <p>
-          <strong>Not available to your role.</strong> Your role cannot use this section; an administrator of
-          the account can.
+          <strong>Not available to your role.</strong> Your role cannot use this section. An administrator of
+          the account can use it.
         </p>
       </section>
     );

@@ -1,7 +1,7 @@
 // API keys of the account: the list (never the key itself: its last four), a new key whose text is
 // shown once, and revoking one after a confirmation. GET|POST /keys, DELETE /keys/{id}.
 import type { ItemOf } from '@tidings/sdk';
-import { useId, useState } from 'react';
+import { useId, useRef, useState } from 'react';
 import { useAccount } from '../../account.tsx';
 import { type ShownError, shownError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
@@ -21,11 +21,13 @@ const SCOPES: Record<string, string> = { live: 'Live', sandbox: 'Sandbox', partn
 
 export function KeysPage() {
   const { api } = useAccount();
-  const keys = useLoad(() => api.keys.list({ limit: 100 }).toArray(1000), [api]);
+  const listKeys = () => api.keys.list({ limit: 100 }).toArray(1000);
+  const keys = useLoad(listKeys, [api]);
   const [created, setCreated] = useState<{ name: string; apiKey: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ShownError | null>(null);
   const scopeHint = useId();
+  const form = useRef<HTMLFormElement>(null);
 
   const columns: Column<Key>[] = [
     { header: 'Name', cell: (k) => k.name },
@@ -46,7 +48,8 @@ export function KeysPage() {
             confirmLabel="Revoke the key"
             onConfirm={async () => {
               await api.keys.revoke(k.id);
-              keys.reload();
+              // The list as it now is, before the dialog closes: the revoked key loses its button.
+              keys.setData(await listKeys());
             }}
           >
             <p>
@@ -71,8 +74,8 @@ export function KeysPage() {
       <div className="block">
         <h2>Create a key</h2>
         <form
+          ref={form}
           onSubmit={async (event) => {
-            const form = event.currentTarget;
             const v = formValues(event);
             setBusy(true);
             setError(null);
@@ -81,7 +84,7 @@ export function KeysPage() {
                 name: v.name!.trim(),
                 scope: v.scope === 'sandbox' ? 'sandbox' : 'live',
               });
-              form.reset();
+              form.current?.reset();
               setCreated({ name: answer.name, apiKey: answer.apiKey });
               keys.reload();
             } catch (err) {
@@ -131,7 +134,11 @@ export function KeysPage() {
       ) : null}
 
       {created ? (
-        <Dialog title={`Your new key “${created.name}”`} onClose={() => setCreated(null)}>
+        <Dialog
+          title={`Your new key “${created.name}”`}
+          onClose={() => setCreated(null)}
+          returnTo={() => form.current?.querySelector('button[type="submit"]')}
+        >
           <SecretOnce label="API key" secret={created.apiKey} />
           <p>
             Send it in the <code>X-Api-Key</code> header. The list shows only its last four characters.

@@ -64,7 +64,11 @@ export function WebhooksPage() {
       />
 
       {created ? (
-        <Dialog title="Your new webhook's signing secret" onClose={() => setCreated(null)}>
+        <Dialog
+          title="Your new webhook's signing secret"
+          onClose={() => setCreated(null)}
+          returnTo={() => document.querySelector('#add-webhook button[type="submit"]')}
+        >
           <p>
             Verify each delivery to <code>{created.url}</code> with this secret.
           </p>
@@ -97,6 +101,7 @@ function CreateWebhook({
     <div className="block">
       <h2>Add a webhook</h2>
       <form
+        id="add-webhook"
         onSubmit={async (event) => {
           event.preventDefault();
           const form = event.currentTarget;
