@@ -208,6 +208,14 @@ describeBrowser('the developer portal and partner admin pages', () => {
     await page.getByText('Globex is active again.').waitFor();
     seen = await call(env.app, 'GET', `/partner/accounts/${accountId}`, { key: env.partner.partnerKey });
     expect(seen.body).toMatchObject({ status: 'ACTIVE', walletBalance: { amount: '25.0000' } });
+
+    // Acting on the account it picked, the partner admin sees the credit in its wallet page.
+    await page.getByLabel('Account', { exact: true }).selectOption({ label: 'Globex' });
+    await page.goto('/console/portal/wallet');
+    await page.getByRole('heading', { name: 'Wallet', level: 1 }).waitFor();
+    await page.getByText('25.00 USD', { exact: true }).first().waitFor();
+    const credit = page.getByRole('table', { name: 'Wallet transactions, newest first' }).getByRole('row');
+    await credit.filter({ hasText: 'INV-1' }).filter({ hasText: 'Credit' }).waitFor();
     expect(problems).toEqual([]);
   });
 
