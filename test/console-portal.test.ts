@@ -219,7 +219,7 @@ describeBrowser('the developer portal and partner admin pages', () => {
     expect(problems).toEqual([]);
   });
 
-  it('passes axe on the keys, webhooks, usage and partner accounts pages at 1280 and 390 px', async () => {
+  it('passes axe on the keys, webhooks, usage and partner pages at 1280 and 390 px', async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const size = `${viewport.width} px`;
       await admin.page.setViewportSize(viewport);
@@ -241,15 +241,33 @@ describeBrowser('the developer portal and partner admin pages', () => {
           viewport.width,
         );
       }
-      await partnerAdmin.page.setViewportSize(viewport);
-      await partnerAdmin.page.goto('/console/partner');
-      await partnerAdmin.page.getByRole('row').filter({ hasText: 'Globex' }).waitFor();
-      await expectAccessible(partnerAdmin.page, `partner accounts, ${size}`);
-      expect(await partnerAdmin.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+      // A webhook's page with its delivery log.
+      await admin.page.goto('/console/portal/webhooks');
+      await admin.page
+        .getByRole('link', { name: /^http:\/\/127\.0\.0\.1/ })
+        .first()
+        .click();
+      await admin.page.getByRole('row').filter({ hasText: 'webhook.test' }).first().waitFor();
+      await expectAccessible(admin.page, `a webhook, ${size}`);
+
+      const partnerPage = partnerAdmin.page;
+      await partnerPage.setViewportSize(viewport);
+      await partnerPage.goto('/console/partner');
+      const globex = partnerPage.getByRole('row').filter({ hasText: 'Globex' });
+      await globex.waitFor();
+      await expectAccessible(partnerPage, `partner accounts, ${size}`);
+      expect(await partnerPage.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+        viewport.width,
+      );
+      // An account's page, with its usage chart.
+      await globex.getByRole('link', { name: 'Globex' }).click();
+      await partnerPage.locator('.usage-chart canvas').waitFor();
+      await expectAccessible(partnerPage, `an account, ${size}`);
+      expect(await partnerPage.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
         viewport.width,
       );
     }
     expect(admin.problems).toEqual([]);
     expect(partnerAdmin.problems).toEqual([]);
-  });
+  }, 60_000); // twelve pages, each axed
 });
