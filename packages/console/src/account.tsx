@@ -17,6 +17,8 @@ interface AccountApi {
   /** The picked account (partner admin), or null: an account user acts on their own. */
   accountId: string | null;
   pick: (id: string | null) => void;
+  /** Reads the partner's accounts again (after one is provisioned, renamed or closed). */
+  reloadAccounts: () => void;
   /** The SDK client for account routes: with X-Account-Id for a partner admin. */
   api: Tidings;
 }
@@ -28,10 +30,12 @@ export function AccountProvider({ user, children }: { user: ConsoleUser; childre
   const partner = user.role === 'partner_admin';
   const [accounts, setAccounts] = useState<AccountChoice[] | null>(null);
   const [accountsError, setAccountsError] = useState<ShownError | null>(null);
+  const [listed, setListed] = useState(0);
   const [accountId, setAccountId] = useState<string | null>(() =>
     partner ? sessionStorage.getItem(STORE) : null,
   );
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `listed` is the reload trigger
   useEffect(() => {
     if (!partner) return;
     let live = true;
@@ -49,7 +53,7 @@ export function AccountProvider({ user, children }: { user: ConsoleUser; childre
     return () => {
       live = false;
     };
-  }, [partner]);
+  }, [partner, listed]);
 
   const api = useMemo<AccountApi>(
     () => ({
@@ -61,6 +65,7 @@ export function AccountProvider({ user, children }: { user: ConsoleUser; childre
         else sessionStorage.removeItem(STORE);
         setAccountId(id);
       },
+      reloadAccounts: () => setListed((n) => n + 1),
       api: accountClient(partner ? accountId : null),
     }),
     [accounts, accountsError, accountId, partner],

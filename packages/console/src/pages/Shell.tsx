@@ -1,16 +1,28 @@
 // The signed-in console: the frame, the partner admin's account picker, sign out (this browser or
 // everywhere), and the sections of the user's role.
-import { useId, useState } from 'react';
+import { type ComponentType, type LazyExoticComponent, lazy, Suspense, useId, useState } from 'react';
 import { Navigate, Route, Routes } from 'react-router-dom';
 import { AccountProvider, useAccount } from '../account.tsx';
 import { type ConsoleUser, type ShownError, shownError } from '../api.ts';
 import { Button } from '../components/Button.tsx';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { Layout } from '../components/Layout.tsx';
+import { Loading } from '../components/Loading.tsx';
 import { SECTIONS, type Section, sectionsFor } from '../nav.ts';
 import { useSession } from '../session.tsx';
 import { ComingPage } from './ComingPage.tsx';
-import { lazySection } from './lazy-sections.tsx';
+
+// The built sections, each a chunk loaded on first visit (route-level splitting keeps the first
+// load small). A section not listed here shows the "coming" page.
+const PAGES: Record<string, LazyExoticComponent<ComponentType>> = {
+  portal: lazy(() => import('./portal/PortalSection.tsx')),
+  partner: lazy(() => import('./partner/PartnerSection.tsx')),
+  inbox: lazy(() => import('./inbox/InboxPage.tsx')),
+  contacts: lazy(() => import('./contacts/ContactsPage.tsx')),
+  templates: lazy(() => import('./templates/TemplatesPage.tsx')),
+  automation: lazy(() => import('./automation/AutomationPage.tsx')),
+  voice: lazy(() => import('./voice/VoicePage.tsx')),
+};
 
 export function Shell({ user }: { user: ConsoleUser }) {
   return (
@@ -51,7 +63,10 @@ function SectionPage({ section, allowed }: { section: Section; allowed: boolean 
     return (
       <section aria-labelledby="page-title">
         <h1 id="page-title">{section.label}</h1>
-        <p>Your role cannot use this section.</p>
+        <p>
+          <strong>Not available to your role.</strong> Your role cannot use this section. An administrator of
+          the account can use it.
+        </p>
       </section>
     );
   }
@@ -64,7 +79,13 @@ function SectionPage({ section, allowed }: { section: Section; allowed: boolean 
       </section>
     );
   }
-  return lazySection(section.path) ?? <ComingPage title={section.label} />;
+  const Page = PAGES[section.path];
+  if (!Page) return <ComingPage title={section.label} />;
+  return (
+    <Suspense fallback={<Loading />}>
+      <Page />
+    </Suspense>
+  );
 }
 
 function NotFound() {

@@ -4,7 +4,7 @@ import type { ItemOf } from '@tidings/sdk';
 import { Link, Route, Routes, useParams } from 'react-router-dom';
 import { useAccount } from '../../account.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { when } from '../../components/format.ts';
+import { dateTime } from '../../components/format.ts';
 import { KeyValues } from '../../components/KeyValues.tsx';
 import { Badge, Listing } from '../../components/Listing.tsx';
 import { useOne, usePaged } from '../../components/usePaged.ts';
@@ -119,7 +119,7 @@ function RuleDetail() {
             ['Conditions', JSON.stringify(r.conditions)],
             ['Actions', r.actions.map((a) => a.type).join(', ')],
             ['Description', r.description],
-            ['Created', when(r.createdAt)],
+            ['Created', dateTime(r.createdAt)],
           ]}
         />
       ) : null}
@@ -129,7 +129,7 @@ function RuleDetail() {
         rowKey={(run) => run.id}
         empty="No runs yet."
         columns={[
-          { header: 'At', cell: (run) => when(run.createdAt) },
+          { header: 'At', cell: (run) => dateTime(run.createdAt) },
           { header: 'Outcome', cell: (run) => <Badge value={run.status} /> },
           { header: 'Event', cell: (run) => <code>{run.eventId}</code> },
           { header: 'Contact', cell: (run) => run.contactId ?? '—' },
@@ -170,7 +170,7 @@ function SequenceDetail() {
             ['Version', s.version],
             ['Steps', s.steps.map((st) => st.id).join(', ')],
             ['Description', s.description],
-            ['Created', when(s.createdAt)],
+            ['Created', dateTime(s.createdAt)],
           ]}
         />
       ) : null}
@@ -183,10 +183,11 @@ function SequenceDetail() {
           { header: 'Contact', cell: (e) => e.contactId },
           { header: 'Status', cell: (e) => <Badge value={e.status} /> },
           { header: 'Current step', cell: (e) => e.currentStepId ?? '—' },
-          { header: 'Next at', cell: (e) => when(e.nextRunAt) },
+          { header: 'Next at', cell: (e) => dateTime(e.nextRunAt) },
           {
             header: 'Ended',
-            cell: (e) => (e.endedAt ? `${when(e.endedAt)}${e.exitReason ? ` (${e.exitReason})` : ''}` : '—'),
+            cell: (e) =>
+              e.endedAt ? `${dateTime(e.endedAt)}${e.exitReason ? ` (${e.exitReason})` : ''}` : '—',
           },
         ]}
       />
@@ -212,7 +213,7 @@ function JourneyDetail() {
             ['Version', j.version],
             ['Starts', j.entry.trigger === 'event' ? j.entry.event : 'by the API'],
             ['Description', j.description],
-            ['Created', when(j.createdAt)],
+            ['Created', dateTime(j.createdAt)],
           ]}
         />
       ) : null}
@@ -226,7 +227,7 @@ function JourneyDetail() {
           { header: 'Contact', cell: (r) => r.contactId },
           { header: 'Status', cell: (r) => <Badge value={r.status} /> },
           { header: 'At node', cell: (r) => r.currentNodeId ?? '—' },
-          { header: 'Started', cell: (r) => when(r.startedAt) },
+          { header: 'Started', cell: (r) => dateTime(r.startedAt) },
         ]}
       />
     </section>
@@ -253,8 +254,8 @@ function JourneyRunDetail() {
               ['Status', <Badge key="s" value={r.status} />],
               ['Contact', r.contactId],
               ['Version', r.journeyVersion],
-              ['Started', when(r.startedAt)],
-              ['Ended', when(r.endedAt)],
+              ['Started', dateTime(r.startedAt)],
+              ['Ended', dateTime(r.endedAt)],
               ['Error', r.error ? `${r.error.code}: ${r.error.message}` : null],
             ]}
           />
@@ -276,7 +277,7 @@ function JourneyRunDetail() {
               { header: 'Type', cell: (s) => s.type },
               { header: 'Status', cell: (s) => <Badge value={s.status} /> },
               { header: 'Took', cell: (s) => s.edge ?? '—' },
-              { header: 'Started', cell: (s) => when(s.startedAt) },
+              { header: 'Started', cell: (s) => dateTime(s.startedAt) },
               { header: 'Error', cell: (s) => (s.error ? `${s.error.code}: ${s.error.message}` : '—') },
             ]}
           />

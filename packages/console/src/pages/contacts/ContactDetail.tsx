@@ -7,7 +7,7 @@ import { type ShownError, shownError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Field } from '../../components/Field.tsx';
-import { when } from '../../components/format.ts';
+import { dateTime } from '../../components/format.ts';
 import { KeyValues } from '../../components/KeyValues.tsx';
 import { useOne } from '../../components/usePaged.ts';
 import type { Contact } from './ContactsPage.tsx';
@@ -61,8 +61,8 @@ export function ContactDetail() {
               ['Email', c.email],
               ['Opted in', c.optedIn ? 'Yes' : 'No'],
               ['Marketing opt-out', c.marketingOptOut ? 'Yes' : 'No'],
-              ['Last wrote', when(c.lastInboundAt)],
-              ['Created', when(c.createdAt)],
+              ['Last wrote', dateTime(c.lastInboundAt)],
+              ['Created', dateTime(c.createdAt)],
             ]}
           />
           <ErrorMessage error={error} />

@@ -5,7 +5,7 @@ import { useId, useState } from 'react';
 import { Link, Route, Routes } from 'react-router-dom';
 import { useAccount } from '../../account.tsx';
 import { Button } from '../../components/Button.tsx';
-import { when } from '../../components/format.ts';
+import { dateTime } from '../../components/format.ts';
 import { LoadMore } from '../../components/LoadMore.tsx';
 import { Table } from '../../components/Table.tsx';
 import { usePaged } from '../../components/usePaged.ts';
@@ -94,7 +94,7 @@ function ContactList() {
                     </span>
                   )),
           },
-          { header: 'Updated', cell: (c) => when(c.updatedAt) },
+          { header: 'Updated', cell: (c) => dateTime(c.updatedAt) },
         ]}
       />
       <LoadMore list={list} />

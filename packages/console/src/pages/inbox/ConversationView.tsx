@@ -8,7 +8,7 @@ import { type ShownError, shownError } from '../../api.ts';
 import { Bubble } from '../../components/Bubble.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { when } from '../../components/format.ts';
+import { dateTime } from '../../components/format.ts';
 import { LoadMore } from '../../components/LoadMore.tsx';
 import { useOne, usePaged } from '../../components/usePaged.ts';
 import type { EventListener } from './InboxPage.tsx';
@@ -104,9 +104,9 @@ export function ConversationView({
           </div>
           <p className="window">
             {c.serviceWindowOpen
-              ? `Customer service window open until ${when(c.serviceWindowExpiresAt)}.`
+              ? `Customer service window open until ${dateTime(c.serviceWindowExpiresAt)}.`
               : c.serviceWindowExpiresAt
-                ? `Customer service window closed at ${when(c.serviceWindowExpiresAt)}: reply with a template.`
+                ? `Customer service window closed at ${dateTime(c.serviceWindowExpiresAt)}: reply with a template.`
                 : 'The customer has not written: reply with a template.'}
           </p>
           <div className="toolbar">

@@ -6,7 +6,7 @@ import { useAccount } from '../../account.tsx';
 import { type ShownError, shownError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { when } from '../../components/format.ts';
+import { dateTime } from '../../components/format.ts';
 import { LoadMore } from '../../components/LoadMore.tsx';
 import { Table } from '../../components/Table.tsx';
 import { usePaged } from '../../components/usePaged.ts';
@@ -77,7 +77,7 @@ export default function TemplatesPage() {
             ),
           },
           { header: 'Rejection reason', cell: (t) => t.rejectionReason ?? '—' },
-          { header: 'Updated', cell: (t) => when(t.updatedAt) },
+          { header: 'Updated', cell: (t) => dateTime(t.updatedAt) },
           {
             header: 'Actions',
             cell: (t) =>

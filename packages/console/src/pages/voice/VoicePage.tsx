@@ -4,7 +4,7 @@ import type { ItemOf } from '@tidings/sdk';
 import { Link, Route, Routes, useParams } from 'react-router-dom';
 import { useAccount } from '../../account.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { money, when } from '../../components/format.ts';
+import { dateTime, money } from '../../components/format.ts';
 import { KeyValues } from '../../components/KeyValues.tsx';
 import { Badge, Listing } from '../../components/Listing.tsx';
 import { useOne, usePaged } from '../../components/usePaged.ts';
@@ -79,7 +79,7 @@ function Overview() {
           { header: 'Status', cell: (c) => <Badge value={c.status} /> },
           { header: 'Duration (s)', cell: (c) => c.durationSeconds ?? '—', numeric: true },
           { header: 'Charged', cell: (c) => money(c.charged), numeric: true },
-          { header: 'Queued', cell: (c) => when(c.queuedAt) },
+          { header: 'Queued', cell: (c) => dateTime(c.queuedAt) },
         ]}
       />
     </section>
@@ -116,9 +116,9 @@ function CallDetail() {
             ['Price', money(c.price)],
             ['Charged', money(c.charged)],
             ['Campaign', c.campaignId],
-            ['Queued', when(c.queuedAt)],
-            ['Answered', when(c.answeredAt)],
-            ['Ended', when(c.endedAt)],
+            ['Queued', dateTime(c.queuedAt)],
+            ['Answered', dateTime(c.answeredAt)],
+            ['Ended', dateTime(c.endedAt)],
             ['Error', c.error ? `${c.error.code}: ${c.error.message}` : null],
           ]}
         />
@@ -146,8 +146,8 @@ function CampaignDetail() {
               ['Paused because', c.pausedReason],
               ['Estimated cost', money(c.cost.estimated)],
               ['Charged', money(c.cost.charged)],
-              ['Started', when(c.startedAt)],
-              ['Completed', when(c.completedAt)],
+              ['Started', dateTime(c.startedAt)],
+              ['Completed', dateTime(c.completedAt)],
             ]}
           />
           <h2>Counters</h2>
@@ -176,8 +176,8 @@ function VoiceCampaignDetail() {
               ['Script', c.scriptId],
               ['Estimated cost', money(c.estimatedCost)],
               ['Calls per second', c.pacing.callsPerSecond],
-              ['Started', when(c.startedAt)],
-              ['Ended', when(c.endedAt)],
+              ['Started', dateTime(c.startedAt)],
+              ['Ended', dateTime(c.endedAt)],
             ]}
           />
           <h2>Counters</h2>

@@ -1,0 +1,16 @@
+// Partner admin (partner admins only): the partner's accounts, provisioning, and each account's
+// plan, wallet credits, status and usage. Loaded on first visit (route-level splitting).
+import { Navigate, Route, Routes } from 'react-router-dom';
+import { AccountPage } from './AccountPage.tsx';
+import { AccountsPage } from './AccountsPage.tsx';
+
+export default function PartnerSection() {
+  return (
+    <Routes>
+      <Route index element={<AccountsPage />} />
+      <Route path="accounts" element={<Navigate to="/partner" replace />} />
+      <Route path="accounts/:id" element={<AccountPage />} />
+      <Route path="*" element={<Navigate to="/partner" replace />} />
+    </Routes>
+  );
+}

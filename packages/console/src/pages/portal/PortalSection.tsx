@@ -1,0 +1,39 @@
+// The developer portal (account admins, and partner admins on the account they picked): API keys,
+// webhooks and their deliveries, usage, wallet. Loaded on first visit (route-level splitting); the
+// usage page, which brings uPlot, is a chunk of its own.
+import { lazy, Suspense } from 'react';
+import { Navigate, Route, Routes } from 'react-router-dom';
+import { Loading } from '../../components/Loading.tsx';
+import { SubNav } from '../../components/SubNav.tsx';
+import { KeysPage } from './KeysPage.tsx';
+import { WalletPage } from './WalletPage.tsx';
+import { WebhookPage } from './WebhookPage.tsx';
+import { WebhooksPage } from './WebhooksPage.tsx';
+
+const UsagePage = lazy(() => import('./UsagePage.tsx'));
+
+const LINKS = [
+  { to: '/portal/keys', label: 'API keys' },
+  { to: '/portal/webhooks', label: 'Webhooks' },
+  { to: '/portal/usage', label: 'Usage' },
+  { to: '/portal/wallet', label: 'Wallet' },
+];
+
+export default function PortalSection() {
+  return (
+    <>
+      <SubNav label="Developer portal" links={LINKS} />
+      <Suspense fallback={<Loading />}>
+        <Routes>
+          <Route index element={<Navigate to="keys" replace />} />
+          <Route path="keys" element={<KeysPage />} />
+          <Route path="webhooks" element={<WebhooksPage />} />
+          <Route path="webhooks/:id" element={<WebhookPage />} />
+          <Route path="usage" element={<UsagePage />} />
+          <Route path="wallet" element={<WalletPage />} />
+          <Route path="*" element={<Navigate to="keys" replace />} />
+        </Routes>
+      </Suspense>
+    </>
+  );
+}
