@@ -163,6 +163,58 @@ describeBrowser('the developer portal and partner admin pages', () => {
     await agent.context.close();
   });
 
+  it('an admin adds a team member, hands over its invitation link, and removing it ends its sessions', async () => {
+    const { page, problems } = admin;
+    await page.goto('/console/portal/team');
+    await page.getByRole('heading', { name: 'Team', level: 1 }).waitFor();
+    await page.getByLabel('Name').fill('Tess Agent');
+    await page.getByLabel('Email').fill('tess@example.com');
+    await page.getByLabel('Role').selectOption('agent');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'tess@example.com' });
+    await row.waitFor();
+    // A second member with the same email is the API's 409, shown with its message.
+    await page.getByLabel('Name').fill('Tess Again');
+    await page.getByLabel('Email').fill('tess@example.com');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /already/i })
+      .waitFor();
+
+    await row.getByRole('button', { name: 'Invite Tess Agent to sign in' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Invitation for Tess Agent' });
+    await dialog.getByText('will not be shown again').waitFor();
+    const link = (await dialog.getByTestId('secret').textContent())!.trim();
+    // On PUBLIC_BASE_URL (the test app's is http://tidings.test): opened here on the test's port.
+    expect(link).toMatch(/^http:\/\/tidings\.test\/console\/invite#.+/);
+    await dialog.getByRole('button', { name: 'Close' }).click();
+
+    const tess = await openPage(env, DESKTOP);
+    await tess.page.goto(`/console/invite${new URL(link).hash}`);
+    await tess.page.getByLabel('Password', { exact: true }).fill('tess answers customers');
+    await tess.page.getByLabel('Password again').fill('tess answers customers');
+    await tess.page.getByRole('button', { name: 'Accept and sign in' }).click();
+    await tess.page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor();
+    expect((await tess.page.request.get('/api/v1/public/console/session')).status()).toBe(200);
+
+    await row.getByRole('button', { name: 'Remove Tess Agent' }).click();
+    await page
+      .getByRole('dialog', { name: 'Remove “Tess Agent”?' })
+      .getByRole('button', { name: 'Remove the member' })
+      .click();
+    await row.waitFor({ state: 'detached' });
+    // The login went with the member: the agent's cookie no longer opens anything.
+    await expect
+      .poll(async () => (await tess.page.request.get('/api/v1/public/console/session')).status(), {
+        timeout: 5000,
+      })
+      .toBe(401);
+    expect(problems).toEqual([]);
+    expect(tess.problems).toEqual([]);
+    await tess.context.close();
+  });
+
   it('a partner admin provisions an account, credits its wallet, suspends and reactivates it', async () => {
     const { page, problems } = partnerAdmin;
     await page.goto('/console/partner');
@@ -219,7 +271,7 @@ describeBrowser('the developer portal and partner admin pages', () => {
     expect(problems).toEqual([]);
   });
 
-  it('passes axe on the keys, webhooks, usage and partner pages at 1280 and 390 px', async () => {
+  it('passes axe on the keys, webhooks, usage, team and partner pages at 1280 and 390 px', async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const size = `${viewport.width} px`;
       await admin.page.setViewportSize(viewport);
@@ -227,6 +279,7 @@ describeBrowser('the developer portal and partner admin pages', () => {
         ['/console/portal/keys', 'API keys'],
         ['/console/portal/webhooks', 'Webhooks'],
         ['/console/portal/usage', 'Usage'],
+        ['/console/portal/team', 'Team'],
       ] as const) {
         await admin.page.goto(path);
         await admin.page.getByRole('heading', { name: heading, level: 1 }).waitFor();
@@ -269,5 +322,5 @@ describeBrowser('the developer portal and partner admin pages', () => {
     }
     expect(admin.problems).toEqual([]);
     expect(partnerAdmin.problems).toEqual([]);
-  }, 60_000); // twelve pages, each axed
+  }, 90_000); // fourteen pages, each axed
 });

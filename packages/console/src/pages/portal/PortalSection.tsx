@@ -1,11 +1,12 @@
 // The developer portal (account admins, and partner admins on the account they picked): API keys,
-// webhooks and their deliveries, usage, wallet. Loaded on first visit (route-level splitting); the
+// webhooks and their deliveries, usage, wallet, team (members and their console invitations). Loaded on first visit (route-level splitting); the
 // usage page, which brings uPlot, is a chunk of its own.
 import { lazy, Suspense } from 'react';
 import { Navigate, Route, Routes } from 'react-router-dom';
 import { Loading } from '../../components/Loading.tsx';
 import { SubNav } from '../../components/SubNav.tsx';
 import { KeysPage } from './KeysPage.tsx';
+import { TeamPage } from './TeamPage.tsx';
 import { WalletPage } from './WalletPage.tsx';
 import { WebhookPage } from './WebhookPage.tsx';
 import { WebhooksPage } from './WebhooksPage.tsx';
@@ -17,6 +18,7 @@ const LINKS = [
   { to: '/portal/webhooks', label: 'Webhooks' },
   { to: '/portal/usage', label: 'Usage' },
   { to: '/portal/wallet', label: 'Wallet' },
+  { to: '/portal/team', label: 'Team' },
 ];
 
 export default function PortalSection() {
@@ -31,6 +33,7 @@ export default function PortalSection() {
           <Route path="webhooks/:id" element={<WebhookPage />} />
           <Route path="usage" element={<UsagePage />} />
           <Route path="wallet" element={<WalletPage />} />
+          <Route path="team" element={<TeamPage />} />
           <Route path="*" element={<Navigate to="keys" replace />} />
         </Routes>
       </Suspense>
