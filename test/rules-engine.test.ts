@@ -308,6 +308,8 @@ describe('rules at work', () => {
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     const id = made.body.id as string;
     await call(env.app, 'PATCH', `/contacts/${id}`, { key: t.apiKey, body: { name: 'Ann' } });
+    // The first update's run reads the contact as it then is: wait for it before the second update.
+    await runsOf(t, stopped.id, 1);
     await call(env.app, 'PATCH', `/contacts/${id}`, { key: t.apiKey, body: { marketingOptOut: true } });
     const [notMatched, ran] = (await runsOf(t, stopped.id, 2)).reverse();
     expect(notMatched).toMatchObject({ status: 'not_matched', contactId: id });

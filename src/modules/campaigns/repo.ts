@@ -151,42 +151,48 @@ const ZERO: Counters = {
 
 /**
  * Each campaign's counters and what its messages cost the wallet so far (charged, less refunds,
- * plus adjustments). Two aggregates: the rows by state (and a deleted message's kept status), and
- * the live messages by status.
+ * plus adjustments). Two aggregates in one statement: the rows by state (and a deleted message's
+ * kept status), and the live messages by status.
  */
 export async function countersOf(
   sql: Sql,
   campaignIds: string[],
 ): Promise<Map<string, { counters: Counters; chargedMicros: number }>> {
-  const [rowCounts, messageCounts] = await Promise.all([
-    sql.query<{ campaign_id: string; status: string; n: number; replied: number }>(
-      `SELECT campaign_id,
-              CASE state WHEN 'pending' THEN 'queued' WHEN 'messaged' THEN coalesce(kept_status, 'live') ELSE state END AS status,
-              count(*)::int AS n, count(replied_at)::int AS replied
-         FROM campaign_recipients WHERE campaign_id = ANY($1::text[]) GROUP BY 1, 2`,
-      [campaignIds],
-    ),
-    sql.query<{ campaign_id: string; status: string; n: number; charged: string }>(
-      `SELECT campaign_id, status, count(*)::int AS n,
-              sum(charged_micros - CASE WHEN refunded_at IS NULL THEN 0 ELSE charged_micros END + adjusted_micros)::text AS charged
-         FROM messages WHERE campaign_id = ANY($1::text[]) GROUP BY 1, 2`,
-      [campaignIds],
-    ),
-  ]);
+  // One statement, so one snapshot: two queries could see a round's rows still pending and its
+  // messages already made, counting those recipients twice.
+  const { rows } = await sql.query<{
+    kind: 'row' | 'message';
+    campaign_id: string;
+    status: string;
+    n: number;
+    replied: number;
+    charged: string | null;
+  }>(
+    `SELECT 'row' AS kind, campaign_id,
+            CASE state WHEN 'pending' THEN 'queued' WHEN 'messaged' THEN coalesce(kept_status, 'live') ELSE state END AS status,
+            count(*)::int AS n, count(replied_at)::int AS replied, NULL::text AS charged
+       FROM campaign_recipients WHERE campaign_id = ANY($1::text[]) GROUP BY 2, 3
+     UNION ALL
+     SELECT 'message', campaign_id, status, count(*)::int, 0,
+            sum(charged_micros - CASE WHEN refunded_at IS NULL THEN 0 ELSE charged_micros END + adjusted_micros)::text
+       FROM messages WHERE campaign_id = ANY($1::text[]) GROUP BY 2, 3`,
+    [campaignIds],
+  );
   const out = new Map(campaignIds.map((id) => [id, { counters: { ...ZERO }, chargedMicros: 0 }]));
   const add = (id: string, status: string, n: number) => {
     const c = out.get(id)!.counters;
     if (status in c && status !== 'total' && status !== 'replied') c[status as keyof Counters] += n;
   };
-  for (const r of rowCounts.rows) {
+  for (const r of rows) {
     const entry = out.get(r.campaign_id)!;
+    if (r.kind === 'message') {
+      add(r.campaign_id, r.status, r.n);
+      entry.chargedMicros += Number(r.charged);
+      continue;
+    }
     entry.counters.total += r.n;
     entry.counters.replied += r.replied;
     if (r.status !== 'live') add(r.campaign_id, r.status, r.n);
-  }
-  for (const m of messageCounts.rows) {
-    add(m.campaign_id, m.status, m.n);
-    out.get(m.campaign_id)!.chargedMicros += Number(m.charged);
   }
   return out;
 }
