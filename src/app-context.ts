@@ -11,6 +11,7 @@ import type { Jobs } from './kernel/jobs.ts';
 import type { RateLimits } from './kernel/limits.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { SecretBox } from './kernel/secrets.ts';
+import type { UsageMeter } from './kernel/usage-meter.ts';
 import type { AutomationWorker } from './modules/automation/worker.ts';
 import type { VoiceDialer } from './modules/calls/dialer.ts';
 import type { CampaignSender } from './modules/campaigns/sender.ts';
@@ -28,6 +29,8 @@ export interface AppContext {
   /** Console sessions as the access policy reads them (cached for a second). */
   sessions: ConsoleSessions;
   rateLimits: RateLimits;
+  /** Counts admitted calls (monthly quota, usage reports) off the request path. */
+  usage: UsageMeter;
   metrics: Metrics;
   /** Emits events (with their webhook deliveries) inside the caller's transaction. */
   events: EventOutbox;

@@ -28,6 +28,7 @@ import { installMetrics, Metrics } from './kernel/metrics.ts';
 import { installOpenApi } from './kernel/openapi.ts';
 import { RouteHints } from './kernel/route-hints.ts';
 import { SecretBox } from './kernel/secrets.ts';
+import { UsageMeter } from './kernel/usage-meter.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { automationInbox } from './modules/automation/outbox.ts';
 import { wakeRoutes } from './modules/automation/wake-routes.ts';
@@ -179,6 +180,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     auth: new Authenticator(deps.db, config.keyPrefix),
     sessions: new ConsoleSessions(deps.db, config.consoleIdleMinutes),
     rateLimits: new RateLimits(deps.redis ?? null),
+    usage: new UsageMeter(deps.db, {
+      flushMs: config.usageFlushMs,
+      onError: (err) =>
+        app.log.warn({ err }, 'could not write the counted API calls (kept for the next try)'),
+    }),
     metrics,
     egress,
     secrets,
@@ -252,6 +258,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     await ctx.automation.stop();
     await egress.close();
     await ctx.channels.close();
+    // Last: the calls of every answered request are written before the database closes.
+    await ctx.usage.close();
   });
   app.decorate('ctx', ctx);
   ctx.jobs.define(
@@ -334,7 +342,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     auth: ctx.auth,
     sessions: ctx.sessions,
     rateLimits: ctx.rateLimits,
-    lastCounts: new Map(),
+    usage: ctx.usage,
     now: ctx.now,
   });
   installInputGuard(app);

@@ -22,6 +22,8 @@ export interface Config {
   bodyLimitBytes: number;
   partnerRatePerSecond: number;
   monthlyQuotaOverride: number | null;
+  rateLimitOverride: number | null;
+  usageFlushMs: number;
   shutdownTimeoutMs: number;
   dbPoolSize: number;
   runWorkers: boolean;
@@ -240,6 +242,22 @@ export const SETTINGS: Setting<any>[] = [
     description: "replaces every finite plan's monthly call quota (for staging and tests)",
     default: null,
     parse: integer(1, 1_000_000_000),
+  },
+  {
+    env: 'TIDINGS_RATE_LIMIT_OVERRIDE',
+    key: 'rateLimitOverride',
+    description:
+      "replaces every plan's per-second limit per account (a server of a few busy accounts, load tests)",
+    default: null,
+    parse: integer(1, 10_000_000),
+  },
+  {
+    env: 'TIDINGS_USAGE_FLUSH_MS',
+    key: 'usageFlushMs',
+    description:
+      'how often a process writes the API calls it counted (usage reports of other processes lag by this)',
+    default: '250',
+    parse: integer(10, 60000),
   },
   {
     env: 'TIDINGS_SHUTDOWN_TIMEOUT_MS',

@@ -4,11 +4,7 @@
 // sends; one message and one charge per Idempotency-Key, whatever the concurrency.
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/kernel/db.ts';
-import {
-  acceptBatch,
-  acceptBatchOptimistically,
-  type SendRequest,
-} from '../src/modules/messages/accept-batch.ts';
+import { acceptBatchOptimistically, type SendRequest } from '../src/modules/messages/accept-batch.ts';
 import { AcceptQueue } from '../src/modules/messages/accept-queue.ts';
 import { prepareMessage, templateLookup } from '../src/modules/messages/prepare.ts';
 import { call, createAccountKey } from './helpers/client.ts';
@@ -635,36 +631,4 @@ describe('under concurrency', () => {
       expect(await balanceOf(env.app, a.apiKey)).toBe('0.9750');
     },
   );
-
-  it('a batch gathered across midnight counts its calls on both days and once in the month', async () => {
-    const t = await liveTenant('1.00');
-    const db = env.app.ctx.db;
-    const lookup = templateLookup(db, t.accountId, env.app.ctx.approvedTemplates);
-    const requests: SendRequest[] = await Promise.all(
-      ['2026-10-14T23:59:59.990Z', '2026-10-15T00:00:00.010Z'].map(async (at, i) => ({
-        sender: {
-          account: { id: t.accountId, channelProvider: 'whatsapp_cloud' as const },
-          mode: 'live' as const,
-          usage: new Date(at),
-        },
-        message: await prepareMessage(offer(`+1415555019${i}`), { countryCode: 'US', lookup }),
-      })),
-    );
-    const results = await db.transaction((tx) => acceptBatch(env.app.ctx, tx, requests));
-    expect(results.map((r) => r.kind)).toEqual(['accepted', 'accepted']);
-    const month = await env.tdb.db.query<{ calls: number }>(
-      `SELECT calls FROM api_usage_monthly WHERE account_id = $1 AND period = '2026-10'`,
-      [t.accountId],
-    );
-    expect(month.rows.map((r) => r.calls)).toEqual([2]);
-    const days = await env.tdb.db.query<{ day: string; calls: number }>(
-      `SELECT to_char(day, 'YYYY-MM-DD') AS day, calls FROM api_usage_daily
-        WHERE account_id = $1 AND day >= '2026-10-14' AND day <= '2026-10-15' ORDER BY day`,
-      [t.accountId],
-    );
-    expect(days.rows).toEqual([
-      { day: '2026-10-14', calls: 1 },
-      { day: '2026-10-15', calls: 1 },
-    ]);
-  });
 });

@@ -1,6 +1,6 @@
-// Two real server processes (`node src/cli.ts serve`) on one PostgreSQL database and one Redis: they
-// share each account's per-second budget, and each shuts down cleanly on SIGTERM. Needs both
-// TEST_DATABASE_URL and TEST_REDIS_URL; skipped otherwise.
+// Real server processes (`node src/cli.ts serve`) on one PostgreSQL database and one Redis: they
+// share each account's per-second budget and monthly quota, and each shuts down cleanly on SIGTERM.
+// Needs both TEST_DATABASE_URL and TEST_REDIS_URL; skipped otherwise.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
 import { API_PREFIX } from '../src/app.ts';
@@ -13,8 +13,11 @@ import {
   type TestDatabase,
 } from './helpers/harness.ts';
 import { exited, running, type ServerProcess, startServerProcess } from './helpers/processes.ts';
+import { eventually } from './helpers/wait.ts';
 
 const enabled = onPostgres && Boolean(redisUrl);
+/** Every finite plan's monthly quota in these processes. */
+const QUOTA = 50;
 
 type Server = ServerProcess;
 
@@ -29,6 +32,7 @@ function startServer(databaseUrl: string): Promise<Server> {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl!,
     TIDINGS_RUN_WORKERS: 'false',
+    TIDINGS_MONTHLY_QUOTA_OVERRIDE: String(QUOTA),
   });
 }
 
@@ -39,7 +43,17 @@ async function get(server: Server, path: string, apiKey?: string): Promise<HttpR
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
 
-describe.skipIf(!enabled)('two server processes sharing one database and one Redis', () => {
+/** The account's calls as the partner reads them, once the processes wrote theirs (within 250 ms). */
+async function countedCalls(app: App, partner: Partner, accountId: string, expected: number) {
+  return eventually(
+    async () =>
+      (await call(app, 'GET', `/partner/accounts/${accountId}/usage`, { key: partner.partnerKey })).body
+        .totalCalls,
+    (n) => n === expected,
+  );
+}
+
+describe.skipIf(!enabled)('four server processes sharing one database and one Redis', () => {
   let tdb: TestDatabase;
   let app: App;
   let partner: Partner;
@@ -49,7 +63,7 @@ describe.skipIf(!enabled)('two server processes sharing one database and one Red
     tdb = await createTestDatabase();
     app = await createTestApp(tdb.db);
     partner = await bootstrapPartner(app);
-    servers.push(...(await Promise.all([startServer(tdb.url!), startServer(tdb.url!)])));
+    servers.push(...(await Promise.all([1, 2, 3, 4].map(() => startServer(tdb.url!)))));
     // Warm both processes (code paths, database and Redis connections) with an account of its own,
     // so that the measured burst fits well inside its one-second window.
     const warm = await tenant(app, partner.partnerKey, { planCode: 'scale' });
@@ -74,11 +88,8 @@ describe.skipIf(!enabled)('two server processes sharing one database and one Red
       expect(res.body.accountId).toBe(t.accountId);
       expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     }
-    // Both counted their call in the one database.
-    const usage = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
-      key: partner.partnerKey,
-    });
-    expect(usage.body.totalCalls).toBe(2);
+    // Each counted its call in the one database.
+    expect(await countedCalls(app, partner, t.accountId, 4)).toBe(4);
   });
 
   it('admit exactly the plan limit between them: 10 of 30 concurrent requests', async () => {
@@ -98,10 +109,32 @@ describe.skipIf(!enabled)('two server processes sharing one database and one Red
       expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
     }
     // Separate budgets would have admitted 10 in each process; only admitted calls were counted.
-    const usage = await call(app, 'GET', `/partner/accounts/${t.accountId}/usage`, {
-      key: partner.partnerKey,
-    });
-    expect(usage.body.totalCalls).toBe(10);
+    expect(await countedCalls(app, partner, t.accountId, 10)).toBe(10);
+  });
+
+  it('admit exactly the monthly quota between them, and count every admitted call', async () => {
+    // 60/s: a burst of 100 passes 60 to the quota, which admits 50 of them.
+    const t = await tenant(app, partner.partnerKey, { planCode: 'business_plus' });
+    const burst = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => get(servers[i % 4], '/account', t.apiKey)),
+    );
+    const codes = (rs: HttpReply[]) => rs.map((r) => (r.status === 200 ? 'ok' : r.body.error.code));
+    const admitted = codes(burst).filter((c) => c === 'ok').length;
+    expect(admitted).toBeLessThanOrEqual(QUOTA);
+    // Then each process in turn, until every one of them refuses for the quota: a process refuses
+    // only when it holds no lease and the month has none left, so all of it has been used.
+    let more = 0;
+    for (let round = 0; round < 20; round++) {
+      const replies: HttpReply[] = [];
+      for (const s of servers) replies.push(await get(s, '/account', t.apiKey));
+      more += codes(replies).filter((c) => c === 'ok').length;
+      if (codes(replies).every((c) => c === 'QUOTA_EXCEEDED')) break;
+    }
+    expect(admitted + more).toBe(QUOTA);
+    const refused = await get(servers[0], '/account', t.apiKey);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-quota-remaining')).toBe('0');
+    expect(await countedCalls(app, partner, t.accountId, QUOTA)).toBe(QUOTA);
   });
 
   it('a process shuts down gracefully on SIGTERM (exit code 0) while the other keeps serving', async () => {

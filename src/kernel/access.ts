@@ -6,7 +6,8 @@
 // session stands for a key (console-principal.ts), a partner admin's for a partner key, an account
 // admin's for a live key of its account, an agent's for the same on routes marked `agents` only;
 // every change it makes needs the session's CSRF token.
-// A call counts against the month once it passes the rate limiter, whatever its outcome.
+// A call counts against the month once it passes the rate limiter, whatever its outcome; the count
+// is kept in the process and written in batches (usage-meter.ts), so it costs no statement here.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
@@ -14,8 +15,9 @@ import { type ConsoleRole, type ConsoleSessions, checkCsrf, sessionToken } from 
 import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
 import type { KeyScope } from './keys.ts';
-import { countCall, monthCalls, type RateLimits, secondsUntilNextPeriod, usagePeriod } from './limits.ts';
-import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf } from './plans.ts';
+import { type RateLimits, secondsUntilNextPeriod } from './limits.ts';
+import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf, ratePerSecondOf } from './plans.ts';
+import { monthTotal, type UsageMeter } from './usage-meter.ts';
 
 /** `session`: any signed-in console user, on the console's own routes (no account acted on). */
 export type Access = 'public' | 'bootstrap' | 'session' | 'partner' | 'account';
@@ -31,11 +33,6 @@ declare module 'fastify' {
     /** Error codes of the route's own logic, for its documentation (access errors are added). */
     errors?: ErrorCode[];
     /**
-     * The handler counts an unlimited plan's call itself, in the first statement of its own
-     * transaction (see usageToCount); a call it did not count is counted after the answer.
-     */
-    countsUsageItself?: boolean;
-    /**
      * A body the route reads as bytes (a provider's signed callback), not through a body schema:
      * its schema and media type for the OpenAPI document only. Such a route takes a body.
      */
@@ -48,8 +45,6 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
-    /** When the call was admitted, while an unlimited plan's call is still to be counted. */
-    usageToCount: Date | null;
   }
 }
 
@@ -59,9 +54,8 @@ export interface AccessDeps {
   auth: Authenticator;
   sessions: ConsoleSessions;
   rateLimits: RateLimits;
+  usage: UsageMeter;
   now: () => Date;
-  /** The month's call count each account last had in this process (for headers of refused calls). */
-  lastCounts: Map<string, { period: string; used: number }>;
 }
 
 function singleHeader(request: FastifyRequest, name: string): string | undefined {
@@ -230,37 +224,20 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
     throw new ApiError('PLAN_UPGRADE_REQUIRED', FEATURE_PLANS.api_access);
   }
   const quotaLimit = monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride);
-  await applyRateLimit(deps, reply, `account:${account.id}`, plan.ratePerSecond, async () => {
+  const perSecond = ratePerSecondOf(plan, deps.config.rateLimitOverride);
+  await applyRateLimit(deps, reply, `account:${account.id}`, perSecond, async () => {
     // A refused call is not counted, but its reply still shows where the month stands (README:
-    // every authenticated response carries the quota headers). The count this process saw last
+    // every authenticated response carries the quota headers). The count this process's lease saw
     // serves, so a flood of refused calls costs the database nothing; best effort: the 429 matters.
     if (quotaLimit === null) return;
-    const period = usagePeriod(now);
-    const seen = deps.lastCounts.get(account.id);
     const used =
-      seen?.period === period ? seen.used : await monthCalls(deps.sql, account.id, now).catch(() => null);
+      deps.usage.lastSeen(account.id, now) ?? (await monthTotal(deps.sql, account.id, now).catch(() => null));
     if (used !== null) quotaHeaders(reply, quotaLimit, used);
   });
 
-  // An unlimited plan has no quota to enforce, only calls to count for its usage reports: a route
-  // that writes anyway counts it in its own transaction, saving a statement and a commit.
-  if (quotaLimit === null && request.routeOptions.config.countsUsageItself) {
-    request.usageToCount = now;
-    checkFeature(request, plan, account);
-    return;
-  }
-  const quota = await countCall(deps.sql, account.id, quotaLimit, now);
-  if (quota.allowed) request.principal.monthCalls = quota.used;
-  if (quota.limit !== null) {
-    quotaHeaders(reply, quota.limit, quota.used);
-    if (deps.lastCounts.size > 100_000) deps.lastCounts.clear();
-    // Concurrent calls' counts come back in any order: keep the highest (a month's count only grows).
-    const period = usagePeriod(now);
-    const seen = deps.lastCounts.get(account.id);
-    if (!seen || seen.period !== period || quota.used > seen.used) {
-      deps.lastCounts.set(account.id, { period, used: quota.used });
-    }
-  }
+  const quota = await deps.usage.admit(account.id, quotaLimit, now);
+  if (quota.used !== null) request.principal.monthCalls = quota.used;
+  if (quota.limit !== null) quotaHeaders(reply, quota.limit, quota.used ?? quota.limit);
   if (!quota.allowed) {
     // The quota renews when the next calendar month (UTC) begins; every 429 carries Retry-After.
     throw new ApiError('QUOTA_EXCEEDED', undefined, {
@@ -280,18 +257,6 @@ function checkFeature(request: FastifyRequest, plan: Plan, account: AccountSnaps
 
 export function installAccessPolicy(app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('principal', null);
-  app.decorateRequest('usageToCount', null);
-  // A call the route did not get to count (refused by validation, or its transaction rolled back)
-  // is counted now: every admitted call counts, whatever its outcome.
-  app.addHook('onResponse', async (request) => {
-    const at = request.usageToCount;
-    const account = request.principal?.account;
-    if (!at || !account) return;
-    request.usageToCount = null;
-    await countCall(deps.sql, account.id, null, at).catch((err) =>
-      request.log.warn({ err }, 'could not count the call in the monthly usage'),
-    );
-  });
   app.addHook('onRequest', async (request, reply) => {
     const access = request.routeOptions.config?.access ?? 'public';
     if (access === 'public' || access === 'bootstrap') return;
@@ -311,18 +276,6 @@ export function partnerOf(request: FastifyRequest): string {
   const partnerId = request.principal?.partnerId;
   if (!partnerId) throw new Error('route without partner access asked for the partner');
   return partnerId;
-}
-
-/**
- * The time of the admitted call a route with `countsUsageItself` still has to count, or null (the
- * plan has a quota, so it was counted on admission). Call usageCounted once the count committed.
- */
-export function usageToCount(request: FastifyRequest): Date | null {
-  return request.usageToCount;
-}
-
-export function usageCounted(request: FastifyRequest): void {
-  request.usageToCount = null;
 }
 
 /** The config of an account route on one resource: 404 for an id it cannot see. */

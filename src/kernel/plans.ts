@@ -126,3 +126,8 @@ export function monthlyQuotaOf(plan: Plan, override: number | null): number | nu
   if (plan.monthlyQuota === null) return null;
   return override ?? plan.monthlyQuota;
 }
+
+/** The per-second limit in force, after the operator's override (a server of one busy account). */
+export function ratePerSecondOf(plan: Plan, override: number | null): number {
+  return override ?? plan.ratePerSecond;
+}

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access.ts';
 import { notFound } from '../../kernel/errors.ts';
-import { usagePeriod } from '../../kernel/limits.ts';
+import { usagePeriod } from '../../kernel/usage-meter.ts';
 import { findAccount } from './repo.ts';
 import { AccountSelf, toAccountSelf, UsageQuery, UsageReportSchema } from './schemas.ts';
 import { monthCalls, usageBetween } from './usage.ts';
@@ -27,10 +27,11 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         if (!row) throw notFound('account');
         const now = ctx.now();
         return toAccountSelf(row, {
-          // The access policy counted this call and kept the month's total: no second read.
-          monthCalls: request.principal?.monthCalls ?? (await monthCalls(ctx.db, id, now)),
+          // A quota plan's lease gave the month's total as the call was admitted: no second read.
+          monthCalls: request.principal?.monthCalls ?? (await monthCalls(ctx.db, ctx.usage, id, now)),
           period: usagePeriod(now),
           quotaOverride: ctx.config.monthlyQuotaOverride,
+          rateOverride: ctx.config.rateLimitOverride,
           keyScope: request.principal!.keyScope,
           channelProvider,
         });
@@ -49,7 +50,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: UsageReportSchema },
         },
       },
-      async (request) => usageBetween(ctx.db, accountOf(request).id, request.query, ctx.now()),
+      async (request) => usageBetween(ctx.db, ctx.usage, accountOf(request).id, request.query, ctx.now()),
     );
   };
 }

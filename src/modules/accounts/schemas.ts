@@ -2,7 +2,15 @@
 // of itself (GET /account).
 import { Type } from 'typebox';
 import { money } from '../../kernel/money.ts';
-import { ADDONS, type Addon, featuresOf, monthlyQuotaOf, PLAN_CODES, planOf } from '../../kernel/plans.ts';
+import {
+  ADDONS,
+  type Addon,
+  featuresOf,
+  monthlyQuotaOf,
+  PLAN_CODES,
+  planOf,
+  ratePerSecondOf,
+} from '../../kernel/plans.ts';
 import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
 import type { AccountRow } from './repo.ts';
 
@@ -85,6 +93,7 @@ export function toAccountSelf(
     monthCalls: number;
     period: string;
     quotaOverride: number | null;
+    rateOverride: number | null;
     keyScope: string;
     channelProvider: string;
   },
@@ -99,7 +108,11 @@ export function toAccountSelf(
     plan: { code: plan.code, name: plan.name },
     addons: row.addons,
     features: featuresOf(plan, row.addons as Addon[]),
-    limits: { requestsPerSecond: plan.ratePerSecond, monthlyQuota: quota, maxApiKeys: plan.maxKeys },
+    limits: {
+      requestsPerSecond: ratePerSecondOf(plan, context.rateOverride),
+      monthlyQuota: quota,
+      maxApiKeys: plan.maxKeys,
+    },
     usage: {
       period: context.period,
       calls: context.monthCalls,

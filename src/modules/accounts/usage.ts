@@ -1,9 +1,8 @@
-// API call usage: the month's count (what the quota is checked against) and daily counts for
-// reports. Counting itself happens in kernel/limits.ts as each call is admitted.
+// API call usage: the month's count and daily counts for reports, as written plus what this process
+// has counted and not yet written (kernel/usage-meter.ts counts each call as it is admitted).
 import type { Sql } from '../../kernel/db.ts';
 import { invalid } from '../../kernel/errors.ts';
-
-export { monthCalls } from '../../kernel/limits.ts';
+import { type UsageMeter, usagePeriod } from '../../kernel/usage-meter.ts';
 
 export interface UsageReport {
   from: string;
@@ -17,6 +16,7 @@ const DAY_MS = 86_400_000;
 /** Daily calls between two dates (inclusive, UTC); defaults to the current month up to today. */
 export async function usageBetween(
   sql: Sql,
+  meter: UsageMeter,
   accountId: string,
   range: { from?: string; to?: string },
   now: Date,
@@ -27,11 +27,33 @@ export async function usageBetween(
   if (from > to) throw invalid('from', 'must not be after to');
   if ((Date.parse(to) - Date.parse(from)) / DAY_MS > 366)
     throw invalid('to', 'must be at most 366 days after from');
-  const { rows } = await sql.query<{ day: string; calls: number }>(
-    `SELECT to_char(day, 'YYYY-MM-DD') AS day, calls FROM api_usage_daily
-      WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day`,
-    [accountId, from, to],
-  );
-  const days = rows.map((r) => ({ date: r.day, calls: r.calls }));
+  const calls = await meter.read(async (unwritten) => {
+    const { rows } = await sql.query<{ day: string; calls: number }>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, calls FROM api_usage_daily
+        WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date`,
+      [accountId, from, to],
+    );
+    const byDay = new Map(rows.map((r) => [r.day, r.calls]));
+    for (const [day, more] of unwritten(accountId)) {
+      if (day >= from && day <= to) byDay.set(day, (byDay.get(day) ?? 0) + more);
+    }
+    return byDay;
+  });
+  const days = [...calls].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, n]) => ({ date, calls: n }));
   return { from, to, totalCalls: days.reduce((sum, d) => sum + d.calls, 0), days };
+}
+
+/** The month's calls (a plan without a quota: what GET /account shows). */
+export async function monthCalls(sql: Sql, meter: UsageMeter, accountId: string, now: Date): Promise<number> {
+  const period = usagePeriod(now);
+  return meter.read(async (unwritten) => {
+    const { rows } = await sql.query<{ calls: number }>(
+      'SELECT calls FROM api_usage_monthly WHERE account_id = $1 AND period = $2',
+      [accountId, period],
+      { prepared: 'usage_month_calls' },
+    );
+    let calls = rows[0]?.calls ?? 0;
+    for (const [day, more] of unwritten(accountId)) if (day.startsWith(period)) calls += more;
+    return calls;
+  });
 }

@@ -138,7 +138,6 @@ export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             'CSW_VIOLATION',
             'TEMPLATE_NOT_APPROVED',
           ],
-          countsUsageItself: true,
         },
         schema: {
           tags,

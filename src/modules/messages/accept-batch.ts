@@ -3,7 +3,7 @@
 // message is decided as if it were alone, in order: its recipient's contact is found or made, the
 // customer service window checked, the price charged against the wallet as the earlier messages
 // left it. Then they are written together: the wallet lock, the contacts, the messages with their
-// debits, ledger rows, usage counts and dispatch jobs cost a handful of statements whatever the
+// debits, ledger rows and dispatch jobs cost a handful of statements whatever the
 // number of messages. A message refused (422, 402) writes nothing; the others are not affected.
 import { providerFor, type SendMode } from '../../channels/registry.ts';
 import type { AccountSnapshot } from '../../kernel/auth.ts';
@@ -12,7 +12,6 @@ import { ApiError } from '../../kernel/errors.ts';
 import type { EventInput } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { Jobs } from '../../kernel/jobs.ts';
-import { usageKeys } from '../../kernel/limits.ts';
 import { crossesBelow, emitIfBelowThreshold } from '../billing/wallet.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
@@ -36,8 +35,6 @@ export interface Sender {
   mode: SendMode;
   /** The request's Idempotency-Key: at most one message per key, whatever happens. */
   idempotencyKey?: string | null;
-  /** The API call to count in the sending transaction (an unlimited plan's), if any. */
-  usage?: Date | null;
 }
 
 export interface SendRequest {
@@ -185,12 +182,12 @@ async function createContacts(
 
 /**
  * Writes the accepted messages (each joining its recipient's open conversation, if any), their
- * debits and ledger rows, the wallets' new balances, the conversations' last activity, the
- * batch's API call counts and the messages' dispatch jobs: one statement. (It sends no NOTIFY:
+ * debits and ledger rows, the wallets' new balances, the conversations' last activity and the
+ * messages' dispatch jobs: one statement. (It sends no NOTIFY:
  * the caller wakes the dispatchers once it committed, with wakeDispatchers.) A ledger row is
  * written only for a message that was (its Idempotency-Key may already have one), and a wallet
  * moves by exactly its ledger rows, and only from the balance and threshold the debits were
- * decided from ($7). With $6 (strict), the statement fails, writing nothing, unless every message
+ * decided from ($6). With $5 (strict), the statement fails, writing nothing, unless every message
  * was written, every wallet moved and every recipient's contact still has the number and last
  * inbound message it was decided from: what lets it run on its own, after an unlocked read or
  * none (accept-cache.ts). (A job of a message that was not written finds no message to send, and
@@ -204,7 +201,7 @@ function writeSql(jobs: Jobs): string {
                           free_reason, idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, updated_at)
     SELECT m.id, m.account_id, m.contact_id, cv.id, 'outbound', m.type, m.phone, m.content, m.template_id, 'queued',
            m.provider, m.sandbox, m.country, m.category, m.list_price_micros, m.charged_micros, m.free_reason,
-           m.idempotency_key, m.bulk_job_id, m.bulk_index, m.campaign_id, $4, $4
+           m.idempotency_key, m.bulk_job_id, m.bulk_index, m.campaign_id, $3, $3
       FROM jsonb_to_recordset($1::jsonb) AS m (id text, account_id text, contact_id text, type text, phone text,
            content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
            list_price_micros bigint, charged_micros bigint, free_reason text, idempotency_key text,
@@ -216,9 +213,9 @@ function writeSql(jobs: Jobs): string {
     RETURNING ${MESSAGE_COLUMNS}
   ), conversed AS (
     -- The business wrote: the conversation's last activity, and nothing left unread.
-    UPDATE conversations cv SET last_message_at = greatest(cv.last_message_at, $4), unread_count = 0,
-           last_message_id = CASE WHEN $4 >= cv.last_message_at THEN t.last_id ELSE cv.last_message_id END,
-           updated_at = $4
+    UPDATE conversations cv SET last_message_at = greatest(cv.last_message_at, $3), unread_count = 0,
+           last_message_id = CASE WHEN $3 >= cv.last_message_at THEN t.last_id ELSE cv.last_message_id END,
+           updated_at = $3
       FROM (SELECT conversation_id, max(id) AS last_id FROM msg WHERE conversation_id IS NOT NULL
              GROUP BY conversation_id) t
      WHERE cv.id = t.conversation_id
@@ -231,34 +228,16 @@ function writeSql(jobs: Jobs): string {
       JOIN msg ON msg.id = l.message_id
     RETURNING account_id, amount_micros, balance_after_micros
   ), moved AS (
-    UPDATE accounts a SET wallet_balance_micros = a.wallet_balance_micros + t.total, updated_at = $4
+    UPDATE accounts a SET wallet_balance_micros = a.wallet_balance_micros + t.total, updated_at = $3
       FROM (SELECT account_id, sum(amount_micros) AS total FROM ledger GROUP BY account_id) t
-      JOIN jsonb_to_recordset($7::jsonb) AS w (id text, balance bigint, threshold bigint) ON w.id = t.account_id
+      JOIN jsonb_to_recordset($6::jsonb) AS w (id text, balance bigint, threshold bigint) ON w.id = t.account_id
      WHERE a.id = t.account_id AND a.wallet_balance_micros = w.balance
        AND a.low_balance_threshold_micros IS NOT DISTINCT FROM w.threshold
     RETURNING a.id
-  ), month AS (
-    -- Rows in account order, month before day (day reads month), as countCall takes them: two
-    -- statements counting the same account never wait on each other in a cycle. One row per
-    -- (account, month) even for a batch that straddles midnight.
-    INSERT INTO api_usage_monthly AS m (account_id, period, calls)
-    SELECT u.account_id, u.period, sum(u.calls)
-      FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
-     GROUP BY u.account_id, u.period ORDER BY u.account_id
-    ON CONFLICT (account_id, period) DO UPDATE SET calls = m.calls + EXCLUDED.calls
-    RETURNING 1
-  ), day AS (
-    INSERT INTO api_usage_daily AS d (account_id, day, calls)
-    SELECT u.account_id, u.day, u.calls
-      FROM jsonb_to_recordset($3::jsonb) AS u (account_id text, period text, day date, calls bigint)
-     WHERE (SELECT count(*) FROM month) >= 0
-     ORDER BY u.account_id, u.day
-    ON CONFLICT (account_id, day) DO UPDATE SET calls = d.calls + EXCLUDED.calls
-    RETURNING 1
   ), jobs AS (
-    ${jobs.insertStatement(DISPATCH_JOB, 5)}
+    ${jobs.insertStatement(DISPATCH_JOB, 4)}
   ), checked AS (
-    SELECT (NOT $6::boolean OR abort_unless(
+    SELECT (NOT $5::boolean OR abort_unless(
              (SELECT count(*) FROM msg) = jsonb_array_length($1::jsonb)
                AND (SELECT count(*) FROM moved) = (SELECT count(DISTINCT account_id) FROM ledger)
                AND (SELECT count(*) FROM jsonb_to_recordset($1::jsonb) AS m (contact_id text, phone text,
@@ -289,20 +268,6 @@ const writeSqlOf = new WeakMap<Jobs, string>();
 
 /** The strict write statement found what it was told had changed (see writeSql). */
 const STATE_CHANGED = 'TD001';
-
-/** The API calls to count, per account and day. */
-function usageRows(requests: SendRequest[]) {
-  const counts = new Map<string, { account_id: string; period: string; day: string; calls: number }>();
-  for (const { sender } of requests) {
-    if (!sender.usage) continue;
-    const { period, day } = usageKeys(sender.usage);
-    const key = `${sender.account.id}/${day}`;
-    const row = counts.get(key) ?? { account_id: sender.account.id, period, day, calls: 0 };
-    row.calls++;
-    counts.set(key, row);
-  }
-  return [...counts.values()];
-}
 
 /** What a batch depends on, before anything is read. */
 interface Batch {
@@ -435,7 +400,6 @@ async function write(
   s: AcceptServices,
   sql: Sql,
   p: Plan,
-  requests: SendRequest[],
   strict: boolean,
 ): Promise<Map<string, MessageRow>> {
   let statement = writeSqlOf.get(s.jobs);
@@ -448,7 +412,6 @@ async function write(
     [
       JSON.stringify(p.messages),
       JSON.stringify(p.ledger),
-      JSON.stringify(usageRows(requests)),
       p.now,
       // One dispatch job for the batch's messages (none when all were refused).
       JSON.stringify(p.messages.length > 0 ? [{ data: { messageIds: p.messages.map((m) => m.id) } }] : []),
@@ -504,7 +467,7 @@ export async function acceptBatch(
       m.contact_id ??= made.get(pairKey(m.account_id as string, m.phone as string))!.id;
     for (const c of made.values()) cache?.contact(c);
   }
-  const written = await write(s, tx, p, requests, false);
+  const written = await write(s, tx, p, false);
   if (written.size < p.messages.length && requests.length > 1) throw new SplitBatch();
   // A lone request whose Idempotency-Key message exists already debited nothing.
   if (written.size === p.messages.length) cache?.moved(p.wallets, p.balances);
@@ -541,7 +504,7 @@ async function writeStrictly(
   cache: AcceptCache | undefined,
 ): Promise<SendResult[] | null> {
   try {
-    const results = answers(p, await write(s, s.db, p, b.requests, true));
+    const results = answers(p, await write(s, s.db, p, true));
     cache?.moved(p.wallets, p.balances);
     return results;
   } catch (err) {

@@ -27,15 +27,11 @@ export interface AcceptServices {
   now: () => Date;
 }
 
-export type Accepted = {
-  /** The sender's `usage` call was counted (the transaction that decided the send committed). */
-  usageCounted: boolean;
-} & (
+export type Accepted =
   | { kind: 'accepted'; message: MessageRow }
   /** The Idempotency-Key had its message already: nothing new was sent or charged. */
   | { kind: 'existing'; message: MessageRow }
-  | { kind: 'refused'; error: ApiError }
-);
+  | { kind: 'refused'; error: ApiError };
 
 /** POST /messages: accepts one prepared message, with whatever else is being sent at the moment. */
 export async function acceptMessage(
@@ -44,12 +40,11 @@ export async function acceptMessage(
   m: PreparedMessage,
 ): Promise<Accepted> {
   const result = await s.acceptQueue.submit({ sender, message: m });
-  const usageCounted = Boolean(sender.usage);
-  if (result.kind === 'accepted') return { kind: 'accepted', message: result.message, usageCounted };
-  if (result.kind === 'refused') return { kind: 'refused', error: result.error, usageCounted };
+  if (result.kind === 'accepted') return { kind: 'accepted', message: result.message };
+  if (result.kind === 'refused') return { kind: 'refused', error: result.error };
   const message = sender.idempotencyKey
     ? await findByIdempotencyKey(s.db, sender.account.id, sender.idempotencyKey)
     : null;
   if (!message) throw new Error('a message was not written, but no message has its Idempotency-Key');
-  return { kind: 'existing', message, usageCounted };
+  return { kind: 'existing', message };
 }

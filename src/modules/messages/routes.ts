@@ -33,7 +33,6 @@ export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           agents: true,
           access: 'account',
           errors: ['RESOURCE_NOT_FOUND', 'INSUFFICIENT_BALANCE', 'CSW_VIOLATION', 'TEMPLATE_NOT_APPROVED'],
-          countsUsageItself: true,
         },
         schema: {
           tags,

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { providerFor } from '../../channels/registry.ts';
-import { accountOf, usageCounted, usageToCount } from '../../kernel/access.ts';
+import { accountOf } from '../../kernel/access.ts';
 import { acceptMessage } from './accept.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
 import { messageReferences } from './references.ts';
@@ -37,11 +37,9 @@ export async function sendForRequest(
       account,
       mode: request.principal!.mode,
       idempotencyKey: request.idempotency?.key ?? null,
-      usage: usageToCount(request),
     },
     prepared,
   );
-  if (accepted.usageCounted) usageCounted(request);
   if (accepted.kind === 'refused') throw accepted.error;
   return toMessage(accepted.message);
 }

@@ -283,7 +283,7 @@ export function partnerAccountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox
       async (request) => {
         const { accountId } = request.params;
         await getPartnerAccount(ctx.db, partnerOf(request), accountId);
-        return usageBetween(ctx.db, accountId, request.query, ctx.now());
+        return usageBetween(ctx.db, ctx.usage, accountId, request.query, ctx.now());
       },
     );
   };
