@@ -116,7 +116,7 @@ function samplePeakRss(proc: ChildProcess, label: string): void {
  */
 export async function startServer(
   env: { PORT: string } & Record<string, string>,
-  options: { label?: string; command?: string[]; readyPath?: string } = {},
+  options: { label?: string; command?: string[]; readyPath?: string; readySeconds?: number } = {},
 ): Promise<ChildProcess> {
   const proc = spawn(
     'node',
@@ -133,7 +133,7 @@ export async function startServer(
   samplePeakRss(proc, options.label ?? 'server');
   // A benchmark that fails half-way must not leave its servers running (and loading the machine).
   process.once('exit', () => proc.kill('SIGKILL'));
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < (options.readySeconds ?? 30) * 10; i++) {
     if (proc.exitCode !== null) throw new Error(`server exited with code ${proc.exitCode} before answering`);
     try {
       if ((await fetch(`http://127.0.0.1:${env.PORT}${options.readyPath ?? '/healthz'}`)).ok) return proc;

@@ -6,7 +6,7 @@ import { notFound } from '../../kernel/errors.ts';
 import { usagePeriod } from '../../kernel/usage-meter.ts';
 import { findAccount } from './repo.ts';
 import { AccountSelf, toAccountSelf, UsageQuery, UsageReportSchema } from './schemas.ts';
-import { monthCalls, usageBetween } from './usage.ts';
+import { accountWithMonthCalls, usageBetween } from './usage.ts';
 
 export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -23,12 +23,16 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const { id, channelProvider } = accountOf(request);
-        const row = await findAccount(ctx.db, id);
-        if (!row) throw notFound('account');
         const now = ctx.now();
-        return toAccountSelf(row, {
-          // A quota plan's lease gave the month's total as the call was admitted: no second read.
-          monthCalls: request.principal?.monthCalls ?? (await monthCalls(ctx.db, ctx.usage, id, now)),
+        // A quota plan's lease gave the month's total as the call was admitted: the row alone.
+        const leased = request.principal?.monthCalls;
+        const found =
+          leased === undefined
+            ? await accountWithMonthCalls(ctx.db, ctx.usage, id, now)
+            : await findAccount(ctx.db, id).then((row) => row && { row, monthCalls: leased });
+        if (!found) throw notFound('account');
+        return toAccountSelf(found.row, {
+          monthCalls: found.monthCalls,
           period: usagePeriod(now),
           quotaOverride: ctx.config.monthlyQuotaOverride,
           rateOverride: ctx.config.rateLimitOverride,

@@ -3,6 +3,7 @@
 import type { Sql } from '../../kernel/db.ts';
 import { invalid } from '../../kernel/errors.ts';
 import { type UsageMeter, usagePeriod } from '../../kernel/usage-meter.ts';
+import type { AccountRow } from './repo.ts';
 
 export interface UsageReport {
   from: string;
@@ -43,17 +44,29 @@ export async function usageBetween(
   return { from, to, totalCalls: days.reduce((sum, d) => sum + d.calls, 0), days };
 }
 
-/** The month's calls (a plan without a quota: what GET /account shows). */
-export async function monthCalls(sql: Sql, meter: UsageMeter, accountId: string, now: Date): Promise<number> {
+/**
+ * The account's row and the month's calls written, in one read (GET /account of a plan without a
+ * quota, whose count no lease carries), plus what this process has not yet written.
+ */
+export async function accountWithMonthCalls(
+  sql: Sql,
+  meter: UsageMeter,
+  accountId: string,
+  now: Date,
+): Promise<{ row: AccountRow; monthCalls: number } | null> {
   const period = usagePeriod(now);
   return meter.read(async (unwritten) => {
-    const { rows } = await sql.query<{ calls: number }>(
-      'SELECT calls FROM api_usage_monthly WHERE account_id = $1 AND period = $2',
+    const { rows } = await sql.query<AccountRow & { month_calls: number | null }>(
+      `SELECT a.*, (SELECT calls FROM api_usage_monthly WHERE account_id = a.id AND period = $2) AS month_calls
+         FROM accounts a WHERE a.id = $1`,
       [accountId, period],
-      { prepared: 'usage_month_calls' },
+      { prepared: 'account_with_month_calls' },
     );
-    let calls = rows[0]?.calls ?? 0;
-    for (const [day, more] of unwritten(accountId)) if (day.startsWith(period)) calls += more;
-    return calls;
+    const found = rows[0];
+    if (!found) return null;
+    const { month_calls, ...row } = found;
+    let monthCalls = month_calls ?? 0;
+    for (const [day, more] of unwritten(accountId)) if (day.startsWith(period)) monthCalls += more;
+    return { row, monthCalls };
   });
 }
