@@ -17,10 +17,15 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 // bench` (all.ts) repeats that at the end. Any error a script does not catch is reported the same way.
 
 let currentPhase = 'setup';
+let phasesNamed = false;
 
-/** Names the phase the script is in, for a failure's report. */
+/**
+ * Names the phase the script is in, for a failure's report. A script that names none is placed
+ * by the label of the server it last started (startServer).
+ */
 export function phase(name: string): void {
   currentPhase = name;
+  phasesNamed = true;
   process.stderr.write(`[bench:${BENCH}] ${name}\n`);
 }
 
@@ -34,9 +39,13 @@ export class BenchFailure extends Error {
 
 if (BENCH !== 'all') {
   process.on('uncaughtException', (err) => {
-    if (!(err instanceof BenchFailure))
+    if (err instanceof BenchFailure) process.stderr.write(`\n${err.stack ?? err.message}\n`);
+    else {
       recordFailure(currentPhase, err.message.split('\n')[0]!.slice(0, 500));
-    process.stderr.write(`\nbench:${BENCH} failed in phase "${currentPhase}": ${err.stack ?? err.message}\n`);
+      process.stderr.write(
+        `\nbench:${BENCH} failed in phase "${currentPhase}": ${err.stack ?? err.message}\n`,
+      );
+    }
     process.exit(1);
   });
 }
@@ -69,7 +78,8 @@ export class Unexpected {
     this.count++;
     const kind = /^HTTP \d+( [A-Z_]+)?/.exec(description)?.[0] ?? description.slice(0, 120);
     this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
-    if (this.first.length < 3) this.first.push(description);
+    // The first few distinct answers, whole.
+    if (this.first.length < 3 && !this.first.includes(description)) this.first.push(description);
   }
 
   describe(of?: number): string {
@@ -166,10 +176,12 @@ export class Pacer {
     for (;;) {
       const now = performance.now();
       while (this.#sent.length > 0 && this.#sent[0]! <= now - 1000) this.#sent.shift();
-      if (this.#sent.length < this.perSecond) break;
+      if (this.#sent.length < this.perSecond) {
+        this.#sent.push(now);
+        return;
+      }
       await sleep(this.#sent[0]! + 1000 - now);
     }
-    this.#sent.push(performance.now());
   }
 }
 
@@ -239,6 +251,7 @@ export async function startServer(
     },
   );
   samplePeakRss(proc, options.label ?? 'server');
+  if (!phasesNamed && options.label) currentPhase = `with the ${options.label}`;
   // A benchmark that fails half-way must not leave its servers running (and loading the machine).
   process.once('exit', () => proc.kill('SIGKILL'));
   for (let i = 0; i < 300; i++) {
