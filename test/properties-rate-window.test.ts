@@ -9,7 +9,7 @@
 // burst through HTTP); a fake clock can, so the schedules land just before, on and after the
 // moment an admission turns a second old.
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RateDecision, RateLimits } from '../src/kernel/limits.ts';
 import { connectRedis, redisUrl } from './helpers/harness.ts';
@@ -84,6 +84,26 @@ describe('the per-second limiter on a controlled clock', () => {
     now += 1000;
     for (let i = 0; i < 5000; i++) limits.consume('busy', 10);
     expect(limits.trackedKeys).toBe(1);
+  });
+});
+
+describe('the per-second limiter while Redis is unreachable', () => {
+  it("falls back to this process's own log rather than refusing every request", async () => {
+    // Nothing listens on port 1; as in the server, no offline queue: a command fails at once.
+    const down = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    down.on('error', () => {});
+    const now = 0;
+    const limits = new RateLimits(down, { clock: () => now });
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limits.consume('down', 3));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0]);
+    down.disconnect();
   });
 });
 

@@ -99,8 +99,8 @@ async function applyRateLimit(
   reply.header('x-ratelimit-remaining', String(decision.remaining));
   reply.header('x-ratelimit-reset', String(resetAt));
   if (!decision.allowed) {
-    const seconds = Math.max(1, Math.ceil(decision.resetInMs / 1000));
     await beforeRefusal?.();
+    const seconds = Math.max(1, Math.ceil(decision.resetInMs / 1000));
     throw new ApiError('RATE_LIMITED', `Rate limit exceeded. Retry after ${seconds} second(s).`, {
       headers: { 'retry-after': String(seconds) },
     });

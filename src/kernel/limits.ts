@@ -54,8 +54,10 @@ export class RateLimits {
    * `perSecond` were admitted in the last second. Answers at once (no promise) in this process.
    */
   consume(key: string, perSecond: number): RateDecision | Promise<RateDecision> {
+    // Redis is always asked when there is one: the server's client has no offline queue, so while
+    // Redis is unreachable the call fails at once and this process's own log answers instead.
     const redis = this.#redis;
-    if (redis && redis.status === 'ready') return this.#consumeRedis(redis, key, perSecond);
+    if (redis) return this.#consumeRedis(redis, key, perSecond);
     return this.#consumeMemory(key, perSecond);
   }
 
