@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { Row } from './report.ts';
+import type { Failure, Row } from './report.ts';
 import { ADMIN_URL, dropStaleBenchDatabases, ROOT, sleep } from './support.ts';
 
 const BENCHES = [
@@ -93,6 +93,8 @@ if (stale.length) process.stderr.write(`dropped databases that killed runs left:
 
 const dir = mkdtempSync(join(os.tmpdir(), 'tidings-bench-'));
 const rows: Row[] = [];
+// Why a script failed, as it recorded it (report.ts recordFailure): the phase and the cause.
+const failures: Failure[] = [];
 const runs: { bench: string; exitCode: number; seconds: number }[] = [];
 for (const name of names) {
   if (interrupted) break;
@@ -102,10 +104,19 @@ for (const name of names) {
   const t = performance.now();
   const exitCode = await run(name, file);
   runs.push({ bench: name, exitCode, seconds: Math.round((performance.now() - t) / 1000) });
-  const recorded = readFileSync(file, 'utf8')
+  const lines = readFileSync(file, 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as Row);
+    .map((line) => JSON.parse(line) as Row | { failure: Failure });
+  const recorded = lines.filter((l): l is Row => !('failure' in l));
+  failures.push(...lines.flatMap((l) => ('failure' in l ? [l.failure] : [])));
+  if (exitCode !== 0 && !failures.some((f) => f.bench === name)) {
+    failures.push({
+      bench: name,
+      phase: 'unknown',
+      cause: `exited with code ${exitCode} (its output above says why)`,
+    });
+  }
   // Each script's figures first, then its servers' memory.
   const memory = (r: Row) => (r.figure.startsWith('peak RSS') ? 1 : 0);
   rows.push(...recorded.sort((a, b) => memory(a) - memory(b)));
@@ -141,6 +152,7 @@ const markdownTable = [
 ].join('\n');
 const notes = rows.filter((r) => r.note).map((r) => `- ${r.bench}, ${r.figure}: ${r.note}`);
 const failed = runs.filter((r) => r.exitCode !== 0);
+const failureLines = failures.map((f) => `bench:${f.bench} FAILED in phase "${f.phase}": ${f.cause}`);
 const skipped = names.slice(runs.length);
 const seconds = Math.round((Date.now() - started.getTime()) / 1000);
 const summary = [
@@ -163,19 +175,30 @@ const markdown = [
   markdownTable,
   '',
   ...(notes.length ? ['Notes:', '', ...notes, ''] : []),
+  ...(failureLines.length
+    ? [
+        'Failures (the figures of a failed script are not to be trusted):',
+        '',
+        ...failureLines.map((f) => `- ${f}`),
+        '',
+      ]
+    : []),
 ].join('\n');
 process.stdout.write(`\n${summary.join('\n')}\n\n${markdownTable}\n\n${notes.join('\n')}\n`);
 
 const out = join(ROOT, 'bench', 'results');
 mkdirSync(out, { recursive: true });
 const stamp = started.toISOString().slice(0, 16).replace(/[-:]/g, '').replace('T', '-');
-const json = `${JSON.stringify({ date: started.toISOString(), seconds, machine: about, settings, runs, rows }, null, 2)}\n`;
+const json = `${JSON.stringify({ date: started.toISOString(), seconds, machine: about, settings, runs, failures, rows }, null, 2)}\n`;
 for (const base of [stamp, 'latest']) {
   writeFileSync(join(out, `${base}.json`), json);
   writeFileSync(join(out, `${base}.md`), markdown);
 }
 process.stdout.write(`\nwritten to bench/results/${stamp}.{json,md} and bench/results/latest.{json,md}\n`);
+// Last, where it is seen: what failed and why (the figures above are what was measured).
 if (failed.length || skipped.length) {
-  process.stderr.write(`failed: ${failed.map((r) => r.bench).join(', ')}\n`);
+  process.stderr.write(`\n${failureLines.join('\n')}\n`);
+  if (skipped.length) process.stderr.write(`interrupted, not run: ${skipped.join(', ')}\n`);
+  process.stderr.write(`npm run bench FAILED: ${failed.map((r) => r.bench).join(', ') || 'interrupted'}\n`);
   process.exitCode = 1;
 }

@@ -12,9 +12,9 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { openPostgres } from '../../src/kernel/db.ts';
 import { migrate } from '../../src/kernel/migrate.ts';
 import { type FakeBusiness, FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
-import { closedLoop, describe } from './load.ts';
+import { closedLoop, describe, expectNoFailures } from './load.ts';
 import { record } from './report.ts';
-import { benchDatabase, startServer, stopServer } from './support.ts';
+import { answerOf, BenchFailure, benchDatabase, phase, startServer, stopServer } from './support.ts';
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -52,7 +52,7 @@ async function api(path: string, method: string, headers: Record<string, string>
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  if (!res.ok) throw new BenchFailure(`${method} ${path}: ${answerOf(res.status, await res.text())}`);
   return (await res.json()) as Record<string, string>;
 }
 
@@ -108,7 +108,7 @@ async function post(path: string, entries: unknown[]): Promise<true | string> {
   const { body, headers } = signed(entries);
   const res = await fetch(`${base}/api/v1/callbacks${path}`, { method: 'POST', headers, body });
   const text = await res.text();
-  if (res.status !== 200) return `${res.status} ${text.slice(0, 200)}`;
+  if (res.status !== 200) return answerOf(res.status, text);
   const answer = JSON.parse(text) as { applied: number; dropped: number };
   return answer.applied === entries.length && answer.dropped === 0 ? true : `unexpected answer ${text}`;
 }
@@ -129,16 +129,17 @@ const appLevel = (i: number) =>
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const rates = { account: [] as number[], app: [] as number[] };
 // Warm both paths (connections, plans, the first contacts) before measuring.
-await closedLoop(CONCURRENCY, 2, perAccount);
-await closedLoop(CONCURRENCY, 2, appLevel);
+phase('warm-up');
+expectNoFailures('warm-up, per-account callbacks', await closedLoop(CONCURRENCY, 2, perAccount));
+expectNoFailures('warm-up, app-level callbacks', await closedLoop(CONCURRENCY, 2, appLevel));
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [name, work] of [
     ['account', perAccount],
     ['app', appLevel],
   ] as const) {
+    phase(`${name} round ${round}`);
     const r = await closedLoop(CONCURRENCY, SECONDS, work);
-    if (r.failures > 0)
-      throw new Error(`${name} round ${round}: ${r.failures} failed, e.g. ${r.firstFailure}`);
+    expectNoFailures(`${name} round ${round}`, r);
     rates[name].push(r.perSecond * ENTRIES);
     console.log(
       `round ${round} ${name.padEnd(7)} ${describe(r)}; ${(r.perSecond * ENTRIES).toFixed(0)} entries/s`,

@@ -2,7 +2,7 @@
 // the last answers: the most the system can take) and an open loop (requests started on a fixed
 // schedule whatever happens, latency counted from the scheduled start, so a stall is not hidden).
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { percentile, sleep } from './support.ts';
+import { BenchFailure, percentile, sleep, Unexpected } from './support.ts';
 
 export interface LoadResult {
   count: number;
@@ -14,6 +14,8 @@ export interface LoadResult {
   /** Answers that were not what the work expects (non-2xx, or a thrown error). */
   failures: number;
   firstFailure: string | null;
+  /** The failures by status and error code (work that answers `answerOf(…)` strings). */
+  unexpected?: Unexpected;
   /**
    * Open loop only: each request's scheduled start (Date.now() scale, ms), latency (ms) and how
    * late the generator itself started it (ms).
@@ -51,6 +53,7 @@ export async function closedLoop(concurrency: number, seconds: number, work: Wor
   const latencies: number[] = [];
   let failures = 0;
   let firstFailure: string | null = null;
+  const unexpected = new Unexpected();
   let counter = 0;
   const started = performance.now();
   const until = started + seconds * 1000;
@@ -63,11 +66,12 @@ export async function closedLoop(concurrency: number, seconds: number, work: Wor
         if (ok !== true) {
           failures++;
           firstFailure ??= ok;
+          unexpected.add(ok);
         }
       }
     }),
   );
-  return result(latencies, (performance.now() - started) / 1000, failures, firstFailure);
+  return { ...result(latencies, (performance.now() - started) / 1000, failures, firstFailure), unexpected };
 }
 
 /** Starts `work` `rate` times a second for `seconds`; latency counts from each scheduled start. */
@@ -76,6 +80,7 @@ export async function openLoop(rate: number, seconds: number, work: Work): Promi
   const timeline: { at: number; ms: number; late: number }[] = [];
   let failures = 0;
   let firstFailure: string | null = null;
+  const unexpected = new Unexpected();
   const total = Math.round(rate * seconds);
   // A pause of the generator's own (a GC, say) delays every request due meanwhile: counted, so
   // that it is not taken for the server's.
@@ -97,6 +102,7 @@ export async function openLoop(rate: number, seconds: number, work: Work): Promi
           if (ok !== true) {
             failures++;
             firstFailure ??= ok;
+            unexpected.add(ok);
           }
         }),
     );
@@ -107,7 +113,15 @@ export async function openLoop(rate: number, seconds: number, work: Work): Promi
     ...result(latencies, seconds, failures, firstFailure),
     timeline,
     loopDelayMax: loop.max / 1e6,
+    unexpected,
   };
+}
+
+/** Fails the bench, naming `where` and the answers, when any of the run's work failed. */
+export function expectNoFailures(where: string, r: LoadResult): void {
+  if (r.failures === 0) return;
+  if (r.unexpected) r.unexpected.check(where, r.count);
+  throw new BenchFailure(`${r.failures} of ${r.count} failed (first: ${r.firstFailure})`, where);
 }
 
 export function describe(r: LoadResult): string {

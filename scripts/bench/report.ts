@@ -40,3 +40,18 @@ export function record(
   };
   appendFileSync(file, `${JSON.stringify(full)}\n`);
 }
+
+/** Why a script failed: the phase it was in and the cause (what all.ts prints at the end). */
+export interface Failure {
+  bench: string;
+  phase: string;
+  cause: string;
+}
+
+/** Records the script's failure beside its figures (a line `{"failure": …}`). */
+export function recordFailure(phase: string, cause: string): void {
+  const file = process.env.BENCH_RESULTS_FILE;
+  if (!file) return;
+  const failure: Failure = { bench: BENCH, phase, cause };
+  appendFileSync(file, `${JSON.stringify({ failure })}\n`);
+}

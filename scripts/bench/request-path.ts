@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { describe, type LoadResult, result } from './load.ts';
 import { record } from './report.ts';
-import { benchDatabase, startServer, stopServer } from './support.ts';
+import { answerOf, BenchFailure, benchDatabase, phase, startServer, stopServer } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -34,7 +34,7 @@ async function post(port: number, path: string, headers: Record<string, string>,
     headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  if (!res.ok) throw new BenchFailure(`POST ${path}: ${answerOf(res.status, await res.text())}`);
   return res.json() as Promise<Record<string, string>>;
 }
 
@@ -71,12 +71,13 @@ const failed: string[] = [];
  * milliseconds, too coarse beside a 1 ms echo: each response's time (fractional ms) is kept instead.
  */
 function load(
-  phase: string,
+  name: string,
   url: string,
   tenants: Tenant[],
   options: { method?: 'GET' | 'POST'; expect?: number } = {},
 ): Promise<LoadResult> {
   const { method = 'GET', expect = 200 } = options;
+  phase(name);
   let counter = 0;
   const latencies: number[] = [];
   const unexpected = new Map<number, number>();
@@ -110,7 +111,7 @@ function load(
         if (failures > 0) {
           const what = [...unexpected].map(([status, n]) => `${n}× HTTP ${status}`);
           if (r.errors + r.timeouts) what.push(`${r.errors} errors, ${r.timeouts} timeouts`);
-          failed.push(`${phase}: expected HTTP ${expect}, got ${what.join(', ')}`);
+          failed.push(`${name}: expected HTTP ${expect}, got ${what.join(', ')}`);
         }
         resolve(result(latencies, r.duration, failures, failures ? 'unexpected answers' : null));
       },
@@ -273,6 +274,4 @@ record({
   met: pglite.perSecond / bareAgain.perSecond >= 0.25,
 });
 
-if (failed.length > 0) {
-  throw new Error(`bench:request-path got answers it did not expect:\n  ${failed.join('\n  ')}`);
-}
+if (failed.length > 0) throw new BenchFailure(`answers it did not expect: ${failed.join('; ')}`, 'load');

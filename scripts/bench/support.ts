@@ -4,12 +4,94 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { record } from './report.ts';
+import { BENCH, record, recordFailure } from './report.ts';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const ROOT = new URL('../..', import.meta.url).pathname;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------- failing loudly
+// A benchmark measures the service: an answer it did not expect (a 429 from a plan's limit, say)
+// makes its figures meaningless, so the script fails, naming its phase and the cause, and `npm run
+// bench` (all.ts) repeats that at the end. Any error a script does not catch is reported the same way.
+
+let currentPhase = 'setup';
+let phasesNamed = false;
+
+/**
+ * Names the phase the script is in, for a failure's report. A script that names none is placed
+ * by the label of the server it last started (startServer).
+ */
+export function phase(name: string): void {
+  currentPhase = name;
+  phasesNamed = true;
+  process.stderr.write(`[bench:${BENCH}] ${name}\n`);
+}
+
+/** An error that names the bench, the phase and the cause, and is recorded for all.ts. */
+export class BenchFailure extends Error {
+  constructor(cause: string, where = currentPhase) {
+    super(`bench:${BENCH} failed in phase "${where}": ${cause}`);
+    recordFailure(where, cause);
+  }
+}
+
+if (BENCH !== 'all') {
+  process.on('uncaughtException', (err) => {
+    if (err instanceof BenchFailure) process.stderr.write(`\n${err.stack ?? err.message}\n`);
+    else {
+      recordFailure(currentPhase, err.message.split('\n')[0]!.slice(0, 500));
+      process.stderr.write(
+        `\nbench:${BENCH} failed in phase "${currentPhase}": ${err.stack ?? err.message}\n`,
+      );
+    }
+    process.exit(1);
+  });
+}
+
+/** An answer's status and, for an API error, its code and message: what a failure names. */
+export function answerOf(status: number, body: unknown): string {
+  let error: { code?: unknown; message?: unknown } | undefined;
+  if (typeof body === 'string') {
+    try {
+      error = JSON.parse(body)?.error;
+    } catch {
+      // not JSON: the status says it
+    }
+  } else if (body && typeof body === 'object') error = (body as { error?: typeof error }).error;
+  const code = typeof error?.code === 'string' ? ` ${error.code}` : '';
+  const message = typeof error?.message === 'string' ? ` (${error.message.slice(0, 160)})` : '';
+  return `HTTP ${status}${code}${message}`;
+}
+
+/**
+ * Unexpected answers of one phase, tallied by status and error code with the first few kept
+ * whole; `check()` fails the bench with them.
+ */
+export class Unexpected {
+  readonly kinds = new Map<string, number>();
+  readonly first: string[] = [];
+  count = 0;
+
+  add(description: string): void {
+    this.count++;
+    const kind = /^HTTP \d+( [A-Z_]+)?/.exec(description)?.[0] ?? description.slice(0, 120);
+    this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
+    // The first few distinct answers, whole.
+    if (this.first.length < 3 && !this.first.includes(description)) this.first.push(description);
+  }
+
+  describe(of?: number): string {
+    const kinds = [...this.kinds].map(([kind, n]) => `${kind} ×${n}`).join(', ');
+    return `${this.count}${of === undefined ? '' : ` of ${of}`} answers unexpected: ${kinds}; first: ${this.first.join(' | ')}`;
+  }
+
+  /** Fails the bench when there was any. */
+  check(where: string, of?: number): void {
+    if (this.count > 0) throw new BenchFailure(this.describe(of), where);
+  }
+}
 
 /** The value below which a fraction q of the sorted values lie. */
 export const percentile = (sorted: number[], q: number) =>
@@ -74,6 +156,35 @@ export async function dropStaleBenchDatabases(): Promise<string[]> {
   return dropped;
 }
 
+/** The Scale plan's per-second limit (src/kernel/plans.ts): what the benches' accounts are on. */
+export const SCALE_PER_SECOND = 500;
+
+/**
+ * Keeps one account's requests to `perSecond` in any second (by default 80% of the Scale plan's
+ * limit: the server counts a request a moment after it was sent, so a margin is left), for phases
+ * that would otherwise run past the limit on a fast machine. `await pacer.next()` before each
+ * request, outside what is timed.
+ */
+export class Pacer {
+  readonly #sent: number[] = [];
+  readonly perSecond: number;
+  constructor(perSecond = Math.floor(SCALE_PER_SECOND * 0.8)) {
+    this.perSecond = perSecond;
+  }
+
+  async next(): Promise<void> {
+    for (;;) {
+      const now = performance.now();
+      while (this.#sent.length > 0 && this.#sent[0]! <= now - 1000) this.#sent.shift();
+      if (this.#sent.length < this.perSecond) {
+        this.#sent.push(now);
+        return;
+      }
+      await sleep(this.#sent[0]! + 1000 - now);
+    }
+  }
+}
+
 /** A process's peak resident memory so far, in KiB (Linux's VmHWM; null where there is none). */
 export function peakRssKib(pid: number): number | null {
   try {
@@ -126,11 +237,21 @@ export async function startServer(
     ],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        // The setups provision accounts through /partner/* one after another: the partner's
+        // per-second limit (50 by default) is not what any benchmark measures.
+        TIDINGS_PARTNER_RATE_LIMIT: '100000',
+        ...env,
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     },
   );
   samplePeakRss(proc, options.label ?? 'server');
+  if (!phasesNamed && options.label) currentPhase = `with the ${options.label}`;
   // A benchmark that fails half-way must not leave its servers running (and loading the machine).
   process.once('exit', () => proc.kill('SIGKILL'));
   for (let i = 0; i < (options.readySeconds ?? 30) * 10; i++) {

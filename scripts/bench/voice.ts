@@ -44,7 +44,7 @@ import {
   SECRETS_KEY,
   SERVER_ENV,
 } from './automation-common.ts';
-import { closedLoop, describe, type LoadResult, type Work } from './load.ts';
+import { closedLoop, describe, expectNoFailures, type LoadResult, type Work } from './load.ts';
 import { record } from './report.ts';
 import {
   benchDatabase,
@@ -357,7 +357,7 @@ async function callbacks(c: Client, partnerKey: string, serverPid: number | unde
       : `${res.statusCode} ${text.slice(0, 200)}`;
   };
   const loud = (what: string, r: LoadResult) => {
-    if (r.failures > 0) throw new Error(`${what}: ${r.failures} failed, e.g. ${r.firstFailure}`);
+    expectNoFailures(what, r);
     return r;
   };
 

@@ -74,6 +74,10 @@ function quotaHeaders(reply: FastifyReply, limit: number, used: number) {
   reply.header('x-quota-remaining', String(Math.max(0, limit - used)));
 }
 
+// X-RateLimit-Remaining: how many more requests would be admitted right now; X-RateLimit-Reset:
+// when (epoch seconds, rounded up) the oldest request counted in the last second stops counting,
+// so one more place is free (after a 429, when the next request will be admitted); Retry-After:
+// the whole seconds until then, at least 1 (always 1, as the limit's span is one second).
 async function applyRateLimit(
   deps: AccessDeps,
   reply: FastifyReply,
@@ -81,7 +85,9 @@ async function applyRateLimit(
   perSecond: number,
   beforeRefusal?: () => Promise<void>,
 ) {
-  const decision = await deps.rateLimits.consume(bucket, perSecond);
+  // The in-process limiter answers without a promise: no extra turn on every call.
+  const pending = deps.rateLimits.consume(bucket, perSecond);
+  const decision = pending instanceof Promise ? await pending : pending;
   const resetAt = Math.ceil((deps.now().getTime() + decision.resetInMs) / 1000);
   reply.header('x-ratelimit-limit', String(decision.limit));
   reply.header('x-ratelimit-remaining', String(decision.remaining));

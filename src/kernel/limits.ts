@@ -1,43 +1,83 @@
-// Per-second rate limits (rate-limiter-flexible: in-process counters, or Redis when several processes
-// share one budget). The monthly call quota is counted by usage-meter.ts.
+// Per-second rate limits (a sliding log, exact over any one-second span: in this process, or in
+// Redis when several processes share one budget; sliding-log.ts), the console's sign-in failure
+// windows (rate-limiter-flexible). The monthly call quota is counted by usage-meter.ts.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { MemoryLog, REDIS_LOG, SPAN_MS } from './sliding-log.ts';
 
 export interface RateDecision {
   allowed: boolean;
   limit: number;
+  /** How many more requests would be admitted right now. */
   remaining: number;
-  /** Milliseconds until the current one-second window ends. */
+  /**
+   * Milliseconds until the oldest request counted in the last second stops counting, so that one
+   * more place is free (after a refusal: when the next request will be admitted). 1 to 1000.
+   */
   resetInMs: number;
 }
 
 type Limiter = RateLimiterMemory | RateLimiterRedis;
 
-export class RateLimits {
-  readonly #redis: Redis | null;
-  readonly #limiters = new Map<number, Limiter>();
+interface RateLogCommand {
+  tidingsRateLog(key: string, limit: number, now: string): Promise<[number, number, number]>;
+}
 
-  constructor(redis: Redis | null) {
-    this.#redis = redis;
+export interface RateLimitsOptions {
+  /**
+   * Milliseconds on a clock that never steps back, for tests. When given, Redis is told the time
+   * too; otherwise Redis uses its own clock (one clock for every process).
+   */
+  clock?: () => number;
+}
+
+export class RateLimits {
+  readonly #redis: (Redis & RateLogCommand) | null;
+  readonly #clock: () => number;
+  readonly #callerClock: boolean;
+  // This process's logs: the only ones without Redis, and the fallback while Redis is unreachable
+  // (each process then holds the limit on its own rather than refusing every request).
+  readonly #memory = new MemoryLog();
+
+  constructor(redis: Redis | null, options: RateLimitsOptions = {}) {
+    this.#clock = options.clock ?? (() => performance.now());
+    this.#callerClock = options.clock !== undefined;
+    if (redis && !('tidingsRateLog' in redis)) {
+      redis.defineCommand('tidingsRateLog', { numberOfKeys: 1, lua: REDIS_LOG });
+    }
+    this.#redis = redis as (Redis & RateLogCommand) | null;
   }
 
-  // One limiter per budget size: a limiter's size is fixed, and plans have a handful of sizes.
-  #limiter(perSecond: number): Limiter {
-    let limiter = this.#limiters.get(perSecond);
-    if (!limiter) {
-      const options = { points: perSecond, duration: 1, keyPrefix: `tidings:rl:${perSecond}` };
-      limiter = this.#redis
-        ? new RateLimiterRedis({
-            ...options,
-            storeClient: this.#redis,
-            // If Redis is unreachable each process falls back to its own counters rather than
-            // refusing every request.
-            insuranceLimiter: new RateLimiterMemory(options),
-          })
-        : new RateLimiterMemory(options);
-      this.#limiters.set(perSecond, limiter);
+  /**
+   * Takes one request from `key`'s budget of `perSecond`: admitted only when fewer than
+   * `perSecond` were admitted in the last second. Answers at once (no promise) in this process.
+   */
+  consume(key: string, perSecond: number): RateDecision | Promise<RateDecision> {
+    // Redis is always asked when there is one: the server's client has no offline queue, so while
+    // Redis is unreachable the call fails at once and this process's own log answers instead.
+    const redis = this.#redis;
+    if (redis) return this.#consumeRedis(redis, key, perSecond);
+    return this.#consumeMemory(key, perSecond);
+  }
+
+  /** Keys with a log in this process (idle ones are dropped). */
+  get trackedKeys(): number {
+    return this.#memory.keys;
+  }
+
+  #consumeMemory(key: string, perSecond: number): RateDecision {
+    const d = this.#memory.take(key, perSecond, this.#clock());
+    return decision(d.allowed, perSecond, d.count, d.freeInMs);
+  }
+
+  async #consumeRedis(redis: Redis & RateLogCommand, key: string, perSecond: number): Promise<RateDecision> {
+    const now = this.#callerClock ? String(Math.floor(this.#clock())) : '';
+    try {
+      const [admitted, count, freeInMs] = await redis.tidingsRateLog(`tidings:rl:${key}`, perSecond, now);
+      return decision(admitted === 1, perSecond, count, freeInMs);
+    } catch {
+      return this.#consumeMemory(key, perSecond);
     }
-    return limiter;
   }
 
   // Counters of failures over a longer window (the console's sign-in attempts), by name.
@@ -82,19 +122,11 @@ export class RateLimits {
   async clear(name: string, key: string, points: number, seconds: number): Promise<void> {
     await this.#window(name, points, seconds).delete(key);
   }
+}
 
-  /** Takes one request from `key`'s budget of `perSecond`; never admits more than the budget. */
-  async consume(key: string, perSecond: number): Promise<RateDecision> {
-    try {
-      const res = await this.#limiter(perSecond).consume(key, 1);
-      return { allowed: true, limit: perSecond, remaining: res.remainingPoints, resetInMs: res.msBeforeNext };
-    } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        return { allowed: false, limit: perSecond, remaining: 0, resetInMs: err.msBeforeNext };
-      }
-      throw err;
-    }
-  }
+function decision(allowed: boolean, limit: number, count: number, freeInMs: number): RateDecision {
+  const resetInMs = Math.min(SPAN_MS, Math.max(1, freeInMs));
+  return { allowed, limit, remaining: Math.max(0, limit - count), resetInMs };
 }
 
 /** Whole seconds until the next calendar month (UTC) begins, when a used-up quota renews. */

@@ -90,12 +90,14 @@ export const RESPONSE_HEADERS = {
     example: 10,
   },
   'X-RateLimit-Remaining': {
-    description: 'Requests left in the current second.',
+    description:
+      'How many more requests would be admitted right now (the limit holds over any span of one second).',
     schema: integer,
     example: 9,
   },
   'X-RateLimit-Reset': {
-    description: 'When the window resets, in seconds since the epoch.',
+    description:
+      'When the oldest request counted in the last second stops counting, freeing one more place (after a 429: when the next request will be admitted), in seconds since the epoch, rounded up.',
     schema: integer,
     example: 1767225600,
   },

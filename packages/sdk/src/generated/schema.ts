@@ -6051,12 +6051,12 @@ export interface components {
          */
         "X-RateLimit-Limit": number;
         /**
-         * @description Requests left in the current second.
+         * @description How many more requests would be admitted right now (the limit holds over any span of one second).
          * @example 9
          */
         "X-RateLimit-Remaining": number;
         /**
-         * @description When the window resets, in seconds since the epoch.
+         * @description When the oldest request counted in the last second stops counting, freeing one more place (after a 429: when the next request will be admitted), in seconds since the epoch, rounded up.
          * @example 1767225600
          */
         "X-RateLimit-Reset": number;
