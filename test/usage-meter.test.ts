@@ -9,6 +9,7 @@ import type { App } from '../src/app.ts';
 import { UsageMeter } from '../src/kernel/usage-meter.ts';
 import { bootstrapPartner, type Partner, tenant } from './helpers/client.ts';
 import { createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
+import { eventually } from './helpers/wait.ts';
 
 let tdb: TestDatabase;
 let app: App;
@@ -112,6 +113,30 @@ describe('usage meter', () => {
     await meter!.flush();
     expect(await monthRow(id)).toEqual({ calls: 2, leased: 0 });
     await meter!.close();
+  });
+
+  it("a plan without a quota: the month's count shows this process's calls at once, the others' within a second", async () => {
+    const id = await account();
+    const [here, there] = meters(2);
+    await there!.admit(id, null, NOW);
+    await there!.flush();
+    await here!.admit(id, null, NOW);
+    expect(await here!.monthCalls(id, NOW)).toBe(2);
+    for (let i = 0; i < 3; i++) await here!.admit(id, null, NOW);
+    expect(await here!.monthCalls(id, NOW)).toBe(5);
+    await there!.admit(id, null, NOW);
+    await there!.flush();
+    await here!.flush();
+    expect(await here!.monthCalls(id, NOW)).toBe(5);
+    const seen = await eventually(
+      () => here!.monthCalls(id, NOW),
+      (n) => n === 6,
+      3000,
+    );
+    expect(seen).toBe(6);
+    await here!.close();
+    await there!.close();
+    expect(await monthRow(id)).toEqual({ calls: 6, leased: 0 });
   });
 
   it('a process that dies holding a lease makes the month stop short, never pass the quota', async () => {

@@ -11,6 +11,8 @@ export const KEY_CACHE_MS = 1000;
 export interface AccountSnapshot {
   id: string;
   partnerId: string | null;
+  name: string;
+  createdAt: Date;
   status: 'ACTIVE' | 'SUSPENDED' | 'CLOSED';
   planCode: string;
   addons: string[];
@@ -114,13 +116,15 @@ export class Authenticator {
     const { rows } = await this.#sql.query<{
       id: string;
       partner_id: string | null;
+      name: string;
+      created_at: Date;
       status: AccountSnapshot['status'];
       plan_code: string;
       addons: string[];
       country_code: string;
       provider: 'sandbox' | 'whatsapp_cloud' | null;
     }>(
-      `SELECT a.id, a.partner_id, a.status, a.plan_code, a.addons, a.country_code, c.provider
+      `SELECT a.id, a.partner_id, a.name, a.created_at, a.status, a.plan_code, a.addons, a.country_code, c.provider
          FROM accounts a LEFT JOIN account_channels c ON c.account_id = a.id
         WHERE a.id = $1`,
       [accountId],
@@ -130,6 +134,8 @@ export class Authenticator {
     return {
       id: r.id,
       partnerId: r.partner_id,
+      name: r.name,
+      createdAt: r.created_at,
       status: r.status,
       planCode: r.plan_code,
       addons: r.addons,

@@ -13,12 +13,17 @@
 // - Reads of usage go through `read`: it waits for a flush under way, holds the next one back while
 //   it reads, and adds what this process has counted but not yet written. Other processes' calls
 //   show once they flush (within an interval).
+// - The month's count of a plan without a quota (GET /account) is kept in the process: read once
+//   (through `read`), then this process's calls added as they are admitted, and read again in the
+//   background once a second for the other processes' calls. This process's own calls show at once.
 import type { Sql } from './db.ts';
 
 /** The largest block one lease takes: a busy process leases about once every MAX_BLOCK calls. */
 export const MAX_BLOCK = 1000;
 /** A lease takes 1/BLOCK_DIVISOR of what remains of the month's quota. */
 export const BLOCK_DIVISOR = 64;
+/** How old the other processes' part of a month's count (GET /account) may grow. */
+const MONTH_READ_MS = 1000;
 
 export interface Admission {
   allowed: boolean;
@@ -76,6 +81,8 @@ export class UsageMeter {
   #readers = 0;
   #readersDone: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** `account|period` → the month's calls as last read, and this process's calls since. */
+  readonly #months = new Map<string, { calls: number; readAt: number; reading: Promise<void> | null }>();
   #onError: (err: unknown) => void;
 
   constructor(sql: Sql, options: { flushMs: number; onError: (err: unknown) => void }) {
@@ -166,8 +173,56 @@ export class UsageMeter {
   }
 
   #count(accountId: string, now: Date): void {
-    const key = `${accountId}|${dayOf(now)}`;
+    const day = dayOf(now);
+    const key = `${accountId}|${day}`;
     this.#days.set(key, (this.#days.get(key) ?? 0) + 1);
+    const month = this.#months.get(`${accountId}|${day.slice(0, 7)}`);
+    if (month) month.calls++;
+  }
+
+  /**
+   * The month's calls of an account (this call included when it was admitted): this process's at
+   * once, the others' as of a read at most about a second old.
+   */
+  async monthCalls(accountId: string, now: Date): Promise<number> {
+    const period = usagePeriod(now);
+    const key = `${accountId}|${period}`;
+    let month = this.#months.get(key);
+    if (!month) {
+      if (this.#months.size >= 100_000) this.#months.clear();
+      month = { calls: 0, readAt: 0, reading: null };
+      this.#months.set(key, month);
+      await this.#readMonth(accountId, period, month);
+    } else if (month.reading) {
+      if (month.readAt === 0) await month.reading;
+    } else if (Date.now() - month.readAt >= MONTH_READ_MS) {
+      // Served as it stands while the other processes' calls are read again.
+      void this.#readMonth(accountId, period, month).catch(this.#onError);
+    }
+    return month.calls;
+  }
+
+  #readMonth(
+    accountId: string,
+    period: string,
+    month: { calls: number; readAt: number; reading: Promise<void> | null },
+  ): Promise<void> {
+    month.reading = this.read(async (unwritten) => {
+      const { rows } = await this.#sql.query<{ calls: number }>(
+        'SELECT calls FROM api_usage_monthly WHERE account_id = $1 AND period = $2',
+        [accountId, period],
+        { prepared: 'usage_month_calls' },
+      );
+      // No flush ran since the read began (read holds them back): written plus unwritten is every
+      // call this process counted, and those of the others as written.
+      let calls = rows[0]?.calls ?? 0;
+      for (const [day, more] of unwritten(accountId)) if (day.startsWith(period)) calls += more;
+      month.calls = calls;
+      month.readAt = Date.now();
+    }).finally(() => {
+      month.reading = null;
+    });
+    return month.reading;
   }
 
   // A lease leaving use: the calls it admitted since the last flush and its unused rest leave

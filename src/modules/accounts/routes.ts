@@ -2,11 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access.ts';
-import { notFound } from '../../kernel/errors.ts';
 import { usagePeriod } from '../../kernel/usage-meter.ts';
-import { findAccount } from './repo.ts';
 import { AccountSelf, toAccountSelf, UsageQuery, UsageReportSchema } from './schemas.ts';
-import { accountWithMonthCalls, usageBetween } from './usage.ts';
+import { usageBetween } from './usage.ts';
 
 export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -22,22 +20,18 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { id, channelProvider } = accountOf(request);
+        // Nothing to read: the account as the access policy has it (a second old at most, at once
+        // after a change by this process), and the month's calls as the usage meter counts them (a
+        // quota plan's lease gave them as the call was admitted).
+        const account = accountOf(request);
         const now = ctx.now();
-        // A quota plan's lease gave the month's total as the call was admitted: the row alone.
-        const leased = request.principal?.monthCalls;
-        const found =
-          leased === undefined
-            ? await accountWithMonthCalls(ctx.db, ctx.usage, id, now)
-            : await findAccount(ctx.db, id).then((row) => row && { row, monthCalls: leased });
-        if (!found) throw notFound('account');
-        return toAccountSelf(found.row, {
-          monthCalls: found.monthCalls,
+        const monthCalls = request.principal?.monthCalls ?? (await ctx.usage.monthCalls(account.id, now));
+        return toAccountSelf(account, {
+          monthCalls,
           period: usagePeriod(now),
           quotaOverride: ctx.config.monthlyQuotaOverride,
           rateOverride: ctx.config.rateLimitOverride,
           keyScope: request.principal!.keyScope,
-          channelProvider,
         });
       },
     );

@@ -1,6 +1,7 @@
 // How accounts look on the wire: the partner's view of a sub-account, and an account's own view
 // of itself (GET /account).
 import { Type } from 'typebox';
+import type { AccountSnapshot } from '../../kernel/auth.ts';
 import { money } from '../../kernel/money.ts';
 import {
   ADDONS,
@@ -88,26 +89,25 @@ export const AccountSelf = Type.Object(
 );
 
 export function toAccountSelf(
-  row: AccountRow,
+  account: AccountSnapshot,
   context: {
     monthCalls: number;
     period: string;
     quotaOverride: number | null;
     rateOverride: number | null;
     keyScope: string;
-    channelProvider: string;
   },
 ) {
-  const plan = planOf(row.plan_code);
+  const plan = planOf(account.planCode);
   const quota = monthlyQuotaOf(plan, context.quotaOverride);
   return {
-    accountId: row.id,
-    accountName: row.name,
-    countryCode: row.country_code,
-    status: row.status,
+    accountId: account.id,
+    accountName: account.name,
+    countryCode: account.countryCode,
+    status: account.status,
     plan: { code: plan.code, name: plan.name },
-    addons: row.addons,
-    features: featuresOf(plan, row.addons as Addon[]),
+    addons: account.addons,
+    features: featuresOf(plan, account.addons as Addon[]),
     limits: {
       requestsPerSecond: ratePerSecondOf(plan, context.rateOverride),
       monthlyQuota: quota,
@@ -119,9 +119,9 @@ export function toAccountSelf(
       remaining: quota === null ? null : Math.max(0, quota - context.monthCalls),
     },
     // The details are at GET /account/channel.
-    channel: { provider: context.channelProvider },
+    channel: { provider: account.channelProvider },
     keyScope: context.keyScope,
-    createdAt: row.created_at.toISOString(),
+    createdAt: account.createdAt.toISOString(),
   };
 }
 

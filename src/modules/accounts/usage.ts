@@ -2,8 +2,7 @@
 // has counted and not yet written (kernel/usage-meter.ts counts each call as it is admitted).
 import type { Sql } from '../../kernel/db.ts';
 import { invalid } from '../../kernel/errors.ts';
-import { type UsageMeter, usagePeriod } from '../../kernel/usage-meter.ts';
-import type { AccountRow } from './repo.ts';
+import type { UsageMeter } from '../../kernel/usage-meter.ts';
 
 export interface UsageReport {
   from: string;
@@ -42,31 +41,4 @@ export async function usageBetween(
   });
   const days = [...calls].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, n]) => ({ date, calls: n }));
   return { from, to, totalCalls: days.reduce((sum, d) => sum + d.calls, 0), days };
-}
-
-/**
- * The account's row and the month's calls written, in one read (GET /account of a plan without a
- * quota, whose count no lease carries), plus what this process has not yet written.
- */
-export async function accountWithMonthCalls(
-  sql: Sql,
-  meter: UsageMeter,
-  accountId: string,
-  now: Date,
-): Promise<{ row: AccountRow; monthCalls: number } | null> {
-  const period = usagePeriod(now);
-  return meter.read(async (unwritten) => {
-    const { rows } = await sql.query<AccountRow & { month_calls: number | null }>(
-      `SELECT a.*, (SELECT calls FROM api_usage_monthly WHERE account_id = a.id AND period = $2) AS month_calls
-         FROM accounts a WHERE a.id = $1`,
-      [accountId, period],
-      { prepared: 'account_with_month_calls' },
-    );
-    const found = rows[0];
-    if (!found) return null;
-    const { month_calls, ...row } = found;
-    let monthCalls = month_calls ?? 0;
-    for (const [day, more] of unwritten(accountId)) if (day.startsWith(period)) monthCalls += more;
-    return { row, monthCalls };
-  });
 }
