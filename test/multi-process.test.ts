@@ -28,12 +28,16 @@ interface HttpReply {
 }
 
 function startServer(databaseUrl: string): Promise<Server> {
-  return startServerProcess({
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl!,
-    TIDINGS_RUN_WORKERS: 'false',
-    TIDINGS_MONTHLY_QUOTA_OVERRIDE: String(QUOTA),
-  });
+  // Four processes starting at once on two busy cores: more time than the default to be up.
+  return startServerProcess(
+    {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl!,
+      TIDINGS_RUN_WORKERS: 'false',
+      TIDINGS_MONTHLY_QUOTA_OVERRIDE: String(QUOTA),
+    },
+    { readyMs: 120_000 },
+  );
 }
 
 async function get(server: Server, path: string, apiKey?: string): Promise<HttpReply> {
@@ -64,13 +68,13 @@ describe.skipIf(!enabled)('four server processes sharing one database and one Re
     app = await createTestApp(tdb.db);
     partner = await bootstrapPartner(app);
     servers.push(...(await Promise.all([1, 2, 3, 4].map(() => startServer(tdb.url!)))));
-    // Warm both processes (code paths, database and Redis connections) with an account of its own,
+    // Warm the processes (code paths, database and Redis connections) with an account of its own,
     // so that the measured burst fits well inside its one-second window.
     const warm = await tenant(app, partner.partnerKey, { planCode: 'scale' });
     await Promise.all(
       servers.flatMap((s) => Array.from({ length: 10 }, () => get(s, '/account', warm.apiKey))),
     );
-  });
+  }, 180_000);
 
   afterAll(async () => {
     for (const s of servers) if (running(s.child)) s.child.kill('SIGTERM');
