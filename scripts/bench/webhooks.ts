@@ -96,6 +96,8 @@ async function receipts(port: number): Promise<Map<string, number>> {
 }
 
 // --- setup ---
+// (Each server started adds an exit listener; phase 4 starts a few more than the default ten.)
+process.setMaxListeners(30);
 const database = await benchDatabase();
 const databaseUrl = database.url;
 const db: Database = await openPostgres(databaseUrl, 10);
