@@ -83,8 +83,8 @@ describe('an endpoint with work among many without', () => {
     // 300 more webhooks of the account without work (past the API's limit of 20: made in SQL).
     await db.query(
       `INSERT INTO webhook_endpoints (id, account_id, url, event_filters, secret_sealed, created_at, updated_at)
-       SELECT id, e.account_id, e.url, e.event_filters, e.secret_sealed, now(), now()
-         FROM unnest($1::text[]) AS id, webhook_endpoints e WHERE e.id = $2`,
+       SELECT n.id, e.account_id, e.url, e.event_filters, e.secret_sealed, now(), now()
+         FROM unnest($1::text[]) AS n (id), webhook_endpoints e WHERE e.id = $2`,
       [Array.from({ length: 300 }, () => newId('webhook')), hook.body.id],
     );
     // The event alone through the outbox (no webhook takes it), then its delivery in SQL: no NOTIFY.
