@@ -42,8 +42,8 @@ const PRUNE_EVERY_MS = 3600_000;
 
 /**
  * Claims due deliveries of the endpoints in $2, in that order (their turns), at most $3[i] of the
- * i-th: first one of each, then a second of each, and so on, up to $5 in all, leaving out
- * deliveries this process has not settled ($4); leases them until $6. $1 is now.
+ * i-th (the takes add up to $5 at most): first one of each, then a second of each, and so on,
+ * leaving out deliveries this process has not settled ($4); leases them until $6. $1 is now.
  */
 export const CLAIM_SQL = `
   WITH due AS (
@@ -217,8 +217,8 @@ export class WebhookDispatcher {
         this.#log.warn({ err }, 'webhook dispatcher could not claim deliveries');
       }
       if (!this.#running) break;
-      // A full claim means more may be waiting; loop at once if there is room for it.
-      if (this.#wakeRequested || (claimed === free && this.#inFlight.size < this.#settings.concurrency)) {
+      // A claim that found work may have left more; loop at once if there is room for it.
+      if (this.#wakeRequested || (claimed > 0 && this.#inFlight.size < this.#settings.concurrency)) {
         continue;
       }
       await new Promise<void>((resolve) => {
@@ -252,14 +252,26 @@ export class WebhookDispatcher {
   async #claimAndSend(free: number): Promise<number> {
     const { endpointConcurrency, concurrency } = this.#settings;
     const ownerLimit = Math.max(endpointConcurrency, Math.floor(concurrency / 2));
-    // The next endpoints in turn, as many as there are free slots (each gets at least one of its
-    // deliveries before any gets a second), leaving out those already using their share.
-    const picked: { endpoint: string; take: number }[] = [];
+    // The next endpoints in turn, as many as there are free slots, leaving out those already using
+    // their share; each takes one delivery, and the slots left are dealt out among them in turn, so
+    // that the probes lock no more deliveries than the claim can send.
+    const picked: { endpoint: string; room: number; take: number }[] = [];
     for (const [endpoint, turn] of this.#turns) {
       if (picked.length >= free) break;
-      const take = endpointConcurrency - (this.#perEndpoint.get(endpoint) ?? 0);
-      if (take <= 0 || (this.#perOwner.get(turn.owner) ?? 0) >= ownerLimit) continue;
-      picked.push({ endpoint, take });
+      const room = endpointConcurrency - (this.#perEndpoint.get(endpoint) ?? 0);
+      if (room <= 0 || (this.#perOwner.get(turn.owner) ?? 0) >= ownerLimit) continue;
+      picked.push({ endpoint, room, take: 1 });
+    }
+    for (let left = free - picked.length, dealt = 1; left > 0 && dealt > 0; ) {
+      dealt = 0;
+      for (const p of picked) {
+        if (left === 0) break;
+        if (p.take < p.room) {
+          p.take++;
+          left--;
+          dealt++;
+        }
+      }
     }
     if (picked.length === 0) return 0;
     const namedBefore = this.#named;
@@ -278,8 +290,8 @@ export class WebhookDispatcher {
       const turn = this.#turns.get(endpoint);
       if (!turn) continue;
       const n = got.get(endpoint) ?? 0;
-      // Fewer than asked, when the claim was not cut short by its limit: nothing else is due now.
-      const drained = n === 0 || (n < take && rows.length < free);
+      // Fewer than asked: nothing else of its is due now.
+      const drained = n < take;
       this.#turns.delete(endpoint);
       if (!drained || turn.named > namedBefore) this.#turns.set(endpoint, turn);
     }
