@@ -48,12 +48,14 @@ const PRUNE_EVERY_MS = 3600_000;
 export const CLAIM_SQL = `
   WITH due AS (
     SELECT c.id FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS p (endpoint_id, take, turn)
-    JOIN webhook_endpoints e ON e.id = p.endpoint_id AND e.enabled
     CROSS JOIN LATERAL (
       SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
        WHERE d.endpoint_id = p.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
          AND (d.locked_until IS NULL OR d.locked_until <= $1)
          AND NOT (d.id = ANY($4::text[]))
+         -- (Inside, so that the endpoint is looked up by its key: joined, the planner hashed the
+         -- whole table of endpoints for every claim.)
+         AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = p.endpoint_id AND e.enabled)
        ORDER BY d.next_attempt_at
        LIMIT p.take
        FOR UPDATE SKIP LOCKED
