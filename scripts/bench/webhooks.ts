@@ -11,7 +11,8 @@
 //      webhooks beyond phase 1's made through SQL), and backlogs of as many deliveries as phase 2's,
 //      emitted through the outbox while no server runs: once over 1,000 of the endpoints (100
 //      accounts' events), once over all 10,000. Each drain is compared with phase 2's (the target,
-//      issue 27: ≥ 0.8× of it): a claim must cost what the work due costs, not the endpoints.
+//      issue 27: ≥ 0.8× of it, measured twice, before and beside: the machine's load drifts): a
+//      claim must cost what the work due costs, not the endpoints.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
@@ -236,33 +237,13 @@ const manyAccounts = [
   ...accounts,
   ...Array.from({ length: MANY_ACCOUNTS - ACCOUNTS }, () => newId('account')),
 ];
-await db.query(
-  `INSERT INTO accounts (id, partner_id, name, country_code, plan_code)
-   SELECT id, $2, 'bench ' || id, 'US', 'scale' FROM unnest($1::text[]) AS id`,
-  [manyAccounts.slice(ACCOUNTS), template.partner_id],
-);
-const hooks = manyAccounts.flatMap((account, i) =>
-  Array.from({ length: i < ACCOUNTS ? HOOKS_PER_ACCOUNT - 1 : HOOKS_PER_ACCOUNT }, () => ({
-    id: newId('webhook'),
-    account,
-  })),
-);
-await db.query(
-  `INSERT INTO webhook_endpoints (id, account_id, url, event_filters, secret_sealed, created_at, updated_at)
-   SELECT h.id, h.account, $3, '{*}', $4, now(), now() FROM unnest($1::text[], $2::text[]) AS h (id, account)`,
-  [hooks.map((h) => h.id), hooks.map((h) => h.account), template.url, template.secret_sealed],
-);
-await database.vacuum();
-const { rows: endpointCount } = await db.query<{ n: number }>(
-  'SELECT count(*)::int AS n FROM webhook_endpoints WHERE enabled',
-);
 
-/** Emits EVENTS deliveries' worth of events over the first `over` accounts, then drains them. */
+/** Emits `events` events over the first `over` accounts while no server runs, then drains them. */
 async function drainOver(
   over: number,
+  events: number,
   label: string,
 ): Promise<{ rate: number; got: number; endpoints: number }> {
-  const events = Math.ceil(EVENTS / HOOKS_PER_ACCOUNT);
   for (let i = 0; i < events; i += 200) {
     await db.transaction(async (tx) => {
       for (let j = i; j < Math.min(events, i + 200); j++) {
@@ -285,8 +266,37 @@ async function drainOver(
   await stopServer(server);
   return { rate: at.length / ((at.at(-1)! - at[0]!) / 1000), got: at.length, endpoints: due.endpoints };
 }
-const subset = await drainOver(100, 'server draining deliveries to 1,000 of 10,000 endpoints');
-const spread = await drainOver(MANY_ACCOUNTS, 'server draining deliveries to all 10,000 endpoints');
+// The machine's load drifts: phase 2's drain once more, beside the drains it is compared with.
+const again = await drainOver(ACCOUNTS, EVENTS, 'server draining the 10-endpoint backlog again');
+const tenEndpoints = (throughput + again.rate) / 2;
+await db.query(
+  `INSERT INTO accounts (id, partner_id, name, country_code, plan_code)
+   SELECT id, $2, 'bench ' || id, 'US', 'scale' FROM unnest($1::text[]) AS id`,
+  [manyAccounts.slice(ACCOUNTS), template.partner_id],
+);
+const hooks = manyAccounts.flatMap((account, i) =>
+  Array.from({ length: i < ACCOUNTS ? HOOKS_PER_ACCOUNT - 1 : HOOKS_PER_ACCOUNT }, () => ({
+    id: newId('webhook'),
+    account,
+  })),
+);
+await db.query(
+  `INSERT INTO webhook_endpoints (id, account_id, url, event_filters, secret_sealed, created_at, updated_at)
+   SELECT h.id, h.account, $3, '{*}', $4, now(), now() FROM unnest($1::text[], $2::text[]) AS h (id, account)`,
+  [hooks.map((h) => h.id), hooks.map((h) => h.account), template.url, template.secret_sealed],
+);
+await database.vacuum();
+const { rows: endpointCount } = await db.query<{ n: number }>(
+  'SELECT count(*)::int AS n FROM webhook_endpoints WHERE enabled',
+);
+
+const perAccount = EVENTS / HOOKS_PER_ACCOUNT;
+const subset = await drainOver(100, perAccount, 'server draining deliveries to 1,000 of 10,000 endpoints');
+const spread = await drainOver(
+  MANY_ACCOUNTS,
+  perAccount,
+  'server draining deliveries to all 10,000 endpoints',
+);
 server = await startServer(databaseUrl, serverPort, 'server for the end');
 
 const ratio = throughput / direct.requests.average;
@@ -299,9 +309,10 @@ process.stdout.write(
     `measured  backlog of ${EVENTS} events (emitted at ${(EVENTS / emitSeconds).toFixed(0)}/s) drained: ${throughput.toFixed(0)} deliveries/s (${drained.size} delivered in ${drainSeconds.toFixed(2)} s); target ≥ 2000`,
     `ratio     deliveries/s ÷ direct req/s: ${ratio.toFixed(2)}`,
     `latency   ${total} events at ${emitRate.toFixed(0)}/s: commit→receipt p50 ${p50} ms, p99 ${p99} ms, max ${latencies.at(-1)} ms (${latencies.length}/${total} received); target p50 < 50 ms`,
+    `again     the 10-endpoint backlog drained again before phase 4: ${again.rate.toFixed(0)} deliveries/s (${again.got} delivered); mean of the two ${tenEndpoints.toFixed(0)}/s`,
     ...[subset, spread].map(
       (d) =>
-        `many      ${endpointCount[0]!.n} endpoints of ${MANY_ACCOUNTS} accounts, ${d.got} deliveries due at ${d.endpoints} of them drained: ${d.rate.toFixed(0)} deliveries/s = ${(d.rate / throughput).toFixed(2)}× phase 2's (10 endpoints); target ≥ 0.8×`,
+        `many      ${endpointCount[0]!.n} endpoints of ${MANY_ACCOUNTS} accounts, ${d.got} deliveries due at ${d.endpoints} of them drained: ${d.rate.toFixed(0)} deliveries/s = ${(d.rate / tenEndpoints).toFixed(2)}× the 10-endpoint drains' mean; target ≥ 0.8×`,
     ),
     '',
   ].join('\n'),
@@ -333,9 +344,9 @@ for (const d of [subset, spread]) {
     figure: `backlog drained with 10,000 endpoints, work due at ${d.endpoints.toLocaleString('en')}`,
     value: d.rate,
     unit: 'deliveries/s',
-    baseline: { name: 'the same backlog over 10 endpoints', value: throughput },
+    baseline: { name: 'the same backlog over 10 endpoints (mean of two drains)', value: tenEndpoints },
     target: '≥ 0.8×',
-    met: d.rate / throughput >= 0.8 && d.got >= EVENTS,
+    met: d.rate / tenEndpoints >= 0.8 && d.got >= EVENTS,
     note: `${MANY_ACCOUNTS} accounts; ${d.got} delivered`,
   });
 }
