@@ -1,6 +1,7 @@
 // One account's flood of events must not hold up another account's deliveries: the dispatcher
 // serves endpoints round-robin and caps the slots one endpoint or owner may hold.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../src/kernel/ids.ts';
 import { call, tenant } from './helpers/client.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { useTestApp } from './helpers/setup.ts';
@@ -67,5 +68,41 @@ describe('fairness between accounts', () => {
       query: { status: 'pending', limit: '100' },
     });
     expect(pending.body.data).toHaveLength(100);
+  }, 30_000);
+});
+
+describe('an endpoint with work among many without', () => {
+  // A claim probes only the endpoints it knows have work: those the NOTIFY names, and those a
+  // survey of every endpoint finds (a lease run out, a retry come due, a notification lost).
+  it('is served when its delivery became due without a notification', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const receiver = await Receiver.start(() => ({ status: 200 }));
+    const hook = await call(env.app, 'POST', '/webhooks', { key: t.apiKey, body: { url: receiver.url() } });
+    expect(hook.status).toBe(201);
+    const db = env.tdb.db;
+    // 300 more webhooks of the account without work (past the API's limit of 20: made in SQL).
+    await db.query(
+      `INSERT INTO webhook_endpoints (id, account_id, url, event_filters, secret_sealed, created_at, updated_at)
+       SELECT n.id, e.account_id, e.url, e.event_filters, e.secret_sealed, now(), now()
+         FROM unnest($1::text[]) AS n (id), webhook_endpoints e WHERE e.id = $2`,
+      [Array.from({ length: 300 }, () => newId('webhook')), hook.body.id],
+    );
+    // The event alone through the outbox (no webhook takes it), then its delivery in SQL: no NOTIFY.
+    const event = await db.transaction((tx) =>
+      env.app.ctx.events.emit(
+        tx,
+        { type: 'webhook.test', accountId: t.accountId, data: { n: 1 } },
+        { to: { audiences: {} } },
+      ),
+    );
+    await db.query(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, attempts_allowed, next_attempt_at,
+         created_at, updated_at)
+       VALUES ($1, $2, $3, 'webhook.test', 8, now(), now(), now())`,
+      [newId('delivery'), hook.body.id, event.id],
+    );
+    const [got] = await receiver.waitFor(1, 5_000);
+    expect(got!.headers['webhook-id']).toBe(event.id);
+    await receiver.close();
   }, 30_000);
 });

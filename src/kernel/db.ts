@@ -46,11 +46,11 @@ export interface Database extends Sql {
   readonly kind: 'pglite' | 'postgres';
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
-   * Calls `onNotify` for each NOTIFY on `channel` (sent at commit, never for a rolled-back
-   * transaction). On PostgreSQL a dedicated connection listens and reconnects after a loss;
+   * Calls `onNotify` with its payload for each NOTIFY on `channel` (sent at commit, never for a
+   * rolled-back transaction). On PostgreSQL a dedicated connection listens and reconnects after a loss;
    * notifications sent while it was down are missed, so listeners must also poll.
    */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -88,7 +88,7 @@ export function pgliteDatabase(db: PGlite): Database {
     kind: 'pglite',
     ...wrap(db),
     transaction: (work) => db.transaction((tx) => work({ ...wrap(tx), inTransaction: true })),
-    listen: (channel, onNotify) => db.listen(channel, () => onNotify()),
+    listen: (channel, onNotify) => db.listen(channel, (payload) => onNotify(payload ?? '')),
     close: () => db.close(),
   };
 }
@@ -152,7 +152,7 @@ export async function openPostgres(url: string, poolSize: number): Promise<Datab
 async function listenPostgres(
   url: string,
   channel: string,
-  onNotify: () => void,
+  onNotify: (payload: string) => void,
 ): Promise<() => Promise<void>> {
   let client: pg.Client | null = null;
   let stopped = false;
@@ -162,7 +162,7 @@ async function listenPostgres(
   };
   const connect = async (): Promise<void> => {
     const c = new pg.Client({ connectionString: url });
-    c.on('notification', () => onNotify());
+    c.on('notification', (n) => onNotify(n.payload ?? ''));
     c.on('error', () => {});
     c.on('end', () => {
       if (client !== c) return;

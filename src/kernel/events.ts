@@ -115,6 +115,8 @@ export interface OutboxSubscriber<A = unknown> {
   readonly insert: string;
   /** NOTIFY'd at commit when it added rows. */
   readonly channel?: string;
+  /** The NOTIFY's payload, given the rows it added ('' when not set). */
+  notifyPayload?(rows: { id: string }[]): string;
 }
 
 export class EventOutbox {
@@ -261,8 +263,12 @@ export class EventOutbox {
       ctes.push(
         `, s${i} AS (${subscriber.insert.replaceAll('<rows>', rowsParam).replaceAll('<now>', '$1')} RETURNING 1)`,
       );
-      if (subscriber.channel)
-        notifies.push(`SELECT pg_notify('${subscriber.channel}', '') WHERE EXISTS (SELECT 1 FROM s${i})`);
+      if (subscriber.channel) {
+        const payload = subscriber.notifyPayload?.(added[i]!) ?? '';
+        notifies.push(
+          `SELECT pg_notify('${subscriber.channel}', $${params.push(payload)}::text) WHERE EXISTS (SELECT 1 FROM s${i})`,
+        );
+      }
     }
     await tx.query(
       `WITH new_events AS (

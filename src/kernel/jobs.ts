@@ -207,6 +207,8 @@ export class Jobs {
        * the epoch), whichever process sends it; a second send in the window adds nothing (null).
        */
       singletonSeconds?: number;
+      /** Fetched before the queue's jobs of lower priority (0 by default), oldest first within one. */
+      priority?: number;
       notify?: boolean;
     } = {},
   ): Promise<string | null> {
@@ -217,6 +219,7 @@ export class Jobs {
       ...(startAfter ? { startAfter } : {}),
       ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
       ...(options.singletonSeconds ? { singletonSeconds: options.singletonSeconds } : {}),
+      ...(options.priority ? { priority: options.priority } : {}),
     });
     if (!startAfter && options.notify !== false)
       await sql.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);

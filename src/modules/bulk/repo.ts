@@ -36,21 +36,29 @@ export interface ItemResult {
 export const JOB_COLUMNS =
   'id, account_id, kind, options, status, total, processed, succeeded, failed, error, created_at, started_at, completed_at';
 
+/**
+ * A queued job with its round (migrations/029): the round being served now (the lowest of the
+ * kind's unfinished jobs), or the account's next after its own unfinished jobs if that is later.
+ * Two jobs of one account accepted at the same instant may share a round: a tie, not a loss.
+ */
 export async function insertJob(
   sql: Sql,
   job: {
     id: string;
     accountId: string;
-    kind: 'contacts' | 'messages' | 'enrollments';
+    kind: 'contacts' | 'enrollments';
     options: object;
     items: unknown[];
     now: Date;
   },
-): Promise<BulkJobRow> {
-  const { rows } = await sql.query<BulkJobRow>(
-    `INSERT INTO bulk_jobs (id, account_id, kind, options, total, items, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-     RETURNING ${JOB_COLUMNS}`,
+): Promise<BulkJobRow & { fair_round: number }> {
+  const { rows } = await sql.query<BulkJobRow & { fair_round: number }>(
+    `INSERT INTO bulk_jobs (id, account_id, kind, options, total, items, created_at, updated_at, fair_round)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, greatest(0,
+       (SELECT min(fair_round) FROM bulk_jobs WHERE kind = $3 AND status IN ('queued', 'processing')),
+       (SELECT max(fair_round) + 1 FROM bulk_jobs
+         WHERE account_id = $2 AND kind = $3 AND status IN ('queued', 'processing'))))
+     RETURNING ${JOB_COLUMNS}, fair_round`,
     [
       job.id,
       job.accountId,
@@ -151,3 +159,6 @@ export async function recordChunk(
   );
   return rows[0]!;
 }
+
+/** The queue priority of a job of this round: pg-boss fetches the highest first. */
+export const fairPriority = (job: { fair_round: number }): number => -job.fair_round;

@@ -5,7 +5,7 @@ import { notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { Jobs } from '../../kernel/jobs.ts';
 import { BULK_CONTACTS_JOB } from './contacts-job.ts';
-import { type BulkJobRow, findJob, type ItemResult, insertJob, resultsOf } from './repo.ts';
+import { type BulkJobRow, fairPriority, findJob, type ItemResult, insertJob, resultsOf } from './repo.ts';
 
 export interface BulkServices {
   db: Database;
@@ -27,7 +27,7 @@ export async function acceptContactsJob(
       items: body.contacts,
       now: s.now(),
     });
-    await s.jobs.enqueue(tx, BULK_CONTACTS_JOB, { jobId: job.id });
+    await s.jobs.enqueue(tx, BULK_CONTACTS_JOB, { jobId: job.id }, { priority: fairPriority(job) });
     return job;
   });
 }

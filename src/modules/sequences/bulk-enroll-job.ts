@@ -8,7 +8,14 @@ import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
 import { type ChunkedJobDeps, chunkedJob, endForAccount } from '../bulk/chunked-job.ts';
-import { type BulkJobRow, type ItemResult, insertJob, lockJob, recordChunk } from '../bulk/repo.ts';
+import {
+  type BulkJobRow,
+  fairPriority,
+  type ItemResult,
+  insertJob,
+  lockJob,
+  recordChunk,
+} from '../bulk/repo.ts';
 import { toJobBase } from '../bulk/schemas.ts';
 import { tryEnroll } from './enroll.ts';
 import { findSequence, type SequenceRow } from './repo.ts';
@@ -36,7 +43,7 @@ export async function acceptEnrollJob(
       items: contactIds,
       now: s.now(),
     });
-    await s.jobs.enqueue(tx, BULK_ENROLL_JOB, { jobId: job.id });
+    await s.jobs.enqueue(tx, BULK_ENROLL_JOB, { jobId: job.id }, { priority: fairPriority(job) });
     return job;
   });
 }

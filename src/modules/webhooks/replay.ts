@@ -7,7 +7,7 @@ import { conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { filterProblem } from '../../kernel/events.ts';
 import { idAt, newId } from '../../kernel/ids.ts';
 import { typesCondition } from '../events/repo.ts';
-import { DELIVERY_CHANNEL } from './outbox.ts';
+import { DELIVERY_CHANNEL, wakePayload } from './outbox.ts';
 import { findEndpoint, type Owner } from './repo.ts';
 import { AUTOMATIC_ATTEMPTS } from './schedule.ts';
 import type { WebhookServices } from './service.ts';
@@ -71,7 +71,9 @@ export async function replayEvents(
            FROM jsonb_to_recordset($3::jsonb) AS d (id text, event_id text, type text)`,
         [endpoint.id, now, JSON.stringify(deliveries)],
       );
-      await tx.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
+      await tx.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', $1)`, [
+        wakePayload([{ endpoint_id: endpoint.id, owner: (endpoint.account_id ?? endpoint.partner_id)! }]),
+      ]);
     }
     return { replayed: rows.length, since, until };
   });

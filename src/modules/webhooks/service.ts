@@ -6,7 +6,7 @@ import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { type EventOutbox, filterProblem } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
-import { DELIVERY_CHANNEL, type WebhookAudience } from './outbox.ts';
+import { DELIVERY_CHANNEL, type WebhookAudience, wakePayload } from './outbox.ts';
 import {
   countEndpoints,
   type DeliveryRow,
@@ -182,7 +182,11 @@ export async function sendTestEvent(s: WebhookServices, owner: Owner, id: string
       },
       {
         to: {
-          audiences: { webhooks: [{ id: row.id, filters: ['*'] }] satisfies WebhookAudience },
+          audiences: {
+            webhooks: [
+              { id: row.id, filters: ['*'], owner: (row.account_id ?? row.partner_id)! },
+            ] satisfies WebhookAudience,
+          },
           partnerId: row.partner_id,
         },
       },
@@ -206,7 +210,9 @@ export async function retryDelivery(
     if (!delivery) throw notFound('delivery');
     if (!endpoint.enabled) throw conflict('The webhook is disabled; enable it before retrying deliveries.');
     await requeueDelivery(tx, delivery, s.now());
-    await tx.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
+    await tx.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', $1)`, [
+      wakePayload([{ endpoint_id: endpoint.id, owner: (endpoint.account_id ?? endpoint.partner_id)! }]),
+    ]);
     return (await findDelivery(tx, endpointId, deliveryId))!;
   });
 }
