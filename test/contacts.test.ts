@@ -727,6 +727,39 @@ describe('tenants', () => {
     expect((await eventsOf(owner.accountId)).map((e) => e.type)).toEqual(['contact.created']);
   });
 
+  it('creates at once: each phone once, the rest 409 naming the winner, one event per contact', async () => {
+    // Requests arriving together are written together (contacts/service.ts createContacts): the
+    // same phone twice in one batch, in another account too, and one already taken.
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const other = await tenant(env.app, env.partner.partnerKey);
+    const taken = await create(t, { phone: '+12015550190' });
+    const phones = ['+12015550191', '+12015550192', '+12015550191', '+12015550190', '+12015550192'];
+    const replies = await Promise.all([
+      ...phones.map((phone, i) =>
+        call(env.app, 'POST', '/contacts', { key: t.apiKey, body: { phone, name: `At once ${i}` } }),
+      ),
+      call(env.app, 'POST', '/contacts', { key: other.apiKey, body: { phone: '+12015550191' } }),
+    ]);
+    const mine = replies.slice(0, 5);
+    expect(mine.map((r) => r.status).sort()).toEqual([201, 201, 409, 409, 409]);
+    const created = new Map(mine.filter((r) => r.status === 201).map((r) => [r.body.phone, r.body.id]));
+    expect([...created.keys()].sort()).toEqual(['+12015550191', '+12015550192']);
+    for (const [i, r] of mine.entries()) {
+      if (r.status !== 409) continue;
+      const winner = phones[i] === '+12015550190' ? taken.id : created.get(phones[i]!);
+      expect(r.body.error.details).toEqual([
+        { field: 'phone', issue: 'belongs to another contact', contactId: winner },
+      ]);
+    }
+    expect(replies[5]!.status).toBe(201);
+    const events = await call(env.app, 'GET', '/events', {
+      key: t.apiKey,
+      query: { type: 'contact.created', limit: 100 },
+    });
+    const evented = events.body.data.map((e: { data: { id: string } }) => e.data.id);
+    for (const id of created.values()) expect(evented.filter((e: string) => e === id)).toHaveLength(1);
+  });
+
   it('lets a partner key act on its account with X-Account-Id', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const res = await call(env.app, 'POST', '/contacts', {

@@ -37,33 +37,39 @@ export const CONTACT_COLUMNS =
   'id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out, created_at, updated_at, last_inbound_at, wa_id';
 
 /** Inserts a contact, or answers the id of the account's contact that already has this phone. */
-export async function insertContact(
+/** Inserts contacts (ON CONFLICT of the phone, nothing); answers those inserted. */
+export async function insertContacts(
   sql: Sql,
-  row: { id: string; accountId: string; now: Date } & ContactValues,
-): Promise<{ row: ContactRow } | { existingId: string }> {
-  const { rows } = await sql.query<ContactRow>(
+  rows: { id: string; accountId: string; values: ContactValues }[],
+  now: Date,
+): Promise<ContactRow[]> {
+  const { rows: inserted } = await sql.query<ContactRow>(
     `INSERT INTO contacts (id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out,
                            created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+     SELECT r.id, r.account_id, r.phone, r.name, r.email, r.tags, r.attributes, r.opted_in, r.marketing_opt_out,
+            $2, $2
+       FROM jsonb_to_recordset($1::jsonb) AS r (id text, account_id text, phone text, name text, email text,
+            tags text[], attributes jsonb, opted_in boolean, marketing_opt_out boolean)
      ON CONFLICT (account_id, phone) DO NOTHING
      RETURNING ${CONTACT_COLUMNS}`,
     [
-      row.id,
-      row.accountId,
-      row.phone,
-      row.name,
-      row.email,
-      row.tags,
-      JSON.stringify(row.attributes),
-      row.optedIn,
-      row.marketingOptOut,
-      row.now,
+      JSON.stringify(
+        rows.map(({ id, accountId, values: v }) => ({
+          id,
+          account_id: accountId,
+          phone: v.phone,
+          name: v.name,
+          email: v.email,
+          tags: v.tags,
+          attributes: v.attributes,
+          opted_in: v.optedIn,
+          marketing_opt_out: v.marketingOptOut,
+        })),
+      ),
+      now,
     ],
   );
-  if (rows[0]) return { row: rows[0] };
-  const existing = await contactIdByPhone(sql, row.accountId, row.phone);
-  // Deleted between the two statements: rare enough to report as the conflict it nearly was.
-  return { existingId: existing ?? 'unknown' };
+  return inserted;
 }
 
 export async function contactIdByPhone(sql: Sql, accountId: string, phone: string): Promise<string | null> {

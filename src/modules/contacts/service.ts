@@ -1,6 +1,7 @@
 // Contacts of an account: create, change, replace, delete, tag and untag. Each change and its
 // event (contact.created|updated|deleted|tagged|untagged) commit in one transaction.
 import type { AccountSnapshot } from '../../kernel/auth.ts';
+import { Batcher } from '../../kernel/batcher.ts';
 import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/db.ts';
 import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
 import type { EventOutbox, EventType } from '../../kernel/events.ts';
@@ -23,7 +24,7 @@ import {
   contactIdByPhone,
   deleteContact,
   findContact,
-  insertContact,
+  insertContacts,
   writeContact,
 } from './repo.ts';
 import { toContact } from './schemas.ts';
@@ -91,20 +92,67 @@ export async function createContact(
 ) {
   const fields = normalizeFields(input, account.countryCode);
   const values = valuesOf({ ...fields, phone: fields.phone! });
-  return s.db.transaction(async (tx) => {
-    // The time first, then the id: the id's own time is then never earlier than created_at, which
+  const made = await creatorOf(s).submit({ accountId: account.id, values });
+  if ('existingId' in made) throw phoneConflict(made.existingId);
+  return made.row;
+}
+
+interface NewContact {
+  accountId: string;
+  values: ContactValues;
+}
+
+type Made = { row: ContactRow } | { existingId: string };
+
+// One batcher per database: PGlite has one connection, PostgreSQL a pool.
+const creators = new WeakMap<Database, Batcher<NewContact, Made>>();
+
+function creatorOf(s: ContactServices): Batcher<NewContact, Made> {
+  let creator = creators.get(s.db);
+  if (!creator) {
+    creator = new Batcher((batch) => createContacts(s, batch), {
+      lanes: s.db.kind === 'pglite' ? 1 : 2,
+      limit: 100,
+    });
+    creators.set(s.db, creator);
+  }
+  return creator;
+}
+
+/**
+ * Contacts created together (POST /contacts arriving at once): one INSERT of them all and their
+ * contact.created events in one transaction. A phone already taken, or taken by an earlier contact
+ * of the same batch, answers the contact that has it (looked up after the commit).
+ */
+async function createContacts(s: ContactServices, batch: NewContact[]): Promise<Made[]> {
+  const inserted = await s.db.transaction(async (tx) => {
+    // The time first, then the ids: an id's own time is then never earlier than created_at, which
     // the createdAfter filter's `id >= idAt(createdAfter)` bound relies on (repo.ts listContacts).
     const now = s.now();
-    const inserted = await insertContact(tx, {
-      id: newId('contact'),
-      accountId: account.id,
+    const rows = await insertContacts(
+      tx,
+      batch.map((c) => ({ id: newId('contact'), accountId: c.accountId, values: c.values })),
       now,
-      ...values,
-    });
-    if ('existingId' in inserted) throw phoneConflict(inserted.existingId);
-    await emit(s, tx, 'contact.created', inserted.row);
-    return inserted.row;
+    );
+    await s.events.emitMany(
+      tx,
+      rows.map((row) => ({ type: 'contact.created', accountId: row.account_id, data: toContact(row) })),
+    );
+    return rows;
   });
+  const byKey = new Map(inserted.map((row) => [`${row.account_id}|${row.phone}`, row]));
+  return Promise.all(
+    batch.map(async (c): Promise<Made> => {
+      const key = `${c.accountId}|${c.values.phone}`;
+      const row = byKey.get(key);
+      if (row) {
+        byKey.delete(key); // a second contact of the batch with this phone is the conflict
+        return { row };
+      }
+      // Deleted between the two statements: rare enough to report as the conflict it nearly was.
+      return { existingId: (await contactIdByPhone(s.db, c.accountId, c.values.phone)) ?? 'unknown' };
+    }),
+  );
 }
 
 export async function getContact(s: ContactServices, accountId: string, id: string): Promise<ContactRow> {
