@@ -186,8 +186,9 @@ export async function listContacts(
   const where: string[] = [];
   // The statement through the GIN indexes: they take no `= ANY`, so the account is an equality
   // there, for the indexes led by account_id; tags are matched as the account's keys
-  // (migrations/028), which hold the account already: then the account stays `= ANY`, a filter,
-  // lest the planner AND the tag's few rows with the account's whole posting list.
+  // (migrations/028), which hold the account already (its id has no space): then the account is
+  // left out, lest the planner AND the tag's few rows with the account's whole posting list in
+  // another GIN index (a bitmap scan takes `= ANY` too, element by element).
   const account = '($1::text[])[1]';
   const indexed: string[] = [];
   const param = (value: unknown) => {
@@ -257,7 +258,7 @@ export async function listContacts(
   const { rows } = await sql.query<ContactRow>(
     `WITH matches AS MATERIALIZED (
        SELECT ${CONTACT_COLUMNS} FROM contacts
-        WHERE ${[...(indexed.length ? indexed : [`account_id = ${account}`]), ...scope, ...where].join(' AND ')})
+        WHERE ${[...(indexed.length ? indexed : [`account_id = ${account}`]), ...scope.slice(1), ...where].join(' AND ')})
      SELECT * FROM matches ORDER BY id DESC LIMIT ${limit}`,
     params,
   );
