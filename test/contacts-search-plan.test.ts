@@ -1,7 +1,8 @@
 // The query plans of GET /contacts on a realistically sized table: a selective search (`q`), tag
 // filter and attribute filter must each be served by their GIN index from migrations/003
-// (contacts_search, contacts_tags, contacts_attributes), led by account_id, instead of walking the
-// account's rows. The SQL explained is exactly what listContacts issues: the repository runs
+// (contacts_search, contacts_attributes), led by account_id, or the account's tag keys
+// (contacts_account_tags, migrations/028), instead of walking the account's rows; and the plain list
+// walks the account's own rows (contacts_account_id), never the primary key across all tenants. The SQL explained is exactly what listContacts issues: the repository runs
 // against a wrapper that prefixes each statement with EXPLAIN.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { QueryResult, Sql } from '../src/kernel/db.ts';
@@ -45,7 +46,11 @@ async function seed(accountId: string, prefix: string) {
 }
 
 /** The plan listContacts' statement gets for these list parameters (as the route reads them). */
-async function planOf(accountId: string, query: ContactListParams): Promise<string> {
+async function planOf(
+  accountId: string,
+  query: ContactListParams,
+  before: string | null = null,
+): Promise<string> {
   let lines: string[] = [];
   const explaining: Sql = {
     async query<T>(text: string, params?: unknown[]): Promise<QueryResult<T>> {
@@ -55,7 +60,7 @@ async function planOf(accountId: string, query: ContactListParams): Promise<stri
     },
     exec: (text) => env.tdb.db.exec(text),
   };
-  await listContacts(explaining, accountId, { limit: 20, before: null }, contactFilters(query, 'US'));
+  await listContacts(explaining, accountId, { limit: 20, before }, contactFilters(query, 'US'));
   return lines.join('\n');
 }
 
@@ -106,10 +111,19 @@ describe('search and filter plans on 2 × 20,000 contacts', () => {
     expect(plan).toMatch(/Bitmap Index Scan on contacts_search/);
   });
 
-  it('a rare tag uses contacts_tags', async () => {
+  it('the plain list and its next pages walk the account through contacts_account_id', async () => {
+    for (const before of [null, `ctc_a${'0'.repeat(21)}9000`]) {
+      const plan = await planOf(t.accountId, {}, before);
+      console.log(`[${env.tdb.db.kind}] newest first, before ${before}\n${plan}`);
+      expect(plan).toMatch(/Index Scan Backward using contacts_account_id/);
+      expect(plan).not.toMatch(/contacts_pkey|Sort/);
+    }
+  });
+
+  it('a rare tag uses contacts_account_tags', async () => {
     const plan = await planOf(t.accountId, { tag: ['rare'] });
     console.log(`[${env.tdb.db.kind}] tag=rare\n${plan}`);
-    expect(plan).toMatch(/Bitmap Index Scan on contacts_tags/);
+    expect(plan).toMatch(/Bitmap Index Scan on contacts_account_tags/);
     expect(plan).not.toMatch(/Seq Scan/);
   });
 

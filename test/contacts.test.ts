@@ -754,7 +754,7 @@ describe('tenants', () => {
     expect(replies[5]!.status).toBe(201);
     const events = await call(env.app, 'GET', '/events', {
       key: t.apiKey,
-      query: { type: 'contact.created', limit: 100 },
+      query: { type: 'contact.created', limit: '100' },
     });
     const evented = events.body.data.map((e: { data: { id: string } }) => e.data.id);
     for (const id of created.values()) expect(evented.filter((e: string) => e === id)).toHaveLength(1);

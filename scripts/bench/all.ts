@@ -23,6 +23,7 @@ const BENCHES = [
   'automation',
   'voice',
   'campaigns',
+  'lists',
 ];
 const chosen = process.argv.slice(2);
 for (const name of chosen) if (!BENCHES.includes(name)) throw new Error(`no benchmark ${name}`);

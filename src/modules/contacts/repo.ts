@@ -1,7 +1,7 @@
 // Contact rows. Every query is scoped by account_id: another account's id finds nothing.
 import type { Sql } from '../../kernel/db.ts';
 import { idAt } from '../../kernel/ids.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import { ACCOUNT_ORDER, type Page } from '../../kernel/pagination.ts';
 import type { AttributeValue } from './fields.ts';
 
 export interface ContactRow {
@@ -186,16 +186,28 @@ export async function listContacts(
   page: Page,
   filters: ContactFilters,
 ): Promise<ContactRow[]> {
-  const params: unknown[] = [accountId];
-  const scope = ['account_id = $1'];
+  // The account as a one-element array, ordered by (account_id, id): see ACCOUNT_ORDER.
+  const params: unknown[] = [[accountId]];
+  const scope = ['account_id = ANY($1::text[])'];
   const where: string[] = [];
+  // The statement through the GIN indexes: they take no `= ANY`, so the account is an equality
+  // there, for the indexes led by account_id; tags are matched as the account's keys
+  // (migrations/028), which hold the account already (its id has no space): then the account is
+  // left out, lest the planner AND the tag's few rows with the account's whole posting list in
+  // another GIN index (a bitmap scan takes `= ANY` too, element by element).
+  const account = '($1::text[])[1]';
+  const indexed: string[] = [];
   const param = (value: unknown) => {
     params.push(value);
     return `$${params.length}`;
   };
   if (page.before) scope.push(`id < ${param(page.before)}`);
   if (filters.searchPattern) where.push(`search_text LIKE ${param(filters.searchPattern)}`);
-  if (filters.tags?.length) where.push(`tags @> ${param(filters.tags)}::text[]`);
+  if (filters.tags?.length) {
+    const tags = param(filters.tags);
+    where.push(`tags @> ${tags}::text[]`);
+    indexed.push(`contact_tag_keys(account_id, tags) @> contact_tag_keys(${account}, ${tags}::text[])`);
+  }
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
   if (filters.optedIn !== undefined) where.push(`opted_in = ${param(filters.optedIn)}`);
   if (filters.marketingOptOut !== undefined)
@@ -215,25 +227,29 @@ export async function listContacts(
   }
   const limit = page.limit + 1;
   const conditions = [...scope, ...where].join(' AND ');
-  if (!filters.searchPattern) {
+  // A filter phone or the GIN indexes serve narrows the rows to a few the index finds; anything
+  // else is a walk of the account's rows, newest first.
+  const rare = filters.searchPattern || filters.tags?.length || filters.attributes?.length;
+  if (!rare || filters.phone) {
     const { rows } = await sql.query<ContactRow>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${conditions} ORDER BY id DESC LIMIT ${limit}`,
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${conditions} ${ACCOUNT_ORDER} LIMIT ${limit}`,
       params,
     );
     return rows;
   }
-  // A search with ORDER BY id LIMIT n tempts the planner to walk the account's rows newest first
-  // until n match: instant for a common term, a walk through the whole account for a term whose
-  // matches are all old (the estimate cannot see where they lie). So the walk is bounded: first the
-  // newest 1,000 rows; if matches there are dense enough, a second walk as far as that density says
-  // the page needs (at most 10,000 rows); otherwise, or if the page is still not full, all matches
-  // through the trigram index (the MATERIALIZED CTE has no LIMIT to tempt the planner), then
-  // sorted. Every path gives the same, exact page.
+  // A search or a tag or attribute filter with ORDER BY id LIMIT n tempts the planner to walk the
+  // account's rows newest first until n match: instant for a common term, a walk through the whole
+  // account for one whose matches are few or all old (the estimate cannot see where they lie, nor
+  // how common a tag is in this account rather than across all tenants). So the walk is bounded:
+  // first the newest 1,000 rows; if matches there are dense enough, a second walk as far as that
+  // density says the page needs (at most 10,000 rows); otherwise, or if the page is still not
+  // full, all matches through the GIN indexes (the MATERIALIZED CTE has no LIMIT to tempt the
+  // planner), then sorted. Every path gives the same, exact page.
   let window = SEARCH_RECENT_ROWS;
   for (;;) {
     const { rows } = await sql.query<ContactRow>(
       `SELECT ${CONTACT_COLUMNS}
-         FROM (SELECT * FROM contacts WHERE ${scope.join(' AND ')} ORDER BY id DESC LIMIT ${window}) AS newest
+         FROM (SELECT * FROM contacts WHERE ${scope.join(' AND ')} ${ACCOUNT_ORDER} LIMIT ${window}) AS newest
         WHERE ${where.join(' AND ')}
         ORDER BY id DESC LIMIT ${limit}`,
       params,
@@ -246,7 +262,9 @@ export async function listContacts(
     window = needed;
   }
   const { rows } = await sql.query<ContactRow>(
-    `WITH matches AS MATERIALIZED (SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${conditions})
+    `WITH matches AS MATERIALIZED (
+       SELECT ${CONTACT_COLUMNS} FROM contacts
+        WHERE ${[...(indexed.length ? indexed : [`account_id = ${account}`]), ...scope.slice(1), ...where].join(' AND ')})
      SELECT * FROM matches ORDER BY id DESC LIMIT ${limit}`,
     params,
   );

@@ -9,7 +9,8 @@ import type {
   TemplateParameters,
 } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import { idAt } from '../../kernel/ids.ts';
+import { ACCOUNT_ORDER, type Page } from '../../kernel/pagination.ts';
 import type { PriceCategory } from '../pricing/prices.ts';
 
 export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
@@ -205,17 +206,27 @@ export async function listMessages(
   page: Page,
   filters: MessageFilters,
 ): Promise<MessageRow[]> {
-  const params: unknown[] = [accountId];
-  const where = ['account_id = $1'];
+  // The account as a one-element array, ordered by (account_id, id): the (account_id, id) and
+  // (account_id, phone, id) indexes walk the account's own rows, whatever other tenants hold
+  // (kernel/pagination.ts, ACCOUNT_ORDER).
+  const params: unknown[] = [[accountId]];
+  const where = ['account_id = ANY($1::text[])'];
   const param = (value: unknown) => `$${params.push(value)}`;
   if (page.before) where.push(`id < ${param(page.before)}`);
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
   if (filters.status) where.push(`status = ${param(filters.status)}`);
   if (filters.direction) where.push(`direction = ${param(filters.direction)}`);
-  if (filters.createdAfter) where.push(`created_at > ${param(filters.createdAfter)}`);
+  // The id bounds the walk from below, and created_at makes it exact: a message's id is made after
+  // its created_at was read, so its id is never older than its created_at. (No bound from above: an
+  // inbound message's id comes after statements that may wait on locks, so how much younger it is
+  // has no limit worth trusting.)
+  if (filters.createdAfter) {
+    where.push(`id >= ${param(idAt('message', filters.createdAfter))}`);
+    where.push(`created_at > ${param(filters.createdAfter)}`);
+  }
   if (filters.createdBefore) where.push(`created_at < ${param(filters.createdBefore)}`);
   const { rows } = await sql.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${page.limit + 1}`,
+    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where.join(' AND ')} ${ACCOUNT_ORDER} LIMIT ${page.limit + 1}`,
     params,
   );
   return rows;
