@@ -33,8 +33,6 @@ export interface Admission {
 }
 
 interface Lease {
-  accountId: string;
-  period: string;
   limit: number;
   /** Calls of the block not yet admitted. */
   left: number;
@@ -255,8 +253,6 @@ export class UsageMeter {
     const row = rows[0];
     if (!row) return false;
     this.#leases.set(`${accountId}|${period}`, {
-      accountId,
-      period,
       limit,
       left: row.last_grant,
       total: row.calls + row.leased,
