@@ -24,6 +24,7 @@ export interface Config {
   monthlyQuotaOverride: number | null;
   rateLimitOverride: number | null;
   usageFlushMs: number;
+  pgliteSharedBuffers: string;
   shutdownTimeoutMs: number;
   dbPoolSize: number;
   runWorkers: boolean;
@@ -258,6 +259,17 @@ export const SETTINGS: Setting<any>[] = [
       'how often a process writes the API calls it counted (usage reports of other processes lag by this)',
     default: '250',
     parse: integer(10, 60000),
+  },
+  {
+    env: 'TIDINGS_PGLITE_SHARED_BUFFERS',
+    key: 'pgliteSharedBuffers',
+    description:
+      'page cache of the embedded database (PostgreSQL shared_buffers); its memory is never returned while it runs',
+    default: '32MB',
+    parse: (s) => {
+      if (!/^[1-9][0-9]*(kB|MB|GB)$/.test(s)) throw new Error('must be a size such as 32MB');
+      return s;
+    },
   },
   {
     env: 'TIDINGS_SHUTDOWN_TIMEOUT_MS',

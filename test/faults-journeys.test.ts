@@ -41,7 +41,11 @@ async function inBatches<T>(count: number, work: (i: number) => Promise<T>): Pro
 }
 
 describe.skipIf(!onPostgres)('journey runs waiting on a timer, cut short by SIGKILL', () => {
-  const store = useDurableStore('journeys-crash', { TIDINGS_AUTOMATION_POLL_MS: '100' });
+  // 2,000 setup calls back to back, 20 at once: the plan's per-second limit is not under test here.
+  const store = useDurableStore('journeys-crash', {
+    TIDINGS_AUTOMATION_POLL_MS: '100',
+    TIDINGS_RATE_LIMIT_OVERRIDE: '100000',
+  });
 
   async function start(): Promise<ServerProcess> {
     const server = await startServerProcess(store.settings);

@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
+import { hasDatabase, initDataDirInChild } from './pglite-initdb.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -63,13 +64,30 @@ export const PGLITE_PARSERS = { [INT8_OID]: parseInt8 };
 /** Every PGlite instance gets these: the contrib modules the migrations create extensions of. */
 export const PGLITE_OPTIONS = { parsers: PGLITE_PARSERS, extensions: { pg_trgm, btree_gin } };
 
-/** The embedded database: in `dataDir`, in memory (null), or in memory from a data-dir dump. */
-export async function openPglite(source: string | null | { loadDataDir: Blob }): Promise<Database> {
-  if (typeof source === 'string') mkdirSync(source, { recursive: true });
+/**
+ * The embedded database: in `dataDir`, in memory (null), or in memory from a data-dir dump.
+ * `sharedBuffers` sizes its page cache: WebAssembly memory grows and is never given back, so a
+ * cache PostgreSQL fills once stays resident. Pages it does not hold are read again from the
+ * files, which the system's own cache keeps (see docs/decisions.md, "PGlite memory").
+ */
+export async function openPglite(
+  source: string | null | { loadDataDir: Blob },
+  options: { sharedBuffers?: string } = {},
+): Promise<Database> {
+  if (typeof source === 'string') {
+    mkdirSync(source, { recursive: true });
+    if (!hasDatabase(source)) await initDataDirInChild(source);
+  }
+  const settings = {
+    ...PGLITE_OPTIONS,
+    ...(options.sharedBuffers
+      ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] }
+      : {}),
+  };
   const db =
     source === null || typeof source === 'string'
-      ? await PGlite.create(source ?? undefined, PGLITE_OPTIONS)
-      : await PGlite.create({ loadDataDir: source.loadDataDir, ...PGLITE_OPTIONS });
+      ? await PGlite.create(source ?? undefined, settings)
+      : await PGlite.create({ loadDataDir: source.loadDataDir, ...settings });
   return pgliteDatabase(db);
 }
 
@@ -187,9 +205,10 @@ export async function openDatabase(config: {
   databaseUrl: string | null;
   dataDir: string;
   dbPoolSize: number;
+  pgliteSharedBuffers: string;
 }): Promise<Database> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl, config.dbPoolSize);
-  return openPglite(`${config.dataDir}/db`);
+  return openPglite(`${config.dataDir}/db`, { sharedBuffers: config.pgliteSharedBuffers });
 }
 
 /**
