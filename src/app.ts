@@ -331,8 +331,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       );
     }
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Synchronous hooks (done, not async) where nothing is awaited: every request runs them.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   // During a graceful close, answers to requests still in flight tell keep-alive clients to
   // reconnect elsewhere; otherwise their idle connections would hold the close open.
@@ -340,8 +342,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   installErrorHandling(app, config.publicBaseUrl, new RouteHints(ctx.routes, API_PREFIX));

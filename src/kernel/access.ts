@@ -8,6 +8,9 @@
 // every change it makes needs the session's CSRF token.
 // A call counts against the month once it passes the rate limiter, whatever its outcome; the count
 // is kept in the process and written in batches (usage-meter.ts), so it costs no statement here.
+// The steps answer at once what they have at hand (a cached key and account, the in-process limiter,
+// a quota lease) and a promise only when they must wait: a call with everything cached passes the
+// whole policy without a promise or a turn of the microtask queue (the hook is callback-style).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
@@ -69,6 +72,13 @@ const FEATURE_PLANS: Record<Feature, string> = {
   voice: 'Voice needs the Business plan or above.',
 };
 
+type Maybe<T> = T | Promise<T>;
+
+/** `next` of a value at once, or of a promise's value when it settles. */
+function andThen<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
 function quotaHeaders(reply: FastifyReply, limit: number, used: number) {
   reply.header('x-quota-limit', String(limit));
   reply.header('x-quota-remaining', String(Math.max(0, limit - used)));
@@ -78,27 +88,29 @@ function quotaHeaders(reply: FastifyReply, limit: number, used: number) {
 // when (epoch seconds, rounded up) the oldest request counted in the last second stops counting,
 // so one more place is free (after a 429, when the next request will be admitted); Retry-After:
 // the whole seconds until then, at least 1 (always 1, as the limit's span is one second).
-async function applyRateLimit(
+function applyRateLimit(
   deps: AccessDeps,
   reply: FastifyReply,
   bucket: string,
   perSecond: number,
   beforeRefusal?: () => Promise<void>,
-) {
-  // The in-process limiter answers without a promise: no extra turn on every call.
-  const pending = deps.rateLimits.consume(bucket, perSecond);
-  const decision = pending instanceof Promise ? await pending : pending;
-  const resetAt = Math.ceil((deps.now().getTime() + decision.resetInMs) / 1000);
-  reply.header('x-ratelimit-limit', String(decision.limit));
-  reply.header('x-ratelimit-remaining', String(decision.remaining));
-  reply.header('x-ratelimit-reset', String(resetAt));
-  if (!decision.allowed) {
-    await beforeRefusal?.();
-    const seconds = Math.max(1, Math.ceil(decision.resetInMs / 1000));
-    throw new ApiError('RATE_LIMITED', `Rate limit exceeded. Retry after ${seconds} second(s).`, {
-      headers: { 'retry-after': String(seconds) },
-    });
-  }
+): Maybe<void> {
+  // The in-process limiter answers without a promise; Redis with one.
+  return andThen(deps.rateLimits.consume(bucket, perSecond), (decision) => {
+    const resetAt = Math.ceil((deps.now().getTime() + decision.resetInMs) / 1000);
+    reply.header('x-ratelimit-limit', String(decision.limit));
+    reply.header('x-ratelimit-remaining', String(decision.remaining));
+    reply.header('x-ratelimit-reset', String(resetAt));
+    if (!decision.allowed) return refuseRate(decision.resetInMs, beforeRefusal);
+  });
+}
+
+async function refuseRate(resetInMs: number, beforeRefusal?: () => Promise<void>): Promise<never> {
+  await beforeRefusal?.();
+  const seconds = Math.max(1, Math.ceil(resetInMs / 1000));
+  throw new ApiError('RATE_LIMITED', `Rate limit exceeded. Retry after ${seconds} second(s).`, {
+    headers: { 'retry-after': String(seconds) },
+  });
 }
 
 /** Who calls: an API key, or a console session standing for one. */
@@ -110,11 +122,7 @@ interface Caller {
   console?: { userId: string; role: ConsoleRole; sessionId: string };
 }
 
-async function resolveAccount(
-  deps: AccessDeps,
-  request: FastifyRequest,
-  key: Caller,
-): Promise<AccountSnapshot> {
+function resolveAccount(deps: AccessDeps, request: FastifyRequest, key: Caller): Maybe<AccountSnapshot> {
   const named = singleHeader(request, 'x-account-id');
   if (key.scope === 'partner') {
     if (!named) {
@@ -126,18 +134,21 @@ async function resolveAccount(
         },
       );
     }
-    const account = await deps.auth.account(named);
-    // Another partner's account, or one of no partner, is invisible to this one.
-    if (!account || account.partnerId !== key.partnerId) throw notFound('account');
-    return account;
+    return andThen(deps.auth.account(named), (account) => {
+      // Another partner's account, or one of no partner, is invisible to this one.
+      if (!account || account.partnerId !== key.partnerId) throw notFound('account');
+      return account;
+    });
   }
   const own = key.accountId;
   if (named && named !== own) {
     throw new ApiError('FORBIDDEN', 'X-Account-Id names an account this key does not belong to.');
   }
-  const account = own ? await deps.auth.account(own) : null;
-  if (!account) throw new ApiError('INVALID_API_KEY');
-  return account;
+  if (!own) throw new ApiError('INVALID_API_KEY');
+  return andThen(deps.auth.account(own), (account) => {
+    if (!account) throw new ApiError('INVALID_API_KEY');
+    return account;
+  });
 }
 
 const ROLE_SCOPE: Record<ConsoleRole, KeyScope> = {
@@ -170,58 +181,74 @@ async function sessionCaller(
   } satisfies Caller;
 }
 
-async function callerOf(
-  deps: AccessDeps,
-  request: FastifyRequest,
-  access: Access,
-  now: Date,
-): Promise<Caller> {
+function callerOf(deps: AccessDeps, request: FastifyRequest, access: Access, now: Date): Maybe<Caller> {
   const keyText = singleHeader(request, 'x-api-key');
   const token = sessionToken(request);
   if (access === 'session') return sessionCaller(deps, request, token, now);
   if (keyText === undefined && token !== undefined) {
-    const caller = await sessionCaller(deps, request, token, now);
-    if (caller.console.role === 'agent' && !request.routeOptions.config.agents) {
-      throw new ApiError(
-        'FORBIDDEN',
-        'An agent may use the inbox only (conversations, messages, contacts, templates, media, events): ask an account admin.',
-      );
-    }
-    return caller;
+    return sessionCaller(deps, request, token, now).then((caller) => {
+      if (caller.console.role === 'agent' && !request.routeOptions.config.agents) {
+        throw new ApiError(
+          'FORBIDDEN',
+          'An agent may use the inbox only (conversations, messages, contacts, templates, media, events): ask an account admin.',
+        );
+      }
+      return caller;
+    });
   }
-  const key = await deps.auth.authenticate(keyText, now);
-  return { id: key.id, scope: key.scope, partnerId: key.partnerId, accountId: key.accountId };
+  return andThen(deps.auth.authenticate(keyText, now), (key) => ({
+    id: key.id,
+    scope: key.scope,
+    partnerId: key.partnerId,
+    accountId: key.accountId,
+  }));
 }
 
-async function authorize(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply, access: Access) {
+function authorize(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  access: Access,
+): Maybe<void> {
   const now = deps.now();
-  const key = await callerOf(deps, request, access, now);
-  const principal: Principal = {
-    keyId: key.id,
-    keyScope: key.scope,
-    partnerId: key.partnerId,
-    account: null,
-    mode: key.scope === 'sandbox' ? 'sandbox' : 'live',
-    ...(key.console ? { console: key.console } : {}),
-  };
+  return andThen(callerOf(deps, request, access, now), (key) => {
+    const principal: Principal = {
+      keyId: key.id,
+      keyScope: key.scope,
+      partnerId: key.partnerId,
+      account: null,
+      mode: key.scope === 'sandbox' ? 'sandbox' : 'live',
+      ...(key.console ? { console: key.console } : {}),
+    };
+    if (access === 'session') {
+      request.principal = principal;
+      return;
+    }
+    if (access === 'partner') {
+      if (key.scope !== 'partner')
+        throw new ApiError(
+          'FORBIDDEN',
+          'Partner endpoints need a partner key or a partner admin’s console session.',
+        );
+      request.principal = principal;
+      return applyRateLimit(deps, reply, `partner:${key.partnerId}`, deps.config.partnerRatePerSecond);
+    }
+    return andThen(resolveAccount(deps, request, key), (account) =>
+      admitAccountCall(deps, request, reply, { ...principal, account }, now),
+    );
+  });
+}
 
-  if (access === 'session') {
-    request.principal = principal;
-    return;
-  }
-  if (access === 'partner') {
-    if (key.scope !== 'partner')
-      throw new ApiError(
-        'FORBIDDEN',
-        'Partner endpoints need a partner key or a partner admin’s console session.',
-      );
-    request.principal = principal;
-    await applyRateLimit(deps, reply, `partner:${key.partnerId}`, deps.config.partnerRatePerSecond);
-    return;
-  }
-
-  const account = await resolveAccount(deps, request, key);
-  request.principal = { ...principal, account };
+/** The account's status, plan, per-second limit, quota and the route's feature, in that order. */
+function admitAccountCall(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  principal: Principal & { account: AccountSnapshot },
+  now: Date,
+): Maybe<void> {
+  const { account } = principal;
+  request.principal = principal;
   if (account.status !== 'ACTIVE') {
     throw new ApiError('ACCOUNT_SUSPENDED', `The account is ${account.status.toLowerCase()}.`);
   }
@@ -231,7 +258,7 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
   }
   const quotaLimit = monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride);
   const perSecond = ratePerSecondOf(plan, deps.config.rateLimitOverride);
-  await applyRateLimit(deps, reply, `account:${account.id}`, perSecond, async () => {
+  const limited = applyRateLimit(deps, reply, `account:${account.id}`, perSecond, async () => {
     // A refused call is not counted, but its reply still shows where the month stands (README:
     // every authenticated response carries the quota headers). The count this process's lease saw
     // serves, so a flood of refused calls costs the database nothing; best effort: the 429 matters.
@@ -240,18 +267,19 @@ async function authorize(deps: AccessDeps, request: FastifyRequest, reply: Fasti
       deps.usage.lastSeen(account.id, now) ?? (await monthTotal(deps.sql, account.id, now).catch(() => null));
     if (used !== null) quotaHeaders(reply, quotaLimit, used);
   });
-
-  const quota = await deps.usage.admit(account.id, quotaLimit, now);
-  if (quota.used !== null) request.principal.monthCalls = quota.used;
-  if (quota.limit !== null) quotaHeaders(reply, quota.limit, quota.used ?? quota.limit);
-  if (!quota.allowed) {
-    // The quota renews when the next calendar month (UTC) begins; every 429 carries Retry-After.
-    throw new ApiError('QUOTA_EXCEEDED', undefined, {
-      headers: { 'retry-after': String(secondsUntilNextPeriod(now)) },
-    });
-  }
-
-  checkFeature(request, plan, account);
+  return andThen(limited, () =>
+    andThen(deps.usage.admit(account.id, quotaLimit, now), (quota) => {
+      if (quota.used !== null) principal.monthCalls = quota.used;
+      if (quota.limit !== null) quotaHeaders(reply, quota.limit, quota.used ?? quota.limit);
+      if (!quota.allowed) {
+        // The quota renews when the next calendar month (UTC) begins; every 429 carries Retry-After.
+        throw new ApiError('QUOTA_EXCEEDED', undefined, {
+          headers: { 'retry-after': String(secondsUntilNextPeriod(now)) },
+        });
+      }
+      checkFeature(request, plan, account);
+    }),
+  );
 }
 
 function checkFeature(request: FastifyRequest, plan: Plan, account: AccountSnapshot): void {
@@ -263,10 +291,17 @@ function checkFeature(request: FastifyRequest, plan: Plan, account: AccountSnaps
 
 export function installAccessPolicy(app: FastifyInstance, deps: AccessDeps): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const access = request.routeOptions.config?.access ?? 'public';
-    if (access === 'public' || access === 'bootstrap') return;
-    await authorize(deps, request, reply, access);
+    if (access === 'public' || access === 'bootstrap') return done();
+    let pending: Maybe<void>;
+    try {
+      pending = authorize(deps, request, reply, access);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (pending instanceof Promise) pending.then(() => done(), done);
+    else done();
   });
 }
 

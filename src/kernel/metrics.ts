@@ -46,7 +46,7 @@ export class Metrics {
 }
 
 export function installMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL: ids in URLs would make a series per resource.
     const labels = {
       method: request.method,
@@ -55,5 +55,6 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics): void {
     };
     metrics.requests.inc(labels);
     metrics.latency.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 }

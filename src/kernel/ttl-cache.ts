@@ -20,7 +20,11 @@ export class TtlCache<V> {
     this.#keep = options.keep ?? (() => true);
   }
 
-  async get(key: string, load: () => Promise<V>): Promise<V> {
+  /**
+   * The value, at once when cached (no promise: the request path reads keys and accounts on every
+   * call, and each await costs a turn of the microtask queue), else once `load` has read it.
+   */
+  get(key: string, load: () => Promise<V>): V | Promise<V> {
     const hit = this.#entries.get(key);
     const now = Date.now();
     if (hit && hit.expiresAt > now) {

@@ -49,8 +49,27 @@ interface Unwritten {
   release: Map<string, number>;
 }
 
+// The UTC day and month of a time, kept for the day they name: every admitted call asks for them,
+// and formatting a date each time cost 3 % of a GET /account's CPU.
+const DAY_MS = 86_400_000;
+let dayStart = 0;
+let dayEnd = -1;
+let dayText = '';
+let monthText = '';
+
+function utcDay(now: Date): void {
+  const t = now.getTime();
+  if (t >= dayStart && t < dayEnd) return;
+  dayStart = t - (((t % DAY_MS) + DAY_MS) % DAY_MS);
+  dayEnd = dayStart + DAY_MS;
+  dayText = new Date(dayStart).toISOString().slice(0, 10);
+  monthText = dayText.slice(0, 7);
+}
+
+/** The calendar month (UTC) a time falls in, as YYYY-MM: the period a quota counts in. */
 export function usagePeriod(now: Date): string {
-  return now.toISOString().slice(0, 7);
+  utcDay(now);
+  return monthText;
 }
 
 /**
@@ -65,7 +84,10 @@ export async function monthTotal(sql: Sql, accountId: string, now: Date): Promis
   return rows[0]?.total ?? 0;
 }
 
-const dayOf = (now: Date) => now.toISOString().slice(0, 10);
+const dayOf = (now: Date) => {
+  utcDay(now);
+  return dayText;
+};
 
 export class UsageMeter {
   readonly #sql: Sql;
@@ -94,22 +116,38 @@ export class UsageMeter {
     }
   }
 
-  /** Admits one call of `accountId` against `limit` (null: no quota), counting it when admitted. */
-  async admit(accountId: string, limit: number | null, now: Date): Promise<Admission> {
-    const period = usagePeriod(now);
+  /**
+   * Admits one call of `accountId` against `limit` (null: no quota), counting it when admitted: at
+   * once (no promise) without a quota or from a lease in hand, which is nearly every call.
+   */
+  admit(accountId: string, limit: number | null, now: Date): Admission | Promise<Admission> {
     if (limit === null) {
       this.#count(accountId, now);
       return { allowed: true, limit, used: null };
     }
+    return (
+      this.#fromLease(`${accountId}|${usagePeriod(now)}`, accountId, limit, now) ??
+      this.#admitWaiting(accountId, limit, now)
+    );
+  }
+
+  /** The call admitted from the lease in hand, or null when there is none with calls left. */
+  #fromLease(key: string, accountId: string, limit: number, now: Date): Admission | null {
+    const lease = this.#leases.get(key);
+    if (!lease || lease.left <= 0 || lease.limit !== limit) return null;
+    lease.left--;
+    lease.usedSinceFlush++;
+    this.#count(accountId, now);
+    return { allowed: true, limit, used: lease.total - lease.left };
+  }
+
+  async #admitWaiting(accountId: string, limit: number, now: Date): Promise<Admission> {
+    const period = usagePeriod(now);
     const key = `${accountId}|${period}`;
     for (;;) {
+      const admitted = this.#fromLease(key, accountId, limit, now);
+      if (admitted) return admitted;
       const lease = this.#leases.get(key);
-      if (lease && lease.left > 0 && lease.limit === limit) {
-        lease.left--;
-        lease.usedSinceFlush++;
-        this.#count(accountId, now);
-        return { allowed: true, limit, used: lease.total - lease.left };
-      }
       if (lease) this.#retire(key, lease);
       // One lease statement at a time per account: concurrent calls wait for it, then try again.
       let taking = this.#taking.get(key);
@@ -174,7 +212,7 @@ export class UsageMeter {
     const day = dayOf(now);
     const key = `${accountId}|${day}`;
     this.#days.set(key, (this.#days.get(key) ?? 0) + 1);
-    const month = this.#months.get(`${accountId}|${day.slice(0, 7)}`);
+    const month = this.#months.get(`${accountId}|${monthText}`);
     if (month) month.calls++;
   }
 

@@ -19,7 +19,7 @@ export class ApprovedTemplates {
     keep: (row) => row?.status === 'APPROVED',
   });
 
-  find(sql: Sql, accountId: string, name: string, language: string): Promise<TemplateRow | null> {
+  async find(sql: Sql, accountId: string, name: string, language: string): Promise<TemplateRow | null> {
     return this.#cache.get(keyOf(accountId, name, language), () =>
       findTemplateByName(sql, accountId, name, language),
     );
