@@ -13,11 +13,19 @@ export const MAX_DEPTH = 64;
 
 const storable = (s: string) => !s.includes('\u0000') && s.isWellFormed();
 
+function isEmptyObject(value: object): boolean {
+  for (const _ in value) return false;
+  return true;
+}
+
 /**
  * The first problem of a value: the field (as validation errors name it) and what is wrong with it,
  * or null. Iterative, so that a value nested as deep as the body limit allows is read safely.
  */
 export function inputProblem(value: unknown, root: string): { field: string; issue: string } | null {
+  // Most requests' path parameters, query or body are absent or empty: nothing to walk.
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'object' && !Array.isArray(value) && isEmptyObject(value)) return null;
   const stack: [unknown, string, number][] = [[value, root, 0]];
   while (stack.length > 0) {
     const [v, field, depth] = stack.pop()!;

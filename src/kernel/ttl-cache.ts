@@ -55,6 +55,12 @@ export class TtlCache<V> {
     return value;
   }
 
+  /** Whether `key` has a value that has not run out. */
+  has(key: string): boolean {
+    const hit = this.#entries.get(key);
+    return hit !== undefined && hit.expiresAt > Date.now();
+  }
+
   delete(key: string): void {
     this.#generation++;
     this.#entries.delete(key);
