@@ -246,6 +246,13 @@ export async function startServer(
         // per-second limit (50 by default) is not what any benchmark measures.
         TIDINGS_PARTNER_RATE_LIMIT: '100000',
         ...env,
+        // Settings to try on every server of a run (BENCH_SERVER_ENV=NAME=value,NAME=value).
+        ...Object.fromEntries(
+          (process.env.BENCH_SERVER_ENV ?? '')
+            .split(',')
+            .filter(Boolean)
+            .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+        ),
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     },
