@@ -19,6 +19,7 @@ import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
 import type { KeyScope } from './keys.ts';
 import { type RateLimits, secondsUntilNextPeriod } from './limits.ts';
+import { andThen, type Maybe } from './maybe.ts';
 import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf, ratePerSecondOf } from './plans.ts';
 import { monthTotal, type UsageMeter } from './usage-meter.ts';
 
@@ -71,13 +72,6 @@ const FEATURE_PLANS: Record<Feature, string> = {
   automation: 'Automation needs the Pro plan or above.',
   voice: 'Voice needs the Business plan or above.',
 };
-
-type Maybe<T> = T | Promise<T>;
-
-/** `next` of a value at once, or of a promise's value when it settles. */
-function andThen<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
 
 function quotaHeaders(reply: FastifyReply, limit: number, used: number) {
   reply.header('x-quota-limit', String(limit));

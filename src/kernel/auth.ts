@@ -4,6 +4,7 @@
 import type { Sql } from './db.ts';
 import { ApiError } from './errors.ts';
 import { hashSecret, type KeyScope, parseKey } from './keys.ts';
+import { andThen, type Maybe } from './maybe.ts';
 import { TtlCache } from './ttl-cache.ts';
 
 export const KEY_CACHE_MS = 1000;
@@ -64,14 +65,14 @@ export class Authenticator {
    * Resolves X-Api-Key to a live (not revoked, not expired) key, or throws 401: at once (no
    * promise) when the key is cached, as it is for a key in use.
    */
-  authenticate(keyText: string | undefined, now: Date): KeyRecord | Promise<KeyRecord> {
+  authenticate(keyText: string | undefined, now: Date): Maybe<KeyRecord> {
     if (!keyText) throw new ApiError('INVALID_API_KEY', 'Send your API key in the X-Api-Key header.');
     const hash = hashSecret(keyText);
     // A text whose hash is cached was checked when it was first seen (its hash names it): the
     // format and checksum are read only before the database would be asked.
     if (!this.#keys.has(hash) && !parseKey(this.#keyPrefix, keyText)) throw new ApiError('INVALID_API_KEY');
     const key = this.#keys.get(hash, () => this.#loadKey(hash));
-    return key instanceof Promise ? key.then((k) => this.#live(k, now)) : this.#live(key, now);
+    return andThen(key, (k) => this.#live(k, now));
   }
 
   #live(key: KeyRecord | null, now: Date): KeyRecord {
@@ -82,7 +83,7 @@ export class Authenticator {
   }
 
   /** The account's snapshot (at once when cached), or null when there is none. */
-  account(accountId: string): AccountSnapshot | null | Promise<AccountSnapshot | null> {
+  account(accountId: string): Maybe<AccountSnapshot | null> {
     return this.#accounts.get(accountId, () => this.#loadAccount(accountId));
   }
 

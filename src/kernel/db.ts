@@ -68,7 +68,7 @@ export const PGLITE_OPTIONS = { parsers: PGLITE_PARSERS, extensions: { pg_trgm, 
  * The embedded database: in `dataDir`, in memory (null), or in memory from a data-dir dump.
  * `sharedBuffers` sizes its page cache: WebAssembly memory grows and is never given back, so a
  * cache PostgreSQL fills once stays resident. Pages it does not hold are read again from the
- * files, which the system's own cache keeps (see docs/decisions.md, "PGlite memory").
+ * files, which the system's own cache keeps (docs/decisions.md, issue 27, the embedded server's memory).
  */
 export async function openPglite(
   source: string | null | { loadDataDir: Blob },

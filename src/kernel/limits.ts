@@ -3,6 +3,7 @@
 // windows (rate-limiter-flexible). The monthly call quota is counted by usage-meter.ts.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Maybe } from './maybe.ts';
 import { MemoryLog, REDIS_LOG, SPAN_MS } from './sliding-log.ts';
 
 export interface RateDecision {
@@ -52,7 +53,7 @@ export class RateLimits {
    * Takes one request from `key`'s budget of `perSecond`: admitted only when fewer than
    * `perSecond` were admitted in the last second. Answers at once (no promise) in this process.
    */
-  consume(key: string, perSecond: number): RateDecision | Promise<RateDecision> {
+  consume(key: string, perSecond: number): Maybe<RateDecision> {
     // Redis is always asked when there is one: the server's client has no offline queue, so while
     // Redis is unreachable the call fails at once and this process's own log answers instead.
     const redis = this.#redis;

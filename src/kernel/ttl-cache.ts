@@ -1,5 +1,7 @@
 // A small in-process cache with a time to live, for values read on every request (keys, accounts,
 // approved templates) that other processes may change.
+import type { Maybe } from './maybe.ts';
+
 /**
  * A cache whose entries live `ttlMs`. An entry used in the last fifth of its life is read again in
  * the background, so a key in steady use never makes a request wait for the database, and no
@@ -24,7 +26,7 @@ export class TtlCache<V> {
    * The value, at once when cached (no promise: the request path reads keys and accounts on every
    * call, and each await costs a turn of the microtask queue), else once `load` has read it.
    */
-  get(key: string, load: () => Promise<V>): V | Promise<V> {
+  get(key: string, load: () => Promise<V>): Maybe<V> {
     const hit = this.#entries.get(key);
     const now = Date.now();
     if (hit && hit.expiresAt > now) {

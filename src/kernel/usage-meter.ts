@@ -17,6 +17,7 @@
 //   (through `read`), then this process's calls added as they are admitted, and read again in the
 //   background once a second for the other processes' calls. This process's own calls show at once.
 import type { Sql } from './db.ts';
+import type { Maybe } from './maybe.ts';
 
 /** The largest block one lease takes: a busy process leases about once every MAX_BLOCK calls. */
 export const MAX_BLOCK = 1000;
@@ -120,7 +121,7 @@ export class UsageMeter {
    * Admits one call of `accountId` against `limit` (null: no quota), counting it when admitted: at
    * once (no promise) without a quota or from a lease in hand, which is nearly every call.
    */
-  admit(accountId: string, limit: number | null, now: Date): Admission | Promise<Admission> {
+  admit(accountId: string, limit: number | null, now: Date): Maybe<Admission> {
     if (limit === null) {
       this.#count(accountId, now);
       return { allowed: true, limit, used: null };
@@ -212,7 +213,7 @@ export class UsageMeter {
     const day = dayOf(now);
     const key = `${accountId}|${day}`;
     this.#days.set(key, (this.#days.get(key) ?? 0) + 1);
-    const month = this.#months.get(`${accountId}|${monthText}`);
+    const month = this.#months.get(`${accountId}|${usagePeriod(now)}`);
     if (month) month.calls++;
   }
 
