@@ -199,7 +199,7 @@ export function peakRssKib(pid: number): number | null {
  * Records a server's peak RSS (as a row of report.ts) when it exits. VmHWM is a high-water mark,
  * but /proc/<pid> is gone once the process has exited: it is read until then, every 200 ms.
  */
-function samplePeakRss(proc: ChildProcess, label: string): void {
+function samplePeakRss(proc: ChildProcess, label: string, maxMib?: number): void {
   const pid = proc.pid;
   if (pid === undefined) return;
   let peak: number | null = null;
@@ -212,12 +212,29 @@ function samplePeakRss(proc: ChildProcess, label: string): void {
     if (done) return;
     done = true;
     clearInterval(timer);
-    if (peak !== null) record({ figure: `peak RSS: ${label}`, value: peak / 1024, unit: 'MiB' });
+    if (peak === null) return;
+    const mib = peak / 1024;
+    record({
+      figure: `peak RSS: ${label}`,
+      value: mib,
+      unit: 'MiB',
+      ...(maxMib === undefined ? {} : { target: `≤ ${maxMib} MiB`, met: mib <= maxMib }),
+    });
   };
   proc.once('exit', report);
   // A server still running when the script ends is killed then: what it reached so far counts.
   process.once('exit', report);
 }
+
+/**
+ * The Node options `npm start` gives the embedded server (package.json's start script): a bench
+ * server on a DATA_DIR runs as users run it.
+ */
+export const START_NODE_ARGS: string[] = (() => {
+  const start: string = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).scripts.start;
+  const words = start.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1, words.indexOf('src/cli.ts'));
+})();
 
 /**
  * Starts `tidings serve` (or `command`, another server script) with `env` (its DATABASE_URL or
@@ -227,11 +244,21 @@ function samplePeakRss(proc: ChildProcess, label: string): void {
  */
 export async function startServer(
   env: { PORT: string } & Record<string, string>,
-  options: { label?: string; command?: string[]; readyPath?: string; readySeconds?: number } = {},
+  options: {
+    label?: string;
+    /** A target for the peak-RSS row. */
+    peakRssMaxMib?: number;
+    /** Node options; by default those of `npm start` for a server on a DATA_DIR, none otherwise. */
+    nodeArgs?: string[];
+    command?: string[];
+    readyPath?: string;
+    readySeconds?: number;
+  } = {},
 ): Promise<ChildProcess> {
   const proc = spawn(
     'node',
     [
+      ...(options.nodeArgs ?? (env.DATA_DIR && !options.command ? START_NODE_ARGS : [])),
       ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       ...(options.command ?? ['src/cli.ts', 'serve']),
     ],
@@ -257,7 +284,7 @@ export async function startServer(
       stdio: ['ignore', 'inherit', 'inherit'],
     },
   );
-  samplePeakRss(proc, options.label ?? 'server');
+  samplePeakRss(proc, options.label ?? 'server', options.peakRssMaxMib);
   if (!phasesNamed && options.label) currentPhase = `with the ${options.label}`;
   // A benchmark that fails half-way must not leave its servers running (and loading the machine).
   process.once('exit', () => proc.kill('SIGKILL'));

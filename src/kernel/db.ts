@@ -7,6 +7,7 @@ import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
 import { hasDatabase, initDataDirInChild } from './pglite-initdb.ts';
+import { pgliteWasmModule } from './pglite-module.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -69,10 +70,11 @@ export const PGLITE_OPTIONS = { parsers: PGLITE_PARSERS, extensions: { pg_trgm, 
  * `sharedBuffers` sizes its page cache: WebAssembly memory grows and is never given back, so a
  * cache PostgreSQL fills once stays resident. Pages it does not hold are read again from the
  * files, which the system's own cache keeps (docs/decisions.md, issue 27, the embedded server's memory).
+ * `optimizeParser` lets V8 optimise its SQL parser like the rest of it (pglite-module.ts).
  */
 export async function openPglite(
   source: string | null | { loadDataDir: Blob },
-  options: { sharedBuffers?: string } = {},
+  options: { sharedBuffers?: string; optimizeParser?: boolean } = {},
 ): Promise<Database> {
   if (typeof source === 'string') {
     mkdirSync(source, { recursive: true });
@@ -80,6 +82,7 @@ export async function openPglite(
   }
   const settings = {
     ...PGLITE_OPTIONS,
+    pgliteWasmModule: pgliteWasmModule(options.optimizeParser ?? false),
     ...(options.sharedBuffers
       ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] }
       : {}),
@@ -206,9 +209,13 @@ export async function openDatabase(config: {
   dataDir: string;
   dbPoolSize: number;
   pgliteSharedBuffers: string;
+  pgliteOptimizeParser: boolean;
 }): Promise<Database> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl, config.dbPoolSize);
-  return openPglite(`${config.dataDir}/db`, { sharedBuffers: config.pgliteSharedBuffers });
+  return openPglite(`${config.dataDir}/db`, {
+    sharedBuffers: config.pgliteSharedBuffers,
+    optimizeParser: config.pgliteOptimizeParser,
+  });
 }
 
 /**
