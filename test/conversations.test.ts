@@ -2,6 +2,7 @@
 // conversation, the 24-hour customer service window opens and lapses on a fake clock, and the
 // conversation is listed, assigned, closed and reopened as an agent's inbox would use it.
 import { describe, expect, it } from 'vitest';
+import { timeOfId } from '../src/kernel/ids.ts';
 import { call, createAccountKey } from './helpers/client.ts';
 import {
   approvedTemplate,
@@ -603,5 +604,51 @@ describe('conversations', () => {
       body: { to: '+14155550199', type: 'text', text: 'x' },
     });
     expectError(withTo, 400, 'INVALID_REQUEST');
+  });
+});
+
+describe('the message list’s time filters when the request’s clock and the ids disagree', () => {
+  it('finds each message by createdAfter and createdBefore, the clock days ahead of the ids or days behind', async () => {
+    const t = await inbox();
+    const phone = newNumber();
+    const listed = async (query: Record<string, string>) => {
+      const res = await call(env.app, 'GET', '/messages', {
+        key: t.apiKey,
+        query: { limit: '100', ...query },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.map((m: { id: string }) => m.id) as string[];
+    };
+    const iso = (ms: number) => new Date(ms).toISOString();
+    // Ahead: a message's created_at days later than its id's time; behind: days earlier.
+    for (const offset of [3 * 24 * HOUR, -3 * 24 * HOUR]) {
+      clock.advance(offset);
+      try {
+        const inbound = await customerWrites(t, phone, 'Are you open today?');
+        const reply = await call(env.app, 'POST', `/conversations/${inbound.conversationId}/messages`, {
+          key: t.apiKey,
+          body: { type: 'text', text: 'Until six.' },
+        });
+        expect(reply.status, JSON.stringify(reply.body)).toBe(202);
+        for (const id of [inbound.id as string, reply.body.id as string]) {
+          // The database reads an id's time as the process does (migrations/033 scans with it).
+          const { rows } = await env.tdb.db.query<{ ms: number }>('SELECT typeid_ms($1) AS ms', [id]);
+          expect(Number(rows[0]!.ms)).toBe(timeOfId(id).getTime());
+          const createdAt = Date.parse(
+            (await call(env.app, 'GET', `/messages/${id}`, { key: t.apiKey })).body.createdAt,
+          );
+          expect(Math.abs(createdAt - (Date.now() + offset))).toBeLessThan(HOUR);
+          expect(await listed({ createdAfter: iso(createdAt - 1) })).toContain(id);
+          expect(await listed({ createdAfter: iso(createdAt) })).not.toContain(id);
+          expect(await listed({ createdBefore: iso(createdAt + 1) })).toContain(id);
+          expect(await listed({ createdBefore: iso(createdAt) })).not.toContain(id);
+          expect(
+            await listed({ createdAfter: iso(createdAt - 1), createdBefore: iso(createdAt + 1) }),
+          ).toContain(id);
+        }
+      } finally {
+        clock.reset();
+      }
+    }
   });
 });

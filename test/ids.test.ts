@@ -2,7 +2,7 @@
 // another must sort in the order they were made (pagination and idAt rely on it).
 import { TypeID } from 'typeid-js';
 import { describe, expect, it } from 'vitest';
-import { ID_PREFIXES, idAt, newId } from '../src/kernel/ids.ts';
+import { ID_PREFIXES, idAt, newId, timeOfId } from '../src/kernel/ids.ts';
 
 describe('newId', () => {
   it('makes TypeIDs that typeid-js decodes, with a version-7 UUID of the current time', () => {
@@ -26,5 +26,18 @@ describe('newId', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids[0]! > start).toBe(true);
     expect(idAt('contact', new Date(Date.now() + 1)) > ids.at(-1)!).toBe(true);
+  });
+
+  it('reads back the millisecond an id was made, and idAt of it sorts at or below the id', () => {
+    for (const ms of [0, 1, 1_700_000_000_123, Date.now(), 2 ** 48 - 1]) {
+      expect(timeOfId(idAt('message', new Date(ms))).getTime()).toBe(ms);
+    }
+    const before = Date.now();
+    const id = newId('message');
+    const made = timeOfId(id).getTime();
+    expect(made).toBeGreaterThanOrEqual(before);
+    expect(made).toBeLessThanOrEqual(Date.now());
+    expect(idAt('message', new Date(made)) <= id).toBe(true);
+    expect(idAt('message', new Date(made + 1)) > id).toBe(true);
   });
 });

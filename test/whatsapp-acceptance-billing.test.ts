@@ -168,6 +168,25 @@ describe('the charge follows what Meta bills', () => {
     expect(await balanceOf(env.app, t.apiKey)).toBe('0.9750');
   });
 
+  it('lists as failed only what is still failed: a delivery after the failure takes it out', async () => {
+    const t = await newTenant('1.00');
+    const older = await handedOver(t);
+    const newer = await handedOver(t);
+    for (const m of [older, newer]) {
+      await status(t, m.providerMessageId, { status: 'failed' });
+      await messageWhen(env.app, t.apiKey, m.id, 'failed');
+    }
+    await status(t, newer.providerMessageId, { status: 'delivered', billable: true });
+    await messageWhen(env.app, t.apiKey, newer.id, 'delivered');
+    const list = async (query: Record<string, string>) =>
+      (await call(env.app, 'GET', '/messages', { key: t.apiKey, query })).body;
+    // A page of one: the newest row with a failure is the delivered one, passed over.
+    const failed = await list({ status: 'failed', limit: '1' });
+    expect(failed.data.map((m: { id: string }) => m.id)).toEqual([older.id]);
+    expect(failed.nextCursor).toBeNull();
+    expect((await list({ status: 'delivered' })).data.map((m: { id: string }) => m.id)).toEqual([newer.id]);
+  });
+
   it('a charged message Meta did not bill is paid back, once', async () => {
     const t = await newTenant('1.00');
     const m = await handedOver(t);

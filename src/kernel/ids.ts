@@ -81,3 +81,14 @@ export function idAt(kind: IdKind, date: Date): string {
   const uuid = `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7000-8000-000000000000`;
   return fromUUID(uuid, ID_PREFIXES[kind]).toString();
 }
+
+/**
+ * When an id was made: the millisecond its UUIDv7 carries (the suffix's first 10 characters are
+ * two zero bits and those 48). Messages take it as their created_at (messages/repo.ts).
+ */
+export function timeOfId(id: string): Date {
+  const suffix = id.slice(id.lastIndexOf('_') + 1);
+  let ms = 0;
+  for (let i = 0; i < 10; i++) ms = ms * 32 + ALPHABET.indexOf(suffix[i]!);
+  return new Date(ms);
+}

@@ -210,8 +210,10 @@ export async function listContacts(
   }
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
   if (filters.optedIn !== undefined) where.push(`opted_in = ${param(filters.optedIn)}`);
+  // Written out, not a parameter: the planner then sees that the opted-out rows' own index
+  // (migrations/032) holds every row the list wants.
   if (filters.marketingOptOut !== undefined)
-    where.push(`marketing_opt_out = ${param(filters.marketingOptOut)}`);
+    where.push(filters.marketingOptOut ? 'marketing_opt_out' : 'NOT marketing_opt_out');
   if (filters.createdAfter) {
     // The id bound lets the (account_id, id) index narrow the range; created_at makes it exact.
     scope.push(`id >= ${param(idAt('contact', filters.createdAfter))}`);

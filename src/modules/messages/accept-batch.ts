@@ -25,6 +25,7 @@ import {
   type State,
   type Wallet,
 } from './accept-cache.ts';
+import { raiseSkewSql, skewOf } from './id-skew.ts';
 import type { PreparedMessage } from './prepare.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
 
@@ -211,6 +212,10 @@ function writeSql(jobs: Jobs): string {
                                 AND cv.status = 'open'
     ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${MESSAGE_COLUMNS}
+  ), skew AS (
+    -- How far the ids' times stray from created_at ($3): the list's time filters rely on it (id-skew.ts).
+    ${raiseSkewSql('$7', '$8')}
+    RETURNING 1
   ), conversed AS (
     -- The business wrote: the conversation's last activity, and nothing left unread.
     UPDATE conversations cv SET last_message_at = greatest(cv.last_message_at, $3), unread_count = 0,
@@ -407,6 +412,10 @@ async function write(
     statement = writeSql(s.jobs);
     writeSqlOf.set(s.jobs, statement);
   }
+  const skew = skewOf(
+    p.messages.map((m) => m.id as string),
+    p.now,
+  );
   const { rows } = await sql.query<MessageRow>(
     statement,
     [
@@ -417,6 +426,8 @@ async function write(
       JSON.stringify(p.messages.length > 0 ? [{ data: { messageIds: p.messages.map((m) => m.id) } }] : []),
       strict,
       JSON.stringify([...p.wallets.values()]),
+      skew.aheadMs,
+      skew.behindMs,
     ],
     { prepared: 'accept-write' },
   );
