@@ -84,7 +84,7 @@ export function idAt(kind: IdKind, date: Date): string {
 
 /**
  * When an id was made: the millisecond its UUIDv7 carries (the suffix's first 10 characters are
- * two zero bits and those 48). Messages take it as their created_at (messages/repo.ts).
+ * two zero bits and those 48). messages/id-skew.ts compares it with a message's created_at.
  */
 export function timeOfId(id: string): Date {
   const suffix = id.slice(id.lastIndexOf('_') + 1);

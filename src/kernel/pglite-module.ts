@@ -91,7 +91,7 @@ interface MemoryLimits {
  * The limits of the module's imported memory, read from its import section (the JavaScript API
  * does not tell them): a throwaway instance needs a memory that fits. Null if there is none.
  */
-export function memoryImportLimits(bytes: Uint8Array): MemoryLimits | null {
+function memoryImportLimits(bytes: Uint8Array): MemoryLimits | null {
   let at = 8; // after the magic number and the version
   const leb = (): number => {
     let value = 0;
