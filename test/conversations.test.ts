@@ -127,6 +127,8 @@ describe('the customer service window, end to end (appointment reminder and real
       key: t.apiKey,
     });
     expect(conversation.status).toBe(200);
+    // The event showed the conversation as the API does (nothing changed it since).
+    expect(opened.data).toEqual(conversation.body);
     // The window runs from when the customer wrote (the message's sentAt).
     const wroteAt = new Date(inbound.sentAt).getTime();
     expect(conversation.body).toMatchObject({

@@ -569,12 +569,11 @@ describe('a new number’s first message', () => {
       id: contacts[0].id,
       phone: from,
       name: 'Ann Customer',
+      // Made by the message: its window is open from the start.
+      lastInboundAt: iso(timestamp),
     });
-    expect(byType['conversation.opened']).toMatchObject({
-      id: view.id,
-      contactId: contacts[0].id,
-      status: 'open',
-    });
+    // The opened conversation as the API shows it: its window, its one unread message.
+    expect(byType['conversation.opened']).toEqual(view);
     expect(byType['message.received']).toMatchObject({ id: message.id, text: 'Hi there', from });
   });
 });

@@ -294,17 +294,28 @@ export async function lockSender(
   return rows[0] ?? null;
 }
 
-/** A contact made by a customer's first message (its profile name, its wa_id); null if the phone was taken meanwhile. */
+/**
+ * A contact made by a customer's first message (its profile name, its wa_id, its service window
+ * open from `lastInboundAt`); null if the phone was taken meanwhile.
+ */
 export async function insertSender(
   sql: Sql,
-  row: { id: string; accountId: string; phone: string; name: string | null; waId: string | null; now: Date },
+  row: {
+    id: string;
+    accountId: string;
+    phone: string;
+    name: string | null;
+    waId: string | null;
+    now: Date;
+    lastInboundAt?: Date;
+  },
 ): Promise<ContactRow | null> {
   const { rows } = await sql.query<ContactRow>(
-    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at, wa_id)
-     VALUES ($1, $2, $3, $4, $5, $5, $6)
+    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at, wa_id, last_inbound_at)
+     VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
      ON CONFLICT (account_id, phone) DO NOTHING
      RETURNING ${CONTACT_COLUMNS}`,
-    [row.id, row.accountId, row.phone, row.name, row.now, row.waId],
+    [row.id, row.accountId, row.phone, row.name, row.now, row.waId, row.lastInboundAt ?? null],
   );
   return rows[0] ?? null;
 }

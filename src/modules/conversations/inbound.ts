@@ -24,7 +24,7 @@ import {
   type StoredContent,
 } from '../messages/repo.ts';
 import { toMessage } from '../messages/view.ts';
-import { CONVERSATION_COLUMNS, type ConversationRow, findConversation } from './repo.ts';
+import { CONVERSATION_COLUMNS, type ConversationRow, type ConversationView } from './repo.ts';
 import { toConversation } from './schemas.ts';
 import type { ConversationServices } from './service.ts';
 
@@ -88,13 +88,19 @@ async function receiveOne(
 
   const now = s.now();
   const events: EventInput[] = [];
-  const contact = await lockOrCreateContact(tx, accountId, m, now, events);
   // The window runs from when the customer wrote (never from the future, whatever the clock said).
   const wroteAt = new Date(Math.min(m.sentAt.getTime(), now.getTime()));
-  await noteInbound(tx, accountId, contact.id, wroteAt);
-  await noteCampaignReply(tx, contact, wroteAt);
-
-  const { conversation, opened } = await openOrContinue(tx, accountId, contact, now);
+  const { contact, isNew } = await lockOrCreateContact(tx, accountId, m, now, wroteAt, events);
+  // A contact made by this message has nothing before it: no window to move, no campaign message to
+  // answer, no conversation to continue and no message to adopt (nothing else can have referred to
+  // its row, which no other transaction sees yet). Five statements fewer for a first message.
+  if (!isNew) {
+    await noteInbound(tx, accountId, contact.id, wroteAt);
+    await noteCampaignReply(tx, contact, wroteAt);
+  }
+  const { conversation, opened } = isNew
+    ? { conversation: await insertConversation(tx, accountId, contact, now), opened: true }
+    : await openOrContinue(tx, accountId, contact, now);
   const message = await insertInbound(tx, {
     id: newId('message'),
     accountId,
@@ -111,16 +117,26 @@ async function receiveOne(
   });
   if (!message) throw new RacedDuplicate();
 
-  await tx.query(
+  const { rows } = await tx.query<ConversationRow>(
     `UPDATE conversations SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
             last_inbound_at = greatest(last_inbound_at, $5), unread_count = unread_count + 1, updated_at = $3
-      WHERE account_id = $1 AND id = $2`,
+      WHERE account_id = $1 AND id = $2
+      RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, conversation.id, now, message.id, wroteAt],
   );
   events.push({ type: 'message.received', accountId, data: toMessage(message) });
   if (opened) {
-    const view = await findConversation(tx, accountId, conversation.id);
-    events.push({ type: 'conversation.opened', accountId, data: toConversation(view!, now) });
+    // The conversation's view from what this transaction holds: its row as just updated, the
+    // contact's window (its row is locked here: the later of what it had and this message) and the
+    // message, which is the conversation's last.
+    const contactLastInbound =
+      contact.last_inbound_at && contact.last_inbound_at > wroteAt ? contact.last_inbound_at : wroteAt;
+    const view: ConversationView = {
+      ...rows[0]!,
+      contact_last_inbound_at: contactLastInbound,
+      last_message: message,
+    };
+    events.push({ type: 'conversation.opened', accountId, data: toConversation(view, now) });
   }
   await s.events.emitMany(tx, events);
   return { message, duplicate: false };
@@ -137,14 +153,15 @@ async function lockOrCreateContact(
   accountId: string,
   m: InboundMessage,
   now: Date,
+  wroteAt: Date,
   events: EventInput[],
-): Promise<ContactRow> {
+): Promise<{ contact: ContactRow; isNew: boolean }> {
   const waId = m.waId ?? null;
   const found = await lockSender(tx, accountId, m.from, waId);
   if (found) {
-    if (!waId || found.wa_id === waId) return found;
+    if (!waId || found.wa_id === waId) return { contact: found, isNew: false };
     await rememberWaIds(tx, [{ accountId, contactId: found.id, waId }]);
-    return { ...found, wa_id: waId };
+    return { contact: { ...found, wa_id: waId }, isNew: false };
   }
   const created = await insertSender(tx, {
     id: newId('contact'),
@@ -153,13 +170,14 @@ async function lockOrCreateContact(
     name: m.profileName?.trim().slice(0, 200) || null,
     waId,
     now,
+    lastInboundAt: wroteAt,
   });
   if (created) {
     events.push({ type: 'contact.created', accountId, data: toContact(created) });
-    return created;
+    return { contact: created, isNew: true };
   }
   // Made meanwhile by another transaction (a send to the number, the API): a new statement sees it.
-  return (await lockSender(tx, accountId, m.from, waId))!;
+  return { contact: (await lockSender(tx, accountId, m.from, waId))!, isNew: false };
 }
 
 /**
@@ -178,14 +196,7 @@ async function openOrContinue(
     [accountId, contact.id],
   );
   if (rows[0]) return { conversation: rows[0], opened: false };
-  const created = await tx.query<ConversationRow>(
-    `INSERT INTO conversations (id, account_id, contact_id, phone, status, last_message_at, opened_at,
-                                created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'open', $5, $5, $5, $5)
-     RETURNING ${CONVERSATION_COLUMNS}`,
-    [newId('conversation'), accountId, contact.id, contact.phone, now],
-  );
-  const conversation = created.rows[0]!;
+  const conversation = await insertConversation(tx, accountId, contact, now);
   const closed = await tx.query<{ at: Date | null }>(
     'SELECT max(closed_at) AS at FROM conversations WHERE account_id = $1 AND contact_id = $2',
     [accountId, contact.id],
@@ -198,6 +209,22 @@ async function openOrContinue(
     since: closed.rows[0]?.at ?? null,
   });
   return { conversation, opened: true };
+}
+
+async function insertConversation(
+  tx: Tx,
+  accountId: string,
+  contact: ContactRow,
+  now: Date,
+): Promise<ConversationRow> {
+  const { rows } = await tx.query<ConversationRow>(
+    `INSERT INTO conversations (id, account_id, contact_id, phone, status, last_message_at, opened_at,
+                                created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'open', $5, $5, $5, $5)
+     RETURNING ${CONVERSATION_COLUMNS}`,
+    [newId('conversation'), accountId, contact.id, contact.phone, now],
+  );
+  return rows[0]!;
 }
 
 /** The content to store: the channel's, with Tidings' own ids for the messages it refers to. */
