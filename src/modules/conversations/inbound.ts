@@ -41,7 +41,7 @@ export interface InboundResult {
   duplicate: boolean;
 }
 
-/** Raised inside the transaction when a concurrent delivery of the same message won the insert. */
+/** Raised inside the transaction when the message was stored before (a redelivery) or meanwhile (a race). */
 class RacedDuplicate extends Error {}
 
 const RETRYABLE = new Set(['40P01', '40001', '23505']);
@@ -63,13 +63,14 @@ export async function receiveInbound(
     try {
       const results = await s.db.transaction(async (tx) => {
         const out: InboundResult[] = new Array(messages.length);
-        for (const { m, i } of order) out[i] = await receiveOne(s, tx, source, m);
+        for (const { m, i } of order) out[i] = await receiveOne(s, tx, source, m, attempt > 1);
         return out;
       });
       return results;
     } catch (err) {
-      // A redelivery racing the first delivery, or two batches of one contact crossing: run again
-      // (the rolled-back attempt wrote nothing; the next one finds what the other committed).
+      // A redelivery (of a message stored before, or racing its first delivery), or two batches of
+      // one contact crossing: run again (the rolled-back attempt wrote nothing; the next one looks
+      // for each message first and finds what the other committed).
       const raced = err instanceof RacedDuplicate || RETRYABLE.has(sqlState(err) ?? '');
       if (!raced || attempt >= 4) throw err;
     }
@@ -81,10 +82,17 @@ async function receiveOne(
   tx: Tx,
   source: InboundSource,
   m: InboundMessage,
+  /**
+   * Look for the provider's id first. A first attempt does not: most messages are new, and a
+   * redelivery's insert finds the stored one (ON CONFLICT) and has the batch run again, looking.
+   */
+  lookFirst: boolean,
 ): Promise<InboundResult> {
   const { accountId } = source;
-  const existing = await findByProviderId(tx, accountId, m.providerMessageId);
-  if (existing) return { message: existing, duplicate: true };
+  if (lookFirst) {
+    const existing = await findByProviderId(tx, accountId, m.providerMessageId);
+    if (existing) return { message: existing, duplicate: true };
+  }
 
   const now = s.now();
   const events: EventInput[] = [];
