@@ -190,11 +190,14 @@ describeBrowser('the contacts, templates and read views', () => {
     expect((await call(env.app, 'POST', `/campaigns/${made.body.id}/start`, { key: t.apiKey })).status).toBe(
       200,
     );
+    // Settled: the sandbox reads the message about 3 s after it is sent, and the page shows the
+    // counters as they are when it loads.
     const done = await eventually(
       () => call(env.app, 'GET', `/campaigns/${made.body.id}`, { key: t.apiKey }),
-      (r) => r.body.status === 'completed',
+      (r) => r.body.status === 'completed' && r.body.counters.read === 1,
     );
-    expect(done.body.counters.total).toBe(1);
+    expect(done.body.status).toBe('completed');
+    expect(done.body.counters).toMatchObject({ total: 1, read: 1 });
 
     const { context, page, problems } = await signedInPage(env, admin, '/automation');
     await page.getByRole('heading', { name: 'Automation', level: 1 }).waitFor();
