@@ -1,9 +1,10 @@
-// Gathers work that arrives together and runs it together: a submission joins an idle lane, whose
-// batch starts on the next turn of the event loop (so what arrives in the same turn joins it), or
-// else waits in the lane with the fewest waiting and goes in its next batch. Under load a batch's
-// few statements and one commit serve many requests instead of each paying its own; a request that
-// arrives alone goes at once, as a batch of one. (POST /messages has its own, with wallet-aware
-// lanes: messages/accept-queue.ts.)
+// Gathers work that arrives together and runs it together: an item submitted while nothing runs
+// starts a batch on the next turn of the event loop (so what arrives in the same turn joins it);
+// an item submitted while a batch runs waits and goes in the next one. Under load a batch's few
+// statements and one commit serve many requests instead of each paying its own; a request that
+// arrives alone goes at once, as a batch of one. One queue, not several: contacts measured a
+// second queue halving the batches and costing more than it overlapped (decisions.md, issue 27).
+// (POST /messages has its own, with wallet-aware lanes: messages/accept-queue.ts.)
 
 interface Pending<Q, R> {
   item: Q;
@@ -11,23 +12,30 @@ interface Pending<Q, R> {
   reject: (err: unknown) => void;
 }
 
-class Lane<Q, R> {
-  readonly pending: Pending<Q, R>[] = [];
-  running = false;
-
+export class Batcher<Q, R> {
+  readonly #pending: Pending<Q, R>[] = [];
+  #running = false;
   readonly #run: (items: Q[]) => Promise<R[]>;
   readonly #limit: number;
 
-  constructor(run: (items: Q[]) => Promise<R[]>, limit: number) {
+  /** `run` answers one result per item, in order; a throw fails the whole batch of at most `limit`. */
+  constructor(run: (items: Q[]) => Promise<R[]>, options: { limit: number }) {
     this.#run = run;
-    this.#limit = limit;
+    this.#limit = options.limit;
   }
 
-  async drain(): Promise<void> {
-    this.running = true;
+  submit(item: Q): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ item, resolve, reject });
+      if (!this.#running) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#running = true;
     await new Promise((resolve) => setImmediate(resolve));
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.#limit);
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, this.#limit);
       try {
         const results = await this.#run(batch.map((p) => p.item));
         for (const [i, p] of batch.entries()) p.resolve(results[i]!);
@@ -35,25 +43,6 @@ class Lane<Q, R> {
         for (const p of batch) p.reject(err);
       }
     }
-    this.running = false;
-  }
-}
-
-export class Batcher<Q, R> {
-  readonly #lanes: Lane<Q, R>[];
-
-  /** `run` answers one result per item, in order; a throw fails the whole batch. */
-  constructor(run: (items: Q[]) => Promise<R[]>, options: { lanes: number; limit: number }) {
-    this.#lanes = Array.from({ length: options.lanes }, () => new Lane(run, options.limit));
-  }
-
-  submit(item: Q): Promise<R> {
-    const lane =
-      this.#lanes.find((l) => !l.running) ??
-      this.#lanes.reduce((a, b) => (b.pending.length < a.pending.length ? b : a));
-    return new Promise((resolve, reject) => {
-      lane.pending.push({ item, resolve, reject });
-      if (!lane.running) void lane.drain();
-    });
+    this.#running = false;
   }
 }

@@ -104,16 +104,16 @@ interface NewContact {
 
 type Made = { row: ContactRow } | { existingId: string };
 
-// One batcher per database, with one lane on PostgreSQL too: a second lane halved the batches
+// One batcher per database, a single queue on PostgreSQL too: a second queue halved the batches
 // (what arrives while one runs starts the other at once) and each batch's statements cost the
-// server and the database more than the overlap saved (same-run A/B, 32 clients: one lane 8-15 %
+// server and the database more than the overlap saved (same-run A/B, 32 clients: one queue 8-15 %
 // more contacts a second, 25 % less server CPU a contact; docs/decisions.md, issue 27).
 const creators = new WeakMap<Database, Batcher<NewContact, Made>>();
 
 function creatorOf(s: ContactServices): Batcher<NewContact, Made> {
   let creator = creators.get(s.db);
   if (!creator) {
-    creator = new Batcher((batch) => createContacts(s, batch), { lanes: 1, limit: 100 });
+    creator = new Batcher((batch) => createContacts(s, batch), { limit: 100 });
     creators.set(s.db, creator);
   }
   return creator;
