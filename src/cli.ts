@@ -1,13 +1,14 @@
 // The `tidings` command line: serve, migrate, bootstrap-token, account/key management for a
 // self-hoster who wants a working key without the partner API, and a client of the HTTP API
 // (login profiles, send, contacts list|import, messages get, webhooks listen).
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { contactsListCommand } from './cli/api/contacts-list.ts';
 import { loginCommand, logoutCommand } from './cli/api/login.ts';
 import { messagesGetCommand } from './cli/api/messages-get.ts';
 import { sendCommand } from './cli/api/send.ts';
 import { contactsImportCommand } from './cli/contacts-import/command.ts';
+import { pidFile, serverRunning } from './cli/server-pid.ts';
 import { webhooksListenCommand } from './cli/webhooks-listen/command.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import type { Database } from './kernel/db.ts';
@@ -36,21 +37,6 @@ function config(): Config {
       process.exit(2);
     }
     throw err;
-  }
-}
-
-function pidFile(cfg: Config): string {
-  return `${cfg.dataDir}/server.pid`;
-}
-
-function serverRunning(cfg: Config): number | null {
-  if (!existsSync(pidFile(cfg))) return null;
-  const pid = Number(readFileSync(pidFile(cfg), 'utf8'));
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return null;
   }
 }
 
@@ -142,6 +128,51 @@ program
   .action(() =>
     withDatabase(async () => {
       process.stdout.write('database is up to date\n');
+    }),
+  );
+
+program
+  .command('doctor')
+  .description('check the configuration, database, Redis, public URL and egress; say what to fix')
+  .action(async () => {
+    const { doctorCommand } = await import('./cli/doctor/command.ts');
+    process.exitCode = await doctorCommand(process.stdout);
+  });
+
+/** Runs an operations command: a UsageError or a bad backup file is printed and exits 2 / 1. */
+async function operation(work: () => Promise<number | undefined>): Promise<void> {
+  const { UsageError } = await import('./cli/usage-error.ts');
+  const { BackupFormatError } = await import('./modules/backup/format.ts');
+  try {
+    process.exitCode = (await work()) ?? 0;
+  } catch (err) {
+    if (!(err instanceof UsageError || err instanceof BackupFormatError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exitCode = err instanceof UsageError ? 2 : 1;
+  }
+}
+
+program
+  .command('backup')
+  .description('back the embedded database up into FILE (through the running server, if one runs)')
+  .argument('<file>', 'the backup file to write')
+  .option('--force', 'replace FILE if it exists')
+  .action((file: string, options: { force?: boolean }) =>
+    operation(async () => {
+      const { backupCommand } = await import('./cli/backup/command.ts');
+      await backupCommand(config(), file, options, process.stdout);
+      return 0;
+    }),
+  );
+
+program
+  .command('restore')
+  .description('restore a backup into an empty DATA_DIR, checking every table against it')
+  .argument('<file>', 'the backup file (tidings backup)')
+  .action((file: string) =>
+    operation(async () => {
+      const { restoreCommand } = await import('./cli/backup/command.ts');
+      return restoreCommand(config(), file, process.stdout);
     }),
   );
 

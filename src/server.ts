@@ -10,6 +10,7 @@ import { type Database, openDatabase } from './kernel/db.ts';
 import { pruneIdempotencyKeys } from './kernel/idempotency.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { migrate } from './kernel/migrate.ts';
+import { openAdminSocket } from './modules/backup/admin-socket.ts';
 import { prepareDummyHash } from './modules/console-auth/passwords.ts';
 import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
 import { startTemplateSyncs } from './modules/templates/sync-job.ts';
@@ -90,6 +91,15 @@ export async function startServer(
       );
     }, 3600_000).unref();
   }
+  // The embedded database's one owner answers `tidings backup` through a socket in its data directory.
+  const closeAdminSocket = config.databaseUrl
+    ? null
+    : await openAdminSocket({
+        dataDir: config.dataDir,
+        db,
+        secretsKey: rawConfig.secretsKey ? null : config.secretsKey,
+        log: app.log,
+      });
   const address = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | null = null;
   const close = () => {
@@ -101,6 +111,7 @@ export async function startServer(
       deadline.unref();
       if (pruneTimer) clearInterval(pruneTimer);
       stopTemplateSyncs?.();
+      await closeAdminSocket?.();
       await app.close();
       await jobs.stop(config.shutdownTimeoutMs);
       redis?.disconnect();

@@ -1,7 +1,7 @@
 // One small SQL executor over both databases: PGlite (embedded, one connection in this process) and
 // PostgreSQL (a pg pool). Repositories write plain parameterised SQL against `Sql`, so the same code
 // runs inside or outside a transaction, and pg-boss can share the caller's transaction (jobs.ts).
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -53,6 +53,14 @@ export interface Database extends Sql {
    * notifications sent while it was down are missed, so listeners must also poll.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * PGlite only: its data directory as a tar (PGlite's dumpDataDir), taken after a CHECKPOINT
+   * while a transaction of its own holds the one connection's transaction lock, so no other
+   * transaction is half-way through (single statements are atomic on the one connection). The dump
+   * is a crash-consistent copy in any case: PostgreSQL replays its WAL when it is opened.
+   * `inside` runs in that transaction first (what it reads is what the dump holds).
+   */
+  dumpDataDir?<T>(inside: (tx: Tx) => Promise<T>): Promise<{ tar: Blob; inside: T }>;
   close(): Promise<void>;
 }
 
@@ -94,6 +102,17 @@ export async function openPglite(
   return pgliteDatabase(db);
 }
 
+/**
+ * Makes `dir` (new or empty) a database of its own from a data-dir dump (PGlite's dumpDataDir tar,
+ * gzipped or not): `tidings restore`, and tests that need the migrated template on disk.
+ */
+export async function loadPgliteDump(dir: string, dump: Blob): Promise<void> {
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} is not empty`);
+  mkdirSync(dir, { recursive: true });
+  const db = await PGlite.create(dir, { ...PGLITE_OPTIONS, loadDataDir: dump });
+  await db.close();
+}
+
 export function pgliteDatabase(db: PGlite): Database {
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Sql => ({
     async query<T>(text: string, params?: unknown[]) {
@@ -110,6 +129,13 @@ export function pgliteDatabase(db: PGlite): Database {
     ...wrap(db),
     transaction: (work) => db.transaction((tx) => work({ ...wrap(tx), inTransaction: true })),
     listen: (channel, onNotify) => db.listen(channel, (payload) => onNotify(payload ?? '')),
+    async dumpDataDir(inside) {
+      await db.exec('CHECKPOINT');
+      return db.transaction(async (tx) => {
+        const result = await inside({ ...wrap(tx), inTransaction: true });
+        return { inside: result, tar: await db.dumpDataDir('none') };
+      });
+    },
     close: () => db.close(),
   };
 }
