@@ -177,6 +177,17 @@ program
   );
 
 program
+  .command('migrate-to-postgres')
+  .description('copy the embedded database into a new PostgreSQL database and check every table')
+  .requiredOption('--database-url <url>', 'the new, empty PostgreSQL database')
+  .action((options: { databaseUrl: string }) =>
+    operation(async () => {
+      const { migrateToPostgres } = await import('./cli/migrate-to-postgres/command.ts');
+      return migrateToPostgres(config(), options.databaseUrl, process.stdout, process.stderr);
+    }),
+  );
+
+program
   .command('bootstrap-token')
   .description('issue a new bootstrap token (only while the installation is not bootstrapped)')
   .option(

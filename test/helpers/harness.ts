@@ -24,7 +24,8 @@ export interface TestDatabase {
   drop: () => Promise<void>;
 }
 
-async function adminQuery(sql: string): Promise<void> {
+/** Runs one statement as the administrator of the test server (CREATE or DROP DATABASE). */
+export async function adminQuery(sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
   await admin.connect();
   try {

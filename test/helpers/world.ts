@@ -37,6 +37,8 @@ export interface World {
   submittedTemplateId: string;
   /** A DRAFT template of its own for the owner row of replaceTemplate (the submit row moves the usual one). */
   replaceableTemplateId: string;
+  /** The signing secret of A's webhook endpoint (ids['/webhooks/{id}']), shown once at creation. */
+  webhookSecret: string;
   /** A team member (the assignee of assignConversation). */
   memberId: string;
   /** A's contact's phone, which wrote in (its service window is open). */
@@ -392,6 +394,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       expired: expired.apiKey,
       otherTenant: other.apiKey,
     },
+    webhookSecret: webhook.secret,
     ids: {
       '/contacts/{id}': contact.id,
       '/contacts/{id}/tags/{tag}': TAG,
