@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'contact.created',
   'contact.updated',
   'contact.deleted',
+  'contact.erased',
   'contact.tagged',
   'contact.untagged',
   'conversation.opened',

@@ -11,6 +11,7 @@ import {
   ContactSchema,
   ContactTagParams,
   CreateContactBody,
+  EraseQuery,
   ReplaceContactBody,
   TagsBody,
   toContact,
@@ -20,6 +21,7 @@ import {
   addTags,
   type ContactServices,
   createContact,
+  eraseContact,
   getContact,
   removeContact,
   removeTag,
@@ -131,13 +133,22 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags,
           operationId: 'deleteContact',
-          summary: 'Delete a contact',
+          summary: 'Delete a contact; with erase=true, also erase its personal data everywhere',
+          description:
+            'Without `erase`, the contact goes and its history (messages, conversations, events) stays, naming its number. ' +
+            'With `erase=true` the personal data goes from every table in the same transaction: messages keep their ids, ' +
+            "statuses, times and prices but lose their content and number (shown as `erased`), the customer's files are deleted, " +
+            "events about the contact are emptied, runs of automation are ended and cleared, and the ledger's descriptions " +
+            'lose the number (amounts stay). A `contact.erased` event names only the id. Irreversible; the number writing in ' +
+            'again makes a new contact (docs/operations.md, Erasure).',
           params: ContactIdParams,
+          querystring: EraseQuery,
           response: { 204: Type.Null({ description: 'Deleted.' }) },
         },
       },
       async (request, reply) => {
-        await removeContact(s, accountOf(request).id, request.params.id);
+        if (request.query.erase) await eraseContact(s, accountOf(request).id, request.params.id);
+        else await removeContact(s, accountOf(request).id, request.params.id);
         reply.status(204);
       },
     );

@@ -79,6 +79,15 @@ export const TagsBody = Type.Object(
 );
 
 export const ContactIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+export const EraseQuery = Type.Object({
+  erase: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        "Also erase the contact's personal data from its history, irreversibly (docs/operations.md, Erasure).",
+    }),
+  ),
+});
 export const ContactTagParams = Type.Object({
   id: Type.String({ maxLength: 100 }),
   tag: Type.String({ maxLength: MAX_TAG_LENGTH * 3 }),

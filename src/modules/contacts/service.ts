@@ -7,6 +7,7 @@ import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
 import type { EventOutbox, EventType } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { closeConversationsOf } from '../conversations/service.ts';
+import { eraseData } from '../erasure/erase.ts';
 import {
   type AttributeValue,
   type ContactFields,
@@ -229,6 +230,22 @@ export async function removeContact(s: ContactServices, accountId: string, id: s
     // A conversation left open on a deleted contact could never be continued: the number's next
     // message makes a new contact, and a new conversation.
     await closeConversationsOf(s, tx, accountId, id);
+  });
+}
+
+/**
+ * Deletes the contact and erases its personal data from every table (modules/erasure/erase.ts),
+ * in one transaction: a `contact.erased` event names only its id (a `contact.deleted` event would
+ * carry what is being erased).
+ */
+export async function eraseContact(s: ContactServices, accountId: string, id: string): Promise<void> {
+  await s.db.transaction(async (tx) => {
+    const row = await deleteContact(tx, accountId, id);
+    if (!row) throw notFound('contact');
+    // First, so that the conversation.closed events this emits are erased with the rest.
+    await closeConversationsOf(s, tx, accountId, id);
+    await eraseData(tx, { kind: 'contact', accountId, contactId: id, phone: row.phone });
+    await s.events.emit(tx, { type: 'contact.erased', accountId, data: { id } });
   });
 }
 

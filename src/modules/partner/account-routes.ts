@@ -9,6 +9,7 @@ import { listAccounts } from '../accounts/repo.ts';
 import { PartnerAccount, toPartnerAccount, UsageQuery, UsageReportSchema } from '../accounts/schemas.ts';
 import { usageBetween } from '../accounts/usage.ts';
 import { CreditBody, toTransaction, WalletTransactionSchema } from '../billing/schemas.ts';
+import { eraseAccount } from '../erasure/account.ts';
 import { ApiKeyInfo, CreateAccountKeyBody, CreatedApiKey, toCreatedKey, toKeyInfo } from '../keys/schemas.ts';
 import { createKey, listKeys, revokeKey } from '../keys/service.ts';
 import {
@@ -160,13 +161,34 @@ export function partnerAccountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox
         schema: {
           tags,
           operationId: 'closeAccount',
-          summary: 'Close a sub-account for good (its data is kept; its keys get 403)',
+          summary:
+            'Close a sub-account for good (its data is kept; its keys get 403); with erase=true, erase its personal data',
+          description:
+            'With `erase=true` the account is closed (if it is not yet) and, in the same transaction, its personal data ' +
+            "erased: every contact, messages' contents and numbers, files, events' payloads, runs' data, calls' numbers, " +
+            "team members' names and emails, console logins. Its ledger keeps every amount (descriptions lose numbers), its " +
+            'messages their statuses and prices. Irreversible (docs/operations.md, Erasure).',
           params: AccountIdParams,
+          querystring: Type.Object({
+            erase: Type.Optional(
+              Type.Boolean({
+                default: false,
+                description: "Also erase the account's personal data, irreversibly.",
+              }),
+            ),
+          }),
           response: { 204: Type.Null({ description: 'Closed.' }) },
         },
       },
       async (request, reply) => {
-        await changeStatus(partnerOf(request), request.params.accountId, 'CLOSED');
+        if (request.query.erase) {
+          await ctx.db.transaction((tx) =>
+            eraseAccount(tx, ctx.events, partnerOf(request), request.params.accountId),
+          );
+          ctx.auth.forgetAccount(request.params.accountId);
+        } else {
+          await changeStatus(partnerOf(request), request.params.accountId, 'CLOSED');
+        }
         reply.status(204);
       },
     );

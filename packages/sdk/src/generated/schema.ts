@@ -193,7 +193,10 @@ export interface paths {
         get: operations["getAccountAsPartner"];
         put?: never;
         post?: never;
-        /** Close a sub-account for good (its data is kept; its keys get 403) */
+        /**
+         * Close a sub-account for good (its data is kept; its keys get 403); with erase=true, erase its personal data
+         * @description With `erase=true` the account is closed (if it is not yet) and, in the same transaction, its personal data erased: every contact, messages' contents and numbers, files, events' payloads, runs' data, calls' numbers, team members' names and emails, console logins. Its ledger keeps every amount (descriptions lose numbers), its messages their statuses and prices. Irreversible (docs/operations.md, Erasure).
+         */
         delete: operations["closeAccount"];
         options?: never;
         head?: never;
@@ -374,8 +377,10 @@ export interface paths {
         put: operations["replaceContact"];
         post?: never;
         /**
-         * Delete a contact
-         * @description A console agent’s session may call this operation.
+         * Delete a contact; with erase=true, also erase its personal data everywhere
+         * @description Without `erase`, the contact goes and its history (messages, conversations, events) stays, naming its number. With `erase=true` the personal data goes from every table in the same transaction: messages keep their ids, statuses, times and prices but lose their content and number (shown as `erased`), the customer's files are deleted, events about the contact are emptied, runs of automation are ended and cleared, and the ledger's descriptions lose the number (amounts stay). A `contact.erased` event names only the id. Irreversible; the number writing in again makes a new contact (docs/operations.md, Erasure).
+         *
+         *     A console agent’s session may call this operation.
          */
         delete: operations["deleteContact"];
         options?: never;
@@ -3556,7 +3561,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
              * @example message.delivered
              */
             type: string;
@@ -4470,7 +4475,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -4794,7 +4799,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -5207,7 +5212,7 @@ export interface components {
                      * @description The event that enrols its contact.
                      * @enum {unknown}
                      */
-                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
                         /** @description Every one must hold. */
@@ -7846,7 +7851,10 @@ export interface operations {
     };
     closeAccount: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also erase the account's personal data, irreversibly. */
+                erase?: boolean;
+            };
             header?: {
                 /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
                 "x-csrf-token"?: string;
@@ -7872,7 +7880,7 @@ export interface operations {
             /**
              * @description INVALID_REQUEST
              *
-             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             *     INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored. This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
              */
             400: {
                 headers: {
@@ -10086,7 +10094,10 @@ export interface operations {
     };
     deleteContact: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also erase the contact's personal data from its history, irreversibly (docs/operations.md, Erasure). */
+                erase?: boolean;
+            };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
                 "x-account-id"?: string;
@@ -10116,7 +10127,7 @@ export interface operations {
             /**
              * @description INVALID_REQUEST
              *
-             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             *     INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored. This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
              */
             400: {
                 headers: {
@@ -11721,7 +11732,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -12180,7 +12191,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13357,7 +13368,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13757,7 +13768,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -17196,7 +17207,7 @@ export interface operations {
                 /** @description Only an active rule runs. */
                 status?: "active" | "paused";
                 /** @description Only rules with this trigger. */
-                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -17383,7 +17394,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -18096,7 +18107,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -18665,7 +18676,7 @@ export interface operations {
                     eventId?: string;
                     event?: {
                         /** @enum {unknown} */
-                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /** @description As the event would carry it (a message with its contactId, a contact with its id). */
                         data: {
                             [key: string]: unknown;
@@ -19194,7 +19205,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold. */
@@ -19916,7 +19927,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold. */
@@ -21943,7 +21954,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -22842,7 +22853,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -41208,7 +41219,7 @@ export interface operations {
                     /** @example evt_01jv… */
                     id: string;
                     /** @enum {string} */
-                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
+                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
                     /** Format: date-time */
                     createdAt: string;
                     accountId: string | null;

@@ -1,5 +1,5 @@
 import type { PageIterator } from '../pagination.js';
-import type { ItemOf } from '../types.js';
+import type { ItemOf, QueryOf } from '../types.js';
 import { type Body, type CallOptions, type Query, Resource } from './base.js';
 
 const P = '/api/v1/public/contacts';
@@ -23,8 +23,9 @@ export class Contacts extends Resource {
   replace(id: string, body: Body<'put', typeof ONE>, opts?: CallOptions) {
     return this.t.request('put', ONE, { params: { id }, body, ...opts });
   }
-  delete(id: string, opts?: CallOptions) {
-    return this.t.request('delete', ONE, { params: { id }, ...opts });
+  /** Deletes the contact; `{ erase: true }` also erases its personal data from its history, irreversibly. */
+  delete(id: string, query?: QueryOf<'delete', typeof ONE>, opts?: CallOptions) {
+    return this.t.request('delete', ONE, { params: { id }, query, ...opts });
   }
   tag(id: string, body: Body<'post', '/api/v1/public/contacts/{id}/tags'>, opts?: CallOptions) {
     return this.t.request('post', '/api/v1/public/contacts/{id}/tags', { params: { id }, body, ...opts });

@@ -1,7 +1,7 @@
 // Partner keys (tdg_partner_…): provisioning accounts, their keys and wallets, partner webhooks. To
 // act inside one of the partner's accounts, use tidings.forAccount(accountId).
 import type { PageIterator } from '../pagination.js';
-import type { ItemOf } from '../types.js';
+import type { ItemOf, QueryOf } from '../types.js';
 import { type Body, type CallOptions, type Query, Resource } from './base.js';
 import { PartnerWebhooks } from './webhooks.js';
 
@@ -25,8 +25,9 @@ export class PartnerAccounts extends Resource {
     return this.t.request('patch', ACCOUNT, { params: { accountId }, body, ...opts });
   }
   /** Closes the account (for good). */
-  close(accountId: string, opts?: CallOptions) {
-    return this.t.request('delete', ACCOUNT, { params: { accountId }, ...opts });
+  /** Closes the sub-account for good; `{ erase: true }` also erases its personal data, irreversibly. */
+  close(accountId: string, query?: QueryOf<'delete', typeof ACCOUNT>, opts?: CallOptions) {
+    return this.t.request('delete', ACCOUNT, { params: { accountId }, query, ...opts });
   }
   suspend(accountId: string, opts?: CallOptions) {
     return this.t.request('post', '/api/v1/public/partner/accounts/{accountId}/suspend', {

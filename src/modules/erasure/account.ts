@@ -1,0 +1,17 @@
+// Erasing a whole sub-account (DELETE /partner/accounts/{id}?erase=true): closed first if it is not,
+// then every personal field of it erased, in the one transaction (erase.ts says what stays).
+import type { Tx } from '../../kernel/db.ts';
+import type { EventOutbox } from '../../kernel/events.ts';
+import { setAccountStatus } from '../partner/accounts.ts';
+import { eraseData, erasePeople } from './erase.ts';
+
+export async function eraseAccount(
+  tx: Tx,
+  events: EventOutbox,
+  partnerId: string,
+  accountId: string,
+): Promise<void> {
+  await setAccountStatus(tx, events, partnerId, accountId, 'CLOSED');
+  await eraseData(tx, { kind: 'account', accountId });
+  await erasePeople(tx, accountId);
+}

@@ -1,0 +1,214 @@
+// Erasure: personal data leaves every table in one transaction, while what the business must keep
+// stays: messages keep their ids, statuses, times and prices; the wallet's ledger keeps every amount
+// (its descriptions lose the numbers); counts add up as before. Two scopes:
+//   - one contact (DELETE /contacts/{id}?erase=true): its rows are found by its id and by its number,
+//     in both forms (a number can write in before it is a contact, and messages name the number);
+//   - a whole closed sub-account (DELETE /partner/accounts/{id}?erase=true): every row of it.
+// Where a column cannot be empty a number becomes "erased". Texts about the contact as a whole (an
+// event's payload, a run's variables) are replaced; texts shared with other contacts (a bulk job's
+// items, a ledger description) lose the number only. What is kept and why: docs/operations.md.
+import type { Tx } from '../../kernel/db.ts';
+
+export const ERASED = 'erased';
+
+export type Scope =
+  | { kind: 'contact'; accountId: string; contactId: string /** E.164 */; phone: string }
+  | { kind: 'account'; accountId: string };
+
+/**
+ * One statement's WHERE for the scope: `byContact` (its id is $2, its number $3, its digits $4)
+ * narrows the account's rows to the contact's; the whole account takes them all.
+ */
+interface Where {
+  clause: string;
+  params: unknown[];
+}
+
+function whereOf(scope: Scope, byContact: string): Where {
+  if (scope.kind === 'account') return { clause: 'account_id = $1', params: [scope.accountId] };
+  const digits = scope.phone.replace(/^\+/, '');
+  // Every statement names all four parameters, so each has a type whichever the clause uses.
+  return {
+    clause: `account_id = $1 AND (${byContact}) AND $2::text IS NOT NULL AND $3::text IS NOT NULL AND $4::text IS NOT NULL`,
+    params: [scope.accountId, scope.contactId, scope.phone, digits],
+  };
+}
+
+const BY_ID_OR_NUMBER = (column: string) => `contact_id = $2 OR ${column} = $3`;
+const NAMING = (column: string) => `strpos(${column}, $2) > 0 OR strpos(${column}, $4) > 0`;
+
+async function update(tx: Tx, sql: (where: string) => string, w: Where): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string }>(sql(w.clause), w.params);
+  return rows.map((r) => r.id);
+}
+
+/** Scrubs every table of the scope (the caller deletes the contact row, or closes the account). */
+export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: number }> {
+  const messageIds = await update(
+    tx,
+    (
+      w,
+    ) => `UPDATE messages SET phone = '${ERASED}', content = '{}', provider_message_id = NULL, idempotency_key = NULL,
+                   error = CASE WHEN error IS NULL THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
+                     'code', error->'code', 'providerCode', error->'providerCode',
+                     'message', 'Erased with the contact; the code says what happened.')) END
+             WHERE ${w} RETURNING id`,
+    whereOf(scope, BY_ID_OR_NUMBER('phone')),
+  );
+  // The customer's files (their chunks go with them); for a whole account, its uploads too.
+  if (scope.kind === 'contact') {
+    await tx.query(
+      `DELETE FROM media WHERE account_id = $1 AND direction = 'inbound' AND message_id = ANY ($2)`,
+      [scope.accountId, messageIds],
+    );
+  } else {
+    await tx.query('DELETE FROM media WHERE account_id = $1', [scope.accountId]);
+  }
+  await update(
+    tx,
+    (w) => `UPDATE conversations SET phone = '${ERASED}' WHERE ${w} RETURNING id`,
+    whereOf(scope, BY_ID_OR_NUMBER('phone')),
+  );
+  // Events naming the contact, and what receivers answered to their deliveries.
+  const eventIds = await update(
+    tx,
+    (w) => `UPDATE events SET payload = '{"erased":true}' WHERE ${w} RETURNING id`,
+    whereOf(scope, NAMING('payload')),
+  );
+  await tx.query(
+    `UPDATE webhook_attempts a SET response_excerpt = NULL, error = NULL FROM webhook_deliveries d
+      WHERE d.id = a.delivery_id AND d.event_id = ANY ($1)`,
+    [eventIds],
+  );
+  await tx.query(
+    `UPDATE webhook_deliveries SET last_error = NULL WHERE event_id = ANY ($1) AND last_error IS NOT NULL`,
+    [eventIds],
+  );
+  await eraseStoredAnswers(tx, scope);
+  await eraseAutomation(tx, scope);
+  await eraseVoiceAndCampaigns(tx, scope);
+  await eraseSharedTexts(tx, scope);
+  return { messages: messageIds.length };
+}
+
+/**
+ * Stored answers to idempotent requests (a replay then runs afresh). Keys belong to the account, or
+ * to its partner when a partner key acted on it: the partner's are taken only where they name the
+ * contact (or, for a whole account, the account).
+ */
+async function eraseStoredAnswers(tx: Tx, scope: Scope): Promise<void> {
+  const partner = '(SELECT partner_id FROM accounts WHERE id = $1)';
+  if (scope.kind === 'account') {
+    await tx.query(
+      `DELETE FROM idempotency_keys WHERE owner_id = $1 OR (owner_id = ${partner} AND strpos(response_body, $1) > 0)`,
+      [scope.accountId],
+    );
+    return;
+  }
+  const w = whereOf(scope, NAMING('response_body'));
+  await tx.query(
+    `DELETE FROM idempotency_keys WHERE ${w.clause.replace('account_id = $1', `owner_id IN ($1, ${partner})`)}`,
+    w.params,
+  );
+}
+
+/** Runs of rules, sequences and journeys: ended if still going, their data cleared. */
+async function eraseAutomation(tx: Tx, scope: Scope): Promise<void> {
+  const byContact = whereOf(scope, 'contact_id = $2');
+  await update(
+    tx,
+    (w) => `UPDATE rule_runs SET conditions = '[]', actions = '[]' WHERE ${w} RETURNING id`,
+    byContact,
+  );
+  await update(
+    tx,
+    (w) => `UPDATE sequence_enrollments
+               SET status = CASE WHEN status = 'active' THEN 'canceled' ELSE status END,
+                   reason = CASE WHEN status = 'active' THEN 'contact_erased' ELSE reason END
+             WHERE ${w} RETURNING id`,
+    byContact,
+  );
+  const runs = await update(
+    tx,
+    (w) => `UPDATE journey_runs
+               SET status = CASE WHEN status IN ('running', 'waiting') THEN 'canceled' ELSE status END,
+                   vars = '{}', trigger_data = '{}', error = NULL
+             WHERE ${w} RETURNING id`,
+    byContact,
+  );
+  await tx.query('UPDATE journey_run_steps SET output = NULL, error = NULL WHERE run_id = ANY ($1)', [runs]);
+  await update(
+    tx,
+    (w) =>
+      `UPDATE automation_calls SET payload = '{"erased":true}', response = NULL, last_error = NULL WHERE ${w} RETURNING id`,
+    whereOf(scope, NAMING('payload')),
+  );
+}
+
+async function eraseVoiceAndCampaigns(tx: Tx, scope: Scope): Promise<void> {
+  const calls = await update(
+    tx,
+    (
+      w,
+    ) => `UPDATE calls SET to_number = '${ERASED}', variables = '{}', rendered = '{}', digits = '[]', sim = NULL
+             WHERE ${w} RETURNING id`,
+    whereOf(scope, BY_ID_OR_NUMBER('to_number')),
+  );
+  await tx.query(`UPDATE call_callbacks SET params = '{}' WHERE call_id = ANY ($1)`, [calls]);
+  await update(
+    tx,
+    (w) => `UPDATE campaign_recipients SET phone = '${ERASED}' WHERE ${w} RETURNING campaign_id AS id`,
+    whereOf(scope, BY_ID_OR_NUMBER('phone')),
+  );
+}
+
+/**
+ * Texts shared between contacts: a contact's number is taken out ($3, $4: its two forms); a whole
+ * account's bulk inputs and results go, and every number-like run of digits leaves its ledger.
+ */
+async function eraseSharedTexts(tx: Tx, scope: Scope): Promise<void> {
+  if (scope.kind === 'account') {
+    const account = [scope.accountId];
+    await tx.query(`UPDATE bulk_jobs SET items = NULL WHERE account_id = $1 AND items IS NOT NULL`, account);
+    await tx.query(
+      `UPDATE bulk_job_chunks SET results = '[]' WHERE job_id IN (SELECT id FROM bulk_jobs WHERE account_id = $1)`,
+      account,
+    );
+    // The ledger's one permitted change (migration 034): a description, without numbers.
+    await tx.query(
+      `UPDATE wallet_transactions SET description = regexp_replace(description, '\\+?[0-9]{6,}', '[erased]', 'g')
+        WHERE account_id = $1 AND description ~ '[0-9]{6,}'`,
+      account,
+    );
+    return;
+  }
+  const digits = scope.phone.replace(/^\+/, '');
+  const number = [scope.accountId, scope.phone, digits];
+  const without = (expr: string) => `replace(replace(${expr}, $2, '[erased]'), $3, '[erased]')`;
+  await tx.query(
+    `UPDATE bulk_jobs SET items = ${without('items')} WHERE account_id = $1 AND items IS NOT NULL AND strpos(items, $3) > 0`,
+    number,
+  );
+  await tx.query(
+    `UPDATE bulk_job_chunks ch SET results = ${without('results::text')}::jsonb FROM bulk_jobs j
+      WHERE j.id = ch.job_id AND j.account_id = $1 AND strpos(ch.results::text, $3) > 0`,
+    number,
+  );
+  await tx.query(
+    `UPDATE wallet_transactions SET description = ${without('description')}
+      WHERE account_id = $1 AND strpos(description, $3) > 0`,
+    number,
+  );
+}
+
+/** A closed sub-account's people: its contacts, team members' names and emails, console logins. */
+export async function erasePeople(tx: Tx, accountId: string): Promise<void> {
+  await tx.query('DELETE FROM contacts WHERE account_id = $1', [accountId]);
+  await tx.query('DELETE FROM console_invitations WHERE account_id = $1', [accountId]);
+  // Console logins of the account's members go with their sessions (ON DELETE CASCADE).
+  await tx.query('DELETE FROM console_users WHERE account_id = $1', [accountId]);
+  await tx.query(
+    `UPDATE team_members SET name = '${ERASED}', email = 'erased-' || id || '@erased.invalid' WHERE account_id = $1`,
+    [accountId],
+  );
+}
