@@ -167,6 +167,14 @@ describe('appointment_reminder', () => {
     const second = await runWhen(t, made.journeyId, runId, (r) => r.currentNodeId === 'answer_2');
     const lastId = second.steps.at(-2).output.messageId as string;
     expect(lastId).not.toBe(reminder.id);
+    // The customer can answer a message once it has been sent: the run reaches answer_2 as soon as
+    // the reminder is accepted, and the sandbox hands it over a moment later (on a busy machine,
+    // after the tap used to come: a flake in the PostgreSQL CI run).
+    const handedOver = await eventually(
+      () => call(env.app, 'GET', `/messages/${lastId}`, { key: t.apiKey }),
+      (r) => r.status === 200 && r.body.providerMessageId !== null,
+    );
+    expect(handedOver.body.providerMessageId, JSON.stringify(handedOver.body)).not.toBeNull();
 
     const tap = await call(env.app, 'POST', '/sandbox/inbound-messages', {
       key: t.sandboxKey,
