@@ -10,9 +10,10 @@
 //   4. many endpoints: 1,000 accounts with 10 webhooks each (10,000 endpoints; the accounts and
 //      webhooks beyond phase 1's made through SQL), and backlogs of as many deliveries as phase 2's,
 //      emitted through the outbox while no server runs: once over 1,000 of the endpoints (100
-//      accounts' events), once over all 10,000. Each drain is compared with phase 2's (the target,
-//      issue 27: ≥ 0.8× of it, measured twice, before and beside: the machine's load drifts): a
-//      claim must cost what the work due costs, not the endpoints.
+//      accounts' events), once over all 10,000. In each of BENCH_WEBHOOK_ROUNDS (3) rounds the two
+//      are drained beside a drain of the same backlog over phase 2's 10 endpoints (the extra 9,990
+//      removed), every drain from an empty history; the figure is the median round's ratio (the
+//      target, issue 27: ≥ 0.8×): a claim must cost what the work due costs, not the endpoints.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
@@ -239,11 +240,8 @@ const manyAccounts = [
 ];
 
 /** Emits `events` events over the first `over` accounts while no server runs, then drains them. */
-async function drainOver(
-  over: number,
-  events: number,
-  label: string,
-): Promise<{ rate: number; got: number; endpoints: number }> {
+type Drain = { rate: number; got: number; endpoints: number };
+async function drainOver(over: number, events: number, label: string): Promise<Drain> {
   for (let i = 0; i < events; i += 200) {
     await db.transaction(async (tx) => {
       for (let j = i; j < Math.min(events, i + 200); j++) {
@@ -266,9 +264,10 @@ async function drainOver(
   await stopServer(server);
   return { rate: at.length / ((at.at(-1)! - at[0]!) / 1000), got: at.length, endpoints: due.endpoints };
 }
-// The machine's load drifts: phase 2's drain once more, beside the drains it is compared with.
-const again = await drainOver(ACCOUNTS, EVENTS, 'server draining the 10-endpoint backlog again');
-const tenEndpoints = (throughput + again.rate) / 2;
+// The machine's load drifts (two identical drains have differed by a third): the comparison runs in
+// ROUNDS alternating rounds, each a 10-endpoint drain beside the two many-endpoint drains, from the
+// same empty history; each round gives its ratios, and the figure is the median round's.
+const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 3);
 await db.query(
   `INSERT INTO accounts (id, partner_id, name, country_code, plan_code)
    SELECT id, $2, 'bench ' || id, 'US', 'scale' FROM unnest($1::text[]) AS id`,
@@ -280,23 +279,52 @@ const hooks = manyAccounts.flatMap((account, i) =>
     account,
   })),
 );
-await db.query(
-  `INSERT INTO webhook_endpoints (id, account_id, url, event_filters, secret_sealed, created_at, updated_at)
-   SELECT h.id, h.account, $3, '{*}', $4, now(), now() FROM unnest($1::text[], $2::text[]) AS h (id, account)`,
-  [hooks.map((h) => h.id), hooks.map((h) => h.account), template.url, template.secret_sealed],
-);
-await database.vacuum();
-const { rows: endpointCount } = await db.query<{ n: number }>(
-  'SELECT count(*)::int AS n FROM webhook_endpoints WHERE enabled',
-);
-
+/** The 10,000 endpoints in place, or only phase 2's 10; in either case no history of deliveries. */
+async function endpoints(many: boolean): Promise<number> {
+  await db.exec('TRUNCATE webhook_attempts, webhook_deliveries, events CASCADE');
+  await db.query('DELETE FROM webhook_endpoints WHERE id = ANY ($1)', [hooks.map((h) => h.id)]);
+  if (many) {
+    await db.query(
+      `INSERT INTO webhook_endpoints (id, account_id, url, event_filters, secret_sealed, created_at, updated_at)
+       SELECT h.id, h.account, $3, '{*}', $4, now(), now() FROM unnest($1::text[], $2::text[]) AS h (id, account)`,
+      [hooks.map((h) => h.id), hooks.map((h) => h.account), template.url, template.secret_sealed],
+    );
+  }
+  await database.vacuum();
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE enabled',
+  );
+  return rows[0]!.n;
+}
 const perAccount = EVENTS / HOOKS_PER_ACCOUNT;
-const subset = await drainOver(100, perAccount, 'server draining deliveries to 1,000 of 10,000 endpoints');
-const spread = await drainOver(
-  MANY_ACCOUNTS,
-  perAccount,
-  'server draining deliveries to all 10,000 endpoints',
-);
+const rounds: { ten: number; subset: Drain; spread: Drain }[] = [];
+let endpointTotal = 0;
+for (let r = 1; r <= ROUNDS; r++) {
+  await endpoints(false);
+  const ten = await drainOver(ACCOUNTS, EVENTS, `round ${r}: server draining the backlog over 10 endpoints`);
+  endpointTotal = await endpoints(true);
+  const subset = await drainOver(
+    100,
+    perAccount,
+    `round ${r}: server draining deliveries to 1,000 of 10,000 endpoints`,
+  );
+  await endpoints(true);
+  const spread = await drainOver(
+    MANY_ACCOUNTS,
+    perAccount,
+    `round ${r}: server draining deliveries to all 10,000 endpoints`,
+  );
+  rounds.push({ ten: ten.rate, subset, spread });
+}
+/** The median round's ratio for a kind of drain, with that round's figures. */
+function medianRound(kind: 'subset' | 'spread') {
+  const sorted = rounds
+    .map((r) => ({ ratio: r[kind].rate / r.ten, drain: r[kind], ten: r.ten }))
+    .sort((a, b) => a.ratio - b.ratio);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+const subset = medianRound('subset');
+const spread = medianRound('spread');
 server = await startServer(databaseUrl, serverPort, 'server for the end');
 
 const ratio = throughput / direct.requests.average;
@@ -309,10 +337,13 @@ process.stdout.write(
     `measured  backlog of ${EVENTS} events (emitted at ${(EVENTS / emitSeconds).toFixed(0)}/s) drained: ${throughput.toFixed(0)} deliveries/s (${drained.size} delivered in ${drainSeconds.toFixed(2)} s); target ≥ 2000`,
     `ratio     deliveries/s ÷ direct req/s: ${ratio.toFixed(2)}`,
     `latency   ${total} events at ${emitRate.toFixed(0)}/s: commit→receipt p50 ${p50} ms, p99 ${p99} ms, max ${latencies.at(-1)} ms (${latencies.length}/${total} received); target p50 < 50 ms`,
-    `again     the 10-endpoint backlog drained again before phase 4: ${again.rate.toFixed(0)} deliveries/s (${again.got} delivered); mean of the two ${tenEndpoints.toFixed(0)}/s`,
+    ...rounds.map(
+      (r, i) =>
+        `round ${i + 1}   10 endpoints ${r.ten.toFixed(0)}/s; due at ${r.subset.endpoints} of ${endpointTotal}: ${r.subset.rate.toFixed(0)}/s (${(r.subset.rate / r.ten).toFixed(2)}×); due at ${r.spread.endpoints}: ${r.spread.rate.toFixed(0)}/s (${(r.spread.rate / r.ten).toFixed(2)}×)`,
+    ),
     ...[subset, spread].map(
-      (d) =>
-        `many      ${endpointCount[0]!.n} endpoints of ${MANY_ACCOUNTS} accounts, ${d.got} deliveries due at ${d.endpoints} of them drained: ${d.rate.toFixed(0)} deliveries/s = ${(d.rate / tenEndpoints).toFixed(2)}× the 10-endpoint drains' mean; target ≥ 0.8×`,
+      (m) =>
+        `many      ${endpointTotal} endpoints of ${MANY_ACCOUNTS} accounts, ${m.drain.got} deliveries due at ${m.drain.endpoints} of them: median round ${m.ratio.toFixed(2)}× its 10-endpoint drain; target ≥ 0.8×`,
     ),
     '',
   ].join('\n'),
@@ -339,15 +370,16 @@ record({
   met: p50 < 50 && latencies.length === total,
 });
 record({ figure: `commit→receipt p99 at ${RATE} events/s`, value: p99, ...latencyRow });
-for (const d of [subset, spread]) {
+for (const m of [subset, spread]) {
   record({
-    figure: `backlog drained with 10,000 endpoints, work due at ${d.endpoints.toLocaleString('en')}`,
-    value: d.rate,
+    figure: `backlog drained with 10,000 endpoints, work due at ${m.drain.endpoints.toLocaleString('en')}`,
+    value: m.drain.rate,
     unit: 'deliveries/s',
-    baseline: { name: 'the same backlog over 10 endpoints (mean of two drains)', value: tenEndpoints },
+    baseline: { name: 'the same backlog over 10 endpoints, in the same round', value: m.ten },
+    ratio: m.ratio,
     target: '≥ 0.8×',
-    met: d.rate / tenEndpoints >= 0.8 && d.got >= EVENTS,
-    note: `${MANY_ACCOUNTS} accounts; ${d.got} delivered`,
+    met: m.ratio >= 0.8 && rounds.every((r) => r.subset.got >= EVENTS && r.spread.got >= EVENTS),
+    note: `${MANY_ACCOUNTS} accounts; median of ${ROUNDS} alternating rounds' ratios`,
   });
 }
 
