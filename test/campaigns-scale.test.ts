@@ -74,6 +74,7 @@ describe('a 5,000-contact campaign in the sandbox', () => {
     const some = await eventually(messaged, (n) => n >= 1000, 60_000);
     expect(some).toBeGreaterThanOrEqual(1000);
     const paused = await call(env.app, 'POST', `/campaigns/${id}/pause`, { key: t.apiKey });
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
     expect(paused.body.status).toBe('paused');
     const atPause = await messaged();
     expect(atPause).toBeLessThan(SIZE);
