@@ -1,7 +1,7 @@
 // The `tidings` command line: serve, migrate, bootstrap-token, account/key management for a
 // self-hoster who wants a working key without the partner API, and a client of the HTTP API
 // (login profiles, send, contacts list|import, messages get, webhooks listen).
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { contactsListCommand } from './cli/api/contacts-list.ts';
 import { loginCommand, logoutCommand } from './cli/api/login.ts';
@@ -14,6 +14,7 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import type { Database } from './kernel/db.ts';
 import { ApiError } from './kernel/errors.ts';
 import { ADDONS, PLAN_CODES } from './kernel/plans.ts';
+import { TIDINGS_VERSION } from './kernel/version.ts';
 import { listAccounts } from './modules/accounts/repo.ts';
 import { createKey, revokeKey } from './modules/keys/service.ts';
 import { provisionAccount } from './modules/partner/accounts.ts';
@@ -87,13 +88,9 @@ function printBootstrapToken(token: string, cfg: Config): void {
   );
 }
 
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
-
 const program = new Command('tidings')
   .description('Tidings: self-hostable business messaging API')
-  .version(version, '-v, --version', 'print the version');
+  .version(TIDINGS_VERSION, '-v, --version', 'print the version');
 
 program
   .command('serve')

@@ -2,7 +2,7 @@
 // shutdown that stops accepting requests, lets in-flight requests and jobs finish, then closes.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { type App, buildApp } from './app.ts';
 import { type Config, ConfigError } from './config.ts';
@@ -10,6 +10,7 @@ import { type Database, openDatabase } from './kernel/db.ts';
 import { pruneIdempotencyKeys } from './kernel/idempotency.ts';
 import { Jobs } from './kernel/jobs.ts';
 import { migrate } from './kernel/migrate.ts';
+import { readSecretsKeyFile, secretsKeyFile } from './kernel/secrets.ts';
 import { openAdminSocket } from './modules/backup/admin-socket.ts';
 import { prepareDummyHash } from './modules/console-auth/passwords.ts';
 import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
@@ -34,13 +35,13 @@ export function resolveSecretsKey(config: Config): Config {
       'Invalid configuration:\n  SECRETS_KEY: required with DATABASE_URL (every process must share it); make one with: openssl rand -base64 32',
     );
   }
-  const path = `${config.dataDir}/secrets.key`;
+  const path = secretsKeyFile(config.dataDir);
   mkdirSync(config.dataDir, { recursive: true });
   if (!existsSync(path)) {
     writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600 });
     chmodSync(path, 0o600);
   }
-  return Object.freeze({ ...config, secretsKey: readFileSync(path, 'utf8').trim() });
+  return Object.freeze({ ...config, secretsKey: readSecretsKeyFile(config.dataDir) });
 }
 
 export function openRedis(url: string): Redis {

@@ -230,6 +230,9 @@ async function listenPostgres(
   };
 }
 
+/** The embedded database's own directory inside DATA_DIR. */
+export const embeddedDir = (dataDir: string) => `${dataDir}/db`;
+
 export async function openDatabase(config: {
   databaseUrl: string | null;
   dataDir: string;
@@ -238,7 +241,7 @@ export async function openDatabase(config: {
   pgliteOptimizeParser: boolean;
 }): Promise<Database> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl, config.dbPoolSize);
-  return openPglite(`${config.dataDir}/db`, {
+  return openPglite(embeddedDir(config.dataDir), {
     sharedBuffers: config.pgliteSharedBuffers,
     optimizeParser: config.pgliteOptimizeParser,
   });

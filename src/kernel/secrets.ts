@@ -2,6 +2,17 @@
 // under SECRETS_KEY. A sealed value is "v1." + base64url(iv | tag | ciphertext); the version lets
 // a later key rotation tell old values apart.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Where the embedded server keeps the key it made at its first start (without SECRETS_KEY). */
+export const secretsKeyFile = (dataDir: string) => join(dataDir, 'secrets.key');
+
+/** The key the embedded server made in `dataDir`, or null if it has made none. */
+export function readSecretsKeyFile(dataDir: string): string | null {
+  const path = secretsKeyFile(dataDir);
+  return existsSync(path) ? readFileSync(path, 'utf8').trim() : null;
+}
 
 const VERSION = 'v1.';
 

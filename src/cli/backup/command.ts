@@ -6,7 +6,9 @@
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { Config } from '../../config.ts';
-import { loadPgliteDump, openDatabase, openPglite } from '../../kernel/db.ts';
+import { embeddedDir, loadPgliteDump, openDatabase, openPglite } from '../../kernel/db.ts';
+import { hasDatabase } from '../../kernel/pglite-initdb.ts';
+import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/secrets.ts';
 import { adminSocketPath } from '../../modules/backup/admin-socket.ts';
 import { type BackupManifest, decodeBackup } from '../../modules/backup/format.ts';
 import { countRows, takeBackup } from '../../modules/backup/take.ts';
@@ -51,8 +53,7 @@ function askServer(dataDir: string): Promise<Buffer> {
 }
 
 async function backupWithoutServer(cfg: Config): Promise<Buffer> {
-  const keyFile = `${cfg.dataDir}/secrets.key`;
-  const key = cfg.secretsKey ? null : existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : null;
+  const key = cfg.secretsKey ? null : readSecretsKeyFile(cfg.dataDir);
   const db = await openDatabase(cfg);
   try {
     return (await takeBackup(db, key)).file;
@@ -70,8 +71,7 @@ export async function backupCommand(
   embeddedOnly(cfg, 'tidings backup', 'back PostgreSQL up with pg_dump (docs/operations.md, Backups)');
   if (existsSync(file) && !options.force)
     throw new UsageError(`${file} exists: give another name, or --force`);
-  if (!existsSync(`${cfg.dataDir}/db/PG_VERSION`))
-    throw new UsageError(`no embedded database in ${cfg.dataDir}`);
+  if (!hasDatabase(embeddedDir(cfg.dataDir))) throw new UsageError(`no embedded database in ${cfg.dataDir}`);
   const pid = serverRunning(cfg);
   const bytes = pid ? await askServer(cfg.dataDir) : await backupWithoutServer(cfg);
   const { manifest } = decodeBackup(bytes);
@@ -106,13 +106,13 @@ export async function restoreCommand(cfg: Config, file: string, out: Out): Promi
   );
   const pid = serverRunning(cfg);
   if (pid) throw new UsageError(`a server (pid ${pid}) runs on ${cfg.dataDir}: restore into a new DATA_DIR`);
-  const dir = `${cfg.dataDir}/db`;
+  const dir = embeddedDir(cfg.dataDir);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new UsageError(`${cfg.dataDir} already holds a database: restore into an empty or new DATA_DIR`);
   }
   if (!existsSync(file)) throw new UsageError(`no file ${file}`);
   const { manifest, tar } = decodeBackup(readFileSync(file));
-  const keyFile = `${cfg.dataDir}/secrets.key`;
+  const keyFile = secretsKeyFile(cfg.dataDir);
   const keyNote = secretsKeyNote(cfg, manifest, keyFile);
   await loadPgliteDump(dir, new Blob([new Uint8Array(tar)]));
   if (manifest.secretsKey && !existsSync(keyFile))

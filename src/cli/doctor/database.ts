@@ -1,13 +1,12 @@
 // The doctor's database checks: reachable, new enough, the extensions the migrations create,
 // migrations against those this code has, pg-boss's schema, and whether SECRETS_KEY opens the
 // secrets sealed in it. Nothing here writes: the doctor never migrates or creates a database.
-import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { Config } from '../../config.ts';
-import { openPglite, type Sql } from '../../kernel/db.ts';
+import { embeddedDir, openPglite, type Sql } from '../../kernel/db.ts';
 import { listMigrations } from '../../kernel/migrate.ts';
 import { hasDatabase } from '../../kernel/pglite-initdb.ts';
-import { SecretBox } from '../../kernel/secrets.ts';
+import { readSecretsKeyFile, SecretBox } from '../../kernel/secrets.ts';
 import { type Finding, fail, ok, reason, warn, within } from './findings.ts';
 
 const MIN_SERVER_VERSION = 150000;
@@ -81,7 +80,7 @@ export async function checkPostgres(config: Config & { databaseUrl: string }): P
  * a running server through its /readyz instead).
  */
 export async function checkEmbedded(config: Config): Promise<Finding[]> {
-  const dir = `${config.dataDir}/db`;
+  const dir = embeddedDir(config.dataDir);
   if (!hasDatabase(dir)) {
     return [ok('database', `no embedded database in ${dir} yet: the first tidings serve makes it`)];
   }
@@ -95,7 +94,7 @@ export async function checkEmbedded(config: Config): Promise<Finding[]> {
     const { rows } = await db.query<{ version: string }>(
       `SELECT current_setting('server_version') AS version`,
     );
-    const key = config.secretsKey ?? readKeyFile(config.dataDir);
+    const key = config.secretsKey ?? readSecretsKeyFile(config.dataDir);
     return [
       ok('database', `embedded (PGlite, PostgreSQL ${rows[0]!.version}) in ${dir}`),
       ...(await checkSchema(db)),
@@ -104,11 +103,6 @@ export async function checkEmbedded(config: Config): Promise<Finding[]> {
   } finally {
     await db.close();
   }
-}
-
-function readKeyFile(dataDir: string): string | null {
-  const path = `${dataDir}/secrets.key`;
-  return existsSync(path) ? readFileSync(path, 'utf8').trim() : null;
 }
 
 /** Migrations against those this code has, and pg-boss's schema. */

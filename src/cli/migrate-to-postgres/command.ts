@@ -5,13 +5,13 @@
 // the app's queues), so its DDL is the server's own; then each table is copied in batches, in
 // foreign-key order, and the sequences are set. SECRETS_KEY is printed once at the end: every
 // PostgreSQL process needs it to open the sealed secrets the copy carried over.
-import { existsSync, readFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import type { Config } from '../../config.ts';
-import { type Database, openPglite, openPostgres, type Sql } from '../../kernel/db.ts';
+import { type Database, embeddedDir, openPglite, openPostgres, type Sql } from '../../kernel/db.ts';
 import { Jobs } from '../../kernel/jobs.ts';
 import { listMigrations, migrate } from '../../kernel/migrate.ts';
 import { hasDatabase } from '../../kernel/pglite-initdb.ts';
+import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/secrets.ts';
 import { shownUrl } from '../doctor/database.ts';
 import { serverRunning } from '../server-pid.ts';
 import { UsageError } from '../usage-error.ts';
@@ -29,9 +29,13 @@ interface Tally {
 /** The key the sealed secrets need: SECRETS_KEY if set, else the one the embedded server made. */
 function secretsKeyOf(cfg: Config): { key: string; from: 'environment' | 'file' } {
   if (cfg.secretsKey) return { key: cfg.secretsKey, from: 'environment' };
-  const file = `${cfg.dataDir}/secrets.key`;
-  if (!existsSync(file)) throw new UsageError(`no SECRETS_KEY and no ${file}: which key sealed the secrets?`);
-  return { key: readFileSync(file, 'utf8').trim(), from: 'file' };
+  const key = readSecretsKeyFile(cfg.dataDir);
+  if (!key) {
+    throw new UsageError(
+      `no SECRETS_KEY and no ${secretsKeyFile(cfg.dataDir)}: which key sealed the secrets?`,
+    );
+  }
+  return { key, from: 'file' };
 }
 
 async function refuseUnlessEmpty(target: Database, url: string): Promise<void> {
@@ -157,7 +161,7 @@ export async function migrateToPostgres(
   }
   const pid = serverRunning(cfg);
   if (pid) throw new UsageError(`a server (pid ${pid}) has the embedded database open: stop it first`);
-  if (!hasDatabase(`${cfg.dataDir}/db`)) throw new UsageError(`no embedded database in ${cfg.dataDir}`);
+  if (!hasDatabase(embeddedDir(cfg.dataDir))) throw new UsageError(`no embedded database in ${cfg.dataDir}`);
   const { key, from } = secretsKeyOf(cfg);
   let target: Database;
   try {
@@ -165,7 +169,7 @@ export async function migrateToPostgres(
   } catch (e) {
     throw new UsageError(`cannot connect to ${shownUrl(url)}: ${(e as Error).message}`);
   }
-  const source = await openPglite(`${cfg.dataDir}/db`);
+  const source = await openPglite(embeddedDir(cfg.dataDir));
   try {
     await refuseUnlessEmpty(target, url);
     await refuseUnlessCurrent(source);

@@ -2,13 +2,9 @@
 // counted and the data directory dumped in one transaction of the one connection, so the manifest
 // says exactly what the dump holds. The API waits meanwhile (a dump of a few hundred MiB takes a
 // second or two on the machines measured: docs/operations.md).
-import { readFileSync } from 'node:fs';
 import type { Database, Sql } from '../../kernel/db.ts';
+import { TIDINGS_VERSION } from '../../kernel/version.ts';
 import { type BackupManifest, encodeBackup } from './format.ts';
-
-const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
 
 /** Every table that holds rows (partitions counted through their parent), ours and pg-boss's. */
 export async function countRows(sql: Sql): Promise<Record<string, number>> {
@@ -49,7 +45,7 @@ export async function takeBackup(
   }));
   const manifest: BackupManifest = {
     createdAt: now().toISOString(),
-    tidingsVersion: version,
+    tidingsVersion: TIDINGS_VERSION,
     migrations: inside.migrations,
     tables: inside.tables,
     secretsKey,
