@@ -10,7 +10,10 @@
 // contact; erasing a closed sub-account also takes its team's names and emails and console logins.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxVoiceToken } from '../src/channels/sandbox/voice.ts';
+import { signTwilioRequest } from '../src/channels/twilio-voice/callbacks.ts';
 import type { Sql } from '../src/kernel/db.ts';
+import { callUrls } from '../src/modules/calls/urls.ts';
 import { FakeWhatsAppCloud, inboundMessages } from './fakes/whatsapp-cloud.ts';
 import { call, createAccountKey } from './helpers/client.ts';
 import { credit, whatsappTenant } from './helpers/messaging.ts';
@@ -156,7 +159,7 @@ async function business(label: string) {
 async function populate(
   b: Awaited<ReturnType<typeof business>>,
   p: Person,
-): Promise<{ contactId: string; outboundId: string }> {
+): Promise<{ contactId: string; outboundId: string; callId: string }> {
   const { app } = env;
   const { t, a } = b;
   const contact = await ok(
@@ -212,7 +215,7 @@ async function populate(
     a('POST', `/journeys/${b.journeyId}/trigger`, { contactId: contact.id, data: { note: p.name } }),
     202,
   );
-  await ok(a('POST', '/voice/calls', { to: p.phone, scriptId: b.scriptId }), 202);
+  const voiceCall = await ok(a('POST', '/voice/calls', { to: p.phone, scriptId: b.scriptId }), 202);
   const campaign = await ok(
     a('POST', '/campaigns', {
       name: `campaign for ${contact.id}`,
@@ -263,7 +266,35 @@ async function populate(
   // The personal data is indeed in many places (else the scans after the erasure prove nothing).
   expect((await placesHolding(db, p.phone.slice(1))).length).toBeGreaterThan(8);
   expect((await placesHolding(db, p.name)).length).toBeGreaterThan(3);
-  return { contactId: contact.id, outboundId: outbound.id };
+  return { contactId: contact.id, outboundId: outbound.id, callId: voiceCall.id };
+}
+
+/** A status callback about a call, signed as the sandbox signs them, as if it came after the erasure. */
+async function lateCallback(accountId: string, callId: string, to: string): Promise<number> {
+  const { config } = env.app.ctx;
+  const { rows } = await env.tdb.db.query<{ sid: string | null }>(
+    'SELECT provider_call_id AS sid FROM calls WHERE id = $1',
+    [callId],
+  );
+  const url = callUrls(config.publicBaseUrl, accountId, callId).status;
+  const params = {
+    CallSid: rows[0]?.sid ?? 'CAsandboxlate',
+    CallStatus: 'completed',
+    SequenceNumber: '99',
+    CallDuration: '7',
+    To: to,
+    From: '+15005550000',
+  };
+  const res = await env.app.inject({
+    method: 'POST',
+    url: url.slice(config.publicBaseUrl.length),
+    payload: new URLSearchParams(params).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': signTwilioRequest(sandboxVoiceToken(config.secretsKey, accountId), url, params),
+    },
+  });
+  return res.statusCode;
 }
 
 async function ledgerOf(a: Caller) {
@@ -309,6 +340,9 @@ describe('erasing a contact', () => {
 
     expect((await a('DELETE', `/contacts/${erased.contactId}?erase=true`)).status).toBe(204);
 
+    await expectNowhere(zelda);
+    // The call's provider speaks of it once more, naming the number: nothing of that is kept.
+    expect(await lateCallback(b.t.accountId, erased.callId, zelda.phone)).toBe(200);
     await expectNowhere(zelda);
     expect((await a('GET', `/contacts/${erased.contactId}`)).status).toBe(404);
     // The message keeps everything but what named the customer.

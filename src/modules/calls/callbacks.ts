@@ -91,7 +91,7 @@ export async function receiveStatus(s: CallbackServices, cb: VoiceCallback): Pro
     const report = s.channels.voiceCallbacks.parseStatus(cb.params, s.now());
     if (!call || !report) return { applied: false };
     const key = `${report.callSid}:${report.sequenceNumber ?? report.status}`;
-    if (!(await firstHeard(tx, call.id, 'status', key, cb.params, s.now()))) return { applied: false };
+    if (!(await firstHeard(tx, call, 'status', key, cb.params, s.now()))) return { applied: false };
     const status = fromTwilio(report.status);
     const { moved, call: after } = await applyCallUpdate(tx, s, call, {
       status,

@@ -91,7 +91,7 @@ class Ivr {
     if (
       attempt === 1 &&
       node.action &&
-      (await firstHeard(this.tx, this.call.id, 'enter', nodeId, {}, this.s.now()))
+      (await firstHeard(this.tx, this.call, 'enter', nodeId, {}, this.s.now()))
     ) {
       await this.act(nodeId, node.action);
     }
@@ -104,7 +104,7 @@ class Ivr {
     if (!gather) return hangupTwiml();
     const first = await firstHeard(
       this.tx,
-      this.call.id,
+      this.call,
       'gather',
       `${nodeId}:${attempt}`,
       params,

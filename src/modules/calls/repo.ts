@@ -5,6 +5,7 @@
 import type { VoiceProvider } from '../../channels/voice.ts';
 import type { Sql } from '../../kernel/db.ts';
 import type { Page } from '../../kernel/pagination.ts';
+import { ERASED } from '../erasure/erase.ts';
 import type { CallStatus } from './transition.ts';
 
 export interface Digit {
@@ -220,20 +221,22 @@ export async function appendDigit(sql: Sql, id: string, digit: Digit, now: Date)
 
 /**
  * Records a callback once: true the first time this (kind, key) is heard for the call, false for a
- * repeat (which then changes nothing).
+ * repeat (which then changes nothing). A call whose number was erased while it went on keeps no
+ * params of a later callback: they name the number again.
  */
 export async function firstHeard(
   sql: Sql,
-  callId: string,
+  call: Pick<CallRow, 'id' | 'to_number'>,
   kind: string,
   key: string,
   params: object,
   now: Date,
 ): Promise<boolean> {
+  const kept = call.to_number === ERASED ? {} : params;
   const { rows } = await sql.query(
     `INSERT INTO call_callbacks (call_id, kind, key, params, received_at) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT DO NOTHING RETURNING 1`,
-    [callId, kind, key, JSON.stringify(params), now],
+    [call.id, kind, key, JSON.stringify(kept), now],
   );
   return rows.length === 1;
 }
