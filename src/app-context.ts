@@ -18,6 +18,7 @@ import type { CampaignSender } from './modules/campaigns/sender.ts';
 import type { MediaStore } from './modules/media/service.ts';
 import type { AcceptQueue } from './modules/messages/accept-queue.ts';
 import type { PriceTable } from './modules/pricing/prices.ts';
+import type { RetentionPruner } from './modules/retention/prune.ts';
 import type { ApprovedTemplates } from './modules/templates/approved.ts';
 import type { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 
@@ -56,6 +57,8 @@ export interface AppContext {
   campaigns: CampaignSender;
   /** Uploaded and received files; prunes them hourly in processes that run workers. */
   media: MediaStore;
+  /** Deletes what is past its retention (modules/retention/), as the hourly job does. */
+  retention: RetentionPruner;
   /** Every route with its declared access, as registered (for docs and route-wide tests). */
   routes: RouteInfo[];
   /** The clock; tests replace it to move time. */

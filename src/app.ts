@@ -64,6 +64,7 @@ import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
 import { partnerRoutes } from './modules/partner/routes.ts';
 import { partnerWhatsAppAppRoutes } from './modules/partner/whatsapp-app-routes.ts';
 import { loadPrices } from './modules/pricing/prices.ts';
+import { RetentionPruner } from './modules/retention/prune.ts';
 import { ruleRoutes } from './modules/rules/routes.ts';
 import { bulkEnrollJob } from './modules/sequences/bulk-enroll-job.ts';
 import { sequenceRoutes } from './modules/sequences/routes.ts';
@@ -228,6 +229,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     voice: undefined as never,
     campaigns: undefined as never,
     media: undefined as never,
+    retention: new RetentionPruner({
+      db: deps.db,
+      config,
+      metrics,
+      now,
+      log: app.log.child({ component: 'retention' }),
+    }),
     automation: new AutomationWorker(
       { ...sending, egress, secrets, contactCapPerHour: config.automationContactCapPerHour },
       app.log,
@@ -296,6 +304,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   );
   ctx.jobs.define(templateReviewJob(ctx));
   ctx.jobs.define(channelRefreshJob(ctx));
+  ctx.jobs.define(ctx.retention.job());
   ctx.jobs.define(templateSyncJob({ ...ctx, log: app.log.child({ component: 'templates' }) }));
   ctx.jobs.define(
     dispatchJob({

@@ -37,6 +37,12 @@ export interface Config {
   eventStreamPollMs: number;
   eventStreamHeartbeatMs: number;
   mediaRetentionDays: number;
+  automationRetentionDays: number;
+  bulkRetentionDays: number;
+  callCallbackRetentionDays: number;
+  usageRetentionDays: number;
+  /** Null: messages are kept for ever. */
+  messageRetentionDays: number | null;
   automationPollMs: number;
   automationLanes: number;
   automationScanMs: number;
@@ -386,6 +392,44 @@ export const SETTINGS: Setting<any>[] = [
     description: 'uploaded and received media (its bytes) older than this are deleted',
     default: '30',
     parse: integer(1, 3650),
+  },
+  {
+    env: 'TIDINGS_AUTOMATION_RETENTION_DAYS',
+    key: 'automationRetentionDays',
+    description:
+      "finished rule runs, journey runs (with their steps), sequence enrollments and automation webhook calls older than this are deleted, hourly; a contact's latest run or enrollment of each journey or sequence is kept (reentry rules read it), so are the runs of timed triggers",
+    default: '90',
+    parse: integer(1, 3650),
+  },
+  {
+    env: 'TIDINGS_BULK_RETENTION_DAYS',
+    key: 'bulkRetentionDays',
+    description: 'finished bulk jobs (with their per-item results) older than this are deleted, hourly',
+    default: '30',
+    parse: integer(1, 3650),
+  },
+  {
+    env: 'TIDINGS_CALL_CALLBACK_RETENTION_DAYS',
+    key: 'callCallbackRetentionDays',
+    description:
+      "the voice provider's recorded callbacks of ended calls older than this are deleted, hourly (the calls stay)",
+    default: '30',
+    parse: integer(1, 3650),
+  },
+  {
+    env: 'TIDINGS_USAGE_RETENTION_DAYS',
+    key: 'usageRetentionDays',
+    description: 'daily API-call counts older than this are deleted, hourly (the monthly counts stay)',
+    default: '400',
+    parse: integer(32, 36500),
+  },
+  {
+    env: 'TIDINGS_MESSAGE_RETENTION_DAYS',
+    key: 'messageRetentionDays',
+    description:
+      'unset: messages are kept for ever; set: messages older than this (and the files they carried) are deleted, hourly; the wallet ledger is kept whatever this says',
+    default: null,
+    parse: integer(1, 36500),
   },
   {
     env: 'TIDINGS_JOB_SUPERVISE_SECONDS',

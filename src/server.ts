@@ -14,6 +14,7 @@ import { readSecretsKeyFile, secretsKeyFile } from './kernel/secrets.ts';
 import { openAdminSocket } from './modules/backup/admin-socket.ts';
 import { prepareDummyHash } from './modules/console-auth/passwords.ts';
 import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
+import { startRetention } from './modules/retention/prune.ts';
 import { startTemplateSyncs } from './modules/templates/sync-job.ts';
 
 export interface RunningServer {
@@ -78,6 +79,7 @@ export async function startServer(
   if (token) options.announceBootstrapToken?.(token);
   let pruneTimer: NodeJS.Timeout | null = null;
   let stopTemplateSyncs: (() => void) | null = null;
+  let stopRetention: (() => void) | null = null;
   if (config.runWorkers) {
     await jobs.runWorkers();
     await app.ctx.dispatcher.start();
@@ -86,6 +88,7 @@ export async function startServer(
     app.ctx.campaigns.start();
     app.ctx.media.start();
     stopTemplateSyncs = startTemplateSyncs({ db, jobs, log: app.log });
+    stopRetention = startRetention({ db, jobs, log: app.log });
     pruneTimer = setInterval(() => {
       pruneIdempotencyKeys(db, new Date()).catch((err) =>
         app.log.warn({ err }, 'could not prune idempotency keys'),
@@ -112,6 +115,7 @@ export async function startServer(
       deadline.unref();
       if (pruneTimer) clearInterval(pruneTimer);
       stopTemplateSyncs?.();
+      stopRetention?.();
       await closeAdminSocket?.();
       await app.close();
       await jobs.stop(config.shutdownTimeoutMs);

@@ -10,15 +10,13 @@
 // contact; erasing a closed sub-account also takes its team's names and emails and console logins.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxVoiceToken } from '../src/channels/sandbox/voice.ts';
-import { signTwilioRequest } from '../src/channels/twilio-voice/callbacks.ts';
 import type { Sql } from '../src/kernel/db.ts';
-import { callUrls } from '../src/modules/calls/urls.ts';
 import { FakeWhatsAppCloud, inboundMessages } from './fakes/whatsapp-cloud.ts';
 import { call, createAccountKey } from './helpers/client.ts';
 import { credit, whatsappTenant } from './helpers/messaging.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { useTestApp } from './helpers/setup.ts';
+import { postCallStatus } from './helpers/voice.ts';
 import { eventually, until } from './helpers/wait.ts';
 
 let fake: FakeWhatsAppCloud;
@@ -269,34 +267,6 @@ async function populate(
   return { contactId: contact.id, outboundId: outbound.id, callId: voiceCall.id };
 }
 
-/** A status callback about a call, signed as the sandbox signs them, as if it came after the erasure. */
-async function lateCallback(accountId: string, callId: string, to: string): Promise<number> {
-  const { config } = env.app.ctx;
-  const { rows } = await env.tdb.db.query<{ sid: string | null }>(
-    'SELECT provider_call_id AS sid FROM calls WHERE id = $1',
-    [callId],
-  );
-  const url = callUrls(config.publicBaseUrl, accountId, callId).status;
-  const params = {
-    CallSid: rows[0]?.sid ?? 'CAsandboxlate',
-    CallStatus: 'completed',
-    SequenceNumber: '99',
-    CallDuration: '7',
-    To: to,
-    From: '+15005550000',
-  };
-  const res = await env.app.inject({
-    method: 'POST',
-    url: url.slice(config.publicBaseUrl.length),
-    payload: new URLSearchParams(params).toString(),
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-twilio-signature': signTwilioRequest(sandboxVoiceToken(config.secretsKey, accountId), url, params),
-    },
-  });
-  return res.statusCode;
-}
-
 async function ledgerOf(a: Caller) {
   const rows = (await ok(a('GET', '/account/wallet/transactions?limit=100'), 200)).data as any[];
   const balance = (await ok(a('GET', '/account/wallet'), 200)).balance;
@@ -342,7 +312,13 @@ describe('erasing a contact', () => {
 
     await expectNowhere(zelda);
     // The call's provider speaks of it once more, naming the number: nothing of that is kept.
-    expect(await lateCallback(b.t.accountId, erased.callId, zelda.phone)).toBe(200);
+    await postCallStatus(env.app, env.tdb.db, b.t.accountId, erased.callId, {
+      CallStatus: 'completed',
+      SequenceNumber: '99',
+      CallDuration: '7',
+      To: zelda.phone,
+      From: '+15005550000',
+    });
     await expectNowhere(zelda);
     expect((await a('GET', `/contacts/${erased.contactId}`)).status).toBe(404);
     // The message keeps everything but what named the customer.

@@ -250,6 +250,9 @@ export async function openDatabase(config: {
 /**
  * Runs a DELETE that removes at most `batch` rows (its own LIMIT) until one removes fewer: large
  * clean-ups go in short transactions instead of one long lock. Answers the rows removed.
+ *
+ * Between batches it lets the event loop turn: PGlite answers a query without any I/O, so a loop
+ * of awaited queries would run on microtasks alone and keep every request waiting until the end.
  */
 export async function deleteInBatches(
   sql: Sql,
@@ -262,6 +265,7 @@ export async function deleteInBatches(
     const { rowCount } = await sql.query(statement, params);
     total += rowCount;
     if (rowCount < batch) return total;
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 

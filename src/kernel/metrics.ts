@@ -40,6 +40,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly retentionDeleted = new Counter({
+    name: 'tidings_retention_deleted_total',
+    help: 'Rows deleted by the hourly retention prune, by table',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
   constructor(withProcessMetrics = true) {
     if (withProcessMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'tidings_' });
   }
