@@ -45,6 +45,7 @@ import { FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
 import { closedLoop, describe, expectNoFailures, type LoadResult, openLoop, type Work } from './load.ts';
 import { hasPgbench, initPgbench, pgbenchAtRate, pgbenchSaturated } from './pgbench.ts';
 import { record } from './report.ts';
+import { tableSizes } from './storage.ts';
 import {
   answerOf,
   BenchFailure,
@@ -76,6 +77,16 @@ const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10);
 const TOKEN = randomBytes(24).toString('hex');
 const SECRETS_KEY = randomBytes(32).toString('base64');
 const TEMPLATE = 'weekly_offer';
+/** The tables whose size per row the run reports: those that grow with every message. */
+const STORAGE_TABLES = [
+  'messages',
+  'wallet_transactions',
+  'events',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'conversations',
+  'contacts',
+];
 
 const median = (values: number[]) =>
   percentile(
@@ -484,6 +495,19 @@ if (process.env.BENCH_ONLY !== 'pglite') {
   await c.http.close();
   await stopServer(server);
   await fake.close();
+  // What the run's rows cost on disk (docs/operations.md, sizing and the road to 100×).
+  const sizes = await tableSizes(database.url, STORAGE_TABLES);
+  for (const s of sizes) {
+    say(
+      `on disk, ${s.table}: ${s.rows} rows, ${s.bytesPerRow.toFixed(0)} bytes a row with its indexes (data ${s.dataBytes.toFixed(0)}, indexes ${s.indexBytes.toFixed(0)})`,
+    );
+    record({
+      figure: `on disk per row, ${s.table} (PostgreSQL, compacted, with indexes)`,
+      value: s.bytesPerRow,
+      unit: 'bytes',
+      note: `${s.rows} rows made by this run; the row's data ${s.dataBytes.toFixed(0)} bytes, indexes ${s.indexBytes.toFixed(0)}`,
+    });
+  }
   await database.drop();
 }
 
