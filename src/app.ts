@@ -22,6 +22,7 @@ import { EventOutbox } from './kernel/events.ts';
 import { installIdempotency } from './kernel/idempotency.ts';
 import { installInputGuard } from './kernel/input-guard.ts';
 import { Jobs } from './kernel/jobs.ts';
+import { lazyChildLogger } from './kernel/lazy-logger.ts';
 import { RateLimits } from './kernel/limits.ts';
 import { prettyDestination } from './kernel/log-format.ts';
 import { installMetrics, Metrics } from './kernel/metrics.ts';
@@ -162,6 +163,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       ...(logStream ? { stream: logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,
+    // A request's logger is made at its first line (lazy-logger.ts).
+    childLoggerFactory: lazyChildLogger,
     genReqId: () => `req_${requestIdRandom()}`,
     requestIdHeader: false,
     return503OnClosing: true,

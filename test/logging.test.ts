@@ -1,7 +1,9 @@
 // Logs are JSON lines with a request id per request, or (on a terminal) one readable line each, and
 // never hold a key or token in either form.
-import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.ts';
+import { lazyChildLogger } from '../src/kernel/lazy-logger.ts';
 import { PrettyLogStream, prettyDestination, resolveLogFormat } from '../src/kernel/log-format.ts';
 import { call, tenant } from './helpers/client.ts';
 import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
@@ -101,5 +103,52 @@ describe('the log format', () => {
       '03:04:05.006 ERROR request failed  component=webhooks req_1\n    Error: boom\n        at x (y.ts:1:2)\n',
       'not json\n',
     ]);
+  });
+});
+
+// At LOG_LEVEL=warn a request's logger is made at its first warning (kernel/lazy-logger.ts).
+const quietLines: string[] = [];
+const quietEnv = useTestApp({
+  config: { logLevel: 'warn' },
+  logStream: { write: (line) => quietLines.push(line) },
+});
+
+describe('request loggers at warn', () => {
+  it('write no line for answered or refused requests', async () => {
+    const t = await tenant(quietEnv.app, quietEnv.partner.partnerKey);
+    const ok = await call(quietEnv.app, 'GET', '/account', { key: t.apiKey });
+    const refused = await call(quietEnv.app, 'GET', '/account', { key: `${t.apiKey.slice(0, -1)}x` });
+    expect([ok.status, refused.status]).toEqual([200, 401]);
+    const ids = [ok.headers['x-request-id'], refused.headers['x-request-id']] as string[];
+    expect(quietLines.filter((l) => ids.some((id) => l.includes(id)))).toEqual([]);
+  });
+
+  it('write a warning with the request id and bindings, the child made once', () => {
+    const out: string[] = [];
+    const parent = pino({ level: 'warn' }, { write: (line: string) => out.push(line) });
+    const made = vi.spyOn(parent, 'child');
+    const log = lazyChildLogger(parent, { reqId: 'req_1' }, {});
+    log.info('not written');
+    log.debug('not written');
+    expect(made).not.toHaveBeenCalled();
+    expect(log.level).toBe('warn');
+    log.warn({ code: 'X' }, 'first');
+    log.error('second');
+    expect(made).toHaveBeenCalledTimes(1);
+    log.child({ step: 2 }).warn('third');
+    const parsed = out.map((l) => JSON.parse(l));
+    expect(parsed.map((l) => [l.msg, l.reqId, l.level])).toEqual([
+      ['first', 'req_1', 40],
+      ['second', 'req_1', 50],
+      ['third', 'req_1', 40],
+    ]);
+    expect(parsed[0].code).toBe('X');
+    expect(parsed[2].step).toBe(2);
+  });
+
+  it('is made at once for a route with its own level', () => {
+    const parent = pino({ level: 'warn' }, { write: () => {} });
+    const log = lazyChildLogger(parent, { reqId: 'req_2' }, { level: 'debug' });
+    expect(log.level).toBe('debug');
   });
 });

@@ -41,6 +41,40 @@ describe('metrics', () => {
     expect(res.body).toContain('route="/api/v1/public/partner/accounts/:accountId",status="401"');
     expect(res.body).toMatch(/tidings_http_request_duration_seconds_bucket\{[^}]*route="\/healthz"/);
   });
+
+  it('adds each answer once to its series: counts, cumulative buckets, sum and count agree', async () => {
+    const series = async () => {
+      const text = (await call(env.app, 'GET', '/metrics')).body as string;
+      const of = (name: string) =>
+        text
+          .split('\n')
+          .filter((l) => l.startsWith(name) && l.includes('route="/readyz",status="200"'))
+          .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+      return {
+        total: of('tidings_http_requests_total{')[0] ?? 0,
+        buckets: of('tidings_http_request_duration_seconds_bucket{'),
+        sum: of('tidings_http_request_duration_seconds_sum{')[0] ?? 0,
+        count: of('tidings_http_request_duration_seconds_count{')[0] ?? 0,
+      };
+    };
+    const before = await series();
+    for (let i = 0; i < 3; i++) expect((await call(env.app, 'GET', '/readyz')).status).toBe(200);
+    const after = await series();
+    expect(after.total - before.total).toBe(3);
+    expect(after.count - before.count).toBe(3);
+    expect(after.sum).toBeGreaterThan(before.sum);
+    // 12 bounds and +Inf, each counting the answers at or under it: never fewer than the one before.
+    expect(after.buckets).toHaveLength(13);
+    expect(after.buckets.at(-1)).toBe(after.count);
+    for (let i = 1; i < after.buckets.length; i++)
+      expect(after.buckets[i]!).toBeGreaterThanOrEqual(after.buckets[i - 1]!);
+    const text = (await call(env.app, 'GET', '/metrics')).body as string;
+    expect(text).toContain('# TYPE tidings_http_requests_total counter');
+    expect(text).toContain('# TYPE tidings_http_request_duration_seconds histogram');
+    expect(text).toMatch(
+      /tidings_http_request_duration_seconds_bucket\{le="0\.001",method="GET",route="\/readyz",status="200"\} \d+/,
+    );
+  });
 });
 
 describe('graceful close', () => {

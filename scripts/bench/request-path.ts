@@ -6,7 +6,7 @@
 // PostgreSQL with 20 accounts and with 1 account (TIDINGS_RATE_LIMIT_OVERRIDE lifts the plan's
 // per-second limit, so the limiter runs but never binds: this measures the service, not its limits),
 // then the embedded database (PGlite) with 20 accounts. Load: autocannon, in this process. The phases
-// alternate over BENCH_ROUNDS rounds (3); every ratio is the median of the rounds' own ratios.
+// alternate over BENCH_ROUNDS rounds (5); every ratio is the median of the rounds' own ratios.
 //   npm run bench:request-path      (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)
 // Any answer other than the one expected fails the run, naming the phase and the answer.
 import { randomBytes } from 'node:crypto';
@@ -19,7 +19,8 @@ import { record } from './report.ts';
 import { answerOf, BenchFailure, benchDatabase, phase, startServer, stopServer } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// Five rounds: on a shared two-core machine one round's ratio can be a tenth off the others'.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const ACCOUNTS = 20;
 const TOKEN = randomBytes(24).toString('hex');
