@@ -5,7 +5,8 @@
 // measured account's rows are spread evenly among the other tenants' rows, and the last
 // BENCH_LISTS_NEWEST rows all belong to one other tenant (a busy neighbour, newer than anything
 // the measured account holds). The secondary indexes are dropped for the load and built again
-// after it (far faster than growing them row by row), then the tables are vacuumed and analysed, and a checkpoint is taken.
+// after it (far faster than growing them row by row), then the tables are vacuumed and analysed,
+// and a checkpoint is taken.
 import type pg from 'pg';
 
 export interface Layout {
