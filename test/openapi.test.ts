@@ -68,4 +68,15 @@ describe('OpenAPI document', () => {
     expect(page.status).toBe(200);
     expect(String(page.headers['content-type'])).toContain('text/html');
   });
+
+  it("serves the docs UI's script, which the page loads (the plugin is loaded on the first visit)", async () => {
+    const page = String((await call(env.app, 'GET', '/docs/')).body);
+    const src = /<script[^>]+src="([^"]+)"/.exec(page)?.[1];
+    expect(src).toBe('js/scalar.js');
+    const script = await call(env.app, 'GET', `/docs/${src}`);
+    expect(script.status).toBe(200);
+    expect(String(script.headers['content-type'])).toContain('application/javascript');
+    expect(String(script.body).length).toBeGreaterThan(1_000_000);
+    expect(String(script.body)).toContain('createApiReference');
+  });
 });

@@ -227,14 +227,19 @@ function samplePeakRss(proc: ChildProcess, label: string, maxMib?: number): void
 }
 
 /**
- * The Node options `npm start` gives the embedded server (package.json's start script): a bench
- * server on a DATA_DIR runs as users run it.
+ * The environment (`NAME=value` words before `node`) and the Node options `npm start` gives the
+ * embedded server (package.json's start script): a bench server on a DATA_DIR runs as users run it.
  */
-export const START_NODE_ARGS: string[] = (() => {
-  const start: string = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).scripts.start;
-  const words = start.split(/\s+/);
-  return words.slice(words.indexOf('node') + 1, words.indexOf('src/cli.ts'));
-})();
+const START_WORDS: string[] = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).scripts.start.split(
+  /\s+/,
+);
+export const START_ENV: Record<string, string> = Object.fromEntries(
+  START_WORDS.slice(0, START_WORDS.indexOf('node')).map((word) => word.split('=', 2) as [string, string]),
+);
+export const START_NODE_ARGS: string[] = START_WORDS.slice(
+  START_WORDS.indexOf('node') + 1,
+  START_WORDS.indexOf('src/cli.ts'),
+);
 
 /**
  * Starts `tidings serve` (or `command`, another server script) with `env` (its DATABASE_URL or
@@ -255,10 +260,12 @@ export async function startServer(
     readySeconds?: number;
   } = {},
 ): Promise<ChildProcess> {
+  // Given no Node options, a server on a DATA_DIR runs as `npm start` runs it.
+  const asStarted = !options.nodeArgs && env.DATA_DIR !== undefined && !options.command;
   const proc = spawn(
     'node',
     [
-      ...(options.nodeArgs ?? (env.DATA_DIR && !options.command ? START_NODE_ARGS : [])),
+      ...(options.nodeArgs ?? (asStarted ? START_NODE_ARGS : [])),
       ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       ...(options.command ?? ['src/cli.ts', 'serve']),
     ],
@@ -272,6 +279,7 @@ export async function startServer(
         // The setups provision accounts through /partner/* one after another: the partner's
         // per-second limit (50 by default) is not what any benchmark measures.
         TIDINGS_PARTNER_RATE_LIMIT: '100000',
+        ...(asStarted ? START_ENV : {}),
         ...env,
         // Settings to try on every server of a run (BENCH_SERVER_ENV=NAME=value,NAME=value).
         ...Object.fromEntries(

@@ -4,12 +4,12 @@
 // response it can produce (its access level's, its input's, and the codes of its own logic that it
 // lists in `config.errors`), so no route can forget to document them.
 import swagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
 import type { RouteInfo } from '../app-context.ts';
 import type { Config } from '../config.ts';
 import type { Access } from './access.ts';
+import { installDocsUi } from './docs-ui.ts';
 import type { ErrorCode } from './errors.ts';
 import { EVENT_TYPES } from './events.ts';
 import { finishDocument } from './openapi-document.ts';
@@ -372,9 +372,6 @@ export async function installOpenApi(
       ),
   });
   app.addHook('onRoute', (route) => completeRoute(route, table));
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: DOCS_UI,
-  });
+  installDocsUi(app, DOCS_UI);
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 }
