@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { describe, type LoadResult, result } from './load.ts';
 import { record } from './report.ts';
-import { answerOf, BenchFailure, benchDatabase, phase, startServer, stopServer } from './support.ts';
+import { answerOf, BenchFailure, benchDatabase, median, phase, startServer, stopServer } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 // Five rounds: on a shared two-core machine one round's ratio can be a tenth off the others'.
@@ -178,10 +178,6 @@ async function rounds<K extends string>(phases: Record<K, Phase>): Promise<Recor
   }
   return out;
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 /** The median over rounds of one phase's figure against another's in the same round. */
 const against = (a: LoadResult[], b: LoadResult[], pick: (r: LoadResult) => number = (r) => r.perSecond) =>
   median(a.map((r, i) => pick(r) / pick(b[i]!)));

@@ -51,6 +51,7 @@ import {
   BenchFailure,
   benchDatabase,
   describeTail,
+  median,
   percentile,
   phase,
   sleep,
@@ -91,12 +92,6 @@ const STORAGE_TABLES = [
   'contacts',
 ];
 
-/** The middle value, or the mean of the two middle ones (an even count of rounds or pairs). */
-const median = (values: number[]) => {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 // Distinct US numbers per account, clear of the sandbox's test numbers (555-0101 … 555-0104).
 const phoneOf = (account: number, n: number) =>
   `+1415555${String(2000 + account * RECIPIENTS + n).padStart(4, '0')}`;
@@ -516,11 +511,13 @@ if (process.env.BENCH_ONLY !== 'pglite') {
 }
 
 // ---------------------------------------------------------------- PGlite
-// Two embedded servers, each on its own data directory: as `npm start` runs it (its environment and Node options,
-// and PGlite's SQL parser kept off V8's optimising compiler: src/kernel/pglite-module.ts), and
-// with V8's defaults (no Node options, TIDINGS_PGLITE_OPTIMIZE_PARSER=true), as it ran before issue
-// 27. Their rounds alternate (BENCH_LITE_ROUNDS, in turn A B, B A, …); the ratio is the median over
-// pairs of rounds (liteRatio below): what the lighter server costs (issue 27: peak RSS ≤ 500 MiB, sends not more than 5 % below V8's defaults).
+// Two embedded servers, each on its own data directory: as `npm start` runs it (its environment
+// and Node options, and PGlite's SQL parser kept off V8's optimising compiler:
+// src/kernel/pglite-module.ts), and with V8's defaults (no Node options,
+// TIDINGS_PGLITE_OPTIMIZE_PARSER=true), as it ran before issue 27. Their rounds alternate
+// (BENCH_LITE_ROUNDS, in turn A B, B A, …); the ratio is the median over pairs of rounds (liteRatio
+// below): what the lighter server costs (issue 27: peak RSS ≤ 500 MiB, sends not more than 5 %
+// below V8's defaults).
 const liteServers: {
   name: string;
   env: Record<string, string>;
@@ -609,9 +606,10 @@ const pairRatios = Array.from({ length: Math.floor(roundRatios.length / 2) }, (_
   Math.sqrt(roundRatios[2 * p]! * roundRatios[2 * p + 1]!),
 );
 const liteRatio = median(pairRatios.length > 0 ? pairRatios : roundRatios);
+const pairs = pairRatios.map((r) => r.toFixed(3)).join(', ');
 const readAfter = `every message read at most ${Math.max(...shipped.drains).toFixed(1)} s after a round's last send`;
 say(
-  `PGlite sends/s (sandbox, workers on): median ${liteRate.toFixed(0)} (target ≥ 500), with V8's defaults ${optimizedRate.toFixed(0)}; ratio (median over pairs of rounds) ${liteRatio.toFixed(3)} (pairs ${pairRatios.map((r) => r.toFixed(3)).join(', ')}); ${readAfter}`,
+  `PGlite sends/s (sandbox, workers on): median ${liteRate.toFixed(0)} (target ≥ 500), with V8's defaults ${optimizedRate.toFixed(0)}; ratio (median over pairs of rounds) ${liteRatio.toFixed(3)} (pairs ${pairs}); ${readAfter}`,
 );
 record({
   figure: 'accepted sends/s (PGlite, sandbox, workers on)',
@@ -632,7 +630,7 @@ record({
   ratio: liteRatio,
   target: '≥ 0.95×',
   met: liteRatio >= 0.95,
-  note: `${LITE_ROUNDS} rounds, in turn A B, B A, …; ratio: median over pairs of rounds of their ratios' geometric mean (${pairRatios.map((r) => r.toFixed(3)).join(', ')})`,
+  note: `${LITE_ROUNDS} rounds, in turn A B, B A, …; ratio: median over pairs of rounds of their ratios' geometric mean (${pairs})`,
 });
 for (const lite of lites) {
   await lite.c.http.close();

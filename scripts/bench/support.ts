@@ -97,6 +97,19 @@ export class Unexpected {
 export const percentile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
+/** The middle value, or the mean of the two middle ones (an even count of rounds or pairs). */
+export const median = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+/** `NAME=value` words as an environment (a value may hold '=' itself). */
+const envOf = (words: string[]): Record<string, string> =>
+  Object.fromEntries(
+    words.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]),
+  );
+
 export async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
@@ -233,9 +246,7 @@ function samplePeakRss(proc: ChildProcess, label: string, maxMib?: number): void
 const START_WORDS: string[] = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).scripts.start.split(
   /\s+/,
 );
-export const START_ENV: Record<string, string> = Object.fromEntries(
-  START_WORDS.slice(0, START_WORDS.indexOf('node')).map((word) => word.split('=', 2) as [string, string]),
-);
+export const START_ENV = envOf(START_WORDS.slice(0, START_WORDS.indexOf('node')));
 export const START_NODE_ARGS: string[] = START_WORDS.slice(
   START_WORDS.indexOf('node') + 1,
   START_WORDS.indexOf('src/cli.ts'),
@@ -282,12 +293,7 @@ export async function startServer(
         ...(asStarted ? START_ENV : {}),
         ...env,
         // Settings to try on every server of a run (BENCH_SERVER_ENV=NAME=value,NAME=value).
-        ...Object.fromEntries(
-          (process.env.BENCH_SERVER_ENV ?? '')
-            .split(',')
-            .filter(Boolean)
-            .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-        ),
+        ...envOf((process.env.BENCH_SERVER_ENV ?? '').split(',').filter(Boolean)),
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     },

@@ -9,7 +9,7 @@
 // copied back. The page and the script are what the plugin serves, unchanged.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
-export const DOCS_PREFIX = '/docs';
+const DOCS_PREFIX = '/docs';
 /** The plugin's routes under its prefix: a redirect to the slash, the page, and its script. */
 const DOCS_ROUTES = [DOCS_PREFIX, `${DOCS_PREFIX}/`, `${DOCS_PREFIX}/js/scalar.js`];
 /** Answer headers the outer server sets for itself. */
