@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { lazyChildLogger } from '../src/kernel/lazy-logger.ts';
 import { PrettyLogStream, prettyDestination, resolveLogFormat } from '../src/kernel/log-format.ts';
-import { call, tenant } from './helpers/client.ts';
+import { call, mistypedKey, tenant } from './helpers/client.ts';
 import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
 import { useTestApp } from './helpers/setup.ts';
 
@@ -20,7 +20,7 @@ describe('logs', () => {
   it('are JSON with the request id, and hold no key, token or key text', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const ok = await call(env.app, 'GET', '/account', { key: t.apiKey });
-    await call(env.app, 'GET', '/account', { key: `${t.apiKey.slice(0, -1)}x` });
+    await call(env.app, 'GET', '/account', { key: mistypedKey(t.apiKey) });
     await call(env.app, 'POST', '/partner/bootstrap', {
       headers: { authorization: `Bearer ${BOOTSTRAP_TOKEN}` },
     });
@@ -58,7 +58,7 @@ describe('pretty logs', () => {
   it('show a refusal’s code and message on its own line, and hold no key, token or key text', async () => {
     const t = await tenant(prettyEnv.app, prettyEnv.partner.partnerKey);
     prettyLines.length = 0;
-    await call(prettyEnv.app, 'GET', '/account', { key: `${t.apiKey.slice(0, -1)}x` });
+    await call(prettyEnv.app, 'GET', '/account', { key: mistypedKey(t.apiKey) });
     await call(prettyEnv.app, 'POST', '/partner/bootstrap', {
       headers: { authorization: `Bearer ${BOOTSTRAP_TOKEN}` },
     });
@@ -117,7 +117,7 @@ describe('request loggers at warn', () => {
   it('write no line for answered or refused requests', async () => {
     const t = await tenant(quietEnv.app, quietEnv.partner.partnerKey);
     const ok = await call(quietEnv.app, 'GET', '/account', { key: t.apiKey });
-    const refused = await call(quietEnv.app, 'GET', '/account', { key: `${t.apiKey.slice(0, -1)}x` });
+    const refused = await call(quietEnv.app, 'GET', '/account', { key: mistypedKey(t.apiKey) });
     expect([ok.status, refused.status]).toEqual([200, 401]);
     const ids = [ok.headers['x-request-id'], refused.headers['x-request-id']] as string[];
     expect(quietLines.filter((l) => ids.some((id) => l.includes(id)))).toEqual([]);

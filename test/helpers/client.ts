@@ -58,6 +58,9 @@ export async function call<T = any>(
   return { status: raw.statusCode, body: body as T, headers: raw.headers, raw };
 }
 
+/** A key with its last character changed: a typo that its checksum catches (never the key itself). */
+export const mistypedKey = (key: string) => `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
+
 export interface Partner {
   partnerId: string;
   partnerKey: string;

@@ -5,6 +5,7 @@
 // service must refuse it. The others (odd Unicode in a field, garbage headers, odd query values)
 // may be accepted; whatever the answer, it must not be a 5xx nor an undocumented one.
 import fc from 'fast-check';
+import { mistypedKey } from './client.ts';
 import {
   closedObjectsOf,
   deepNest,
@@ -102,7 +103,6 @@ const headerGarbage: fc.Arbitrary<string> = fc.oneof(
 );
 
 function invalidAuth(op: Operation, ctx: FuzzContext): fc.Arbitrary<Headers> {
-  const flip = (key: string) => `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
   if (op.access === 'bootstrap') {
     return fc
       .oneof(
@@ -138,7 +138,7 @@ function invalidAuth(op: Operation, ctx: FuzzContext): fc.Arbitrary<Headers> {
   const keys = fc.oneof(
     fc.constantFrom(
       ctx.liveKey.slice(0, -1),
-      flip(ctx.liveKey),
+      mistypedKey(ctx.liveKey),
       ctx.liveKey.toUpperCase(),
       `${ctx.liveKey} `,
       'tdg_live_',
@@ -146,7 +146,7 @@ function invalidAuth(op: Operation, ctx: FuzzContext): fc.Arbitrary<Headers> {
       'tdg_sandbox_',
       'tdg_partner_',
       `tdg_live_${'A'.repeat(40)}`,
-      flip(ctx.partnerKey),
+      mistypedKey(ctx.partnerKey),
     ),
     headerGarbage,
   );
