@@ -3,6 +3,7 @@
 // own type's fields only); actions.ts checks what a schema cannot (templates, tags, keys, ids).
 import { Type } from 'typebox';
 import { messageFields } from '../messages/schemas.ts';
+import { liquidData } from './liquid-data.ts';
 
 const action = <P extends Record<string, Parameters<typeof Type.Object>[0][string]>>(
   type: string,
@@ -65,7 +66,11 @@ export const ACTION_SCHEMAS = [
     'trigger_journey',
     {
       journeyId: Type.String({ maxLength: 100 }),
-      data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      data: Type.Optional(
+        liquidData(
+          'The run’s trigger data (string values are Liquid templates; rendered, their strings hold at most 16384 characters together).',
+        ),
+      ),
     },
     'Start a journey for the contact.',
   ),

@@ -18,7 +18,7 @@ const HHMM = Type.String({
 /** The most any campaign is paced at: its messages per second, set or not. */
 export const MAX_MESSAGES_PER_SECOND = 1000;
 
-const MessageSchema = Type.Object(
+export const MessageSchema = Type.Object(
   {
     templateName: Type.String({ minLength: 1, maxLength: 512 }),
     templateLanguage: Type.String({ minLength: 2, maxLength: 15, examples: ['en_US'] }),

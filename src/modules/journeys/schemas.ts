@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
 import { OPS } from '../automation/conditions.ts';
+import { liquidData } from '../automation/liquid-data.ts';
 import { messageFields, Phone } from '../messages/schemas.ts';
 import { ConditionsSchema, TRIGGER_EVENTS } from '../rules/schemas.ts';
 import { SendWindowSchema } from '../sequences/schemas.ts';
@@ -404,9 +405,7 @@ export const TriggerBody = Type.Object(
     contactId: Type.Optional(Type.String({ maxLength: 100 })),
     to: Type.Optional(Phone),
     data: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        description: 'The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes.',
-      }),
+      liquidData('The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes.'),
     ),
   },
   {
