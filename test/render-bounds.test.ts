@@ -270,7 +270,7 @@ describe('messages, webhook bodies and attributes rendered by rules', () => {
     );
     expect(set.run.actions[0].error).toEqual({
       code: 'TEMPLATE_RENDER_FAILED',
-      message: 'value renders to more than 500 characters (the most a contact attribute holds)',
+      message: 'attributes.said renders to more than 500 characters (the most a contact attribute holds)',
     });
     const contact = await call(env.app, 'GET', `/contacts/${set.contactId}`, { key: t.apiKey });
     expect(contact.body.attributes).toEqual({});

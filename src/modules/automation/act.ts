@@ -73,7 +73,7 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         else {
           const value =
             typeof action.value === 'string'
-              ? await render(action.value, scope, attributeBudget())
+              ? await render(action.value, scope, attributeBudget(`attributes.${action.key as string}`))
               : action.value;
           await updateContact(services, account, contact.id, {
             attributes: { [action.key as string]: value as string | number | boolean | null },

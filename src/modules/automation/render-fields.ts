@@ -116,8 +116,8 @@ export function renderWhole<T>(value: T, scope: object, budget: OutputBudget): P
 export const bodyBudget = (field = 'body') =>
   new OutputBudget(field, BODY_MAX_CHARACTERS, 'characters', 'in all its strings together');
 
-/** A set_attribute value's budget: what a contact's attribute holds. */
-export const attributeBudget = (field = 'value') =>
+/** A set_attribute value's budget (its field: `attributes.<key>`): what a contact's attribute holds. */
+export const attributeBudget = (field: string) =>
   new OutputBudget(field, MAX_ATTRIBUTE_VALUE_LENGTH, 'characters', 'the most a contact attribute holds');
 
 /** A journey's trigger data's budget, as POST /journeys/{id}/trigger bounds it. */

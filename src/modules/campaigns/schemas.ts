@@ -32,7 +32,7 @@ export const MessageSchema = Type.Object(
         ],
         {
           description:
-            'The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`.',
+            'The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. Each renders to at most 1024 characters (a recipient past it fails with TEMPLATE_RENDER_FAILED).',
         },
       ),
     ),
