@@ -13,6 +13,7 @@ interface AjvIssue {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  propertyName?: string;
 }
 
 const VALIDATION_PART: Record<string, string> = {
@@ -38,7 +39,9 @@ function pathOf(issue: AjvIssue): string {
     .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
   const leaf =
     (issue.params.missingProperty as string | undefined) ??
-    (issue.params.additionalProperty as string | undefined);
+    (issue.params.additionalProperty as string | undefined) ??
+    // A name refused by `propertyNames`: the fault is that name.
+    issue.propertyName;
   if (leaf) return path ? `${path}.${leaf}` : leaf;
   return path;
 }
@@ -60,8 +63,9 @@ export function validationIssues(issues: AjvIssue[], part: string | undefined): 
   const seen = new Set<string>();
   const out: FieldIssue[] = [];
   for (const issue of issues) {
-    // A failed union also reports each failed branch; the union's own line says enough.
-    if (issue.keyword === 'anyOf' || issue.keyword === 'oneOf') continue;
+    // A failed union also reports each failed branch; the union's own line says enough. A name
+    // refused by `propertyNames` is reported by the keyword it failed, at the name.
+    if (issue.keyword === 'anyOf' || issue.keyword === 'oneOf' || issue.keyword === 'propertyNames') continue;
     const field = fieldOf(issue) || VALIDATION_PART[part ?? 'body'] || 'body';
     const entry = { field, issue: issueOf(issue) };
     const key = `${entry.field}|${entry.issue}`;

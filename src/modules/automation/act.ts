@@ -24,8 +24,8 @@ import {
   type EffectServices,
   joinTransaction,
   markCausedBy,
-  renderDeep,
 } from './effects.ts';
+import { attributeBudget, bodyBudget, dataBudget, renderMessage, renderWhole } from './render-fields.ts';
 import { render } from './templating.ts';
 
 type Outcome = Omit<ActionResult, 'type'>;
@@ -71,7 +71,10 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         else if (action.type === 'remove_tag')
           await removeTag(services, account.id, contact.id, action.tag as string);
         else {
-          const value = typeof action.value === 'string' ? await render(action.value, scope) : action.value;
+          const value =
+            typeof action.value === 'string'
+              ? await render(action.value, scope, attributeBudget(`attributes.${action.key as string}`))
+              : action.value;
           await updateContact(services, account, contact.id, {
             attributes: { [action.key as string]: value as string | number | boolean | null },
           });
@@ -105,7 +108,7 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
             },
           };
         }
-        const message = await renderDeep(action.message as MessageFieldsInput, scope);
+        const message = await renderMessage(action.message as MessageFieldsInput, scope);
         const prepared = await prepareMessage(
           { ...message, to: contact.phone },
           { countryCode: actor.countryCode, lookup: templateLookup(tx, account.id, s.approvedTemplates) },
@@ -151,7 +154,9 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
           return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
         const journey = await findJourney(tx, account.id, action.journeyId as string);
         if (!journey) return failed('RESOURCE_NOT_FOUND', 'The journey was deleted.');
-        const data = action.data ? await renderDeep(action.data as Record<string, unknown>, scope) : {};
+        const data = action.data
+          ? await renderWhole(action.data as Record<string, unknown>, scope, dataBudget())
+          : {};
         const started = await tryStart(tx, services, journey, contact.id, {
           sandbox: actor.mode === 'sandbox',
           triggerData: data,
@@ -186,7 +191,9 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         }
       }
       case 'call_webhook': {
-        const body = action.body ? await renderDeep(action.body as Record<string, unknown>, scope) : {};
+        const body = action.body
+          ? await renderWhole(action.body as Record<string, unknown>, scope, bodyBudget())
+          : {};
         const id = await queueCall(
           tx,
           {

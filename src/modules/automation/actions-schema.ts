@@ -3,6 +3,7 @@
 // own type's fields only); actions.ts checks what a schema cannot (templates, tags, keys, ids).
 import { Type } from 'typebox';
 import { messageFields } from '../messages/schemas.ts';
+import { liquidData } from './liquid-data.ts';
 
 const action = <P extends Record<string, Parameters<typeof Type.Object>[0][string]>>(
   type: string,
@@ -19,7 +20,7 @@ export const ACTION_SCHEMAS = [
       message: Type.Object(messageFields, {
         additionalProperties: false,
         description:
-          'A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates.',
+          'A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the action fails with TEMPLATE_RENDER_FAILED).',
       }),
     },
     'Send the contact a message through the send path: its window rule, price and charge.',
@@ -35,7 +36,8 @@ export const ACTION_SCHEMAS = [
         description: 'An attribute name (letters, digits, _).',
       }),
       value: Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean(), Type.Null()], {
-        description: 'A string (a Liquid template), a number, a boolean, or null to remove it.',
+        description:
+          'A string (a Liquid template, rendered to at most 500 characters), a number, a boolean, or null to remove it.',
       }),
     },
     "Set (or, with null, remove) one of the contact's attributes.",
@@ -65,7 +67,11 @@ export const ACTION_SCHEMAS = [
     'trigger_journey',
     {
       journeyId: Type.String({ maxLength: 100 }),
-      data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      data: Type.Optional(
+        liquidData(
+          'The run’s trigger data (string values are Liquid templates; rendered, their strings hold at most 16384 characters together).',
+        ),
+      ),
     },
     'Start a journey for the contact.',
   ),
@@ -75,7 +81,8 @@ export const ACTION_SCHEMAS = [
       url: Type.String({ format: 'uri', maxLength: 2048, description: 'Checked like webhook URLs.' }),
       body: Type.Optional(
         Type.Record(Type.String(), Type.Unknown(), {
-          description: 'Sent as JSON (string values are Liquid templates); the run and event are added.',
+          description:
+            'Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run and event are added.',
         }),
       ),
     },

@@ -7,6 +7,7 @@ import type { Egress } from '../../kernel/egress.ts';
 import type { FieldIssue } from '../../kernel/errors.ts';
 import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
 import { checkContent, type MessageFieldsInput } from '../messages/content.ts';
+import { liquidDataIssue } from './liquid-data.ts';
 import { templateProblem } from './templating.ts';
 
 export type Action = { type: string } & Record<string, unknown>;
@@ -114,14 +115,17 @@ export async function actionProblems(
         if (a.body !== undefined) templates.push(...stringsIn(a.body, `${at}.body`));
         break;
       }
-      case 'trigger_journey':
+      case 'trigger_journey': {
         if (!checks.journeyExists) {
           issues.push({ field: `${at}.type`, issue: 'trigger_journey cannot be used here' });
         } else if (!(await checks.journeyExists(a.journeyId as string))) {
           issues.push({ field: `${at}.journeyId`, issue: 'is not a journey of this account' });
         }
         if (a.data !== undefined) templates.push(...stringsIn(a.data, `${at}.data`));
+        const tooMuch = liquidDataIssue(a.data, `${at}.data`);
+        if (tooMuch) issues.push(tooMuch);
         break;
+      }
       case 'place_call': {
         const problem = checks.scriptProblem
           ? await checks.scriptProblem(a.scriptId as string)

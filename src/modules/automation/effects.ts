@@ -14,7 +14,7 @@ import type { PriceTable } from '../pricing/prices.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import type { Action } from './actions.ts';
 import type { RunScope } from './context.ts';
-import { render, TemplateError } from './templating.ts';
+import { TemplateError } from './templating.ts';
 
 export interface EffectServices {
   db: Database;
@@ -104,18 +104,6 @@ export function failureOf(err: unknown): { code: string; message: string } {
   if (err instanceof ApiError) return { code: err.code, message: err.message };
   if (err instanceof TemplateError) return { code: 'TEMPLATE_RENDER_FAILED', message: err.message };
   throw err;
-}
-
-/** Renders every string inside a value (a webhook body, a message's texts) with the scope. */
-export async function renderDeep<T>(value: T, scope: RunScope): Promise<T> {
-  if (typeof value === 'string') return (await render(value, scope)) as T;
-  if (Array.isArray(value)) return (await Promise.all(value.map((v) => renderDeep(v, scope)))) as T;
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = await renderDeep(v, scope);
-    return out as T;
-  }
-  return value;
 }
 
 export type Act = (

@@ -37,7 +37,7 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           operationId: 'createCall',
           summary: 'Place a call with a published voice script (202: queued; it proceeds in the background)',
           description:
-            'The script’s texts are rendered now (Liquid over `contact` and `variables`; 400 when one cannot be). The call is queued, then placed as the account’s calls per second allow; `call.status_changed` tells each move. On Twilio the wallet must pay the first minute (402), and the estimate is held when the call is placed. A sandbox key’s calls, and every call on the sandbox channel, are simulated by number (docs/voice.md § Sandbox) and never charged. Send an `Idempotency-Key` to place at most one call whatever is retried.',
+            'The script’s texts are rendered now (Liquid over `contact` and `variables`; 400 naming `variables` when one cannot be, or renders past what the script’s voice speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice). The call is queued, then placed as the account’s calls per second allow; `call.status_changed` tells each move. On Twilio the wallet must pay the first minute (402), and the estimate is held when the call is placed. A sandbox key’s calls, and every call on the sandbox channel, are simulated by number (docs/voice.md § Sandbox) and never charged. Send an `Idempotency-Key` to place at most one call whatever is retried.',
           body: CreateCallBody,
           response: { 202: CallSchema },
         },

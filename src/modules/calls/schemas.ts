@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { money } from '../../kernel/money.ts';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/schemas.ts';
+import { liquidData } from '../automation/liquid-data.ts';
 import type { CallRow } from './repo.ts';
 
 export const CALL_STATUSES = [
@@ -36,10 +37,7 @@ export const CreateCallBody = Type.Object(
       description: 'A published voice script; the call plays its current version.',
     }),
     variables: Type.Optional(
-      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
-        maxProperties: 50,
-        description: 'Read by the script’s Liquid as `{{ variables.<name> }}` (beside `{{ contact.… }}`).',
-      }),
+      liquidData('Read by the script’s Liquid as `{{ variables.<name> }}` (beside `{{ contact.… }}`).'),
     ),
     machineDetection: Type.Optional(
       Type.Boolean({

@@ -11,7 +11,8 @@ import type { CausedBy } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { countryOf, normalizePhone } from '../../kernel/phones.ts';
 import { hasFeature, planOf } from '../../kernel/plans.ts';
-import { render, TemplateError } from '../automation/templating.ts';
+import { liquidDataIssue } from '../automation/liquid-data.ts';
+import { RenderLimitError, render, TemplateError } from '../automation/templating.ts';
 import { type ContactRow, findContact } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { ContactServices } from '../contacts/service.ts';
@@ -20,6 +21,7 @@ import type { PriceTable } from '../pricing/prices.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import type { Definition } from '../voice-scripts/definition.ts';
 import { findScript, type ScriptWithTwiml } from '../voice-scripts/repo.ts';
+import { sayBudget } from '../voice-scripts/say-limits.ts';
 import { requireFirstMinute } from './billing.ts';
 import { type CallRow, findCall, insertCall, type NewCall, type RenderedTexts, updateCall } from './repo.ts';
 import { CALL_DEFAULTS, toCall } from './schemas.ts';
@@ -51,19 +53,27 @@ export interface CallOrigin {
   journeyNodeId?: string;
 }
 
-/** Every text a script says: the tts text, or each ivr node's. */
-function textsOf(d: Definition): string[] {
-  if (d.type === 'tts') return d.tts ? [d.tts.text] : [];
-  return Object.values(d.ivr?.nodes ?? {}).flatMap((node) => (node.say === undefined ? [] : [node.say]));
+/** Every text a script says, with its field: the tts text, or each ivr node's. */
+function textsOf(d: Definition): [string, string][] {
+  if (d.type === 'tts') return d.tts ? [['tts.text', d.tts.text]] : [];
+  return Object.entries(d.ivr?.nodes ?? {}).flatMap(([id, node]): [string, string][] =>
+    node.say === undefined ? [] : [[`ivr.nodes.${id}.say`, node.say]],
+  );
 }
 
-/** The script's texts rendered for one contact and the call's variables (400 when one cannot be). */
+/**
+ * The script's texts rendered for one contact and the call's variables, each within what its voice
+ * speaks (400 naming `variables` when one cannot be rendered, or renders too long).
+ */
 export async function renderTexts(d: Definition, scope: object): Promise<RenderedTexts> {
   const rendered: RenderedTexts = {};
-  for (const text of textsOf(d)) {
+  for (const [field, text] of textsOf(d)) {
     try {
-      rendered[text] = await render(text, scope);
+      rendered[text] = await render(text, scope, sayBudget(d.voice, field));
     } catch (err) {
+      if (err instanceof RenderLimitError) {
+        throw invalid('variables', `the script's ${err.field} ${err.issue} with these values`);
+      }
       if (!(err instanceof TemplateError)) throw err;
       throw invalid(
         'variables',
@@ -146,6 +156,8 @@ export async function createCall(
 ): Promise<CallRow> {
   const phone = normalizePhone(input.to, account.countryCode);
   if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
+  const tooMuch = liquidDataIssue(input.variables, 'variables');
+  if (tooMuch) throw invalid(tooMuch.field, tooMuch.issue);
   // The script first: a refused call makes no contact.
   const script = await callableScript(s.db, account.id, input.scriptId);
   const contactId = await contactForTrigger(s, account, { to: phone });

@@ -18,7 +18,7 @@ const HHMM = Type.String({
 /** The most any campaign is paced at: its messages per second, set or not. */
 export const MAX_MESSAGES_PER_SECOND = 1000;
 
-const MessageSchema = Type.Object(
+export const MessageSchema = Type.Object(
   {
     templateName: Type.String({ minLength: 1, maxLength: 512 }),
     templateLanguage: Type.String({ minLength: 2, maxLength: 15, examples: ['en_US'] }),
@@ -32,7 +32,7 @@ const MessageSchema = Type.Object(
         ],
         {
           description:
-            'The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`.',
+            'The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. Each renders to at most 1024 characters (a recipient past it fails with TEMPLATE_RENDER_FAILED).',
         },
       ),
     ),

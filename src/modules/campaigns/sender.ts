@@ -28,7 +28,8 @@ import { idAt } from '../../kernel/ids.ts';
 import { countryOf } from '../../kernel/phones.ts';
 import { PollingLoop } from '../../kernel/polling-loop.ts';
 import { scopeOf } from '../automation/context.ts';
-import { render, TemplateError } from '../automation/templating.ts';
+import { type FieldSchema, renderFields } from '../automation/render-fields.ts';
+import { TemplateError } from '../automation/templating.ts';
 import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
 import { takeSlots } from '../campaign-engine/rate-slots.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
@@ -38,6 +39,7 @@ import { type PreparedMessage, prepareMessage, templateLookup } from '../message
 import { channelLimits } from './channel-limits.ts';
 import { recoveredBackoff, setRate } from './pace.ts';
 import type { CampaignRow } from './repo.ts';
+import { MessageSchema } from './schemas.ts';
 import { moveCampaign } from './service.ts';
 
 /** Recipients a round looks at, at most. */
@@ -45,6 +47,7 @@ export const SEND_BATCH = 500;
 
 /** How often a lane other than the first looks for work by itself (the first wakes it sooner). */
 const IDLE_LANE_POLL_MS = 30_000;
+const PARAMETERS_SCHEMA = MessageSchema.properties.parameters as FieldSchema;
 
 export interface SenderDeps extends AcceptServices {
   log: FastifyBaseLogger;
@@ -256,16 +259,11 @@ async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> 
   for (const { contactId, contact } of ready) {
     try {
       const scope = scopeOf(contact, null, { id: campaign.id, type: 'campaign', data: {} }, now);
-      const given = campaign.message.parameters ?? [];
-      let parameters: string[] | Record<string, string>;
-      if (Array.isArray(given)) {
-        parameters = [];
-        for (const p of given) parameters.push(await render(p, scope));
-      } else {
-        // A NAMED template's values, each rendered under its name.
-        parameters = {};
-        for (const [name, p] of Object.entries(given)) parameters[name] = await render(p, scope);
-      }
+      // A POSITIONAL template's values in order, a NAMED one's by name: each within 1,024 characters.
+      const parameters = await renderFields(campaign.message.parameters ?? [], scope, PARAMETERS_SCHEMA, {
+        field: 'message.parameters',
+        path: 'parameters',
+      });
       const message = await prepareMessage(
         {
           to: contact.phone,

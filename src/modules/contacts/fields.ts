@@ -9,6 +9,8 @@ export const MAX_TAGS = 50;
 export const MAX_TAG_LENGTH = 50;
 export const MAX_ATTRIBUTES = 50;
 export const MAX_ATTRIBUTE_VALUE_LENGTH = 500;
+export const MAX_NAME_LENGTH = 200;
+export const MAX_EMAIL_LENGTH = 254;
 export const ATTRIBUTE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 // Letters, digits, spaces and - _ : . — no commas (lists of tags are comma-separated in queries) and
 // no slashes (a tag is a path segment in DELETE /contacts/{id}/tags/{tag}).
@@ -58,9 +60,14 @@ export function invalidFields(issues: FieldIssue[]): ApiError {
   return new ApiError('INVALID_REQUEST', `Invalid request: ${summary}.`, { details: issues });
 }
 
+/** Characters as the schemas' maxLength counts them (code points). */
+const lengthOf = (s: string) => [...s].length;
+
 /**
  * Checks and normalises the fields present. Throws INVALID_REQUEST listing every bad field.
- * `removable` lets attribute values be null (PATCH: remove that attribute).
+ * `removable` lets attribute values be null (PATCH: remove that attribute). The lengths the
+ * schemas bound are checked here too, for the writers no schema stands before (automation's
+ * rendered values), so no path stores more than a request could.
  */
 export function normalizeFields(input: ContactFields, country: string, removable = false): NormalizedFields {
   const issues: FieldIssue[] = [];
@@ -73,10 +80,14 @@ export function normalizeFields(input: ContactFields, country: string, removable
   if (input.name !== undefined) {
     const name = input.name?.trim() ?? '';
     out.name = name === '' ? null : name;
+    if (lengthOf(name) > MAX_NAME_LENGTH)
+      issues.push({ field: 'name', issue: `must be at most ${MAX_NAME_LENGTH} characters` });
   }
   if (input.email !== undefined) {
     const email = input.email?.trim().toLowerCase() ?? '';
     out.email = email === '' ? null : email;
+    if (lengthOf(email) > MAX_EMAIL_LENGTH)
+      issues.push({ field: 'email', issue: `must be at most ${MAX_EMAIL_LENGTH} characters` });
   }
   if (input.tags !== undefined) {
     out.tags = normalizeTags(input.tags, 'tags', issues);
@@ -92,6 +103,11 @@ export function normalizeFields(input: ContactFields, country: string, removable
         });
       } else if (value === null && !removable) {
         issues.push({ field: `attributes.${name}`, issue: 'must be a string, number or boolean' });
+      } else if (typeof value === 'string' && lengthOf(value) > MAX_ATTRIBUTE_VALUE_LENGTH) {
+        issues.push({
+          field: `attributes.${name}`,
+          issue: `must be at most ${MAX_ATTRIBUTE_VALUE_LENGTH} characters`,
+        });
       }
     }
     out.attributes = input.attributes;

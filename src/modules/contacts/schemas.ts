@@ -1,7 +1,14 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { nullable, Timestamp } from '../../kernel/schemas.ts';
-import { MAX_ATTRIBUTE_VALUE_LENGTH, MAX_ATTRIBUTES, MAX_TAG_LENGTH, MAX_TAGS } from './fields.ts';
+import {
+  MAX_ATTRIBUTE_VALUE_LENGTH,
+  MAX_ATTRIBUTES,
+  MAX_EMAIL_LENGTH,
+  MAX_NAME_LENGTH,
+  MAX_TAG_LENGTH,
+  MAX_TAGS,
+} from './fields.ts';
 import type { ContactRow } from './repo.ts';
 
 const Phone = Type.String({
@@ -11,8 +18,10 @@ const Phone = Type.String({
     "E.164 (`+14155550123`); a number without a country code is read as the account's country's. Stored normalised to E.164; one contact per phone per account.",
   examples: ['+14155550123'],
 });
-const Name = nullable(Type.String({ maxLength: 200 }));
-const Email = nullable(Type.String({ maxLength: 254, format: 'email', description: 'Stored lower-cased.' }));
+const Name = nullable(Type.String({ maxLength: MAX_NAME_LENGTH }));
+const Email = nullable(
+  Type.String({ maxLength: MAX_EMAIL_LENGTH, format: 'email', description: 'Stored lower-cased.' }),
+);
 const Tags = Type.Array(Type.String({ maxLength: MAX_TAG_LENGTH * 2 }), {
   maxItems: MAX_TAGS,
   description: `At most ${MAX_TAGS} tags of 1–${MAX_TAG_LENGTH} letters, digits, spaces or - _ : . ; stored trimmed and lower-cased, without repeats.`,

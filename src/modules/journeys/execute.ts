@@ -14,9 +14,9 @@ import {
   type EffectServices,
   failureOf,
   markCausedBy,
-  renderDeep,
   runActions,
 } from '../automation/effects.ts';
+import { bodyBudget, renderMessage, renderWhole } from '../automation/render-fields.ts';
 import { durationMs, nextOpening, windowZone } from '../automation/time.ts';
 import { placeCallIn } from '../calls/service.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
@@ -170,7 +170,7 @@ async function execute(t: Turn, g: Going, node: JourneyNode, step: StepRow): Pro
     case 'webhook': {
       const c = node.config as { url: string; body?: Record<string, unknown> };
       try {
-        const body = c.body ? await renderDeep(c.body, scopeFor(t, g)) : {};
+        const body = c.body ? await renderWhole(c.body, scopeFor(t, g), bodyBudget()) : {};
         const callId = await queueCall(
           t.tx,
           {
@@ -308,7 +308,7 @@ async function sendRound(t: Turn, going: Going[]): Promise<void> {
     }
     const node = g.walk.node(step.node_id)!;
     try {
-      const message = await renderDeep(node.config.message as MessageFieldsInput, scopeFor(t, g));
+      const message = await renderMessage(node.config.message as MessageFieldsInput, scopeFor(t, g));
       const prepared = await prepareMessage(
         { ...message, to: contact.phone },
         {

@@ -4,8 +4,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { conflict, notFound } from '../../kernel/errors.ts';
+import { conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { AUTOMATION_DUE_CHANNEL } from '../automation/outbox.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';
 import { cancelRun, contactForTrigger, journeyStats } from './runs.ts';
@@ -189,6 +190,8 @@ export function journeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const acct = accountOf(request);
+        const tooMuch = liquidDataIssue(request.body.data, 'data');
+        if (tooMuch) throw invalid(tooMuch.field, tooMuch.issue);
         const journey = await getJourney(ctx.db, acct.id, request.params.id);
         // Refused before a contact is made for `to` (startRun checks again, under its lock).
         if (journey.status !== 'published') {

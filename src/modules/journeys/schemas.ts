@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
 import { OPS } from '../automation/conditions.ts';
+import { liquidData } from '../automation/liquid-data.ts';
 import { messageFields, Phone } from '../messages/schemas.ts';
 import { ConditionsSchema, TRIGGER_EVENTS } from '../rules/schemas.ts';
 import { SendWindowSchema } from '../sequences/schemas.ts';
@@ -36,7 +37,7 @@ const node = (
 const Message = Type.Object(messageFields, {
   additionalProperties: false,
   description:
-    'A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates.',
+    'A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED).',
 });
 
 export const NODE_SCHEMAS = [
@@ -180,7 +181,8 @@ export const NODE_SCHEMAS = [
         url: Type.String({ format: 'uri', maxLength: 2048, description: 'Checked like webhook URLs.' }),
         body: Type.Optional(
           Type.Record(Type.String(), Type.Unknown(), {
-            description: 'Sent as JSON (string values are Liquid templates); the run is added.',
+            description:
+              'Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run is added.',
           }),
         ),
       },
@@ -404,9 +406,7 @@ export const TriggerBody = Type.Object(
     contactId: Type.Optional(Type.String({ maxLength: 100 })),
     to: Type.Optional(Phone),
     data: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        description: 'The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes.',
-      }),
+      liquidData('The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes.'),
     ),
   },
   {

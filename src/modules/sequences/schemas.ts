@@ -65,7 +65,7 @@ const StepSchema = Type.Object(
     message: Type.Object(messageFields, {
       additionalProperties: false,
       description:
-        'A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates.',
+        'A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED).',
     }),
   },
   { additionalProperties: false },

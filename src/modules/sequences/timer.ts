@@ -22,8 +22,8 @@ import {
   type EffectServices,
   failureOf,
   markCausedBy,
-  renderDeep,
 } from '../automation/effects.ts';
+import { renderMessage } from '../automation/render-fields.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
@@ -193,7 +193,7 @@ async function send(
       now,
     );
     try {
-      const message = await renderDeep(x.step.message, scope);
+      const message = await renderMessage(x.step.message, scope);
       const lookup = templateLookup(tx, x.row.account_id, s.approvedTemplates);
       const prepared = await prepareMessage(
         { ...message, to: x.contact.phone },

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { money } from '../../kernel/money.ts';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/schemas.ts';
+import { liquidData } from '../automation/liquid-data.ts';
 import { AudienceSchema } from '../campaign-engine/audience.ts';
 import { CAMPAIGN_STATUSES } from '../campaign-engine/states.ts';
 import type { CampaignRow, Counters } from './repo.ts';
@@ -77,9 +78,7 @@ const Retry = Type.Object(
 
 const CallSettings = Type.Object(
   {
-    variables: Type.Optional(
-      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 50 }),
-    ),
+    variables: Type.Optional(liquidData('Each call’s `{{ variables.<name> }}`.')),
     machineDetection: Type.Optional(Type.Boolean()),
     ringTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 600 })),
     maxDurationSeconds: Type.Optional(

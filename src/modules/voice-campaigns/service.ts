@@ -8,6 +8,7 @@ import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { countryOf } from '../../kernel/phones.ts';
+import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { durationMs, durationProblem } from '../automation/time.ts';
 import type { CallRow } from '../calls/repo.ts';
 import { applyCallUpdate } from '../calls/status.ts';
@@ -115,6 +116,8 @@ async function check(
   else if (durationMs(v.retry_after) > 86_400_000)
     issues.push({ field: 'retry.after', issue: 'must be at most a day (P1D)' });
   issues.push(...audienceProblems(v.audience));
+  const variables = liquidDataIssue(v.call_settings.variables, 'call.variables');
+  if (variables) issues.push(variables);
   const missing = await unknownContactIds(s.db, accountId, v.audience);
   if (missing.length > 0) {
     issues.push({

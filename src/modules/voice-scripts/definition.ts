@@ -7,8 +7,9 @@
 // and invalid leads to a node that exists or to an action, option keys are digits of the gather's
 // length, and every node does something; each fault is one `details` entry at its node.
 import type { FieldIssue } from '../../kernel/errors.ts';
-import { templateProblem } from '../automation/templating.ts';
+import { isTemplated, templateProblem } from '../automation/templating.ts';
 import { normalizeTag } from '../contacts/fields.ts';
+import { sayLimitBytes } from './say-limits.ts';
 
 export type Action =
   | { type: 'hangup' }
@@ -76,13 +77,23 @@ export function actionsOf(d: Definition): [string, Action][] {
   return Object.entries(d.ivr?.nodes ?? {}).flatMap(([id, node]) => nodeActions(id, node));
 }
 
+/** Why a text cannot be said: Liquid that does not parse, or a plain text longer than its voice speaks. */
+function sayProblem(text: string, voice: string | null): string | null {
+  if (isTemplated(text)) return templateProblem(text);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  const limit = sayLimitBytes(voice);
+  return bytes > limit
+    ? `is ${bytes} bytes of UTF-8: Twilio's <Say> speaks at most ${limit} with ${voice ? `voice ${voice}` : 'the default voice'}`
+    : null;
+}
+
 /** Every fault of the script that saving it can find (its texts, tags, the shape of its options). */
 export function definitionProblems(d: Definition): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (d.type === 'tts') {
     if (!d.tts) issues.push({ field: 'tts', issue: 'is required for a tts script' });
     else {
-      const problem = templateProblem(d.tts.text);
+      const problem = sayProblem(d.tts.text, d.voice);
       if (problem) issues.push({ field: 'tts.text', issue: problem });
     }
     if (d.ivr) issues.push({ field: 'ivr', issue: 'is for ivr scripts only' });
@@ -93,7 +104,7 @@ export function definitionProblems(d: Definition): FieldIssue[] {
   for (const [id, node] of Object.entries(d.ivr.nodes)) {
     const at = `ivr.nodes.${id}`;
     if (node.say !== undefined) {
-      const problem = templateProblem(node.say);
+      const problem = sayProblem(node.say, d.voice);
       if (problem) issues.push({ field: `${at}.say`, issue: problem });
     }
     const gather = node.gather;

@@ -8,7 +8,8 @@ const NodeId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$', examples: ['menu'
 const Say = Type.String({
   minLength: 1,
   maxLength: 4000,
-  description: 'Said in the script’s language and voice (Liquid).',
+  description:
+    'Said in the script’s language and voice (Liquid, rendered per call within what Twilio’s <Say> speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice; a plain text longer than that is refused when saved).',
 });
 
 const action = (

@@ -1617,7 +1617,7 @@ export interface paths {
         put?: never;
         /**
          * Place a call with a published voice script (202: queued; it proceeds in the background)
-         * @description The script’s texts are rendered now (Liquid over `contact` and `variables`; 400 when one cannot be). The call is queued, then placed as the account’s calls per second allow; `call.status_changed` tells each move. On Twilio the wallet must pay the first minute (402), and the estimate is held when the call is placed. A sandbox key’s calls, and every call on the sandbox channel, are simulated by number (docs/voice.md § Sandbox) and never charged. Send an `Idempotency-Key` to place at most one call whatever is retried.
+         * @description The script’s texts are rendered now (Liquid over `contact` and `variables`; 400 naming `variables` when one cannot be, or renders past what the script’s voice speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice). The call is queued, then placed as the account’s calls per second allow; `call.status_changed` tells each move. On Twilio the wallet must pay the first minute (402), and the estimate is held when the call is placed. A sandbox key’s calls, and every call on the sandbox channel, are simulated by number (docs/voice.md § Sandbox) and never charged. Send an `Idempotency-Key` to place at most one call whatever is retried.
          */
         post: operations["createCall"];
         delete?: never;
@@ -3651,7 +3651,7 @@ export interface components {
                 /** @enum {string} */
                 type: "send_message";
                 config: {
-                    /** @description A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates. */
+                    /** @description A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED). */
                     message: {
                         /** @description Left out: template when templateName is given. */
                         type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -3909,7 +3909,7 @@ export interface components {
                      * @description Checked like webhook URLs.
                      */
                     url: string;
-                    /** @description Sent as JSON (string values are Liquid templates); the run is added. */
+                    /** @description Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run is added. */
                     body?: {
                         [key: string]: unknown;
                     };
@@ -4512,7 +4512,7 @@ export interface components {
             actions: ({
                 /** @enum {string} */
                 type: "send_message";
-                /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates. */
+                /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the action fails with TEMPLATE_RENDER_FAILED). */
                 message: {
                     /** @description Left out: template when templateName is given. */
                     type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -4650,7 +4650,7 @@ export interface components {
                 type: "set_attribute";
                 /** @description An attribute name (letters, digits, _). */
                 key: string;
-                /** @description A string (a Liquid template), a number, a boolean, or null to remove it. */
+                /** @description A string (a Liquid template, rendered to at most 500 characters), a number, a boolean, or null to remove it. */
                 value: string | number | boolean | null;
             } | {
                 /** @enum {string} */
@@ -4677,8 +4677,11 @@ export interface components {
                 /** @enum {string} */
                 type: "trigger_journey";
                 journeyId: string;
+                /** @description The run’s trigger data (string values are Liquid templates; rendered, their strings hold at most 16384 characters together). At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                 data?: {
-                    [key: string]: unknown;
+                    [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                        [key: string]: string | number | boolean | null;
+                    };
                 };
             } | {
                 /** @enum {string} */
@@ -4688,7 +4691,7 @@ export interface components {
                  * @description Checked like webhook URLs.
                  */
                 url: string;
-                /** @description Sent as JSON (string values are Liquid templates); the run and event are added. */
+                /** @description Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run and event are added. */
                 body?: {
                     [key: string]: unknown;
                 };
@@ -4836,7 +4839,7 @@ export interface components {
             actions: ({
                 /** @enum {string} */
                 type: "send_message";
-                /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates. */
+                /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the action fails with TEMPLATE_RENDER_FAILED). */
                 message: {
                     /** @description Left out: template when templateName is given. */
                     type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -4974,7 +4977,7 @@ export interface components {
                 type: "set_attribute";
                 /** @description An attribute name (letters, digits, _). */
                 key: string;
-                /** @description A string (a Liquid template), a number, a boolean, or null to remove it. */
+                /** @description A string (a Liquid template, rendered to at most 500 characters), a number, a boolean, or null to remove it. */
                 value: string | number | boolean | null;
             } | {
                 /** @enum {string} */
@@ -5001,8 +5004,11 @@ export interface components {
                 /** @enum {string} */
                 type: "trigger_journey";
                 journeyId: string;
+                /** @description The run’s trigger data (string values are Liquid templates; rendered, their strings hold at most 16384 characters together). At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                 data?: {
-                    [key: string]: unknown;
+                    [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                        [key: string]: string | number | boolean | null;
+                    };
                 };
             } | {
                 /** @enum {string} */
@@ -5012,7 +5018,7 @@ export interface components {
                  * @description Checked like webhook URLs.
                  */
                 url: string;
-                /** @description Sent as JSON (string values are Liquid templates); the run and event are added. */
+                /** @description Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run and event are added. */
                 body?: {
                     [key: string]: unknown;
                 };
@@ -5082,7 +5088,7 @@ export interface components {
                      */
                     offset?: string;
                 };
-                /** @description A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates. */
+                /** @description A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED). */
                 message: {
                     /** @description Left out: template when templateName is given. */
                     type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -5649,7 +5655,7 @@ export interface components {
                 start: string;
                 nodes: {
                     [key: string]: {
-                        /** @description Said in the script’s language and voice (Liquid). */
+                        /** @description Said in the script’s language and voice (Liquid, rendered per call within what Twilio’s <Say> speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice; a plain text longer than that is refused when saved). */
                         say?: string;
                         /**
                          * Format: uri
@@ -17432,7 +17438,7 @@ export interface operations {
                     actions: ({
                         /** @enum {string} */
                         type: "send_message";
-                        /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates. */
+                        /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the action fails with TEMPLATE_RENDER_FAILED). */
                         message: {
                             /** @description Left out: template when templateName is given. */
                             type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -17570,7 +17576,7 @@ export interface operations {
                         type: "set_attribute";
                         /** @description An attribute name (letters, digits, _). */
                         key: string;
-                        /** @description A string (a Liquid template), a number, a boolean, or null to remove it. */
+                        /** @description A string (a Liquid template, rendered to at most 500 characters), a number, a boolean, or null to remove it. */
                         value: string | number | boolean | null;
                     } | {
                         /** @enum {string} */
@@ -17597,8 +17603,11 @@ export interface operations {
                         /** @enum {string} */
                         type: "trigger_journey";
                         journeyId: string;
+                        /** @description The run’s trigger data (string values are Liquid templates; rendered, their strings hold at most 16384 characters together). At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                         data?: {
-                            [key: string]: unknown;
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
                         };
                     } | {
                         /** @enum {string} */
@@ -17608,7 +17617,7 @@ export interface operations {
                          * @description Checked like webhook URLs.
                          */
                         url: string;
-                        /** @description Sent as JSON (string values are Liquid templates); the run and event are added. */
+                        /** @description Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run and event are added. */
                         body?: {
                             [key: string]: unknown;
                         };
@@ -18145,7 +18154,7 @@ export interface operations {
                     actions?: ({
                         /** @enum {string} */
                         type: "send_message";
-                        /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates. */
+                        /** @description A `POST /messages` body without `to` (the contact is the recipient): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the action fails with TEMPLATE_RENDER_FAILED). */
                         message: {
                             /** @description Left out: template when templateName is given. */
                             type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -18283,7 +18292,7 @@ export interface operations {
                         type: "set_attribute";
                         /** @description An attribute name (letters, digits, _). */
                         key: string;
-                        /** @description A string (a Liquid template), a number, a boolean, or null to remove it. */
+                        /** @description A string (a Liquid template, rendered to at most 500 characters), a number, a boolean, or null to remove it. */
                         value: string | number | boolean | null;
                     } | {
                         /** @enum {string} */
@@ -18310,8 +18319,11 @@ export interface operations {
                         /** @enum {string} */
                         type: "trigger_journey";
                         journeyId: string;
+                        /** @description The run’s trigger data (string values are Liquid templates; rendered, their strings hold at most 16384 characters together). At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                         data?: {
-                            [key: string]: unknown;
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
                         };
                     } | {
                         /** @enum {string} */
@@ -18321,7 +18333,7 @@ export interface operations {
                          * @description Checked like webhook URLs.
                          */
                         url: string;
-                        /** @description Sent as JSON (string values are Liquid templates); the run and event are added. */
+                        /** @description Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run and event are added. */
                         body?: {
                             [key: string]: unknown;
                         };
@@ -19075,7 +19087,7 @@ export interface operations {
                              */
                             offset?: string;
                         };
-                        /** @description A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates. */
+                        /** @description A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED). */
                         message: {
                             /** @description Left out: template when templateName is given. */
                             type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -19797,7 +19809,7 @@ export interface operations {
                              */
                             offset?: string;
                         };
-                        /** @description A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates. */
+                        /** @description A `POST /messages` body without `to`: sent to the contact through the send path (window rule, price, charge). Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED). */
                         message: {
                             /** @description Left out: template when templateName is given. */
                             type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -22001,7 +22013,7 @@ export interface operations {
                         /** @enum {string} */
                         type: "send_message";
                         config: {
-                            /** @description A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates. */
+                            /** @description A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED). */
                             message: {
                                 /** @description Left out: template when templateName is given. */
                                 type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -22259,7 +22271,7 @@ export interface operations {
                              * @description Checked like webhook URLs.
                              */
                             url: string;
-                            /** @description Sent as JSON (string values are Liquid templates); the run is added. */
+                            /** @description Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run is added. */
                             body?: {
                                 [key: string]: unknown;
                             };
@@ -22900,7 +22912,7 @@ export interface operations {
                         /** @enum {string} */
                         type: "send_message";
                         config: {
-                            /** @description A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates. */
+                            /** @description A `POST /messages` body without `to` (the run’s contact): a template, or text, media or interactive inside the customer service window. Text fields are Liquid templates, each rendered within the size `POST /messages` gives its field (text 4,096 characters, caption 1,024, a template parameter 1,024; past it the step fails with TEMPLATE_RENDER_FAILED). */
                             message: {
                                 /** @description Left out: template when templateName is given. */
                                 type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
@@ -23158,7 +23170,7 @@ export interface operations {
                              * @description Checked like webhook URLs.
                              */
                             url: string;
-                            /** @description Sent as JSON (string values are Liquid templates); the run is added. */
+                            /** @description Sent as JSON (string values are Liquid templates, rendered to at most 65536 characters together); the run is added. */
                             body?: {
                                 [key: string]: unknown;
                             };
@@ -24020,9 +24032,11 @@ export interface operations {
                      * @example +14155550123
                      */
                     to?: string;
-                    /** @description The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes. */
+                    /** @description The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes. At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                     data?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        };
                     };
                 };
             };
@@ -26164,7 +26178,7 @@ export interface operations {
                     /** @description A Twilio voice (Polly.Joanna); the language’s default when null. */
                     voice?: string | null;
                     tts?: {
-                        /** @description Said in the script’s language and voice (Liquid). */
+                        /** @description Said in the script’s language and voice (Liquid, rendered per call within what Twilio’s <Say> speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice; a plain text longer than that is refused when saved). */
                         text: string;
                         /** @description Times it is said (1). */
                         loop?: number;
@@ -26174,7 +26188,7 @@ export interface operations {
                         start: string;
                         nodes: {
                             [key: string]: {
-                                /** @description Said in the script’s language and voice (Liquid). */
+                                /** @description Said in the script’s language and voice (Liquid, rendered per call within what Twilio’s <Say> speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice; a plain text longer than that is refused when saved). */
                                 say?: string;
                                 /**
                                  * Format: uri
@@ -26800,7 +26814,7 @@ export interface operations {
                     /** @description A Twilio voice (Polly.Joanna); the language’s default when null. */
                     voice?: string | null;
                     tts?: {
-                        /** @description Said in the script’s language and voice (Liquid). */
+                        /** @description Said in the script’s language and voice (Liquid, rendered per call within what Twilio’s <Say> speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice; a plain text longer than that is refused when saved). */
                         text: string;
                         /** @description Times it is said (1). */
                         loop?: number;
@@ -26810,7 +26824,7 @@ export interface operations {
                         start: string;
                         nodes: {
                             [key: string]: {
-                                /** @description Said in the script’s language and voice (Liquid). */
+                                /** @description Said in the script’s language and voice (Liquid, rendered per call within what Twilio’s <Say> speaks: 3000 bytes of UTF-8 with a Polly voice or none, 5000 with a Google voice, 4096 with man, woman or alice; a plain text longer than that is refused when saved). */
                                 say?: string;
                                 /**
                                  * Format: uri
@@ -27796,9 +27810,11 @@ export interface operations {
                     to: string;
                     /** @description A published voice script; the call plays its current version. */
                     scriptId: string;
-                    /** @description Read by the script’s Liquid as `{{ variables.<name> }}` (beside `{{ contact.… }}`). */
+                    /** @description Read by the script’s Liquid as `{{ variables.<name> }}` (beside `{{ contact.… }}`). At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                     variables?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                            [key: string]: string | number | boolean | null;
+                        };
                     };
                     /** @description Ask the provider who answered (`answeredBy`); the script’s `onMachine` then applies. Default false. */
                     machineDetection?: boolean;
@@ -29009,8 +29025,11 @@ export interface operations {
                     };
                     /** @description How each call is made (as POST /voice/calls takes it). */
                     call?: {
+                        /** @description Each call’s `{{ variables.<name> }}`. At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                         variables?: {
-                            [key: string]: unknown;
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
                         };
                         machineDetection?: boolean;
                         ringTimeoutSeconds?: number;
@@ -29591,8 +29610,11 @@ export interface operations {
                     };
                     /** @description How each call is made (as POST /voice/calls takes it). */
                     call?: {
+                        /** @description Each call’s `{{ variables.<name> }}`. At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                         variables?: {
-                            [key: string]: unknown;
+                            [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
+                                [key: string]: string | number | boolean | null;
+                            };
                         };
                         machineDetection?: boolean;
                         ringTimeoutSeconds?: number;
@@ -30968,7 +30990,7 @@ export interface operations {
                         templateName: string;
                         /** @example en_US */
                         templateLanguage: string;
-                        /** @description The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. */
+                        /** @description The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. Each renders to at most 1024 characters (a recipient past it fails with TEMPLATE_RENDER_FAILED). */
                         parameters?: string[] | {
                             [key: string]: string;
                         };
@@ -31417,7 +31439,7 @@ export interface operations {
                         templateName: string;
                         /** @example en_US */
                         templateLanguage: string;
-                        /** @description The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. */
+                        /** @description The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. Each renders to at most 1024 characters (a recipient past it fails with TEMPLATE_RENDER_FAILED). */
                         parameters?: string[] | {
                             [key: string]: string;
                         };
@@ -31811,7 +31833,7 @@ export interface operations {
                         templateName: string;
                         /** @example en_US */
                         templateLanguage: string;
-                        /** @description The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. */
+                        /** @description The template’s parameters: in order for a POSITIONAL template, an object by placeholder name for a NAMED one (`{"first_name": "{{ contact.name }}"}`); each may use Liquid over the recipient’s contact: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.city }}`. Each renders to at most 1024 characters (a recipient past it fails with TEMPLATE_RENDER_FAILED). */
                         parameters?: string[] | {
                             [key: string]: string;
                         };
