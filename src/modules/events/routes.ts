@@ -4,9 +4,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { ApiError } from '../../kernel/errors.ts';
+import { KEY_CACHE_MS } from '../../kernel/auth.ts';
+import { SESSION_CACHE_MS } from '../../kernel/console-principal.ts';
 import { idAt } from '../../kernel/ids.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { type StreamCaller, StreamHub } from './hub.ts';
 import { listEvents } from './repo.ts';
 import {
   EventIdParams,
@@ -17,7 +19,8 @@ import {
   toEvent,
 } from './schemas.ts';
 import { checkFilter, getEvent, streamFilters, streamStart } from './service.ts';
-import { EventStream, StreamHub, type StreamTarget } from './stream.ts';
+import { EventStream, type StreamTarget } from './stream.ts';
+import { EventVisibility, routeLookup } from './visibility.ts';
 
 const STREAM_FORMAT = `A \`text/event-stream\` (server-sent events) that stays open. Each event is one message:
 
@@ -32,9 +35,11 @@ data: {"id":"evt_01jv…","type":"message.delivered","createdAt":"…","accountI
 export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['events'];
   const retention = `Events are kept ${ctx.config.eventRetentionDays} days (\`TIDINGS_EVENT_RETENTION_DAYS\`); older ones are gone.`;
-  const hub = new StreamHub();
 
   return async (app) => {
+    const hub = new StreamHub({ auth: ctx.auth, sessions: ctx.sessions, now: ctx.now, log: app.log });
+    // Resolved against the route table at the first request, when every route is registered.
+    const visibility = new EventVisibility(routeLookup(ctx.routes, app.prefix));
     // An open stream would hold a graceful close (and a server's shutdown) forever.
     app.addHook('preClose', async () => hub.closeAll());
 
@@ -55,11 +60,17 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const { type, since, until } = request.query;
         if (type !== undefined) checkFilter('type', type);
         const page = readPage(request.query);
-        const rows = await listEvents(ctx.db, accountOf(request).id, page, {
-          type: type === '*' ? undefined : type,
-          fromId: since ? idAt('event', new Date(since)) : undefined,
-          beforeId: until ? idAt('event', new Date(until)) : undefined,
-        });
+        const rows = await listEvents(
+          ctx.db,
+          accountOf(request).id,
+          page,
+          visibility.of(request.principal!),
+          {
+            type: type === '*' ? undefined : type,
+            fromId: since ? idAt('event', new Date(since)) : undefined,
+            beforeId: until ? idAt('event', new Date(until)) : undefined,
+          },
+        );
         return pageOf(rows, page, toEvent);
       },
     );
@@ -91,8 +102,17 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           request.query.since,
         );
         const account = accountOf(request);
-        const keyHeader = request.headers['x-api-key'];
-        const keyText = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
+        const principal = request.principal!;
+        // Admitted now with a key or session the cache may have held for up to its second.
+        const verified = { at: Date.now() - Math.max(KEY_CACHE_MS, SESSION_CACHE_MS) };
+        const caller: StreamCaller = principal.console
+          ? {
+              kind: 'session',
+              sessionId: principal.console.sessionId,
+              role: principal.console.role,
+              accountId: account.id,
+            }
+          : { kind: 'key', keyId: principal.keyId, accountId: account.id };
 
         reply.hijack();
         const res = reply.raw;
@@ -122,27 +142,21 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             if (!res.destroyed && !res.writableEnded) res.end();
           },
         };
+        // light-my-request (app.inject) cannot stream: it gets what is there and the end.
+        const once = (request.raw as { isLightMyRequest?: boolean }).isLightMyRequest === true;
         const stream = new EventStream({
           db: ctx.db,
           accountId: account.id,
           filters,
+          visible: visibility.of(principal),
           start,
           target,
           settings: { pollMs: ctx.config.eventStreamPollMs, heartbeatMs: ctx.config.eventStreamHeartbeatMs },
           log: request.log,
-          // light-my-request (app.inject) cannot stream: it gets what is there and the end.
-          once: (request.raw as { isLightMyRequest?: boolean }).isLightMyRequest === true,
-          stillAllowed: async () => {
-            try {
-              await ctx.auth.authenticate(keyText, ctx.now());
-            } catch (err) {
-              if (err instanceof ApiError) return false;
-              throw err;
-            }
-            return (await ctx.auth.account(account.id))?.status === 'ACTIVE';
-          },
+          once,
+          verified: once ? undefined : verified,
         });
-        hub.add(stream);
+        hub.add(stream, once ? undefined : { caller, verified });
         // The client went away (or the server is closing its socket).
         res.on('close', () => stream.stop());
       },
@@ -161,7 +175,10 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: EventSchema },
         },
       },
-      async (request) => toEvent(await getEvent(ctx.db, accountOf(request).id, request.params.id)),
+      async (request) =>
+        toEvent(
+          await getEvent(ctx.db, accountOf(request).id, request.params.id, visibility.of(request.principal!)),
+        ),
     );
   };
 }
