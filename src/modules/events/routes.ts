@@ -32,6 +32,13 @@ data: {"id":"evt_01jv…","type":"message.delivered","createdAt":"…","accountI
 
 \`data\` is the event envelope exactly as webhooks deliver it (one line of JSON). A line starting with \`:\` is a comment (\`: keep-alive\`, sent when there is nothing else to send). Reconnect with the last \`id\` received as the \`Last-Event-ID\` header (browsers' EventSource does it) to get what happened meanwhile and nothing twice.`;
 
+// visibility.ts: the rule these describe.
+const WHO_SEES =
+  'A caller sees the events whose resources its own routes show it: API keys (live and sandbox), partner keys and admins see every event; a console agent sees those of the inbox (messages, conversations, contacts, templates, contact imports), not the wallet’s, calls’, campaigns’, the channel’s or the account’s status, whose routes answer it 403.';
+
+const STREAM_ENDS =
+  'The stream ends within a second of its caller losing access (its key revoked or expired, its console session signed out, expired or its member removed, the account suspended), whichever server process made the change, and sends nothing created after it; the reconnection gets the refusal.';
+
 export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['events'];
   const retention = `Events are kept ${ctx.config.eventRetentionDays} days (\`TIDINGS_EVENT_RETENTION_DAYS\`); older ones are gone.`;
@@ -51,7 +58,7 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           operationId: 'listEvents',
           summary: 'List the account’s events, newest first',
-          description: `The events of the account, each the envelope its webhooks receive. ${retention}`,
+          description: `The events of the account, each the envelope its webhooks receive. ${retention} ${WHO_SEES} The filter is applied before the page is cut, so every page but the last is full.`,
           querystring: EventListQuery,
           response: { 200: listOf(EventSchema) },
         },
@@ -83,7 +90,7 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           operationId: 'streamEvents',
           summary: 'Receive the account’s events as they happen (server-sent events)',
-          description: `A long-lived stream of the account's events, the one \`tidings webhooks listen\` uses. Without \`Last-Event-ID\` or \`since\` it starts now; with one, it first sends what came after it (oldest first), then goes live. ${retention} An event is sent about a second after it happens. The stream counts as one request against the rate limits.`,
+          description: `A long-lived stream of the account's events, the one \`tidings webhooks listen\` uses. Without \`Last-Event-ID\` or \`since\` it starts now; with one, it first sends what came after it (oldest first), then goes live. ${retention} An event is sent about a second after it happens. The stream counts as one request against the rate limits. ${WHO_SEES} ${STREAM_ENDS}`,
           querystring: StreamQuery,
           headers: StreamHeaders,
           response: {
@@ -170,7 +177,7 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           operationId: 'getEvent',
           summary: 'Get an event',
-          description: retention,
+          description: `${retention} ${WHO_SEES} An event the caller may not see is not found (404), like another account’s.`,
           params: EventIdParams,
           response: { 200: EventSchema },
         },
