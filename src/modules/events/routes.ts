@@ -45,8 +45,9 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
   return async (app) => {
     const hub = new StreamHub({ auth: ctx.auth, sessions: ctx.sessions, now: ctx.now, log: app.log });
-    // Resolved against the route table at the first request, when every route is registered.
+    // Resolved against the route table, complete once the app is ready.
     const visibility = new EventVisibility(routeLookup(ctx.routes, app.prefix));
+    app.addHook('onReady', async () => visibility.check());
     // An open stream would hold a graceful close (and a server's shutdown) forever.
     app.addHook('preClose', async () => hub.closeAll());
 

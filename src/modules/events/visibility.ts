@@ -101,17 +101,20 @@ export class EventVisibility {
     return visible;
   }
 
-  /** Whether this principal sees every event (the only callers who may make a webhook). */
-  seesAll(principal: Pick<Principal, 'keyScope' | 'console'>): boolean {
-    return this.of(principal) === 'all';
+  /** Throws when EVENT_READERS names a route the app does not have (checked as the app starts). */
+  check(): void {
+    for (const readers of Object.values(EVENT_READERS)) {
+      for (const ref of Array.isArray(readers) ? readers : Object.values(readers.byKind).flat()) {
+        if (!this.#route(ref)) throw new Error(`EVENT_READERS names ${ref}, which is no route of the app`);
+      }
+    }
   }
 
   #compute(principal: Pick<Principal, 'keyScope' | 'console'>): Visible {
     const may = (refs: RouteRef[]) =>
       refs.every((ref) => {
         const route = this.#route(ref);
-        if (!route) throw new Error(`EVENT_READERS names ${ref}, which is no route of the app`);
-        return mayCall(principal, route);
+        return route !== undefined && mayCall(principal, route);
       });
     const classes: string[] = [];
     const kinded: string[] = [];
