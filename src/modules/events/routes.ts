@@ -111,7 +111,8 @@ export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         );
         const account = accountOf(request);
         const principal = request.principal!;
-        // Admitted now with a key or session the cache may have held for up to its second.
+        // The key or session that admitted the request was read up to a cache lifetime ago: until
+        // the hub's first check, nothing newer than that is sent.
         const verified = { at: Date.now() - Math.max(KEY_CACHE_MS, SESSION_CACHE_MS) };
         const caller: StreamCaller = principal.console
           ? {
