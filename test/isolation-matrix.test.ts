@@ -15,6 +15,16 @@ import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
 import { call, createAccountKey, provision } from './helpers/client.ts';
 import { changedTables, DatabaseSnapshots } from './helpers/db-snapshot.ts';
 import {
+  listed,
+  OWN_ROLES,
+  readersOf,
+  roleCredentials,
+  routeProbe,
+  STRANGER_ROLES,
+  streamed,
+  webhookGets,
+} from './helpers/event-views.ts';
+import {
   BODIES,
   type Caller,
   credentialsOf,
@@ -172,6 +182,111 @@ async function changeStatus(operationId: string): Promise<void> {
   const mismatch = await run({ op: operation(operationId), caller: 'owner', expected: 'success' });
   if (mismatch) throw new Error(`could not change A's status: ${mismatch}`);
 }
+
+// What a role reads through events is what it reads through the routes of the events' resources
+// (docs/decisions.md § Issue 43, events): for every role of A and every event the world made, GET
+// /events, GET /events/{id}, the stream and a webhook the role makes show the event exactly when
+// the role's GET of each route reading what it carries answers 2xx; other tenants' callers see none
+// of A's events. Run before the matrix below, which ends by closing A.
+describe('events, streams and webhooks show each role what its routes show', () => {
+  it('for every role and every event type the world made', async () => {
+    // A's status moves too (account.status_changed), and back.
+    for (const move of ['suspend', 'reactivate']) {
+      const res = await call(env.app, 'POST', `/partner/accounts/${world.accountId}/${move}`, {
+        key: world.partner.partnerKey,
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    const all = await listed(env.app, roleCredentials(world, 'owner', 'account'));
+    const types = new Set(all.map((e) => e.type));
+    // The cases of the issue are among them: costs and balances, and the inbox's own events.
+    for (const type of [
+      'wallet.credited',
+      'call.status_changed',
+      'campaign.status_changed',
+      'account.status_changed',
+      'template.status_changed',
+      'webhook.test',
+      'message.received',
+      'conversation.opened',
+      'contact.created',
+    ])
+      expect(types, `the world made no ${type}`).toContain(type);
+    expect(new Set(all.map((e) => e.data.kind))).toEqual(new Set([undefined, 'message', 'voice']));
+
+    const probe = routeProbe(env.app, world);
+    const mismatches: string[] = [];
+    const seenBy: Record<string, Set<string>> = {};
+    for (const role of [...OWN_ROLES, ...STRANGER_ROLES]) {
+      const credentials = roleCredentials(world, role, 'account');
+      const expected = new Set<string>();
+      if ((OWN_ROLES as readonly string[]).includes(role)) {
+        for (const event of all) {
+          const answers = await Promise.all(readersOf(event).map((ref) => probe(role, ref)));
+          if (answers.every(Boolean)) expected.add(event.id);
+        }
+      }
+      const ofA = (ids: Iterable<string>) => new Set([...ids].filter((id) => all.some((e) => e.id === id)));
+      const compare = (way: string, got: Set<string>, want = expected) => {
+        for (const e of all) {
+          if (got.has(e.id) !== want.has(e.id))
+            mismatches.push(
+              `${role.padEnd(22)} ${way}: ${e.type}${e.data.kind ? ` (${e.data.kind})` : ''} ${got.has(e.id) ? 'shown, its routes refuse' : 'hidden, its routes show it'}`,
+            );
+        }
+      };
+      const list = ofA((await listed(env.app, credentials)).map((e) => e.id));
+      compare('GET /events', list);
+      seenBy[role] = list;
+      const one = new Set<string>();
+      for (const e of all) {
+        const res = await call(env.app, 'GET', `/events/${e.id}`, credentials);
+        if (res.status === 200) one.add(e.id);
+        else if (res.status !== 404 && res.status !== 403)
+          mismatches.push(`${role} GET /events/${e.id}: ${res.status} ${JSON.stringify(res.body)}`);
+      }
+      compare('GET /events/{id}', one);
+      compare('GET /events/stream', ofA(await streamed(env.app, credentials)));
+
+      // A webhook delivers what its filters take to whoever holds its URL: a role that may make one
+      // must see every event it gets (webhook.test events are never replayed); one that may not
+      // gets nothing that way.
+      const partnerRole = role === 'ownPartner' || role === 'partnerAdmin' || role.startsWith('unrelated');
+      for (const partner of partnerRole ? [false, true] : [false]) {
+        const hook = await webhookGets(
+          env.app,
+          roleCredentials(world, role, partner ? 'partner' : 'account'),
+          partner,
+        );
+        const replayable = new Set(
+          [...expected].filter((id) => all.find((e) => e.id === id)!.type !== 'webhook.test'),
+        );
+        if ('ids' in hook) compare(partner ? 'a partner webhook' : 'a webhook', ofA(hook.ids), replayable);
+        else if (![403, 404].includes(hook.refused))
+          mismatches.push(`${role} making a webhook: ${hook.refused}`);
+      }
+    }
+    expect(mismatches, `${mismatches.length} mismatches:\n${[...new Set(mismatches)].join('\n')}`).toEqual(
+      [],
+    );
+
+    // The issue's case: an agent reads the inbox's events, not the wallet's, a call's or a campaign's.
+    const typesSeen = (role: string) =>
+      new Set(all.filter((e) => seenBy[role]!.has(e.id)).map((e) => e.type));
+    expect([...typesSeen('agent')]).toEqual(
+      expect.arrayContaining(['message.received', 'conversation.opened']),
+    );
+    for (const type of [
+      'wallet.credited',
+      'call.status_changed',
+      'campaign.status_changed',
+      'account.status_changed',
+    ])
+      expect(typesSeen('agent')).not.toContain(type);
+    for (const role of ['owner', 'ownPartner', 'sandbox', 'admin', 'partnerAdmin'])
+      expect(typesSeen(role)).toEqual(types);
+  }, 60_000);
+});
 
 describe('tenant isolation matrix', () => {
   it('covers every operation: each path parameter has a fixture, each write a body, each DELETE a spare', () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
 import { API_PREFIX } from '../src/app.ts';
 import { bootstrapPartner, call, type Partner, tenant } from './helpers/client.ts';
+import { memberSession } from './helpers/console.ts';
 import {
   createTestApp,
   createTestDatabase,
@@ -12,8 +13,9 @@ import {
   redisUrl,
   type TestDatabase,
 } from './helpers/harness.ts';
-import { exited, running, type ServerProcess, startServerProcess } from './helpers/processes.ts';
-import { eventually } from './helpers/wait.ts';
+import { exited, processApi, running, type ServerProcess, startServerProcess } from './helpers/processes.ts';
+import { SseClient } from './helpers/sse.ts';
+import { eventually, until } from './helpers/wait.ts';
 
 const enabled = onPostgres && Boolean(redisUrl);
 /** Every finite plan's monthly quota in these processes. */
@@ -141,6 +143,56 @@ describe.skipIf(!enabled)('four server processes sharing one database and one Re
     expect(refused.status).toBe(429);
     expect(refused.headers.get('x-quota-remaining')).toBe('0');
     expect(await countedCalls(app, partner, t.accountId, QUOTA)).toBe(QUOTA);
+  });
+
+  it('a key revoked or a session ended through one process ends the streams open on others within 1 s', async () => {
+    const t = await tenant(app, partner.partnerKey);
+    const agent = await memberSession(app, t.apiKey, 'agent');
+    const stream = (server: Server, headers: Record<string, string>) =>
+      SseClient.open(`${server.base}${API_PREFIX}/events/stream`, headers);
+    const byKey = await stream(servers[0]!, { 'x-api-key': t.apiKey });
+    const bySession = await stream(servers[1]!, { cookie: `tidings_session=${agent.cookie}` });
+    try {
+      const made = await call(app, 'POST', '/contacts', { key: t.apiKey, body: { phone: '+14155557001' } });
+      for (const s of [byKey, bySession]) await s.waitFor(1);
+      expect(byKey.messages[0]!.json.data.id).toBe(made.body.id);
+
+      let phone = 7002;
+      const endsWithin1s = async (client: SseClient, end: () => Promise<number>) => {
+        expect(await end()).toBe(204);
+        const ended = Date.now();
+        const after = await call(app, 'POST', '/contacts', {
+          key: partner.partnerKey,
+          accountId: t.accountId,
+          body: { phone: `+1415555${phone++}` },
+        });
+        expect(after.status).toBe(201);
+        await until(
+          () => client.ended,
+          1000 - (Date.now() - ended),
+          () => 'the stream is still open a second after its access ended',
+        );
+        expect(client.messages.map((m) => m.json.data.id)).not.toContain(after.body.id);
+      };
+      await endsWithin1s(byKey, async () => {
+        const res = await processApi(
+          servers[2]!,
+          'DELETE',
+          `/partner/accounts/${t.accountId}/keys/${t.keyId}`,
+          partner.partnerKey,
+        );
+        return res.status;
+      });
+      await endsWithin1s(bySession, async () => {
+        const res = await fetch(`${servers[3]!.base}${API_PREFIX}/console/session`, {
+          method: 'DELETE',
+          headers: { cookie: `tidings_session=${agent.cookie}`, 'x-csrf-token': agent.csrf },
+        });
+        return res.status;
+      });
+    } finally {
+      await Promise.all([byKey.close(), bySession.close()]);
+    }
   });
 
   it('a process shuts down gracefully on SIGTERM (exit code 0) while the other keeps serving', async () => {

@@ -13,7 +13,7 @@
 // whole policy without a promise or a turn of the microtask queue (the hook is callback-style).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import type { AccountSnapshot, Authenticator, Principal } from './auth.ts';
+import { type AccountSnapshot, type Authenticator, isActive, type Principal } from './auth.ts';
 import { type ConsoleRole, type ConsoleSessions, checkCsrf, sessionToken } from './console-principal.ts';
 import type { Sql } from './db.ts';
 import { ApiError, type ErrorCode, notFound } from './errors.ts';
@@ -175,21 +175,50 @@ async function sessionCaller(
   } satisfies Caller;
 }
 
+/** What a route declares about who may call it (its config, or a row of the route table). */
+export interface RouteAccess {
+  access?: Access;
+  agents?: boolean;
+}
+
+/**
+ * The refusal a caller of this kind (its key's scope, its console role) gets on a route, decided
+ * before any account is looked at; null when it may call it. The access hook applies it to every
+ * request, and what a caller may read through events, streams and webhooks is decided by it too
+ * (modules/events/visibility.ts), so the two cannot differ.
+ */
+export function refusalOf(
+  caller: { scope: KeyScope; role?: ConsoleRole },
+  route: RouteAccess,
+): ApiError | null {
+  const access = route.access ?? 'public';
+  if (access === 'public' || access === 'bootstrap') return null;
+  if (access === 'session') return caller.role ? null : new ApiError('INVALID_SESSION');
+  if (caller.role === 'agent' && !route.agents) {
+    return new ApiError(
+      'FORBIDDEN',
+      'An agent may use the inbox only (conversations, messages, contacts, templates, media, events): ask an account admin.',
+    );
+  }
+  if (access === 'partner' && caller.scope !== 'partner') {
+    return new ApiError(
+      'FORBIDDEN',
+      'Partner endpoints need a partner key or a partner admin’s console session.',
+    );
+  }
+  return null;
+}
+
+/** Whether this principal may call a route of this access (refusalOf, for a resolved principal). */
+export function mayCall(principal: Pick<Principal, 'keyScope' | 'console'>, route: RouteAccess): boolean {
+  return refusalOf({ scope: principal.keyScope, role: principal.console?.role }, route) === null;
+}
+
 function callerOf(deps: AccessDeps, request: FastifyRequest, access: Access, now: Date): Maybe<Caller> {
   const keyText = singleHeader(request, 'x-api-key');
   const token = sessionToken(request);
   if (access === 'session') return sessionCaller(deps, request, token, now);
-  if (keyText === undefined && token !== undefined) {
-    return sessionCaller(deps, request, token, now).then((caller) => {
-      if (caller.console.role === 'agent' && !request.routeOptions.config.agents) {
-        throw new ApiError(
-          'FORBIDDEN',
-          'An agent may use the inbox only (conversations, messages, contacts, templates, media, events): ask an account admin.',
-        );
-      }
-      return caller;
-    });
-  }
+  if (keyText === undefined && token !== undefined) return sessionCaller(deps, request, token, now);
   return andThen(deps.auth.authenticate(keyText, now), (key) => ({
     id: key.id,
     scope: key.scope,
@@ -218,12 +247,9 @@ function authorize(
       request.principal = principal;
       return;
     }
+    const refusal = refusalOf({ scope: key.scope, role: key.console?.role }, request.routeOptions.config);
+    if (refusal) throw refusal;
     if (access === 'partner') {
-      if (key.scope !== 'partner')
-        throw new ApiError(
-          'FORBIDDEN',
-          'Partner endpoints need a partner key or a partner admin’s console session.',
-        );
       request.principal = principal;
       return applyRateLimit(deps, reply, `partner:${key.partnerId}`, deps.config.partnerRatePerSecond);
     }
@@ -243,7 +269,7 @@ function admitAccountCall(
 ): Maybe<void> {
   const { account } = principal;
   request.principal = principal;
-  if (account.status !== 'ACTIVE') {
+  if (!isActive(account.status)) {
     throw new ApiError('ACCOUNT_SUSPENDED', `The account is ${account.status.toLowerCase()}.`);
   }
   const plan = planOf(account.planCode);

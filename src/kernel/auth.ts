@@ -49,6 +49,16 @@ export interface Principal {
   console?: { userId: string; role: 'partner_admin' | 'account_admin' | 'agent'; sessionId: string };
 }
 
+/** A key that may be used: not revoked, not expired. */
+function isLive(key: Pick<KeyRecord, 'revokedAt' | 'expiresAt'>, now: Date): boolean {
+  return !key.revokedAt && !(key.expiresAt && key.expiresAt <= now);
+}
+
+/** An account that may be acted on (a suspended or closed one is refused, 403 ACCOUNT_SUSPENDED). */
+export function isActive(status: AccountSnapshot['status']): boolean {
+  return status === 'ACTIVE';
+}
+
 export class Authenticator {
   readonly #sql: Sql;
   readonly #keyPrefix: string;
@@ -76,10 +86,32 @@ export class Authenticator {
   }
 
   #live(key: KeyRecord | null, now: Date): KeyRecord {
-    if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now))
-      throw new ApiError('INVALID_API_KEY');
+    if (!key || !isLive(key, now)) throw new ApiError('INVALID_API_KEY');
     this.#noteUse(key, now);
     return key;
+  }
+
+  /**
+   * Which of these keys are live now, read from the database (not the cache): one statement for
+   * all the open streams of a process (modules/events/hub.ts).
+   */
+  async liveKeys(ids: string[], now: Date): Promise<Set<string>> {
+    const { rows } = await this.#sql.query<{ id: string; revoked_at: Date | null; expires_at: Date | null }>(
+      'SELECT id, revoked_at, expires_at FROM api_keys WHERE id = ANY($1::text[])',
+      [ids],
+    );
+    return new Set(
+      rows.filter((r) => isLive({ revokedAt: r.revoked_at, expiresAt: r.expires_at }, now)).map((r) => r.id),
+    );
+  }
+
+  /** Which of these accounts may be acted on now (ACTIVE), from the database, in one statement. */
+  async activeAccounts(ids: string[]): Promise<Set<string>> {
+    const { rows } = await this.#sql.query<{ id: string; status: AccountSnapshot['status'] }>(
+      'SELECT id, status FROM accounts WHERE id = ANY($1::text[])',
+      [ids],
+    );
+    return new Set(rows.filter((r) => isActive(r.status)).map((r) => r.id));
   }
 
   /** The account's snapshot (at once when cached), or null when there is none. */

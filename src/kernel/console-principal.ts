@@ -66,11 +66,8 @@ export class ConsoleSessions {
     if (!token || token.length > 200) return null;
     const hash = hashSecret(token);
     const row = await this.#cache.get(hash, () => this.#load(hash));
-    if (!row || row.revoked_at || row.expires_at <= now) return null;
-    // A login of a member without a role would be a member deleted since the read: no session.
-    if (row.kind === 'member' && !row.member_role) return null;
-    const lastSeen = Math.max(row.last_seen_at.getTime(), this.#lastSeen.get(row.id) ?? 0);
-    if (now.getTime() - lastSeen >= this.#idleMs) return null;
+    const lastSeen = row && this.#lastSeenIfLive(row, now);
+    if (!row || lastSeen === null) return null;
     if (now.getTime() - lastSeen >= LAST_SEEN_EVERY_MS) {
       this.#lastSeen.set(row.id, now.getTime());
       if (this.#lastSeen.size > 100_000) this.#lastSeen.clear();
@@ -81,12 +78,7 @@ export class ConsoleSessions {
       userId: row.user_id,
       email: row.email,
       name: row.name,
-      role:
-        row.kind === 'partner_admin'
-          ? 'partner_admin'
-          : row.member_role === 'admin'
-            ? 'account_admin'
-            : 'agent',
+      role: roleOf(row),
       partnerId: row.partner_id,
       accountId: row.account_id,
       memberId: row.member_id,
@@ -95,6 +87,27 @@ export class ConsoleSessions {
       lastSeenAt: new Date(lastSeen),
       expiresAt: new Date(Math.min(row.expires_at.getTime(), lastSeen + this.#idleMs)),
     };
+  }
+
+  /**
+   * The roles of those of these sessions that are live now, read from the database (not the cache),
+   * with the same rule as `resolve`: one statement for all the open streams of a process
+   * (modules/events/hub.ts). It notes no use: an open stream does not keep a session from idling.
+   */
+  async liveRoles(ids: string[], now: Date): Promise<Map<string, ConsoleRole>> {
+    const { rows } = await this.#sql.query<Row>(`${SELECT_SESSION} WHERE s.id = ANY($1::text[])`, [ids]);
+    const live = new Map<string, ConsoleRole>();
+    for (const row of rows) if (this.#lastSeenIfLive(row, now) !== null) live.set(row.id, roleOf(row));
+    return live;
+  }
+
+  /** When the session was last used, if it is live now (not ended, expired, idle, or of a removed member). */
+  #lastSeenIfLive(row: Row, now: Date): number | null {
+    if (row.revoked_at || row.expires_at <= now) return null;
+    // A login of a member without a role would be a member deleted since the read: no session.
+    if (row.kind === 'member' && !row.member_role) return null;
+    const lastSeen = Math.max(row.last_seen_at.getTime(), this.#lastSeen.get(row.id) ?? 0);
+    return now.getTime() - lastSeen >= this.#idleMs ? null : lastSeen;
   }
 
   /** Drops a cached session after this process ended it (sign-out). */
@@ -108,17 +121,20 @@ export class ConsoleSessions {
   }
 
   async #load(hash: string): Promise<Row | null> {
-    const { rows } = await this.#sql.query<Row>(
-      `SELECT s.id, s.user_id, u.email, u.name, u.kind, u.partner_id, u.account_id, u.member_id,
-              m.role AS member_role, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.revoked_at
-         FROM console_sessions s
-         JOIN console_users u ON u.id = s.user_id
-         LEFT JOIN team_members m ON m.id = u.member_id
-        WHERE s.token_hash = $1`,
-      [hash],
-    );
+    const { rows } = await this.#sql.query<Row>(`${SELECT_SESSION} WHERE s.token_hash = $1`, [hash]);
     return rows[0] ?? null;
   }
+}
+
+const SELECT_SESSION = `SELECT s.id, s.user_id, u.email, u.name, u.kind, u.partner_id, u.account_id, u.member_id,
+       m.role AS member_role, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.revoked_at
+  FROM console_sessions s
+  JOIN console_users u ON u.id = s.user_id
+  LEFT JOIN team_members m ON m.id = u.member_id`;
+
+function roleOf(row: Row): ConsoleRole {
+  if (row.kind === 'partner_admin') return 'partner_admin';
+  return row.member_role === 'admin' ? 'account_admin' : 'agent';
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

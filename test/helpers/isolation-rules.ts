@@ -371,6 +371,13 @@ export const EXCEPTIONS: Record<string, Exception> = {
   'listKeys:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },
   'revokeKey:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },
   'inviteTeamMember:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not invite' },
+  // docs/console.md § Roles: an agent reads the events of what the inbox shows it (messages,
+  // conversations, contacts, templates), not the webhook test event the usual fixture is.
+  'getEvent:agent': {
+    expected: 'success',
+    ids: (w) => ({ id: w.inboxEventId }),
+    why: 'docs/console.md § Roles: an agent reads the events of the routes it may call',
+  },
   'getMessageMedia:agent': {
     expected: 'success',
     ids: (w) => ({ id: w.mediaMessageId }),

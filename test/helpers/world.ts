@@ -61,8 +61,16 @@ export interface World {
   broadcasts: { draft: string; startable: string; running: string; paused: string; cancelable: string };
   /** A customer's message carrying a file (an upload of A's, sent by A's sandbox customer). */
   mediaMessageId: string;
-  /** Console sessions: A's agent, B's account admin and agent, an unrelated partner's admin. */
-  sessions: Record<'agent' | 'otherTenantAdmin' | 'otherTenantAgent' | 'unrelatedPartnerAdmin', Session>;
+  /**
+   * Console sessions: A's agent, account admin and partner admin (of A's partner), B's account admin
+   * and agent, an unrelated partner's admin.
+   */
+  sessions: Record<
+    'agent' | 'admin' | 'partnerAdmin' | 'otherTenantAdmin' | 'otherTenantAgent' | 'unrelatedPartnerAdmin',
+    Session
+  >;
+  /** An event an agent may read (the customer's first message, message.received). */
+  inboxEventId: string;
 }
 
 /** POST /media with a small PNG (multipart: the client helper writes JSON only). */
@@ -372,10 +380,17 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const sessionOnly = ({ cookie, csrf }: Session) => ({ cookie, csrf }) as Session;
   const sessions = {
     agent: sessionOnly(await memberSession(app, live.apiKey, 'agent')),
+    admin: sessionOnly(await memberSession(app, live.apiKey, 'admin')),
+    partnerAdmin: sessionOnly(await partnerAdminSession(app, partnerKey)),
     otherTenantAdmin: sessionOnly(await memberSession(app, other.apiKey, 'admin')),
     otherTenantAgent: sessionOnly(await memberSession(app, other.apiKey, 'agent')),
     unrelatedPartnerAdmin: sessionOnly(await partnerAdminSession(app, unrelatedPartner.partnerKey)),
   };
+  const received = await ok(
+    a('GET', `/events?type=message.received&since=${new Date(0).toISOString()}`),
+    200,
+  );
+  const inboxEvent = received.data.find((e: any) => e.data.id === inbound.id);
   const ownKey = await createAccountKey(app, partnerKey, accountId);
   const spareOwnKey = await createAccountKey(app, partnerKey, accountId);
   await sleep(Math.max(0, expiresAt - Date.now() + 50));
@@ -463,5 +478,6 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     broadcasts,
     mediaMessageId: mediaMessage.id,
     sessions,
+    inboxEventId: inboxEvent.id,
   };
 }

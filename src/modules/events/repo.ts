@@ -1,8 +1,10 @@
 // The events table (written by the outbox, kernel/events.ts) as an account reads it. Every query
 // takes the account, so another tenant's event is not found. Ids sort by creation time, so a time
-// range is an id range on the (account_id, id) index.
+// range is an id range on the (account_id, id) index. Every read of payloads takes what the caller
+// may see (visibility.ts) as a condition of the statement, so a page is full of what it may see.
 import type { Sql } from '../../kernel/db.ts';
 import type { Page } from '../../kernel/pagination.ts';
+import { type Visible, visibleCondition } from './visibility.ts';
 
 export interface EventRow {
   id: string;
@@ -27,10 +29,11 @@ export async function listEvents(
   sql: Sql,
   accountId: string,
   page: Page,
+  visible: Visible,
   filters: { type?: string; fromId?: string; beforeId?: string },
 ): Promise<EventRow[]> {
   const params: unknown[] = [accountId, page.limit + 1];
-  let where = 'account_id = $1';
+  let where = `account_id = $1 AND ${visibleCondition(visible, params)}`;
   if (page.before) where += ` AND id < $${params.push(page.before)}`;
   if (filters.beforeId) where += ` AND id < $${params.push(filters.beforeId)}`;
   if (filters.fromId) where += ` AND id >= $${params.push(filters.fromId)}`;
@@ -42,10 +45,16 @@ export async function listEvents(
   return rows;
 }
 
-export async function findEvent(sql: Sql, accountId: string, id: string): Promise<EventRow | null> {
+export async function findEvent(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  visible: Visible,
+): Promise<EventRow | null> {
+  const params: unknown[] = [id, accountId];
   const { rows } = await sql.query<EventRow>(
-    'SELECT id, type, payload FROM events WHERE id = $1 AND account_id = $2',
-    [id, accountId],
+    `SELECT id, type, payload FROM events WHERE id = $1 AND account_id = $2 AND ${visibleCondition(visible, params)}`,
+    params,
   );
   return rows[0] ?? null;
 }
@@ -70,12 +79,21 @@ export async function eventIdsFrom(
   return rows.map((r) => r.id);
 }
 
-/** The account's events with these ids, oldest first. */
-export async function eventsByIds(sql: Sql, accountId: string, ids: string[]): Promise<EventRow[]> {
+/** The account's events with these ids that the caller sees and `filters` take, oldest first. */
+export async function eventsByIds(
+  sql: Sql,
+  accountId: string,
+  ids: string[],
+  visible: Visible,
+  filters: string[] | null,
+): Promise<EventRow[]> {
   if (ids.length === 0) return [];
+  const params: unknown[] = [accountId, ids];
+  let where = `account_id = $1 AND id = ANY($2::text[]) AND ${visibleCondition(visible, params)}`;
+  if (filters) where += ` AND ${typesCondition(filters, params)}`;
   const { rows } = await sql.query<EventRow>(
-    'SELECT id, type, payload FROM events WHERE account_id = $1 AND id = ANY($2::text[]) ORDER BY id',
-    [accountId, ids],
+    `SELECT id, type, payload FROM events WHERE ${where} ORDER BY id`,
+    params,
   );
   return rows;
 }

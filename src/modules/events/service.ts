@@ -6,6 +6,7 @@ import { filterProblem } from '../../kernel/events.ts';
 import { idAt } from '../../kernel/ids.ts';
 import { type EventRow, findEvent } from './repo.ts';
 import type { StreamStart } from './stream.ts';
+import type { Visible } from './visibility.ts';
 
 const EVENT_ID = /^evt_[0-9a-z]{26}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -48,8 +49,14 @@ export function streamStart(
   return { floor: idAt('event', new Date(time)), after: null };
 }
 
-export async function getEvent(db: Database, accountId: string, id: string): Promise<EventRow> {
-  const row = await findEvent(db, accountId, id);
+/** One event the caller sees; one it may not see is not found, as another tenant's. */
+export async function getEvent(
+  db: Database,
+  accountId: string,
+  id: string,
+  visible: Visible,
+): Promise<EventRow> {
+  const row = await findEvent(db, accountId, id, visible);
   if (!row) throw notFound('event');
   return row;
 }

@@ -13,11 +13,15 @@
 //   a straggler goes out with the stream's position as its SSE `id` (the highest id passed so far),
 //   not its own, so that Last-Event-ID never moves backwards and a resume does not repeat events.
 // A resume never looks behind the id it resumes from (the client has what came before).
+// What is sent is what the caller may see (visibility.ts) and its `types` take, both conditions of
+// the statement that reads payloads; nothing created after the caller was last found allowed is
+// sent (hub.ts checks it).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../kernel/db.ts';
 import { idAt } from '../../kernel/ids.ts';
-import { subscribes } from '../webhooks/outbox.ts';
+import type { Verified } from './hub.ts';
 import { eventIdsFrom, eventsByIds } from './repo.ts';
+import type { Visible } from './visibility.ts';
 
 /** Events younger than this wait for the next poll (a transaction that late still goes in order). */
 export const SETTLE_MS = 1000;
@@ -55,6 +59,8 @@ export class EventStream {
   readonly #db: Database;
   readonly #accountId: string;
   readonly #filters: string[] | null;
+  readonly #visible: Visible;
+  readonly #verified: Verified | null;
   readonly #target: StreamTarget;
   readonly #settings: Required<StreamSettings>;
   readonly #log: FastifyBaseLogger;
@@ -66,13 +72,14 @@ export class EventStream {
   #lookBack: string | null = null;
   #running = true;
   #wake: (() => void) | null = null;
-  readonly #stillAllowed: () => Promise<boolean>;
   readonly done: Promise<void>;
 
   constructor(options: {
     db: Database;
     accountId: string;
     filters: string[] | null;
+    /** What the caller may see (visibility.ts). */
+    visible: Visible;
     start: StreamStart;
     target: StreamTarget;
     settings: StreamSettings;
@@ -80,20 +87,21 @@ export class EventStream {
     /** Send what is there now and end (an injected request, which cannot stream). */
     once?: boolean;
     /**
-     * Asked at every heartbeat: false (the key was revoked, the account suspended) ends the
-     * stream, and the client's reconnection gets the refusal.
+     * When the caller was last found allowed (the hub checks it, and stops the stream when it is
+     * not): nothing created after that time is sent.
      */
-    stillAllowed?: () => Promise<boolean>;
+    verified?: Verified;
   }) {
     this.#db = options.db;
     this.#accountId = options.accountId;
     this.#filters = options.filters;
+    this.#visible = options.visible;
+    this.#verified = options.verified ?? null;
     this.#target = options.target;
     this.#settings = { settleMs: SETTLE_MS, windowMs: WINDOW_MS, ...options.settings };
     this.#log = options.log;
     this.#floor = options.start.floor;
     this.#position = options.start.after;
-    this.#stillAllowed = options.stillAllowed ?? (async () => true);
     if (options.start.after) this.#seen.add(options.start.after);
     this.done = options.once ? this.#once() : this.#run();
   }
@@ -120,9 +128,8 @@ export class EventStream {
         let read: PollResult = 'caught-up';
         try {
           read = await this.#poll(true);
-          if (Date.now() >= nextBeat) {
+          if (Date.now() >= nextBeat && this.#running) {
             nextBeat = Date.now() + this.#settings.heartbeatMs;
-            if (!(await this.#stillAllowed())) break;
             this.#target.write(': keep-alive\n\n');
           }
         } catch (err) {
@@ -158,8 +165,7 @@ export class EventStream {
    */
   async #poll(settle: boolean): Promise<PollResult> {
     const now = Date.now();
-    const upper =
-      settle && this.#settings.settleMs > 0 ? idAt('event', new Date(now - this.#settings.settleMs)) : null;
+    const upper = this.#upper(settle, now);
     // The look-back window never reaches below the floor (what came before the start, or what a
     // resuming client has).
     let windowStart = idAt('event', new Date(now - this.#settings.windowMs));
@@ -190,40 +196,30 @@ export class EventStream {
     return result;
   }
 
+  /**
+   * The id below which events may be sent now: those old enough to be settled, and created before
+   * the caller was last found allowed. Null: no bound.
+   */
+  #upper(settle: boolean, now: number): string | null {
+    let until = settle && this.#settings.settleMs > 0 ? now - this.#settings.settleMs : null;
+    if (this.#verified && (until === null || this.#verified.at < until)) until = this.#verified.at;
+    return until === null ? null : idAt('event', new Date(until));
+  }
+
   /** Sends the events of these ids not sent yet; answers true when the socket's buffer is full. */
   async #send(ids: string[]): Promise<boolean> {
     const fresh = ids.filter((id) => !this.#seen.has(id));
     let full = false;
-    for (const row of await eventsByIds(this.#db, this.#accountId, fresh)) {
+    // Those the caller may not see, or that its filters leave out, are not read (only marked seen).
+    for (const row of await eventsByIds(this.#db, this.#accountId, fresh, this.#visible, this.#filters)) {
       if (!this.#running) break;
       // An event below the position committed late: it goes out with the position as its id.
       if (!this.#position || row.id > this.#position) this.#position = row.id;
-      if (this.#filters && !subscribes(this.#filters, row.type)) continue;
       // The payload is one line of JSON (JSON.stringify escapes newlines): one data field.
       const message = `id: ${this.#position}\nevent: ${row.type}\ndata: ${row.payload}\n\n`;
       if (!this.#target.write(message)) full = true;
     }
     for (const id of fresh) this.#seen.add(id);
     return full;
-  }
-}
-
-/** The open streams of an app, ended when it closes (an open stream would hold the close forever). */
-export class StreamHub {
-  readonly #open = new Set<EventStream>();
-
-  add(stream: EventStream): void {
-    this.#open.add(stream);
-    void stream.done.finally(() => this.#open.delete(stream));
-  }
-
-  get size(): number {
-    return this.#open.size;
-  }
-
-  async closeAll(): Promise<void> {
-    const streams = [...this.#open];
-    for (const s of streams) s.stop();
-    await Promise.allSettled(streams.map((s) => s.done));
   }
 }

@@ -81,6 +81,9 @@ export function webhookRoutes(ctx: AppContext, scope: Scope): FastifyPluginAsync
           tags,
           operationId: `create${op}Webhook`,
           summary: `Register a ${noun}; the answer shows its signing secret, once`,
+          // modules/events/visibility.ts: webhooks are not filtered by who made them.
+          description:
+            'It receives every event its filters take, whoever made it (it is configuration, not a person’s): only callers that see every event may make one (API keys, partner keys and admins; a console agent gets 403).',
           body: CreateWebhookBody,
           response: { 201: WebhookWithSecret },
         },
