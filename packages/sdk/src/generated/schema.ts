@@ -523,7 +523,10 @@ export interface paths {
         /** List webhooks, newest first */
         get: operations["listWebhooks"];
         put?: never;
-        /** Register a webhook; the answer shows its signing secret, once */
+        /**
+         * Register a webhook; the answer shows its signing secret, once
+         * @description It receives every event its filters take, whoever made it (it is configuration, not a person’s): only callers that see every event may make one (API keys, partner keys and admins; a console agent gets 403).
+         */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -648,7 +651,10 @@ export interface paths {
         /** List partner webhooks, newest first */
         get: operations["listPartnerWebhooks"];
         put?: never;
-        /** Register a partner webhook; the answer shows its signing secret, once */
+        /**
+         * Register a partner webhook; the answer shows its signing secret, once
+         * @description It receives every event its filters take, whoever made it (it is configuration, not a person’s): only callers that see every event may make one (API keys, partner keys and admins; a console agent gets 403).
+         */
         post: operations["createPartnerWebhook"];
         delete?: never;
         options?: never;
@@ -772,7 +778,7 @@ export interface paths {
         };
         /**
          * List the account’s events, newest first
-         * @description The events of the account, each the envelope its webhooks receive. Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone.
+         * @description The events of the account, each the envelope its webhooks receive. Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone. A caller sees the events whose resources its own routes show it: API keys (live and sandbox), partner keys and admins see every event; a console agent sees those of the inbox (messages, conversations, contacts, templates, contact imports), not the wallet’s, calls’, campaigns’, the channel’s or the account’s status, whose routes answer it 403. The filter is applied before the page is cut, so every page but the last is full.
          *
          *     A console agent’s session may call this operation.
          *
@@ -796,7 +802,7 @@ export interface paths {
         };
         /**
          * Receive the account’s events as they happen (server-sent events)
-         * @description A long-lived stream of the account's events, the one `tidings webhooks listen` uses. Without `Last-Event-ID` or `since` it starts now; with one, it first sends what came after it (oldest first), then goes live. Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone. An event is sent about a second after it happens. The stream counts as one request against the rate limits.
+         * @description A long-lived stream of the account's events, the one `tidings webhooks listen` uses. Without `Last-Event-ID` or `since` it starts now; with one, it first sends what came after it (oldest first), then goes live. Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone. An event is sent about a second after it happens. The stream counts as one request against the rate limits. A caller sees the events whose resources its own routes show it: API keys (live and sandbox), partner keys and admins see every event; a console agent sees those of the inbox (messages, conversations, contacts, templates, contact imports), not the wallet’s, calls’, campaigns’, the channel’s or the account’s status, whose routes answer it 403. The stream ends within a second of its caller losing access (its key revoked or expired, its console session signed out, expired or its member removed, the account suspended), whichever server process made the change, and sends nothing created after it; the reconnection gets the refusal.
          *
          *     A console agent’s session may call this operation.
          *
@@ -820,7 +826,7 @@ export interface paths {
         };
         /**
          * Get an event
-         * @description Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone.
+         * @description Events are kept 30 days (`TIDINGS_EVENT_RETENTION_DAYS`); older ones are gone. A caller sees the events whose resources its own routes show it: API keys (live and sandbox), partner keys and admins see every event; a console agent sees those of the inbox (messages, conversations, contacts, templates, contact imports), not the wallet’s, calls’, campaigns’, the channel’s or the account’s status, whose routes answer it 403. An event the caller may not see is not found (404), like another account’s.
          *
          *     A console agent’s session may call this operation.
          *
