@@ -5063,10 +5063,10 @@ export interface components {
                  * @example welcome
                  */
                 id: string;
-                /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). */
+                /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). Left out: at once, as `{"after": "PT0S"}` (on enrolment for the first step, right after the step before for the others), and stored so. */
                 delay: {
                     /**
-                     * @description An ISO-8601 duration (PT2H, P1D, P1W): after the enrollment for the first step, after the step before for the others.
+                     * @description An ISO-8601 duration (PT2H, P1D, P1W; at most P365D): after the enrollment for the first step, after the step before for the others. PT0S: at once.
                      * @example P1D
                      */
                     after: string;
@@ -19056,10 +19056,10 @@ export interface operations {
                          * @example welcome
                          */
                         id?: string;
-                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). */
-                        delay: {
+                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). Left out: at once, as `{"after": "PT0S"}` (on enrolment for the first step, right after the step before for the others), and stored so. */
+                        delay?: {
                             /**
-                             * @description An ISO-8601 duration (PT2H, P1D, P1W): after the enrollment for the first step, after the step before for the others.
+                             * @description An ISO-8601 duration (PT2H, P1D, P1W; at most P365D): after the enrollment for the first step, after the step before for the others. PT0S: at once.
                              * @example P1D
                              */
                             after: string;
@@ -19778,10 +19778,10 @@ export interface operations {
                          * @example welcome
                          */
                         id?: string;
-                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). */
-                        delay: {
+                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). Left out: at once, as `{"after": "PT0S"}` (on enrolment for the first step, right after the step before for the others), and stored so. */
+                        delay?: {
                             /**
-                             * @description An ISO-8601 duration (PT2H, P1D, P1W): after the enrollment for the first step, after the step before for the others.
+                             * @description An ISO-8601 duration (PT2H, P1D, P1W; at most P365D): after the enrollment for the first step, after the step before for the others. PT0S: at once.
                              * @example P1D
                              */
                             after: string;
