@@ -5,7 +5,7 @@ import type { Tx } from '../../kernel/db.ts';
 import type { CausedBy } from '../../kernel/events.ts';
 import { countryOf } from '../../kernel/phones.ts';
 import { actor as actionsOf } from '../automation/act.ts';
-import type { Action } from '../automation/actions.ts';
+import { type Action, contactChange } from '../automation/actions.ts';
 import { queueCall } from '../automation/calls.ts';
 import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
@@ -96,13 +96,16 @@ async function act(t: Turn, g: Going, step: StepRow, actions: Action[]): Promise
   } else g.walk.leave(step, 'next');
 }
 
+/** An update_contact node's changes: the contact's own fields first (one PATCH), then tags, attributes. */
 function updateActions(config: Record<string, unknown>): Action[] {
   const c = config as {
     addTags?: string[];
     removeTags?: string[];
     setAttributes?: Record<string, string | number | boolean | null>;
   };
+  const change = contactChange(config);
   return [
+    ...(change ? [change] : []),
     ...(c.addTags ?? []).map((tag) => ({ type: 'add_tag', tag })),
     ...(c.removeTags ?? []).map((tag) => ({ type: 'remove_tag', tag })),
     ...Object.entries(c.setAttributes ?? {}).map(([key, value]) => ({ type: 'set_attribute', key, value })),

@@ -4,6 +4,7 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { CONTACT_CHANGE } from '../automation/actions-schema.ts';
 import { OPS } from '../automation/conditions.ts';
 import { messageFields, Phone } from '../messages/schemas.ts';
 import { ConditionsSchema, TRIGGER_EVENTS } from '../rules/schemas.ts';
@@ -168,10 +169,11 @@ export const NODE_SCHEMAS = [
             },
           ),
         ),
+        ...CONTACT_CHANGE,
       },
       { additionalProperties: false, minProperties: 1 },
     ),
-    'Tag, untag and set attributes of the contact. Edge: next.',
+    'Change the contact: its optedIn, marketingOptOut, name and email (as PATCH /contacts does), then its tags and attributes, each change with its event caused by the run. Edge: next (a change the contacts module refuses, such as a rendered email that is not one, fails the run).',
   ),
   node(
     'webhook',

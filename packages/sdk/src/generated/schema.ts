@@ -3897,6 +3897,14 @@ export interface components {
                     setAttributes?: {
                         [key: string]: string | number | boolean | null;
                     };
+                    /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                    optedIn?: boolean;
+                    /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                    marketingOptOut?: boolean;
+                    /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                    name?: string | null;
+                    /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                    email?: string | null;
                 };
             } | {
                 /** @example remind */
@@ -4664,6 +4672,17 @@ export interface components {
                 strategy?: "round_robin";
             } | {
                 /** @enum {string} */
+                type: "update_contact";
+                /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                optedIn?: boolean;
+                /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                marketingOptOut?: boolean;
+                /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                name?: string | null;
+                /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                email?: string | null;
+            } | {
+                /** @enum {string} */
                 type: "close_conversation";
             } | {
                 /** @enum {string} */
@@ -4986,6 +5005,17 @@ export interface components {
                  * @enum {string}
                  */
                 strategy?: "round_robin";
+            } | {
+                /** @enum {string} */
+                type: "update_contact";
+                /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                optedIn?: boolean;
+                /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                marketingOptOut?: boolean;
+                /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                name?: string | null;
+                /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                email?: string | null;
             } | {
                 /** @enum {string} */
                 type: "close_conversation";
@@ -17584,6 +17614,17 @@ export interface operations {
                         strategy?: "round_robin";
                     } | {
                         /** @enum {string} */
+                        type: "update_contact";
+                        /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                        optedIn?: boolean;
+                        /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                        marketingOptOut?: boolean;
+                        /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                        name?: string | null;
+                        /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                        email?: string | null;
+                    } | {
+                        /** @enum {string} */
                         type: "close_conversation";
                     } | {
                         /** @enum {string} */
@@ -18295,6 +18336,17 @@ export interface operations {
                          * @enum {string}
                          */
                         strategy?: "round_robin";
+                    } | {
+                        /** @enum {string} */
+                        type: "update_contact";
+                        /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                        optedIn?: boolean;
+                        /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                        marketingOptOut?: boolean;
+                        /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                        name?: string | null;
+                        /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                        email?: string | null;
                     } | {
                         /** @enum {string} */
                         type: "close_conversation";
@@ -22247,6 +22299,14 @@ export interface operations {
                             setAttributes?: {
                                 [key: string]: string | number | boolean | null;
                             };
+                            /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                            optedIn?: boolean;
+                            /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                            marketingOptOut?: boolean;
+                            /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                            name?: string | null;
+                            /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                            email?: string | null;
                         };
                     } | {
                         /** @example remind */
@@ -23146,6 +23206,14 @@ export interface operations {
                             setAttributes?: {
                                 [key: string]: string | number | boolean | null;
                             };
+                            /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                            optedIn?: boolean;
+                            /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                            marketingOptOut?: boolean;
+                            /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                            name?: string | null;
+                            /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                            email?: string | null;
                         };
                     } | {
                         /** @example remind */
