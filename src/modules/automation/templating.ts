@@ -5,6 +5,7 @@
 // cache, when it runs. No file system: `include` and `render` find no templates. Bounded: a
 // template renders within RENDER_LIMIT_MS and a limited allocation, so a loop cannot hold a worker.
 import { Liquid, type Template } from 'liquidjs';
+import { registerDateFilters } from './liquid-dates.ts';
 
 const RENDER_LIMIT_MS = 100;
 const MAX_TEMPLATE_LENGTH = 4096;
@@ -20,6 +21,7 @@ const engine = new Liquid({
   renderLimit: RENDER_LIMIT_MS,
   memoryLimit: 1e6,
 });
+registerDateFilters(engine);
 
 const parsed = new Map<string, Template[]>();
 

@@ -80,7 +80,8 @@ export const NODE_SCHEMAS = [
                 Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
                   minItems: 1,
                   maxItems: 20,
-                  description: 'Only a tap on one of these buttons (their id or payload) counts.',
+                  description:
+                    'Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING).',
                 }),
               ),
               keywords: Type.Optional(

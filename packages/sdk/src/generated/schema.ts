@@ -3811,7 +3811,7 @@ export interface components {
                     timeout: string;
                     /** @description Which reply counts (either one may); none: any message from the contact. */
                     match?: {
-                        /** @description Only a tap on one of these buttons (their id or payload) counts. */
+                        /** @description Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING). */
                         buttons?: string[];
                         /** @description Only a message matching these keywords counts. */
                         keywords?: {
@@ -22213,7 +22213,7 @@ export interface operations {
                             timeout: string;
                             /** @description Which reply counts (either one may); none: any message from the contact. */
                             match?: {
-                                /** @description Only a tap on one of these buttons (their id or payload) counts. */
+                                /** @description Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING). */
                                 buttons?: string[];
                                 /** @description Only a message matching these keywords counts. */
                                 keywords?: {
@@ -23120,7 +23120,7 @@ export interface operations {
                             timeout: string;
                             /** @description Which reply counts (either one may); none: any message from the contact. */
                             match?: {
-                                /** @description Only a tap on one of these buttons (their id or payload) counts. */
+                                /** @description Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING). */
                                 buttons?: string[];
                                 /** @description Only a message matching these keywords counts. */
                                 keywords?: {
@@ -25071,7 +25071,7 @@ export interface operations {
                         };
                         /** @description After each reminder, wait for a tap on one of the buttons until the next reminder (after the last: for its own lead time, at most P7D). */
                         confirm?: {
-                            /** @description The template’s quick-reply labels (a tap answers with its label). */
+                            /** @description The template’s quick-reply labels (a tap answers with its label): checked against the template when the config is saved (400 at confirm.buttons.confirm or .cancel), and when each reminder is sent (a template changed since: the run fails, BUTTONS_MISSING). */
                             buttons: {
                                 /** @example Confirm */
                                 confirm: string;
