@@ -3,6 +3,7 @@
 // fields, the life of a config and its journey (versions, pause, delete, read-only through
 // /journeys), plans and tenants. The re-engagement config, started by the timed scan, is in
 // journey-configs-timed.test.ts (it needs a clock the test moves).
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { call, provision, tenant } from './helpers/client.ts';
 import {
@@ -88,7 +89,10 @@ describe('appointment_reminder', () => {
       config: {
         appointmentAt: 'contact.attributes.appointmentAt',
         remindBefore: ['PT2H', 'P1D'],
-        message: reminderMessage(template.name),
+        message: reminderMessage(
+          template.name,
+          '{{ contact.attributes.appointmentAt | date: "%A %-d %B %Y, %-I:%M %p" }}',
+        ),
         confirm: {
           buttons: { confirm: 'Confirm', cancel: 'Cancel' },
           onConfirm: { addTags: ['confirmed'], reply: 'See you then, {{ contact.name }}!' },
@@ -158,7 +162,12 @@ describe('appointment_reminder', () => {
     expect(path(reminded)).toEqual(['wait_1:next', 'remind_1:next', 'answer_1']);
     const reminder = await messageOf(t, reminded.steps[1].output.messageId);
     expect(reminder).toMatchObject({ to, type: 'template', template: { name: template.name } });
-    expect(reminder.template.parameters).toEqual(['Ann', contact.body.attributes.appointmentAt]);
+    // The appointment as the customer reads it: in their zone (a +1 number: New York's), not ISO.
+    const local = DateTime.fromISO(contact.body.attributes.appointmentAt, { zone: 'America/New_York' });
+    expect(reminder.template.parameters).toEqual([
+      'Ann',
+      local.setLocale('en-US').toFormat('cccc d LLLL yyyy, h:mm a'),
+    ]);
 
     // No tap: the next reminder's wait, then the second reminder.
     await wake(t, runId);
@@ -401,6 +410,80 @@ describe('journey configs: checks', () => {
         config: { appointmentAt: 'trigger.data.at', remindBefore: [], extra: 1 },
       }),
     ).toEqual(['config.extra', 'config.message', 'config.remindBefore'].sort());
+  });
+
+  it('holds confirm.buttons to the template’s quick replies, on create and PATCH; a template changed later fails the send', async () => {
+    const t = await account();
+    const withButtons = await reminderTemplate(t);
+    const plain = await approvedTemplate(env.app, t.apiKey, { name: `plain_reminder_${templates++}` });
+    const config = (templateName: string, buttons = { confirm: 'Confirm', cancel: 'Cancel' }) => ({
+      appointmentAt: 'trigger.data.at',
+      remindBefore: ['P1D', 'PT2H'],
+      message: reminderMessage(templateName, '{{ trigger.data.at }}'),
+      confirm: { buttons, onConfirm: { addTags: ['confirmed'] }, onCancel: { addTags: ['canceled'] } },
+    });
+    const create = (c: Record<string, unknown>) =>
+      call(env.app, 'POST', '/journey-configs', {
+        key: t.apiKey,
+        body: { name: 'Reminders', type: 'appointment_reminder', config: c },
+      });
+    // A template without buttons: both buttons refused, each at its field, once.
+    const none = await create(config(plain.name));
+    expectError(none, 400, 'INVALID_REQUEST');
+    expect(none.body.error.details).toEqual([
+      {
+        field: 'config.confirm.buttons.confirm',
+        issue: `"Confirm" is not a button of the message sent before this wait (template ${plain.name} (en_US) has no quick-reply buttons)`,
+      },
+      {
+        field: 'config.confirm.buttons.cancel',
+        issue: `"Cancel" is not a button of the message sent before this wait (template ${plain.name} (en_US) has no quick-reply buttons)`,
+      },
+    ]);
+    // A label the template does not have (quick replies are compared as they are tapped: exactly).
+    const wrong = await create(config(withButtons.name, { confirm: 'Yes', cancel: 'Cancel' }));
+    expectError(wrong, 400, 'INVALID_REQUEST');
+    expect(wrong.body.error.details.map((d: { field: string }) => d.field)).toEqual([
+      'config.confirm.buttons.confirm',
+    ]);
+    expect(wrong.body.error.details[0].issue).toContain('has quick-reply buttons "Confirm", "Cancel"');
+    const made = await configOf(t, {
+      name: 'Reminders',
+      type: 'appointment_reminder',
+      config: config(withButtons.name),
+    });
+    // On PATCH too; nothing changes.
+    const patched = await call(env.app, 'PATCH', `/journey-configs/${made.id}`, {
+      key: t.apiKey,
+      body: { config: config(plain.name) },
+    });
+    expectError(patched, 400, 'INVALID_REQUEST');
+    expect(patched.body.error.details.map((d: { field: string }) => d.field)).toEqual([
+      'config.confirm.buttons.confirm',
+      'config.confirm.buttons.cancel',
+    ]);
+    const journey = await call(env.app, 'GET', `/journeys/${made.journeyId}`, { key: t.apiKey });
+    expect(journey.body.version).toBe(1);
+
+    // A template the account does not have yet is not held against the buttons when saved; when
+    // the run sends it, it is: made without the buttons, the reminder fails rather than wait for
+    // a tap that cannot come.
+    const later = `later_reminder_${templates++}`;
+    const early = await configOf(t, { name: 'Early', type: 'appointment_reminder', config: config(later) });
+    await approvedTemplate(env.app, t.apiKey, { name: later });
+    const started = await call(env.app, 'POST', `/journeys/${early.journeyId}/trigger`, {
+      key: t.sandboxKey,
+      body: { to: newNumber(), data: { at: at(3 * 24 * HOUR) } },
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    await runWhen(t, early.journeyId, started.body.id, (r) => r.status === 'waiting');
+    await wake(t, started.body.id);
+    const failed = await runWhen(t, early.journeyId, started.body.id, (r) => r.status === 'failed');
+    expect(path(failed)).toEqual(['wait_1:next', 'remind_1:failed']);
+    expect(failed.error).toEqual({
+      code: 'BUTTONS_MISSING',
+      message: `Template ${later} (en_US) has no button "Confirm", "Cancel", which the wait after it waits for: it changed since the journey was published.`,
+    });
   });
 
   it('refuses a bad welcome message and a bad re-engagement', async () => {

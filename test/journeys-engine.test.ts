@@ -158,6 +158,72 @@ describe('journeys at work', () => {
     expectError(await wake(t, started.id), 409, 'CONFLICT');
   });
 
+  it('update_contact opts the contact out and sets its name and email, as PATCH does, caused by the run', async () => {
+    const t = await account();
+    const journey = await publishedJourney(t, {
+      name: 'Unsubscribe',
+      entry: { trigger: 'api', reentry: 'always', start: 'stop' },
+      nodes: [
+        {
+          id: 'stop',
+          type: 'update_contact',
+          config: {
+            optedIn: false,
+            marketingOptOut: true,
+            name: '{{ trigger.data.name }}',
+            email: '{{ trigger.data.email }}',
+            addTags: ['unsubscribed'],
+            setAttributes: { note: '{{ trigger.data.note }}' },
+          },
+        },
+      ],
+      edges: [],
+    });
+    const { receiver } = await env.subscribe(t.apiKey, ['contact.updated']);
+    const made = await call(env.app, 'POST', '/contacts', {
+      key: t.apiKey,
+      body: { phone: newNumber(), optedIn: true },
+    });
+    const started = await trigger(t, journey.id, {
+      contactId: made.body.id,
+      data: { name: ' Ann Lee ', email: 'Ann@Example.com', note: 'by journey' },
+    });
+    const done = await runWhen(t, journey.id, started.id, (r) => r.status === 'completed');
+    expect(path(done)).toEqual(['stop:next']);
+    const contact = await call(env.app, 'GET', `/contacts/${made.body.id}`, { key: t.apiKey });
+    expect(contact.body).toMatchObject({
+      optedIn: false,
+      marketingOptOut: true,
+      name: 'Ann Lee',
+      email: 'ann@example.com',
+      tags: ['unsubscribed'],
+    });
+    const [updated] = await receiver.waitFor(1);
+    expect(updated!.json).toMatchObject({
+      type: 'contact.updated',
+      data: { previous: { optedIn: true, marketingOptOut: false, name: null, email: null } },
+      causedBy: { kind: 'journey', id: journey.id, runId: started.id },
+    });
+    // A rendered email that is not one, or a name too long, fails the step, naming the field;
+    // nothing is changed.
+    const fails = async (data: Record<string, string>, field: string) => {
+      const again = await trigger(t, journey.id, { contactId: made.body.id, data });
+      const failed = await runWhen(t, journey.id, again.id, (r) => r.status === 'failed');
+      expect(failed.error).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringContaining(field),
+      });
+    };
+    await fails({ name: 'Bo', email: 'nope', note: 'x' }, 'email');
+    await fails({ name: 'B'.repeat(201), email: 'bo@example.com', note: 'x' }, 'name');
+    expect((await call(env.app, 'GET', `/contacts/${made.body.id}`, { key: t.apiKey })).body).toMatchObject({
+      name: 'Ann Lee',
+      attributes: { note: 'by journey' },
+    });
+    // A rendered attribute value is held to PATCH's 500 characters too.
+    await fails({ name: 'Bo', email: 'bo@example.com', note: 'x'.repeat(501) }, 'attributes.note');
+  });
+
   it('stops a run that loops: the same node 10 times in a row, or 500 steps in all', async () => {
     const t = await account();
     const past = '2020-01-01T00:00:00Z';

@@ -103,7 +103,11 @@ describe('journeys', () => {
               ],
             },
           },
-          { id: 'g', type: 'update_contact', config: { addTags: ['#nope'], setAttributes: { '9lives': 1 } } },
+          {
+            id: 'g',
+            type: 'update_contact',
+            config: { email: 'nope', name: '{{ x', addTags: ['#nope'], setAttributes: { '9lives': 1 } },
+          },
           { id: 'h', type: 'webhook', config: { url: 'http://169.254.169.254/latest' } },
           { id: 'i', type: 'assign', config: { assigneeId: 'usr_01jh0000000000000000000000' } },
           { id: 'j', type: 'place_call', config: { scriptId: 'scr_1' } },
@@ -123,6 +127,8 @@ describe('journeys', () => {
       'nodes[4].config.conditions.all[0].field',
       'nodes[5].config.cases[1].key',
       'nodes[5].config.cases[2].op',
+      'nodes[6].config.email',
+      'nodes[6].config.name',
       'nodes[6].config.addTags[0]',
       'nodes[6].config.setAttributes.9lives',
       'nodes[7].config.url',
@@ -210,6 +216,70 @@ describe('journeys', () => {
       }),
     );
     expect((await move(t.apiKey, looping.id, 'publish')).status).toBe(200);
+  });
+
+  it('checks at publish that a wait’s buttons are offered by the message before it', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const template = await call(env.app, 'POST', '/templates', {
+      key: t.apiKey,
+      body: {
+        name: 'visit_reminder',
+        language: 'en_US',
+        category: 'UTILITY',
+        components: [
+          { type: 'BODY', text: 'Your visit is on {{1}}. See you.', example: { body_text: [['Monday']] } },
+          { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'Confirm' }] },
+        ],
+      },
+    });
+    expect(template.status, JSON.stringify(template.body)).toBe(201);
+    const ask = (message: Record<string, unknown>, buttons: string[]) => ({
+      name: 'Ask',
+      entry: { trigger: 'api', start: 'send' },
+      nodes: [
+        { id: 'send', type: 'send_message', config: { message } },
+        { id: 'tag', type: 'update_contact', config: { addTags: ['asked'] } },
+        { id: 'answer', type: 'wait_for_reply', config: { timeout: 'P1D', match: { buttons } } },
+        { id: 'done', type: 'end' },
+      ],
+      edges: [
+        { from: 'send', to: 'tag' },
+        { from: 'tag', to: 'answer' },
+        { from: 'answer', to: 'done', when: 'timeout' },
+      ],
+    });
+    const reminder = { templateName: 'visit_reminder', templateLanguage: 'en_US', parameters: ['Monday'] };
+    const wrong = await create(t.apiKey, ask(reminder, ['Confirm', 'Cancel']));
+    const refused = await move(t.apiKey, wrong.id, 'publish');
+    expectError(refused, 400, 'INVALID_REQUEST');
+    expect(refused.body.error.details).toEqual([
+      {
+        field: 'nodes[2].config.match.buttons[1]',
+        issue:
+          '"Cancel" is not a button of the message sent before this wait (template visit_reminder (en_US) has quick-reply buttons "Confirm")',
+      },
+    ]);
+    // A draft is saved as it is; the buttons a message offers pass: a template's quick replies, an
+    // interactive message's ids; a template the account does not have (yet) is checked when sent.
+    for (const [message, buttons] of [
+      [reminder, ['Confirm']],
+      [
+        {
+          type: 'interactive',
+          interactive: { kind: 'buttons', body: 'Still on?', buttons: [{ id: 'yes', title: 'Yes' }] },
+        },
+        ['yes'],
+      ],
+      [{ templateName: 'not_made_yet', templateLanguage: 'en_US' }, ['Confirm']],
+    ] as const) {
+      const ok = await create(t.apiKey, ask(message, [...buttons]));
+      const published = await move(t.apiKey, ok.id, 'publish');
+      expect(published.status, JSON.stringify(published.body)).toBe(200);
+    }
+    const text = await create(t.apiKey, ask({ type: 'text', text: 'Still on?' }, ['yes']));
+    const noButtons = await move(t.apiKey, text.id, 'publish');
+    expectError(noButtons, 400, 'INVALID_REQUEST');
+    expect(noButtons.body.error.details[0].issue).toContain('(a text message with no buttons)');
   });
 
   it('moves through its life, one version per edit once published', async () => {

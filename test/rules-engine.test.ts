@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { call } from './helpers/client.ts';
 import {
+  approvedTemplate,
   eventually,
   type SandboxTenant,
   sandboxTenantWithKey,
@@ -115,6 +116,77 @@ describe('rules at work', () => {
     });
     const stats = (await call(env.app, 'GET', `/rules/${stop.id}`, { key: t.apiKey })).body.stats;
     expect(stats).toMatchObject({ runs: 2, matched: 1, failed: 0, lastRunAt: expect.any(String) });
+  });
+
+  it('STOP opts out: update_contact changes the contact as PATCH does, and a MARKETING template to it is refused', async () => {
+    const t = await account();
+    const offer = await approvedTemplate(env.app, t.apiKey, {
+      name: 'weekly_offer',
+      category: 'MARKETING',
+      body: 'New this week for {{1}}: see the shop.',
+      examples: ['Ann'],
+    });
+    const stop = await rule(t, {
+      name: 'STOP opts out',
+      trigger: { event: 'message.received' },
+      conditions: {
+        all: [
+          {
+            field: 'message.text',
+            op: 'matches_keyword',
+            value: { keywords: ['stop', 'unsubscribe'], mode: 'fuzzy' },
+          },
+        ],
+      },
+      actions: [
+        { type: 'update_contact', optedIn: false, marketingOptOut: true },
+        { type: 'add_tag', tag: 'opted-out' },
+        { type: 'send_message', message: { type: 'text', text: 'Done: no more messages.' } },
+      ],
+      stopProcessing: true,
+    });
+    const hook = await env.receiver();
+    await call(env.app, 'POST', '/webhooks', {
+      key: t.apiKey,
+      body: { url: hook.url(), events: ['contact.updated'] },
+    });
+    const from = newNumber();
+    const hello = await inbound(t, from, 'hello');
+    const optIn = await call(env.app, 'PATCH', `/contacts/${hello.contactId}`, {
+      key: t.apiKey,
+      body: { optedIn: true },
+    });
+    expect(optIn.body).toMatchObject({ optedIn: true, marketingOptOut: false });
+    const send = () =>
+      call(env.app, 'POST', '/messages', {
+        key: t.apiKey,
+        body: { to: from, templateName: offer.name, templateLanguage: 'en_US', parameters: ['Ann'] },
+      });
+    expect((await send()).status).toBe(202);
+
+    await inbound(t, from, 'STOP');
+    const [, ran] = (await runsOf(t, stop.id, 2)).reverse();
+    expect(ran.actions).toEqual([
+      { type: 'update_contact', status: 'succeeded', ref: hello.contactId },
+      { type: 'add_tag', status: 'succeeded', ref: hello.contactId },
+      { type: 'send_message', status: 'succeeded', ref: expect.any(String) },
+    ]);
+    expect(await contactOf(t, hello.contactId)).toMatchObject({
+      optedIn: false,
+      marketingOptOut: true,
+      tags: ['opted-out'],
+    });
+    // The event PATCH makes, caused by the run.
+    const [, updated] = await hook.waitFor(2);
+    expect(updated!.json).toMatchObject({
+      type: 'contact.updated',
+      data: { id: hello.contactId, optedIn: false, previous: { optedIn: true, marketingOptOut: false } },
+      causedBy: { kind: 'rule', id: stop.id, runId: ran.id, depth: 1 },
+    });
+    // As the API documents for a contact who stopped marketing messages.
+    const refused = await send();
+    expectError(refused, 422, 'CONTACT_OPTED_OUT');
+    expect(refused.body.error.details[0]).toMatchObject({ field: 'templateName' });
   });
 
   it('evaluates in position order and stops after a match with stopProcessing', async () => {

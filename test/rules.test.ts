@@ -200,6 +200,54 @@ describe('rules', () => {
     expect(await order(t.apiKey)).toEqual([]);
   });
 
+  it('checks update_contact when the rule is saved: something to set, an email, Liquid that parses', async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const rule = (actions: unknown[]) =>
+      call(env.app, 'POST', '/rules', {
+        key: t.apiKey,
+        body: { name: 'Contact changes', trigger: { event: 'message.received' }, actions },
+      });
+    const bad = await rule([
+      { type: 'update_contact' },
+      { type: 'update_contact', email: 'not an email' },
+      { type: 'update_contact', name: 'Hi {{ message.text ' },
+      { type: 'update_contact', optedIn: 'yes' },
+    ]);
+    expectError(bad, 400, 'INVALID_REQUEST');
+    expect(bad.body.error.details).toEqual(
+      expect.arrayContaining([{ field: 'actions[3].optedIn', issue: expect.any(String) }]),
+    );
+    const checked = await rule([
+      { type: 'update_contact' },
+      { type: 'update_contact', email: 'not an email' },
+      { type: 'update_contact', name: 'Hi {{ message.text ' },
+    ]);
+    expectError(checked, 400, 'INVALID_REQUEST');
+    expect(checked.body.error.details).toEqual([
+      { field: 'actions[0]', issue: 'sets nothing: give optedIn, marketingOptOut, name or email' },
+      { field: 'actions[1].email', issue: expect.stringContaining('email') },
+      { field: 'actions[2].name', issue: expect.stringContaining('is not a valid Liquid template') },
+    ]);
+    const made = await rule([
+      {
+        type: 'update_contact',
+        optedIn: false,
+        marketingOptOut: true,
+        name: '{{ contact.name | default: "Customer" }}',
+        email: null,
+      },
+    ]);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.actions[0]).toEqual({
+      type: 'update_contact',
+      optedIn: false,
+      marketingOptOut: true,
+      name: '{{ contact.name | default: "Customer" }}',
+      email: null,
+    });
+    expect(await order(t.apiKey)).toEqual(['1:Contact changes']);
+  });
+
   it('is refused with 402 on a plan without automation, and another tenant sees nothing', async () => {
     const starter = await provision(env.app, env.partner.partnerKey, { planCode: 'starter' });
     expectError(

@@ -127,6 +127,43 @@ describe('sequences at work', () => {
     expectError(await wake(t, e.id), 409, 'CONFLICT');
   });
 
+  it('sends a step without a delay, or with PT0S, at once: on enrolment and right after the step before', async () => {
+    const t = await account();
+    const made = await call(env.app, 'POST', '/sequences', {
+      key: t.apiKey,
+      body: {
+        name: 'Welcome drip',
+        steps: [
+          { id: 'hello', message: { type: 'text', text: 'Welcome!' } },
+          { id: 'tips', delay: { after: 'PT0S' }, message: { type: 'text', text: 'Tip 1' } },
+          { id: 'later', delay: { after: 'P1D' }, message: { type: 'text', text: 'Tip 2' } },
+        ],
+      },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    // An omitted delay is stored as what it means.
+    expect(made.body.steps.map((s: any) => s.delay)).toEqual([
+      { after: 'PT0S' },
+      { after: 'PT0S' },
+      { after: 'P1D' },
+    ]);
+    expect(
+      (await call(env.app, 'POST', `/sequences/${made.body.id}/publish`, { key: t.apiKey })).status,
+    ).toBe(200);
+    const ann = (await inbound(t, newNumber(), 'hi')).contactId;
+    const e = await enrol(t, made.body.id, ann);
+    expect(Date.parse(e.nextRunAt)).toBe(clock.now().getTime());
+    // Nothing woken: the first two steps go on their own, the third waits its day.
+    const after = await enrollmentWhen(t, made.body.id, e.id, (x) => x.steps[1].status !== 'pending');
+    expect(after).toMatchObject({ status: 'active', currentStepId: 'later' });
+    expect(after.steps.map((s: any) => s.status)).toEqual(['sent', 'sent', 'pending']);
+    expect(Date.parse(after.nextRunAt)).toBe(clock.now().getTime() + DAY);
+    expect(await Promise.all(after.steps.slice(0, 2).map((s: any) => textOf(t, s.messageId)))).toEqual([
+      'Welcome!',
+      'Tip 1',
+    ]);
+  });
+
   it('exits on a reply, an opt-out and a tag, and says so', async () => {
     const t = await account();
     const seq = await published(t, {

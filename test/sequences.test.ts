@@ -104,15 +104,24 @@ describe('sequences', () => {
       ].sort(),
     );
     expect((await call(env.app, 'GET', '/sequences', { key: t.apiKey })).body.data).toEqual([]);
-    // The schema's own faults: a step needs a delay, steps 1–20.
+    // The schema's own faults: a delay is `after` or `at`, steps 1–20. A negative delay is refused
+    // (a zero one, or none, is at once).
     expectError(
       await call(env.app, 'POST', '/sequences', {
         key: t.apiKey,
-        body: { name: 'x', steps: [{ message: { type: 'text', text: 'x' } }] },
+        body: { name: 'x', steps: [{ delay: {}, message: { type: 'text', text: 'x' } }] },
       }),
       400,
       'INVALID_REQUEST',
     );
+    const negative = await call(env.app, 'POST', '/sequences', {
+      key: t.apiKey,
+      body: { name: 'x', steps: [{ delay: { after: '-PT1H' }, message: { type: 'text', text: 'x' } }] },
+    });
+    expectError(negative, 400, 'INVALID_REQUEST');
+    expect(negative.body.error.details).toEqual([
+      { field: 'steps[0].delay.after', issue: 'must not be negative' },
+    ]);
     expectError(
       await call(env.app, 'POST', '/sequences', { key: t.apiKey, body: { name: 'x', steps: [] } }),
       400,

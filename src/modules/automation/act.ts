@@ -5,6 +5,7 @@
 import { ApiError } from '../../kernel/errors.ts';
 import type { CausedBy } from '../../kernel/events.ts';
 import { placeCallIn } from '../calls/service.ts';
+import type { ContactFields } from '../contacts/fields.ts';
 import { findContact } from '../contacts/repo.ts';
 import { addTags, removeTag, updateContact } from '../contacts/service.ts';
 import { assignConversation, closeConversation } from '../conversations/service.ts';
@@ -15,7 +16,7 @@ import type { MessageFieldsInput } from '../messages/content.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
 import { exitEnrollments, tryEnroll } from '../sequences/enroll.ts';
 import { findSequence } from '../sequences/repo.ts';
-import type { Action } from './actions.ts';
+import { type Action, CONTACT_CHANGE_FIELDS } from './actions.ts';
 import { queueCall } from './calls.ts';
 import {
   type Act,
@@ -25,7 +26,14 @@ import {
   joinTransaction,
   markCausedBy,
 } from './effects.ts';
-import { attributeBudget, bodyBudget, dataBudget, renderMessage, renderWhole } from './render-fields.ts';
+import {
+  attributeBudget,
+  bodyBudget,
+  contactFieldBudget,
+  dataBudget,
+  renderMessage,
+  renderWhole,
+} from './render-fields.ts';
 import { render } from './templating.ts';
 
 type Outcome = Omit<ActionResult, 'type'>;
@@ -80,6 +88,24 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
           });
         }
         return ok(contact.id);
+      case 'update_contact': {
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        // Through the contacts service, as PATCH /contacts: its checks (the rendered name and email
+        // too), its contact.updated event with `previous`, and what that event sets off (an
+        // opt-out ends the contact's sequence enrollments).
+        const change: ContactFields = {};
+        for (const key of CONTACT_CHANGE_FIELDS) {
+          const value = action[key];
+          if (value === undefined) continue;
+          if (key === 'optedIn' || key === 'marketingOptOut') change[key] = value as boolean;
+          else
+            change[key] =
+              typeof value === 'string' ? await render(value, scope, contactFieldBudget(key)) : null;
+        }
+        await updateContact(services, account, contact.id, change);
+        return ok(contact.id);
+      }
       case 'close_conversation':
         // Nothing open: nothing to close.
         if (conversation?.status !== 'open') return ok();

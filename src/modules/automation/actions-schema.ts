@@ -13,6 +13,40 @@ const action = <P extends Record<string, Parameters<typeof Type.Object>[0][strin
 
 const Tag = Type.String({ minLength: 1, maxLength: 100, description: 'A contact tag (stored lower-cased).' });
 
+/**
+ * The contact's own fields an update_contact action (and a journey's update_contact node) sets:
+ * what PATCH /contacts takes for them, name and email as Liquid templates.
+ */
+export const CONTACT_CHANGE = {
+  optedIn: Type.Optional(
+    Type.Boolean({
+      description:
+        'Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out).',
+    }),
+  ),
+  marketingOptOut: Type.Optional(
+    Type.Boolean({
+      description:
+        'The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it.',
+    }),
+  ),
+  name: Type.Optional(
+    Type.Union([Type.String({ maxLength: 200 }), Type.Null()], {
+      description:
+        'A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it.',
+    }),
+  ),
+  email: Type.Optional(
+    Type.Union([Type.String({ maxLength: 254 }), Type.Null()], {
+      description:
+        'A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it.',
+    }),
+  ),
+};
+
+const UPDATE_CONTACT =
+  "Change the contact's optedIn, marketingOptOut, name or email (at least one) as PATCH /contacts does: the same checks and the same contact.updated event, caused by the run.";
+
 export const ACTION_SCHEMAS = [
   action(
     'send_message',
@@ -52,6 +86,7 @@ export const ACTION_SCHEMAS = [
     },
     "Assign the contact's open conversation: to `assigneeId`, or by `strategy` (one of the two).",
   ),
+  action('update_contact', CONTACT_CHANGE, UPDATE_CONTACT),
   action('close_conversation', {}, "Close the contact's open conversation."),
   action(
     'enroll_in_sequence',

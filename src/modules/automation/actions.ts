@@ -1,14 +1,16 @@
 // What the schema of an action cannot check, checked when a rule is saved, every problem at once
 // with its field: a message's content (the send path's own rules), Liquid templates that do not
-// parse, tags and attribute names the contacts module would refuse, a team member or sequence of
-// another account (invisible: refused as unknown), a URL the egress check refuses, and actions whose
-// resource area does not exist yet (place_call) or that cannot be used where they are.
+// parse, tags, attribute names and contact fields the contacts module would refuse, a team member
+// or sequence of another account (invisible: refused as unknown), a URL the egress check refuses,
+// and actions whose resource area does not exist yet (place_call) or that cannot be used where
+// they are.
 import type { Egress } from '../../kernel/egress.ts';
 import type { FieldIssue } from '../../kernel/errors.ts';
+import { changeIssues } from '../contacts/change-checks.ts';
 import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
 import { checkContent, type MessageFieldsInput } from '../messages/content.ts';
 import { liquidDataIssue } from './liquid-data.ts';
-import { templateProblem } from './templating.ts';
+import { isTemplated, templateProblem } from './templating.ts';
 
 export type Action = { type: string } & Record<string, unknown>;
 
@@ -38,6 +40,34 @@ function templatedTexts(message: MessageFieldsInput, at: string): [string, strin
   if (typeof message.interactive?.body === 'string')
     texts.push([`${at}.interactive.body`, message.interactive.body]);
   return texts;
+}
+
+export const CONTACT_CHANGE_FIELDS = ['optedIn', 'marketingOptOut', 'name', 'email'] as const;
+
+/**
+ * The update_contact action of a journey node's config (which also tags and sets attributes): its
+ * optedIn, marketingOptOut, name and email, or null when it sets none of them.
+ */
+export function contactChange(config: Record<string, unknown>): Action | null {
+  const given = CONTACT_CHANGE_FIELDS.filter((k) => config[k] !== undefined);
+  if (given.length === 0) return null;
+  return { type: 'update_contact', ...Object.fromEntries(given.map((k) => [k, config[k]])) };
+}
+
+/**
+ * What an update_contact's fields cannot be: none given, or a value PATCH /contacts would refuse (a
+ * literal email that is not one; a template is checked once rendered, when the action runs).
+ */
+function contactChangeProblems(a: Record<string, unknown>, at: string): FieldIssue[] {
+  const given = CONTACT_CHANGE_FIELDS.filter((k) => a[k] !== undefined);
+  if (given.length === 0) {
+    return [{ field: at, issue: 'sets nothing: give optedIn, marketingOptOut, name or email' }];
+  }
+  const literal = Object.fromEntries(
+    given.filter((k) => typeof a[k] !== 'string' || !isTemplated(a[k] as string)).map((k) => [k, a[k]]),
+  );
+  if (Object.keys(literal).length === 0) return [];
+  return changeIssues(literal).map((f) => ({ ...f, field: `${at}.${f.field}` }));
 }
 
 /** Strings anywhere inside a JSON value, with their paths. */
@@ -86,6 +116,12 @@ export async function actionProblems(
           });
         }
         if (typeof a.value === 'string') templates.push([`${at}.value`, a.value]);
+        break;
+      case 'update_contact':
+        issues.push(...contactChangeProblems(a, at));
+        for (const key of ['name', 'email'] as const) {
+          if (typeof a[key] === 'string') templates.push([`${at}.${key}`, a[key] as string]);
+        }
         break;
       case 'assign':
         if ((a.assigneeId === undefined) === (a.strategy === undefined)) {

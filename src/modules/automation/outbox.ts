@@ -3,12 +3,22 @@
 // emitting transaction; the worker (worker.ts) consumes the inbox. Which types an account listens
 // to is kept in `automation_interest` by the modules that own rules and sequences (interest.ts), so
 // an account without automation costs the outbox one indexed lookup and no row.
+import type { Sql } from '../../kernel/db.ts';
 import type { EventEnvelope, OutboxSubscriber } from '../../kernel/events.ts';
 
 /** The channel the automation workers LISTEN on for new inbox events. */
 export const AUTOMATION_CHANNEL = 'tidings_automation';
 /** The channel that makes them look for due sequence steps and journey runs at once. */
 export const AUTOMATION_DUE_CHANNEL = 'tidings_automation_due';
+
+/**
+ * Makes every process's automation worker look for due sequence steps and journey runs now (call it
+ * after the commit that made them due): this process's at once, the others' when the NOTIFY arrives.
+ */
+export async function dueEverywhere(ctx: { automation: { dueNow(): void }; db: Sql }): Promise<void> {
+  ctx.automation.dueNow();
+  await ctx.db.query(`SELECT pg_notify('${AUTOMATION_DUE_CHANNEL}', '')`);
+}
 
 /** The event types an account's automation listens to. */
 export type AutomationAudience = string[];

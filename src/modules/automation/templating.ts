@@ -7,6 +7,7 @@
 // and its output is counted while it is written (render-budget.ts), so a loop over a long value stops at
 // the size its field takes instead of building the whole text first.
 import { Context, Liquid, type Template, toPromise } from 'liquidjs';
+import { registerDateFilters } from './liquid-dates.ts';
 import { OutputBudget, OutputEmitter } from './render-budget.ts';
 
 export { OutputBudget } from './render-budget.ts';
@@ -27,6 +28,7 @@ const engine = new Liquid({
   renderLimit: RENDER_LIMIT_MS,
   memoryLimit: MEMORY_LIMIT,
 });
+registerDateFilters(engine);
 
 // liquidjs gives a block rendered into a value of its own (`{% capture %}`) a plain emitter that
 // counts nothing, and its memoryLimit charges filters only: every emitter it makes is one that

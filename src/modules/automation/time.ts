@@ -71,10 +71,16 @@ export function localTime(at: Date, zone: string): { localHour: number; weekday:
 export const MAX_DELAY = Duration.fromObject({ days: 365 });
 
 /**
- * A positive ISO-8601 duration (P3D, PT2H30M, P1W) of at most `max`, or the issue with it. Months
- * and years are refused: their length depends on when they start.
+ * An ISO-8601 duration (P3D, PT2H30M, P1W) of at most `max`, or the issue with it. Months and years
+ * are refused: their length depends on when they start. Longer than zero, unless `min` is `zero`:
+ * a sequence step's delay, where PT0S means at once (a journey's wait or a timed trigger of zero
+ * would wait for nothing, and a wait is what breaks a journey's cycles).
  */
-export function durationProblem(value: unknown, max: Duration = MAX_DELAY): string | null {
+export function durationProblem(
+  value: unknown,
+  max: Duration = MAX_DELAY,
+  { min }: { min: 'positive' | 'zero' } = { min: 'positive' },
+): string | null {
   if (typeof value !== 'string') return 'must be an ISO-8601 duration such as PT2H or P3D';
   const d = Duration.fromISO(value);
   if (!d.isValid) return `${JSON.stringify(value)} is not an ISO-8601 duration (such as PT30M, PT2H, P3D)`;
@@ -82,7 +88,8 @@ export function durationProblem(value: unknown, max: Duration = MAX_DELAY): stri
     return 'must be in weeks, days, hours, minutes or seconds (months and years have no fixed length)';
   }
   const ms = d.toMillis();
-  if (!(ms > 0)) return 'must be longer than zero';
+  if (min === 'zero' && ms < 0) return 'must not be negative';
+  if (min === 'positive' && !(ms > 0)) return 'must be longer than zero';
   if (ms > max.toMillis()) return `must be at most ${max.toISO()}`;
   return null;
 }

@@ -11,7 +11,7 @@ import { wakeRun } from '../journeys/runs.ts';
 import { RunSchema, toRun } from '../journeys/schemas.ts';
 import { EnrollmentSchema, toEnrollment, WakeBody } from '../sequences/schemas.ts';
 import { wakeEnrollment } from '../sequences/wake.ts';
-import { AUTOMATION_DUE_CHANNEL } from './outbox.ts';
+import { dueEverywhere } from './outbox.ts';
 
 export function wakeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -49,9 +49,7 @@ export function wakeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           runId !== undefined
             ? toRun(await wakeRun(ctx, accountId, runId))
             : toEnrollment(await wakeEnrollment(ctx, accountId, enrollmentId!));
-        // This process looks at once; the others when the NOTIFY arrives.
-        ctx.automation.dueNow();
-        await ctx.db.query(`SELECT pg_notify('${AUTOMATION_DUE_CHANNEL}', '')`);
+        await dueEverywhere(ctx);
         return answer;
       },
     );

@@ -8,6 +8,7 @@ import type { EventOutbox, EventType } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { closeConversationsOf } from '../conversations/service.ts';
 import { eraseData } from '../erasure/erase.ts';
+import { changeIssues } from './change-checks.ts';
 import {
   type AttributeValue,
   type ContactFields,
@@ -189,8 +190,14 @@ export function mergeFields(row: ContactRow, fields: NormalizedFields): ContactV
   };
 }
 
-/** PATCH: the fields given replace the stored ones; attributes merge, a null value removes one. */
+/**
+ * PATCH: the fields given replace the stored ones; attributes merge, a null value removes one. The
+ * change is checked as the route's schema checks a body, for callers that no schema has checked
+ * (automation's rendered values).
+ */
 export async function updateContact(s: ContactServices, account: Account, id: string, input: ContactFields) {
+  const issues = changeIssues(input);
+  if (issues.length > 0) throw invalidFields(issues);
   const fields = normalizeFields(input, account.countryCode, true);
   return withPhoneCheck(s, account.id, fields.phone, () =>
     s.db.transaction(async (tx) => {

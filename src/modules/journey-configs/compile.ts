@@ -23,10 +23,14 @@ import type { AppointmentReminder, ReEngagement, TypedConfig, WelcomeMessage } f
 
 const MAX_REPLY_MS = MAX_REPLY_TIMEOUT.toMillis();
 
-/** Where a node comes from: the config field `at`; `from` is the part of the node's config it became. */
+/**
+ * Where a node comes from: the config field `at`; `from` is the part of the node's config it became;
+ * `fields` names the config field of one part of the node's config (a wait's buttons).
+ */
 interface Source {
   at: string;
   from?: string;
+  fields?: Record<string, string>;
 }
 
 export interface Compiled {
@@ -131,7 +135,13 @@ function appointmentReminder(c: AppointmentReminder): Pick<Compiled, 'sources'> 
         timeout: isoDuration(Math.min(gap, MAX_REPLY_MS)),
         match: { buttons: [confirm.buttons.confirm, confirm.buttons.cancel] },
       },
-      { at: 'config.confirm.buttons' },
+      {
+        at: 'config.confirm.buttons',
+        fields: {
+          '.config.match.buttons[0]': 'config.confirm.buttons.confirm',
+          '.config.match.buttons[1]': 'config.confirm.buttons.cancel',
+        },
+      },
     );
     const which = g.node(
       `which_${k + 1}`,
@@ -256,9 +266,10 @@ export function configIssue(issue: FieldIssue, compiled: Compiled): FieldIssue {
     if (!source) return { field: 'config', issue: issue.issue };
     const rest = node[2]!;
     const field =
-      source.from !== undefined && rest.startsWith(source.from)
+      source.fields?.[rest] ??
+      (source.from !== undefined && rest.startsWith(source.from)
         ? `${source.at}${rest.slice(source.from.length)}`
-        : source.at;
+        : source.at);
     return { field, issue: issue.issue };
   }
   if (issue.field === 'name') return issue;

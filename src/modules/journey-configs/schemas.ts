@@ -84,7 +84,8 @@ export const AppointmentReminderConfig = Type.Object(
             },
             {
               additionalProperties: false,
-              description: 'The template’s quick-reply labels (a tap answers with its label).',
+              description:
+                'The template’s quick-reply labels (a tap answers with its label): checked against the template when the config is saved (400 at confirm.buttons.confirm or .cancel), and when each reminder is sent (a template changed since: the run fails, BUTTONS_MISSING).',
             },
           ),
           onConfirm: Outcome('confirm'),

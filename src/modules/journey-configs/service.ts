@@ -114,8 +114,8 @@ export async function patchJourneyConfig(
     const typed = { type: before.type, config: patch.config ?? before.config } as TypedConfig;
     if (patch.config !== undefined) refuse(configProblems(typed));
     const name = patch.name?.trim() ?? before.name;
+    const compiled = compile({ ...typed, name, configId: id });
     if (patch.name !== undefined || patch.config !== undefined) {
-      const compiled = compile({ ...typed, name, configId: id });
       await onJourney(compiled, () =>
         patchJourney(s, accountId, before.journey_id, compiled.journey, { owner: 'config', tx }),
       );
@@ -123,7 +123,10 @@ export async function patchJourneyConfig(
     const status = patch.status ?? before.status;
     if (status !== before.status) {
       const move = status === 'paused' ? 'pause' : 'publish';
-      await moveJourney(s, accountId, before.journey_id, move, { owner: 'config', tx });
+      // Publishing again checks the journey again (its template may have changed meanwhile).
+      await onJourney(compiled, () =>
+        moveJourney(s, accountId, before.journey_id, move, { owner: 'config', tx }),
+      );
     }
     return updateConfig(tx, id, { name, config: typed.config, status }, s.now());
   });

@@ -5,7 +5,7 @@ import type { Tx } from '../../kernel/db.ts';
 import type { CausedBy } from '../../kernel/events.ts';
 import { countryOf } from '../../kernel/phones.ts';
 import { actor as actionsOf } from '../automation/act.ts';
-import type { Action } from '../automation/actions.ts';
+import { type Action, contactChange } from '../automation/actions.ts';
 import { queueCall } from '../automation/calls.ts';
 import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
@@ -23,6 +23,7 @@ import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
+import { missingButtons, offeredIds } from './buttons.ts';
 import { conditionEdge, type JourneyScope, splitEdge, switchEdge, waitEnd } from './decide.ts';
 import { type JourneyNode, LATE_MS } from './graph.ts';
 import type { StepRow } from './repo.ts';
@@ -96,13 +97,16 @@ async function act(t: Turn, g: Going, step: StepRow, actions: Action[]): Promise
   } else g.walk.leave(step, 'next');
 }
 
+/** An update_contact node's changes: the contact's own fields first (one PATCH), then tags, attributes. */
 function updateActions(config: Record<string, unknown>): Action[] {
   const c = config as {
     addTags?: string[];
     removeTags?: string[];
     setAttributes?: Record<string, string | number | boolean | null>;
   };
+  const change = contactChange(config);
   return [
+    ...(change ? [change] : []),
     ...(c.addTags ?? []).map((tag) => ({ type: 'add_tag', tag })),
     ...(c.removeTags ?? []).map((tag) => ({ type: 'remove_tag', tag })),
     ...Object.entries(c.setAttributes ?? {}).map(([key, value]) => ({ type: 'set_attribute', key, value })),
@@ -282,6 +286,17 @@ function resume(t: Turn, g: Going): void {
   }
 }
 
+function buttonsMissing(message: MessageFieldsInput, missing: string[]): { code: string; message: string } {
+  const what = message.templateName
+    ? `Template ${message.templateName} (${message.templateLanguage})`
+    : 'The message';
+  const names = missing.map((b) => JSON.stringify(b)).join(', ');
+  return {
+    code: 'BUTTONS_MISSING',
+    message: `${what} has no button ${names}, which the wait after it waits for: it changed since the journey was published.`,
+  };
+}
+
 /** The round's messages, accepted together; each run goes on by next or failed. */
 async function sendRound(t: Turn, going: Going[]): Promise<void> {
   const recent = await automatedSendsLastHour(
@@ -316,6 +331,13 @@ async function sendRound(t: Turn, going: Going[]): Promise<void> {
           lookup: templateLookup(t.tx, run.account_id, t.s.approvedTemplates),
         },
       );
+      // The wait after it was checked against this message at publish; a template made or
+      // changed since may lack the buttons it waits for.
+      const missing = missingButtons(g.walk.definition, node.id, offeredIds(prepared.content));
+      if (missing.length > 0) {
+        g.walk.leave(step, 'failed', { error: buttonsMissing(message, missing) });
+        continue;
+      }
       requests.push({
         sender: {
           account: { id: run.account_id, channelProvider: g.actor.channelProvider },

@@ -5,7 +5,7 @@
 // the settings. The graph as a whole is checked when the journey is published (graph.ts).
 import { Duration } from 'luxon';
 import type { FieldIssue } from '../../kernel/errors.ts';
-import { type Action, type ActionChecks, actionProblems } from '../automation/actions.ts';
+import { type Action, type ActionChecks, actionProblems, contactChange } from '../automation/actions.ts';
 import {
   type Condition,
   type Conditions,
@@ -119,6 +119,8 @@ async function nodeProblems(node: JourneyNode, at: string, checks: ActionChecks)
       return issues;
     }
     case 'update_contact': {
+      const change = contactChange(c);
+      if (change) issues.push(...(await oneAction(change, `${at}.config`, checks)));
       for (const key of ['addTags', 'removeTags'] as const) {
         ((c[key] as string[] | undefined) ?? []).forEach((tag, i) => {
           if (normalizeTag(tag) === null)

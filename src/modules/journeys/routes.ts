@@ -7,7 +7,7 @@ import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
 import { conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { liquidDataIssue } from '../automation/liquid-data.ts';
-import { AUTOMATION_DUE_CHANNEL } from '../automation/outbox.ts';
+import { dueEverywhere } from '../automation/outbox.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';
 import { cancelRun, contactForTrigger, journeyStats } from './runs.ts';
 import {
@@ -44,12 +44,6 @@ const MOVE_SUMMARIES = {
     'Pause a published journey: it starts no run, and its runs hold where they are until it is published again',
   archive: 'Archive a journey: its running and waiting runs are canceled; it can no longer change',
 } as const;
-
-/** Makes every automation worker look for due runs now (after the caller's commit). */
-export async function runsAreDue(ctx: AppContext): Promise<void> {
-  ctx.automation.dueNow();
-  await ctx.db.query(`SELECT pg_notify('${AUTOMATION_DUE_CHANNEL}', '')`);
-}
 
 export function journeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const tags = ['journeys'];
@@ -204,7 +198,7 @@ export function journeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             triggerData: request.body.data ?? {},
           }),
         );
-        await runsAreDue(ctx);
+        await dueEverywhere(ctx);
         reply.status(202);
         return toRun(run);
       },

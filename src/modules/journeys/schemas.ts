@@ -4,6 +4,7 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { CONTACT_CHANGE } from '../automation/actions-schema.ts';
 import { OPS } from '../automation/conditions.ts';
 import { liquidData } from '../automation/liquid-data.ts';
 import { messageFields, Phone } from '../messages/schemas.ts';
@@ -80,7 +81,8 @@ export const NODE_SCHEMAS = [
                 Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
                   minItems: 1,
                   maxItems: 20,
-                  description: 'Only a tap on one of these buttons (their id or payload) counts.',
+                  description:
+                    'Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING).',
                 }),
               ),
               keywords: Type.Optional(
@@ -169,10 +171,11 @@ export const NODE_SCHEMAS = [
             },
           ),
         ),
+        ...CONTACT_CHANGE,
       },
       { additionalProperties: false, minProperties: 1 },
     ),
-    'Tag, untag and set attributes of the contact. Edge: next.',
+    'Change the contact: its optedIn, marketingOptOut, name and email (as PATCH /contacts does), then its tags and attributes, each change with its event caused by the run. Edge: next (a change the contacts module refuses, such as a rendered email that is not one, fails the run).',
   ),
   node(
     'webhook',

@@ -2,12 +2,15 @@
 // published), and moved through their life:
 //   draft ──publish──▶ published ◀──publish── paused      (pause: published → paused)
 //   any but archived ──archive──▶ archived                (its running and waiting runs are canceled)
-// A draft is edited in place (its version stays 1). A published or paused journey's edit is checked
-// as a publish is and makes the next version, kept in journey_versions; runs keep the version they
-// started on. A paused journey starts no run, and its runs hold where they are until it is published
-// again. An archived journey is read-only. Only a draft or an archived journey may be deleted (with
-// its runs). A journey owned by a journey config changes only through it (`owner: 'config'`).
+// A draft is edited in place (its version stays 1). Publishing checks the graph, and the buttons
+// its waits wait for against the messages before them (buttons.ts). A published or paused
+// journey's edit is checked as a publish is and makes the next version, kept in journey_versions;
+// runs keep the version they started on. A paused journey starts no run, and its runs hold where
+// they are until it is published again. An archived journey is read-only. Only a draft or an
+// archived journey may be deleted (with its runs). A journey owned by a journey config changes only
+// through it (`owner: 'config'`).
 
+import type { TemplateComponent } from '../../channels/types.ts';
 import type { Database, Sql, Tx } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import { conflict, notFound } from '../../kernel/errors.ts';
@@ -19,8 +22,10 @@ import { refreshInterest } from '../automation/interest.ts';
 import type { SendWindow } from '../automation/time.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { findMember } from '../team/repo.ts';
+import { findTemplateByName } from '../templates/repo.ts';
 import { callableScriptProblem } from '../voice-scripts/repo.ts';
 import { generateSecret } from '../webhooks/signing.ts';
+import { buttonProblems } from './buttons.ts';
 import { type Definition, graphProblems, type JourneyNode, type Reentry } from './graph.ts';
 import { definitionProblems } from './nodes.ts';
 import {
@@ -105,7 +110,22 @@ async function check(
     memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
     scriptProblem: (id) => callableScriptProblem(sql, accountId, id),
   });
-  if (published) issues.push(...graphProblems(d));
+  if (published) {
+    issues.push(...graphProblems(d));
+    // One read per template, however many nodes send it.
+    const templates = new Map<string, Promise<TemplateComponent[] | null>>();
+    const componentsOf = (name: string, language: string) => {
+      const key = `${name}\u0000${language}`;
+      if (!templates.has(key)) {
+        templates.set(
+          key,
+          findTemplateByName(sql, accountId, name, language).then((t) => t?.components ?? null),
+        );
+      }
+      return templates.get(key)!;
+    };
+    issues.push(...(await buttonProblems(d, componentsOf)));
+  }
   if (issues.length > 0) throw invalidFields(issues);
 }
 

@@ -27,6 +27,8 @@ import { toEnrollment } from './schemas.ts';
 export interface EnrollServices {
   events: EventOutbox;
   now: () => Date;
+  /** Told when an enrollment's first step is due at once (the worker's timer looks now). */
+  runsDue?: () => void;
 }
 
 export interface EnrollOptions {
@@ -74,6 +76,8 @@ export async function enroll(
   const definition = sequence.definition;
   const first = definition.steps[0]!;
   const where = { attributes: contact.attributes, country: countryOf(contact.phone) };
+  const firstRunAt = nextRunAt(first, now, where, definition);
+  if (firstRunAt <= now) s.runsDue?.();
   return insertEnrollment(tx, {
     id: newId('enrollment'),
     account_id: sequence.account_id,
@@ -84,7 +88,7 @@ export async function enroll(
     exit_reason: null,
     reason: null,
     step_index: 0,
-    next_run_at: nextRunAt(first, now, where, definition),
+    next_run_at: firstRunAt,
     steps: definition.steps.map((step) => ({ stepId: step.id, status: 'pending' })),
     sandbox: options.sandbox,
     opted_in_at_start: contact.opted_in,

@@ -6,6 +6,7 @@ import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
 import { conflict, invalid, notFound } from '../../kernel/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { dueEverywhere } from '../automation/outbox.ts';
 import { findJob, resultsOf } from '../bulk/repo.ts';
 import { BulkJobParams } from '../bulk/schemas.ts';
 import { acceptEnrollJob, toEnrollJob } from './bulk-enroll-job.ts';
@@ -180,7 +181,12 @@ export function sequenceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           reply.status(202);
           return toEnrollJob(job, []);
         }
-        const row = await ctx.db.transaction((tx) => enroll(tx, ctx, sequence, contactId!, { sandbox }));
+        let due = false;
+        const row = await ctx.db.transaction((tx) =>
+          enroll(tx, { ...ctx, runsDue: () => (due = true) }, sequence, contactId!, { sandbox }),
+        );
+        // A first step due at once (no delay, PT0S) is sent now, not at the timer's next look.
+        if (due) await dueEverywhere(ctx);
         reply.status(201);
         return toEnrollment(row);
       },

@@ -29,7 +29,7 @@ const Delay = Type.Union(
         after: Type.String({
           maxLength: 40,
           description:
-            'An ISO-8601 duration (PT2H, P1D, P1W): after the enrollment for the first step, after the step before for the others.',
+            'An ISO-8601 duration (PT2H, P1D, P1W; at most P365D): after the enrollment for the first step, after the step before for the others. PT0S: at once.',
           examples: ['P1D'],
         }),
       },
@@ -55,13 +55,16 @@ const Delay = Type.Union(
       { additionalProperties: false },
     ),
   ],
-  { description: 'When the step is due: a wait (`after`), or a time a contact attribute holds (`at`).' },
+  {
+    description:
+      'When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). Left out: at once, as `{"after": "PT0S"}` (on enrolment for the first step, right after the step before for the others), and stored so.',
+  },
 );
 
 const StepSchema = Type.Object(
   {
     id: Type.Optional(StepId),
-    delay: Delay,
+    delay: Type.Optional(Delay),
     message: Type.Object(messageFields, {
       additionalProperties: false,
       description:

@@ -39,6 +39,9 @@ import {
 /** Sequences one account may have. */
 export const MAX_SEQUENCES_PER_ACCOUNT = 200;
 
+/** The delay of a step given none: due at once (on enrolment, or right after the step before). */
+const AT_ONCE = 'PT0S';
+
 export interface SequenceServices {
   db: Database;
   egress: Egress;
@@ -51,7 +54,8 @@ export interface SequenceInput {
   description?: string | null;
   steps: {
     id?: string;
-    delay: { after: string } | { at: string; offset?: string };
+    /** Left out: at once (stored as `{after: "PT0S"}`). */
+    delay?: { after: string } | { at: string; offset?: string };
     message: MessageFieldsInput;
   }[];
   enrollment?: { trigger?: { event: string; conditions?: Conditions }; reenroll?: Reenroll };
@@ -73,7 +77,11 @@ function definitionOf(input: SequenceInput, before?: Definition): Definition {
   const tag = (t: string | undefined) => (t === undefined ? undefined : (normalizeTag(t) ?? t));
   const enrollment = input.enrollment ?? before?.enrollment;
   return {
-    steps: input.steps.map((s) => ({ id: s.id ?? freshId(), delay: s.delay, message: s.message })),
+    steps: input.steps.map((s) => ({
+      id: s.id ?? freshId(),
+      delay: s.delay ?? { after: AT_ONCE },
+      message: s.message,
+    })),
     enrollment: {
       ...(enrollment?.trigger ? { trigger: enrollment.trigger } : {}),
       reenroll: enrollment?.reenroll ?? 'never',
@@ -100,7 +108,7 @@ async function sequenceProblems(
     if (seen.has(step.id)) issues.push({ field: `steps[${i}].id`, issue: `repeats step id ${step.id}` });
     seen.add(step.id);
     if ('after' in step.delay) {
-      const problem = durationProblem(step.delay.after);
+      const problem = durationProblem(step.delay.after, MAX_DELAY, { min: 'zero' });
       if (problem) issues.push({ field: `steps[${i}].delay.after`, issue: problem });
     } else if (step.delay.offset !== undefined) {
       const ms = signedDurationMs(step.delay.offset);

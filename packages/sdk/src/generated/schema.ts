@@ -3817,7 +3817,7 @@ export interface components {
                     timeout: string;
                     /** @description Which reply counts (either one may); none: any message from the contact. */
                     match?: {
-                        /** @description Only a tap on one of these buttons (their id or payload) counts. */
+                        /** @description Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING). */
                         buttons?: string[];
                         /** @description Only a message matching these keywords counts. */
                         keywords?: {
@@ -3903,6 +3903,14 @@ export interface components {
                     setAttributes?: {
                         [key: string]: string | number | boolean | null;
                     };
+                    /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                    optedIn?: boolean;
+                    /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                    marketingOptOut?: boolean;
+                    /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                    name?: string | null;
+                    /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                    email?: string | null;
                 };
             } | {
                 /** @example remind */
@@ -4670,6 +4678,17 @@ export interface components {
                 strategy?: "round_robin";
             } | {
                 /** @enum {string} */
+                type: "update_contact";
+                /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                optedIn?: boolean;
+                /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                marketingOptOut?: boolean;
+                /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                name?: string | null;
+                /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                email?: string | null;
+            } | {
+                /** @enum {string} */
                 type: "close_conversation";
             } | {
                 /** @enum {string} */
@@ -4997,6 +5016,17 @@ export interface components {
                 strategy?: "round_robin";
             } | {
                 /** @enum {string} */
+                type: "update_contact";
+                /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                optedIn?: boolean;
+                /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                marketingOptOut?: boolean;
+                /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                name?: string | null;
+                /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                email?: string | null;
+            } | {
+                /** @enum {string} */
                 type: "close_conversation";
             } | {
                 /** @enum {string} */
@@ -5075,10 +5105,10 @@ export interface components {
                  * @example welcome
                  */
                 id: string;
-                /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). */
+                /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). Left out: at once, as `{"after": "PT0S"}` (on enrolment for the first step, right after the step before for the others), and stored so. */
                 delay: {
                     /**
-                     * @description An ISO-8601 duration (PT2H, P1D, P1W): after the enrollment for the first step, after the step before for the others.
+                     * @description An ISO-8601 duration (PT2H, P1D, P1W; at most P365D): after the enrollment for the first step, after the step before for the others. PT0S: at once.
                      * @example P1D
                      */
                     after: string;
@@ -17596,6 +17626,17 @@ export interface operations {
                         strategy?: "round_robin";
                     } | {
                         /** @enum {string} */
+                        type: "update_contact";
+                        /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                        optedIn?: boolean;
+                        /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                        marketingOptOut?: boolean;
+                        /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                        name?: string | null;
+                        /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                        email?: string | null;
+                    } | {
+                        /** @enum {string} */
                         type: "close_conversation";
                     } | {
                         /** @enum {string} */
@@ -18310,6 +18351,17 @@ export interface operations {
                          * @enum {string}
                          */
                         strategy?: "round_robin";
+                    } | {
+                        /** @enum {string} */
+                        type: "update_contact";
+                        /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                        optedIn?: boolean;
+                        /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                        marketingOptOut?: boolean;
+                        /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                        name?: string | null;
+                        /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                        email?: string | null;
                     } | {
                         /** @enum {string} */
                         type: "close_conversation";
@@ -19074,10 +19126,10 @@ export interface operations {
                          * @example welcome
                          */
                         id?: string;
-                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). */
-                        delay: {
+                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). Left out: at once, as `{"after": "PT0S"}` (on enrolment for the first step, right after the step before for the others), and stored so. */
+                        delay?: {
                             /**
-                             * @description An ISO-8601 duration (PT2H, P1D, P1W): after the enrollment for the first step, after the step before for the others.
+                             * @description An ISO-8601 duration (PT2H, P1D, P1W; at most P365D): after the enrollment for the first step, after the step before for the others. PT0S: at once.
                              * @example P1D
                              */
                             after: string;
@@ -19796,10 +19848,10 @@ export interface operations {
                          * @example welcome
                          */
                         id?: string;
-                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). */
-                        delay: {
+                        /** @description When the step is due: a wait (`after`), or a time a contact attribute holds (`at`). Left out: at once, as `{"after": "PT0S"}` (on enrolment for the first step, right after the step before for the others), and stored so. */
+                        delay?: {
                             /**
-                             * @description An ISO-8601 duration (PT2H, P1D, P1W): after the enrollment for the first step, after the step before for the others.
+                             * @description An ISO-8601 duration (PT2H, P1D, P1W; at most P365D): after the enrollment for the first step, after the step before for the others. PT0S: at once.
                              * @example P1D
                              */
                             after: string;
@@ -22179,7 +22231,7 @@ export interface operations {
                             timeout: string;
                             /** @description Which reply counts (either one may); none: any message from the contact. */
                             match?: {
-                                /** @description Only a tap on one of these buttons (their id or payload) counts. */
+                                /** @description Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING). */
                                 buttons?: string[];
                                 /** @description Only a message matching these keywords counts. */
                                 keywords?: {
@@ -22265,6 +22317,14 @@ export interface operations {
                             setAttributes?: {
                                 [key: string]: string | number | boolean | null;
                             };
+                            /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                            optedIn?: boolean;
+                            /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                            marketingOptOut?: boolean;
+                            /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                            name?: string | null;
+                            /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                            email?: string | null;
                         };
                     } | {
                         /** @example remind */
@@ -23078,7 +23138,7 @@ export interface operations {
                             timeout: string;
                             /** @description Which reply counts (either one may); none: any message from the contact. */
                             match?: {
-                                /** @description Only a tap on one of these buttons (their id or payload) counts. */
+                                /** @description Only a tap on one of these buttons counts: a quick-reply label of the template sent before the wait, or a button or row id of its interactive message. Checked at publish against the messages sent before the wait (400 at match.buttons[i] for one none offers), and again when the message is sent (a template changed since: the send fails, BUTTONS_MISSING). */
                                 buttons?: string[];
                                 /** @description Only a message matching these keywords counts. */
                                 keywords?: {
@@ -23164,6 +23224,14 @@ export interface operations {
                             setAttributes?: {
                                 [key: string]: string | number | boolean | null;
                             };
+                            /** @description Whether the contact agreed to receive messages; false after true is an opt-out (its active sequence enrollments exit, reason opted_out). */
+                            optedIn?: boolean;
+                            /** @description The contact stopped marketing messages: a MARKETING template to it is refused (422 CONTACT_OPTED_OUT) and campaigns skip it. */
+                            marketingOptOut?: boolean;
+                            /** @description A Liquid template; the rendered name (at most 200 characters) replaces the stored one; null, or an empty result, clears it. */
+                            name?: string | null;
+                            /** @description A Liquid template; the rendered address must be an email (stored lower-cased), else the action fails with INVALID_REQUEST; null clears it. */
+                            email?: string | null;
                         };
                     } | {
                         /** @example remind */
@@ -25023,7 +25091,7 @@ export interface operations {
                         };
                         /** @description After each reminder, wait for a tap on one of the buttons until the next reminder (after the last: for its own lead time, at most P7D). */
                         confirm?: {
-                            /** @description The template’s quick-reply labels (a tap answers with its label). */
+                            /** @description The template’s quick-reply labels (a tap answers with its label): checked against the template when the config is saved (400 at confirm.buttons.confirm or .cancel), and when each reminder is sent (a template changed since: the run fails, BUTTONS_MISSING). */
                             buttons: {
                                 /** @example Confirm */
                                 confirm: string;
