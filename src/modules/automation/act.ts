@@ -26,14 +26,7 @@ import {
   joinTransaction,
   markCausedBy,
 } from './effects.ts';
-import {
-  attributeBudget,
-  bodyBudget,
-  contactFieldBudget,
-  dataBudget,
-  renderMessage,
-  renderWhole,
-} from './render-fields.ts';
+import { attributeBudget, bodyBudget, dataBudget, renderMessage, renderWhole } from './render-fields.ts';
 import { render } from './templating.ts';
 
 type Outcome = Omit<ActionResult, 'type'>;
@@ -99,9 +92,7 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
           const value = action[key];
           if (value === undefined) continue;
           if (key === 'optedIn' || key === 'marketingOptOut') change[key] = value as boolean;
-          else
-            change[key] =
-              typeof value === 'string' ? await render(value, scope, contactFieldBudget(key)) : null;
+          else change[key] = typeof value === 'string' ? await render(value, scope) : null;
         }
         await updateContact(services, account, contact.id, change);
         return ok(contact.id);

@@ -4,7 +4,7 @@
 // message is never longer than one written by hand could be. A webhook body's or trigger data's
 // strings make one whole and share one budget.
 import { Type } from 'typebox';
-import { MAX_ATTRIBUTE_VALUE_LENGTH, MAX_EMAIL_LENGTH, MAX_NAME_LENGTH } from '../contacts/fields.ts';
+import { MAX_ATTRIBUTE_VALUE_LENGTH } from '../contacts/fields.ts';
 import { messageFields } from '../messages/schemas.ts';
 import { MAX_DATA_JSON } from './liquid-data.ts';
 import { OutputBudget } from './render-budget.ts';
@@ -119,12 +119,6 @@ export const bodyBudget = (field = 'body') =>
 /** A set_attribute value's budget (its field: `attributes.<key>`): what a contact's attribute holds. */
 export const attributeBudget = (field: string) =>
   new OutputBudget(field, MAX_ATTRIBUTE_VALUE_LENGTH, 'characters', 'the most a contact attribute holds');
-
-/** An update_contact's rendered name or email: what a contact holds in that field. */
-export const contactFieldBudget = (field: 'name' | 'email') =>
-  field === 'name'
-    ? new OutputBudget(field, MAX_NAME_LENGTH, 'characters', 'the most a contact name holds')
-    : new OutputBudget(field, MAX_EMAIL_LENGTH, 'characters', 'the most an email address holds');
 
 /** A journey's trigger data's budget, as POST /journeys/{id}/trigger bounds it. */
 export const dataBudget = (field = 'data') =>
