@@ -19,7 +19,7 @@ export function bootstrapTokenFile(config: Pick<Config, 'dataDir'>): string {
 
 /** Keeps a generated token where its operator can read it again (and nobody else can). */
 export function saveBootstrapToken(config: Pick<Config, 'dataDir'>, token: string): void {
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const path = bootstrapTokenFile(config);
   writeFileSync(path, `${token}\n`, { mode: 0o600 });
   chmodSync(path, 0o600); // a file that already existed keeps its mode otherwise
