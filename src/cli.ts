@@ -11,6 +11,7 @@ import { contactsImportCommand } from './cli/contacts-import/command.ts';
 import { pidFile, serverRunning } from './cli/server-pid.ts';
 import { webhooksListenCommand } from './cli/webhooks-listen/command.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { claimDataDir, DataDirError, PRIVATE_UMASK } from './kernel/data-dir.ts';
 import type { Database } from './kernel/db.ts';
 import { ApiError } from './kernel/errors.ts';
 import { ADDONS, PLAN_CODES } from './kernel/plans.ts';
@@ -41,6 +42,25 @@ function config(): Config {
   }
 }
 
+/**
+ * The configuration of a command that writes into DATA_DIR (serve, migrate, backup, restore, the
+ * account and key commands…): what it makes there, and what the processes it starts make, is for
+ * this user alone (docs/operations.md § File modes).
+ */
+function dataDirConfig(): Config {
+  process.umask(PRIVATE_UMASK);
+  return config();
+}
+
+/** A DATA_DIR that cannot be made private stops the command with what to do, not a stack. */
+function exitOnDataDirError(err: unknown): never {
+  if (err instanceof DataDirError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+
 /** The embedded database serves one process at a time: refuse to open it beside a running server. */
 function refuseIfServerRunning(cfg: Config): void {
   const pid = cfg.databaseUrl ? null : serverRunning(cfg);
@@ -54,8 +74,13 @@ function refuseIfServerRunning(cfg: Config): void {
 
 /** Runs a command on the database, migrated first. */
 async function withDatabase<T>(work: (db: Database, cfg: Config) => Promise<T>): Promise<T> {
-  const cfg = config();
+  const cfg = dataDirConfig();
   refuseIfServerRunning(cfg);
+  try {
+    claimDataDir(cfg.dataDir, { create: !cfg.databaseUrl });
+  } catch (err) {
+    exitOnDataDirError(err);
+  }
   const { prepareDatabase } = await server();
   const { db, jobs } = await prepareDatabase(cfg);
   await jobs.start();
@@ -96,15 +121,15 @@ program
   .command('serve')
   .description('run the API server (and background workers)')
   .action(async () => {
-    const cfg = config();
+    const cfg = dataDirConfig();
     refuseIfServerRunning(cfg);
     const { startServer } = await server();
     const started = startServer(cfg, {
       announceBootstrapToken: (token) => printBootstrapToken(token, cfg),
     }).then((server) => {
-      if (!cfg.databaseUrl) writeFileSync(pidFile(cfg), String(process.pid));
+      if (!cfg.databaseUrl) writeFileSync(pidFile(cfg), String(process.pid), { mode: 0o600 });
       return server;
-    });
+    }, exitOnDataDirError);
     // Listening before the server has started: a signal that comes while it starts (the server
     // announces itself a moment before start-up returns) waits for it, then shuts it down cleanly.
     const stop = async (signal: string) => {
@@ -143,7 +168,8 @@ async function operation(work: () => Promise<number | undefined>): Promise<void>
   try {
     process.exitCode = (await work()) ?? 0;
   } catch (err) {
-    if (!(err instanceof UsageError || err instanceof BackupFormatError)) throw err;
+    if (!(err instanceof UsageError || err instanceof BackupFormatError || err instanceof DataDirError))
+      throw err;
     process.stderr.write(`${err.message}\n`);
     process.exitCode = err instanceof UsageError ? 2 : 1;
   }
@@ -157,7 +183,7 @@ program
   .action((file: string, options: { force?: boolean }) =>
     operation(async () => {
       const { backupCommand } = await import('./cli/backup/command.ts');
-      await backupCommand(config(), file, options, process.stdout);
+      await backupCommand(dataDirConfig(), file, options, process.stdout);
       return 0;
     }),
   );
@@ -169,7 +195,7 @@ program
   .action((file: string) =>
     operation(async () => {
       const { restoreCommand } = await import('./cli/backup/command.ts');
-      return restoreCommand(config(), file, process.stdout);
+      return restoreCommand(dataDirConfig(), file, process.stdout);
     }),
   );
 
@@ -180,7 +206,7 @@ program
   .action((options: { databaseUrl: string }) =>
     operation(async () => {
       const { migrateToPostgres } = await import('./cli/migrate-to-postgres/command.ts');
-      return migrateToPostgres(config(), options.databaseUrl, process.stdout, process.stderr);
+      return migrateToPostgres(dataDirConfig(), options.databaseUrl, process.stdout, process.stderr);
     }),
   );
 

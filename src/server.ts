@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { type App, buildApp } from './app.ts';
 import { type Config, ConfigError } from './config.ts';
+import { claimDataDir, describeOpen } from './kernel/data-dir.ts';
 import { type Database, openDatabase } from './kernel/db.ts';
 import { pruneIdempotencyKeys } from './kernel/idempotency.ts';
 import { Jobs } from './kernel/jobs.ts';
@@ -37,7 +38,7 @@ export function resolveSecretsKey(config: Config): Config {
     );
   }
   const path = secretsKeyFile(config.dataDir);
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (!existsSync(path)) {
     writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600 });
     chmodSync(path, 0o600);
@@ -69,10 +70,18 @@ export async function startServer(
   rawConfig: Config,
   options: { announceBootstrapToken?: (token: string) => void } = {},
 ): Promise<RunningServer> {
+  // Before anything is written there (with PostgreSQL, DATA_DIR holds the bootstrap token only).
+  const closed = claimDataDir(rawConfig.dataDir, { create: !rawConfig.databaseUrl });
   const config = resolveSecretsKey(rawConfig);
   const { db, jobs } = await prepareDatabase(config);
   const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
   const app = await buildApp(config, { db, jobs, redis });
+  if (closed.length > 0) {
+    app.log.warn(
+      { dataDir: config.dataDir, closed: closed.length },
+      `DATA_DIR was open to other users; closed (0700 directories, 0600 files): ${describeOpen(closed)}`,
+    );
+  }
   prepareDummyHash();
   await jobs.start();
   const token = await ensureBootstrapToken(db, config);

@@ -6,6 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
+import { embeddedDir } from './data-dir.ts';
+import { OwnerOnlyNodeFS } from './owner-only-fs.ts';
 import { hasDatabase, initDataDirInChild } from './pglite-initdb.ts';
 import { pgliteWasmModule } from './pglite-module.ts';
 
@@ -85,7 +87,7 @@ export async function openPglite(
   options: { sharedBuffers?: string; optimizeParser?: boolean } = {},
 ): Promise<Database> {
   if (typeof source === 'string') {
-    mkdirSync(source, { recursive: true });
+    mkdirSync(source, { recursive: true, mode: 0o700 });
     if (!hasDatabase(source)) await initDataDirInChild(source);
   }
   const settings = {
@@ -96,9 +98,11 @@ export async function openPglite(
       : {}),
   };
   const db =
-    source === null || typeof source === 'string'
-      ? await PGlite.create(source ?? undefined, settings)
-      : await PGlite.create({ loadDataDir: source.loadDataDir, ...settings });
+    source === null
+      ? await PGlite.create(settings)
+      : typeof source === 'string'
+        ? await PGlite.create({ fs: new OwnerOnlyNodeFS(source), ...settings })
+        : await PGlite.create({ loadDataDir: source.loadDataDir, ...settings });
   return pgliteDatabase(db);
 }
 
@@ -108,8 +112,8 @@ export async function openPglite(
  */
 export async function loadPgliteDump(dir: string, dump: Blob): Promise<void> {
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} is not empty`);
-  mkdirSync(dir, { recursive: true });
-  const db = await PGlite.create(dir, { ...PGLITE_OPTIONS, loadDataDir: dump });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const db = await PGlite.create({ fs: new OwnerOnlyNodeFS(dir), ...PGLITE_OPTIONS, loadDataDir: dump });
   await db.close();
 }
 
@@ -230,8 +234,8 @@ async function listenPostgres(
   };
 }
 
-/** The embedded database's own directory inside DATA_DIR. */
-export const embeddedDir = (dataDir: string) => `${dataDir}/db`;
+/** The embedded database's own directory inside DATA_DIR (data-dir.ts, which the CLI loads alone). */
+export { embeddedDir };
 
 export async function openDatabase(config: {
   databaseUrl: string | null;

@@ -1,6 +1,6 @@
 // Per-second rate limits (a sliding log, exact over any one-second span: in this process, or in
 // Redis when several processes share one budget; sliding-log.ts), the console's sign-in failure
-// windows (rate-limiter-flexible). The monthly call quota is counted by usage-meter.ts.
+// attempt windows (rate-limiter-flexible). The monthly call quota is counted by usage-meter.ts.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Maybe } from './maybe.ts';
@@ -81,7 +81,7 @@ export class RateLimits {
     }
   }
 
-  // Counters of failures over a longer window (the console's sign-in attempts), by name.
+  // Counters of attempts over a longer window (the console's sign-ins), by name.
   readonly #windows = new Map<string, Limiter>();
 
   #window(name: string, points: number, seconds: number): Limiter {
@@ -102,21 +102,28 @@ export class RateLimits {
   }
 
   /**
-   * Milliseconds until `key` may try again when its window already holds `points` failures, or 0.
-   * The window opens at the first failure and lasts `seconds`.
+   * Takes one attempt from `key`'s window of `points` (the window opens at its first attempt and
+   * lasts `seconds`): 0 when it is admitted, else the milliseconds until the window ends. Taken
+   * before the work it limits, in one step of the store, so attempts made at once each see the
+   * others (a check before the work and a count after it let a burst through uncounted).
    */
-  async blockedFor(name: string, key: string, points: number, seconds: number): Promise<number> {
-    const res = await this.#window(name, points, seconds).get(key);
-    return res && res.consumedPoints >= points ? Math.max(1, res.msBeforeNext) : 0;
+  async take(name: string, key: string, points: number, seconds: number): Promise<number> {
+    try {
+      await this.#window(name, points, seconds).consume(key, 1);
+      return 0;
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      return Math.max(1, err.msBeforeNext);
+    }
   }
 
-  /** Counts one failure of `key` in its window. */
-  async fail(name: string, key: string, points: number, seconds: number): Promise<void> {
-    await this.#window(name, points, seconds)
-      .consume(key, 1)
-      .catch((err) => {
-        if (!(err instanceof RateLimiterRes)) throw err;
-      });
+  /** Gives back one attempt `take` took (one that turned out not to count). */
+  async giveBack(name: string, key: string, points: number, seconds: number): Promise<void> {
+    const window = this.#window(name, points, seconds);
+    const res = await window.reward(key, 1);
+    // The window ended while the attempt was at work: the store opened a new one below zero, which
+    // would be a spare attempt in it; back to zero.
+    if (res.consumedPoints < 0) await window.penalty(key, -res.consumedPoints);
   }
 
   /** Forgets `key`'s failures. */

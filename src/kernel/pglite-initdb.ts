@@ -10,10 +10,11 @@
 // finished, so a start that dies half-way leaves no half-made database behind (the next start finds
 // no PG_VERSION and begins again; the leftover is removed).
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { OwnerOnlyNodeFS } from './owner-only-fs.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const PARTIAL = '.initdb-';
@@ -35,6 +36,8 @@ export async function initDataDirInChild(dir: string): Promise<void> {
       rmSync(join(dirname(dir), name), { recursive: true, force: true });
   }
   const partial = `${dir}${PARTIAL}${process.pid}`;
+  // Made here for its owner alone, whatever the umask: it becomes the database's directory.
+  mkdirSync(partial, { mode: 0o700 });
   // The child needs the parent's flags that make it able to load TypeScript, not its profilers or
   // inspector (a second process would claim the same port or profile directory).
   const flags = process.execArgv.filter((flag) => !/^--(cpu-prof|heap-prof|inspect|prof)/.test(flag));
@@ -65,6 +68,6 @@ export async function initDataDirInChild(dir: string): Promise<void> {
 if (process.argv[1] === SELF) {
   const dir = process.argv[2];
   if (!dir) throw new Error('usage: pglite-initdb.ts <data directory>');
-  const db = await PGlite.create(dir);
+  const db = await PGlite.create({ fs: new OwnerOnlyNodeFS(dir) });
   await db.close();
 }

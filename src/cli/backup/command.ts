@@ -3,9 +3,10 @@
 // with no server running the command opens the database itself. A restore fills an empty data
 // directory and checks every table's row count against the backup's manifest. PostgreSQL has its
 // own tools (pg_dump, pg_restore: docs/operations.md).
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { Config } from '../../config.ts';
+import { claimDataDir } from '../../kernel/data-dir.ts';
 import { embeddedDir, loadPgliteDump, openDatabase, openPglite } from '../../kernel/db.ts';
 import { hasDatabase } from '../../kernel/pglite-initdb.ts';
 import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/secrets.ts';
@@ -76,8 +77,10 @@ export async function backupCommand(
   const bytes = pid ? await askServer(cfg.dataDir) : await backupWithoutServer(cfg);
   const { manifest } = decodeBackup(bytes);
   // Written aside, then renamed: a backup cut short never passes for a whole one.
+  // Made anew for its owner alone: a partial left by an earlier run keeps its mode if written over.
   const partial = `${file}.partial`;
-  writeFileSync(partial, bytes, { mode: 0o600 });
+  rmSync(partial, { force: true });
+  writeFileSync(partial, bytes, { mode: 0o600, flag: 'wx' });
   renameSync(partial, file);
   out.write(
     [
@@ -111,6 +114,7 @@ export async function restoreCommand(cfg: Config, file: string, out: Out): Promi
     throw new UsageError(`${cfg.dataDir} already holds a database: restore into an empty or new DATA_DIR`);
   }
   if (!existsSync(file)) throw new UsageError(`no file ${file}`);
+  claimDataDir(cfg.dataDir, { create: true });
   const { manifest, tar } = decodeBackup(readFileSync(file));
   const keyFile = secretsKeyFile(cfg.dataDir);
   const keyNote = secretsKeyNote(cfg, manifest, keyFile);

@@ -1,9 +1,11 @@
-// `tidings doctor`: checks the configuration, the database (version, extensions, migrations,
-// pg-boss, the secrets key against what is sealed), Redis, the public URL and the egress settings,
-// and prints one line per finding with what to do. Exit 1 when anything failed, 0 otherwise.
+// `tidings doctor`: checks the configuration, DATA_DIR's file modes, the database (version,
+// extensions, migrations, pg-boss, the secrets key against what is sealed), Redis, the public URL and
+// the egress settings, and prints one line per finding with what to do. Exit 1 when anything failed,
+// 0 otherwise.
 import { type Config, ConfigError, loadConfig } from '../../config.ts';
 import { serverRunning } from '../server-pid.ts';
 import { checkEmbedded, checkPostgres } from './database.ts';
+import { checkFileModes } from './files.ts';
 import { exitCodeOf, type Finding, fail, formatFinding, ok, reason, warn } from './findings.ts';
 import { checkEgress, checkPublicUrl, checkRedis } from './network.ts';
 
@@ -16,7 +18,10 @@ export async function runDoctor(env: NodeJS.ProcessEnv): Promise<Finding[]> {
     // Nothing else can be checked without a configuration.
     return [fail('config', err.message.replace(/\n\s*/g, '; '))];
   }
-  const findings: Finding[] = [ok('config', 'every setting reads (TIDINGS_* names included)')];
+  const findings: Finding[] = [
+    ok('config', 'every setting reads (TIDINGS_* names included)'),
+    checkFileModes(config),
+  ];
   if (config.databaseUrl) {
     findings.push(...(await checkPostgres({ ...config, databaseUrl: config.databaseUrl })));
   } else {

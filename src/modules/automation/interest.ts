@@ -23,7 +23,7 @@ export async function refreshInterest(tx: Tx, accountId: string): Promise<void> 
      SELECT $1, trigger_event FROM journeys
       WHERE account_id = $1 AND status = 'published' AND trigger_event IS NOT NULL
      UNION
-     SELECT $1, t FROM unnest($2::text[]) AS t
+     SELECT $1, e.type FROM unnest($2::text[]) AS e (type)
       WHERE EXISTS (SELECT 1 FROM sequences WHERE account_id = $1 AND status IN ('active', 'paused'))
      UNION
      SELECT $1, 'message.received'

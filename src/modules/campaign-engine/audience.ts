@@ -43,7 +43,11 @@ export const AudienceSchema = Type.Union(
           maxItems: MAX_AUDIENCE_IDS,
         }),
       },
-      { additionalProperties: false, description: 'These contacts (a repeated id counts once).' },
+      {
+        additionalProperties: false,
+        description:
+          'These contacts (a repeated id counts once). Every id must be a contact of the account: otherwise 400 naming `audience.contactIds` and the ids.',
+      },
     ),
     Type.Object(
       {
@@ -87,12 +91,15 @@ export function audienceProblems(audience: Audience): FieldIssue[] {
   return problems;
 }
 
-/** The ids of `contactIds` that are not the account's contacts. */
+/** The ids of `contactIds` that are not the account's contacts (unknown, or another's). */
 export async function unknownContactIds(sql: Sql, accountId: string, audience: Audience): Promise<string[]> {
   if (!('contactIds' in audience)) return [];
+  // Every column qualified: with the array's alias a bare `id` and the test `c.id = id`, that `id`
+  // was the contact's own column, compared with itself: the check fired only for an account with no
+  // contacts at all.
   const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM unnest($2::text[]) AS id
-      WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.account_id = $1 AND c.id = id)`,
+    `SELECT u.id FROM unnest($2::text[]) AS u (id)
+      WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.account_id = $1 AND c.id = u.id)`,
     [accountId, audience.contactIds],
   );
   return rows.map((r) => r.id);

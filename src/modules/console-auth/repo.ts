@@ -116,6 +116,14 @@ export async function insertInvitation(
   return rows[0]!;
 }
 
+/** The invitation of a token, as it stands. */
+export async function findInvitation(sql: Sql, tokenHash: string): Promise<InvitationRow | null> {
+  const { rows } = await sql.query<InvitationRow>('SELECT * FROM console_invitations WHERE token_hash = $1', [
+    tokenHash,
+  ]);
+  return rows[0] ?? null;
+}
+
 /** The invitation of a token, locked for its one acceptance. */
 export async function lockInvitation(sql: Sql, tokenHash: string): Promise<InvitationRow | null> {
   const { rows } = await sql.query<InvitationRow>(

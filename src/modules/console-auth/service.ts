@@ -6,11 +6,12 @@ import { sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { generateToken, hashSecret } from '../../kernel/keys.ts';
-import { bootstrapWith } from '../partner/bootstrap.ts';
+import { bootstrapWith, precheckBootstrap } from '../partner/bootstrap.ts';
 import { findMember } from '../team/repo.ts';
-import { checkLoginLimits, noteLoginFailure, noteLoginSuccess } from './login-limits.ts';
-import { hashPassword, passwordMatches } from './passwords.ts';
+import { noteLoginSuccess, takeLoginAttempt } from './login-limits.ts';
+import { checkPassword, hashPassword, passwordMatches } from './passwords.ts';
 import {
+  findInvitation,
   findUserByEmail,
   type InvitationRow,
   insertInvitation,
@@ -41,6 +42,9 @@ export async function bootstrapConsole(
   input: { token: string; email: string; password: string; name: string },
   request: FastifyRequest,
 ): Promise<string> {
+  // The token first: the hash is slow, and the bootstrap has no attempt limit to pay for it.
+  checkPassword(input.password);
+  await precheckBootstrap(ctx.db, ctx.config, input.token);
   const passwordHash = await hashPassword(input.password);
   return bootstrapWith(ctx.db, ctx.config, input.token, ctx.now(), async (tx, partnerId) => {
     const user = await insertUser(
@@ -71,13 +75,13 @@ export async function signIn(
 ): Promise<string> {
   const email = normalEmail(input.email);
   const address = request.ip || 'unknown';
-  await checkLoginLimits(ctx.rateLimits, address, email);
+  // Counted before the hash, so attempts sent at once each find the others counted (login-limits.ts).
+  await takeLoginAttempt(ctx.rateLimits, address, email);
   const user = await findUserByEmail(ctx.db, email);
   if (!(await passwordMatches(user?.password_hash ?? null, input.password)) || !user) {
-    await noteLoginFailure(ctx.rateLimits, address, email);
     throw new ApiError('INVALID_CREDENTIALS', WRONG);
   }
-  await noteLoginSuccess(ctx.rateLimits, email);
+  await noteLoginSuccess(ctx.rateLimits, address, email);
   return openSession(ctx, ctx.db, user, request);
 }
 
@@ -144,23 +148,31 @@ export async function inviteMember(
   });
 }
 
+function usableOr404(invitation: InvitationRow | null, now: Date): InvitationRow {
+  if (!invitation || invitation.accepted_at || invitation.expires_at <= now) {
+    throw new ApiError(
+      'RESOURCE_NOT_FOUND',
+      'This invitation link is unknown, already used or expired: ask for a new one.',
+    );
+  }
+  return invitation;
+}
+
 /** Accepts an invitation once: the login is made with this password and signed in. */
 export async function acceptInvitation(
   ctx: Ctx,
   input: { token: string; password: string },
   request: FastifyRequest,
 ): Promise<string> {
-  const passwordHash = await hashPassword(input.password);
   const now = ctx.now();
+  const tokenHash = hashSecret(input.token);
+  // The link first, unlocked: a wrong one must cost no password hash (nothing limits attempts).
+  checkPassword(input.password);
+  usableOr404(await findInvitation(ctx.db, tokenHash), now);
+  const passwordHash = await hashPassword(input.password);
   try {
     return await ctx.db.transaction(async (tx) => {
-      const invitation = await lockInvitation(tx, hashSecret(input.token));
-      if (!invitation || invitation.accepted_at || invitation.expires_at <= now) {
-        throw new ApiError(
-          'RESOURCE_NOT_FOUND',
-          'This invitation link is unknown, already used or expired: ask for a new one.',
-        );
-      }
+      const invitation = usableOr404(await lockInvitation(tx, tokenHash), now);
       if (await findUserByEmail(tx, invitation.email)) throw emailTaken();
       const user = await insertUser(
         tx,

@@ -19,7 +19,7 @@ export function bootstrapTokenFile(config: Pick<Config, 'dataDir'>): string {
 
 /** Keeps a generated token where its operator can read it again (and nobody else can). */
 export function saveBootstrapToken(config: Pick<Config, 'dataDir'>, token: string): void {
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const path = bootstrapTokenFile(config);
   writeFileSync(path, `${token}\n`, { mode: 0o600 });
   chmodSync(path, 0o600); // a file that already existed keeps its mode otherwise
@@ -100,6 +100,20 @@ export async function bootstrap(db: Database, config: Config, authorization: str
   });
 }
 
+/** Refuses a wrong token (401) or a done bootstrap (409), in that order. */
+function checkInstallation(given: string, config: Config, row: InstallationRow): void {
+  if (!tokenMatches(given, config, row)) throw new ApiError('INVALID_BOOTSTRAP_TOKEN');
+  if (row.bootstrapped_at) throw new ApiError('ALREADY_BOOTSTRAPPED');
+}
+
+/**
+ * The same refusals as the bootstrap, without its lock: for work the bootstrap needs done before it
+ * (the console's password hash), so that a wrong token costs no such work.
+ */
+export async function precheckBootstrap(sql: Sql, config: Config, given: string): Promise<void> {
+  checkInstallation(given, config, await installation(sql));
+}
+
 /**
  * The one-time bootstrap, whoever asks (the API's POST /partner/bootstrap or the console's POST
  * /console/bootstrap): checks the token, creates the partner, marks the installation bootstrapped
@@ -114,9 +128,7 @@ export async function bootstrapWith<T>(
   then: (tx: Tx, partnerId: string) => Promise<T>,
 ): Promise<T> {
   const result = await db.transaction(async (tx) => {
-    const row = await installation(tx, true);
-    if (!tokenMatches(given, config, row)) throw new ApiError('INVALID_BOOTSTRAP_TOKEN');
-    if (row.bootstrapped_at) throw new ApiError('ALREADY_BOOTSTRAPPED');
+    checkInstallation(given, config, await installation(tx, true));
     const partnerId = newId('partner');
     await tx.query('INSERT INTO partners (id, name) VALUES ($1, $2)', [partnerId, 'Partner']);
     await tx.query('UPDATE installation SET bootstrapped_at = $1', [now]);

@@ -133,7 +133,7 @@ export async function insertAudience(
 ): Promise<void> {
   await sql.query(
     `INSERT INTO voice_campaign_contacts (campaign_id, contact_id, state, next_attempt_at)
-     SELECT $1, id, 'pending', $3 FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
+     SELECT $1, u.id, 'pending', $3 FROM unnest($2::text[]) AS u (id) ON CONFLICT DO NOTHING`,
     [campaignId, contactIds, now],
   );
 }
