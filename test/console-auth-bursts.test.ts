@@ -139,7 +139,9 @@ describe('a burst of wrong tokens', () => {
       answers = await burst('invitations/accept');
     });
     expect(statuses(answers)).toEqual({ 404: BURST });
-    expect(bootstraps, `${BURST} wrong bootstrap tokens against ${BURST} hashes`).toBeLessThan(hashes / 4);
-    expect(accepts, `${BURST} wrong invitation tokens against ${BURST} hashes`).toBeLessThan(hashes / 4);
+    // Hashing first costs about as much as the hashes (1.1x measured); without it 5-15 %, and up to
+    // about 30 % on a machine loaded four times over: half is far from both.
+    expect(bootstraps, `${BURST} wrong bootstrap tokens against ${BURST} hashes`).toBeLessThan(hashes / 2);
+    expect(accepts, `${BURST} wrong invitation tokens against ${BURST} hashes`).toBeLessThan(hashes / 2);
   });
 });
