@@ -173,6 +173,13 @@ describe('examples/, through npm run example, twice each', () => {
   });
 });
 
+describe('the quick start', () => {
+  it('says how to start a server that a receiver on this machine can be reached from', () => {
+    // The examples' receivers listen on 127.0.0.1, as a reader's local one would.
+    expect(quickStartLocalEnv()).toEqual({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
+  });
+});
+
 describe('after every run', () => {
   it('leaves no webhook behind (each example removes its own, failed runs too)', async () => {
     expect((await api('/webhooks')).data).toEqual([]);
