@@ -25,7 +25,7 @@ let account: ReaderAccount;
 beforeAll(async () => {
   reader = await startReaderServer(quickStartLocalEnv());
   account = await readerAccount(reader, 'examples');
-}, 120_000);
+}, 150_000);
 afterAll(async () => {
   await reader?.stop();
 });
@@ -110,7 +110,7 @@ describe('examples/, through npm run example, twice each', () => {
     // One contact for the number, found again by the second run.
     expect(runs[1].contactId).toBe(runs[0].contactId);
     expect(runs[1].messageId).not.toBe(runs[0].messageId);
-  }, 90_000);
+  }, 180_000);
 
   it('lead capture: the contact, an approved template chosen from the list, the welcome sent', async () => {
     const runs = await twice('lead-capture', '+14155552402');
@@ -125,7 +125,7 @@ describe('examples/, through npm run example, twice each', () => {
     expect(runs[1].contactId).toBe(runs[0].contactId);
     const templates = await api('/templates?name=lead_welcome');
     expect(templates.data).toHaveLength(1);
-  }, 90_000);
+  }, 180_000);
 
   it('bulk import: a job polled to completion, 25 in and the broken row refused, upserted again', async () => {
     const runs = await twice('bulk-import', '+14155552410');
@@ -133,7 +133,7 @@ describe('examples/, through npm run example, twice each', () => {
       expect(result).toMatchObject({ status: 'completed', succeeded: 25, failed: 1 });
     const imported = await api('/contacts?tag=imported&limit=100');
     expect(imported.data).toHaveLength(25);
-  }, 90_000);
+  }, 180_000);
 
   it('campaign: estimated, then bulk sent to every recipient, each run', async () => {
     const runs = await twice('campaign', '+14155552440');
@@ -146,7 +146,7 @@ describe('examples/, through npm run example, twice each', () => {
         '+14155552442',
       ]);
     }
-  }, 90_000);
+  }, 180_000);
 
   it('campaign: exits 1, naming what failed, when a recipient’s message was not sent', async () => {
     // The sandbox refuses +1 NXX 555-0101 at hand-over (docs/messaging.md § Sandbox test numbers).
@@ -164,7 +164,7 @@ describe('examples/, through npm run example, twice each', () => {
       expect(result.inbound).toBe('message.received');
       expect(result.synced[result.reply]).toMatch(/^(delivered|read)$/);
     }
-  }, 90_000);
+  }, 180_000);
 
   it('a name that is not an example: the usage, exit 2', async () => {
     const run = await npmRunExample('no-such-example');

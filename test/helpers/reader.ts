@@ -54,11 +54,11 @@ export async function startReaderServer(settings: Record<string, string>): Promi
   let tdb: TestDatabase | null = null;
   if (onPostgres) tdb = await createTestDatabase();
   else await loadPgliteDump(join(dataDir, 'db'), new Blob([readFileSync(inject('pgliteTemplate'))]));
-  const server = await startServerProcess({
-    DATA_DIR: dataDir,
-    ...(tdb ? { DATABASE_URL: tdb.url! } : {}),
-    ...settings,
-  });
+  // As the README walkthrough's: a busy machine (CI runs two files at once) can take a while.
+  const server = await startServerProcess(
+    { DATA_DIR: dataDir, ...(tdb ? { DATABASE_URL: tdb.url! } : {}), ...settings },
+    { readyMs: 100_000 },
+  );
   const boot = await processApi(server, 'POST', '/partner/bootstrap', `Bearer ${BOOTSTRAP_TOKEN}`);
   if (boot.status !== 201) throw new Error(`bootstrap: ${boot.status} ${JSON.stringify(boot.body)}`);
   return {
