@@ -1,7 +1,9 @@
 // Flow 4, campaign: estimate what a send to many costs, and send only if the wallet covers it.
-import { approvedTemplate, poll, tidings } from './shared.ts';
+// Exits 1 unless every recipient's message was sent.
+//   npm run example -- campaign [+14155552200]     (that number and the next two)
+import { approvedTemplate, fail, numbersFrom, poll, tidings } from './shared.ts';
 
-const first = Number(process.argv[2] ?? 2200);
+const [first, second, third] = numbersFrom(process.argv[2] ?? '+14155552200', 3);
 await approvedTemplate(
   'autumn_campaign',
   'Hi {{1}}, our autumn collection is in store from {{2}}. Reply STOP to opt out.',
@@ -12,24 +14,25 @@ const campaign = {
   templateName: 'autumn_campaign',
   templateLanguage: 'en_US',
   parameters: ['friend', 'Friday'],
-  recipients: [
-    { to: `+1415555${first}`, parameters: ['Ann', 'Friday'] },
-    { to: `+1415555${first + 1}` },
-    { to: `+1415555${first + 2}` },
-  ],
+  recipients: [{ to: first!, parameters: ['Ann', 'Friday'] }, { to: second! }, { to: third! }],
 };
 const estimate = await tidings.messages.estimate(campaign);
 console.log(
   `estimate: ${estimate.total.amount} ${estimate.total.currency} for ${estimate.recipients.length}; sufficient: ${estimate.sufficient}`,
 );
-if (!estimate.sufficient) throw new Error('credit the wallet first');
+if (!estimate.sufficient) fail(`the wallet cannot pay ${estimate.total.amount}: credit it first`);
 
 const job = await tidings.bulk.sendMessages(campaign);
 const done = await poll(
+  `bulk job ${job.jobId}`,
   () => tidings.bulk.getMessageJob(job.jobId),
   (j) => j.status === 'completed' || j.status === 'failed',
 );
 console.log(`bulk job ${done.jobId}: ${done.status}, ${done.succeeded} sent, ${done.failed} failed`);
+const failed = done.results.filter((r) => r.status === 'failed' || r.status === 'refused');
+for (const r of failed) console.log(`  ${r.to}: ${r.status} ${JSON.stringify(r.error)}`);
+if (done.status !== 'completed' || done.failed > 0)
+  fail(`${done.failed} of ${done.total} recipients were not sent (bulk job ${done.jobId} ${done.status})`);
 console.log(
   JSON.stringify({
     jobId: done.jobId,

@@ -1,6 +1,7 @@
-// Flow 2, lead capture: a lead fills a form; create the contact, choose an approved template from
-// the account's list, and send it.
-import { approvedTemplate, tidings } from './shared.ts';
+// Flow 2, lead capture: a lead fills a form; their contact, an approved template chosen from the
+// account's list, and the welcome sent. Exits 1 unless the welcome left (handed over to the channel).
+//   npm run example -- lead-capture [+14155552002]
+import { approvedTemplate, contactFor, fail, poll, tidings } from './shared.ts';
 
 const phone = process.argv[2] ?? '+14155552002';
 await approvedTemplate(
@@ -10,17 +11,23 @@ await approvedTemplate(
   'MARKETING',
 );
 
-const lead = await tidings.contacts.create({ phone, name: 'Bo', attributes: { source: 'website' } });
+const lead = await contactFor(phone, { name: 'Bo', attributes: { source: 'website' } });
 let chosen: { name: string; language: string; parameterCount: number } | undefined;
 for await (const template of tidings.templates.list({ status: 'APPROVED', limit: 100 })) {
   if (template.name === 'lead_welcome') chosen = template;
 }
-if (!chosen) throw new Error('no approved lead_welcome template');
+if (!chosen) fail('no approved lead_welcome template');
 const message = await tidings.messages.send({
   to: lead.phone,
   templateName: chosen.name,
   templateLanguage: chosen.language,
   parameters: ['Bo', 'Tidings'],
 });
-console.log(`welcomed ${lead.name} (${lead.phone}) with ${chosen.name}: ${message.id} ${message.status}`);
-console.log(JSON.stringify({ contactId: lead.id, messageId: message.id }));
+const left = await poll(
+  `${message.id} to leave the queue`,
+  () => tidings.messages.get(message.id),
+  (m) => m.status !== 'queued',
+);
+if (left.status === 'failed') fail(`the welcome ${message.id} failed: ${JSON.stringify(left.error)}`);
+console.log(`welcomed ${lead.name} (${lead.phone}) with ${chosen.name}: ${message.id} ${left.status}`);
+console.log(JSON.stringify({ contactId: lead.id, messageId: message.id, status: left.status }));

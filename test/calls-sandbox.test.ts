@@ -78,7 +78,7 @@ describe('sandbox calls', () => {
         place(t.apiKey, { to, scriptId: tts, variables: { name: 'Ann' }, ringTimeoutSeconds: 5 }),
       ),
     );
-    for (const c of calls) expect(c).toMatchObject({ status: 'queued', provider: 'sandbox', sandbox: true });
+    for (const c of calls) expect(c).toMatchObject({ status: 'queued', provider: 'sandbox', sandbox: false });
     for (const [i, [, status, answered]] of cases.entries()) {
       const done = await ended(t.apiKey, calls[i].id);
       expect(done.status).toBe(status);

@@ -2,18 +2,18 @@
 // bash against a fresh server process (its generated bootstrap token read from DATA_DIR, as a
 // newcomer's would be), on this run's database. It must finish, and show each step.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX } from '../src/app.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from './helpers/harness.ts';
 import { exited, type ServerProcess, startServerProcess } from './helpers/processes.ts';
+import { firstFiveMinutes } from './helpers/reader.ts';
 
 /** The sh block of the section that runs the walkthrough (the one that bootstraps). */
-function walkthroughBlock(readme: string): string {
-  const section = readme.split('\n## The first five minutes\n')[1]?.split('\n## ')[0] ?? '';
-  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+function walkthroughBlock(): string {
+  const blocks = [...firstFiveMinutes().matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
   const block = blocks.find((b) => b.includes('/partner/bootstrap'));
   if (!block) throw new Error('README.md: no walkthrough block under "## The first five minutes"');
   return block;
@@ -68,7 +68,7 @@ function bash(script: string, env: Record<string, string>, timeoutMs: number) {
 
 describe('the README walkthrough', () => {
   it('runs as one pasted block: keys, an approved template, a send read, the customer’s reply', async () => {
-    const block = walkthroughBlock(readFileSync(new URL('../README.md', import.meta.url), 'utf8'));
+    const block = walkthroughBlock();
     // The token is found where the README says, not handed over.
     const run = await bash(block, { BASE: `${server.base}${API_PREFIX}`, DATA_DIR: dataDir }, 60_000);
     expect(run.code, `${run.stdout}\n${run.stderr}\n${server.output.join('')}`).toBe(0);

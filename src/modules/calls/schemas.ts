@@ -82,7 +82,8 @@ export const CallSchema = Type.Object(
     variables: Type.Record(Type.String(), Type.Unknown()),
     provider: Type.Enum(['sandbox', 'twilio']),
     sandbox: Type.Boolean({
-      description: 'Made with a sandbox key, or on the sandbox channel: simulated, never charged.',
+      description:
+        'Made with a sandbox key (or by automation a sandbox key or sandbox event started): simulated whatever the voice channel, never charged. A live key’s call on the sandbox channel is simulated too but says false (`provider` says who carried it), as a message does.',
     }),
     providerCallId: Type.Union([Type.String(), Type.Null()], {
       description: 'Twilio’s CallSid (a sandbox one for the sandbox).',
@@ -148,7 +149,7 @@ export function toCall(row: CallRow, currency: string) {
     scriptVersion: row.script_version,
     variables: row.variables,
     provider: row.provider,
-    sandbox: row.provider === 'sandbox',
+    sandbox: row.mode === 'sandbox',
     providerCallId: row.provider_call_id,
     status: row.status,
     answeredBy: row.answered_by,

@@ -600,7 +600,10 @@ export const MessageSchema = Type.Object(
     channel: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
       description: 'The provider that carries it.',
     }),
-    sandbox: Type.Boolean({ description: 'Sent with a sandbox key: simulated, never charged.' }),
+    sandbox: Type.Boolean({
+      description:
+        'Sent with a sandbox key (or by automation a sandbox key or sandbox event started; inbound: played with a sandbox key): simulated whatever the channel, never charged. A live key’s message on the sandbox channel is simulated too but says false (`channel` says who carried it), as a call does.',
+    }),
     providerMessageId: nullable(Type.String({ description: "The provider's id (WhatsApp's wamid)." })),
     pricing: nullable(PricingSchema),
     providerPricing: nullable(

@@ -2835,7 +2835,7 @@ export interface components {
             };
             /** @enum {unknown} */
             provider: "sandbox" | "twilio";
-            /** @description Made with a sandbox key, or on the sandbox channel: simulated, never charged. */
+            /** @description Made with a sandbox key (or by automation a sandbox key or sandbox event started): simulated whatever the voice channel, never charged. A live key’s call on the sandbox channel is simulated too but says false (`provider` says who carried it), as a message does. */
             sandbox: boolean;
             /** @description Twilio’s CallSid (a sandbox one for the sandbox). */
             providerCallId: string | null;
@@ -4319,7 +4319,7 @@ export interface components {
             } | null;
             /** @description The provider that carries it. */
             channel: "sandbox" | "whatsapp_cloud";
-            /** @description Sent with a sandbox key: simulated, never charged. */
+            /** @description Sent with a sandbox key (or by automation a sandbox key or sandbox event started; inbound: played with a sandbox key): simulated whatever the channel, never charged. A live key’s message on the sandbox channel is simulated too but says false (`channel` says who carried it), as a call does. */
             sandbox: boolean;
             providerMessageId: string | null;
             pricing: {
