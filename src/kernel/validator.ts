@@ -41,14 +41,21 @@ export interface CheckFunction {
   passes: (data: unknown) => boolean;
 }
 
-/** Validators of one set of Ajv options, compiled in the two passes above. */
-export function boundedValidators(options: Options): (schema: object) => CheckFunction {
+/**
+ * Validators of one set of Ajv options, compiled in the two passes above. The one listing every
+ * fault is compiled when a value is first refused (most of a server's schemas never need it, and a
+ * test suite builds hundreds of servers), or at once with `eager` (a module's own validators, made
+ * once per process: the first refusal then does not pay for a compilation).
+ */
+export function boundedValidators(
+  options: Options,
+  { eager = false } = {},
+): (schema: object) => CheckFunction {
   const firstFault = addFormats.default(new Ajv({ ...options, allErrors: false }));
   const everyFault = addFormats.default(new Ajv({ ...options, allErrors: true }));
   return (schema) => {
     const first = firstFault.compile(schema);
-    // Compiled when a value is first refused: most schemas never need it.
-    let every: ReturnType<typeof everyFault.compile> | null = null;
+    let every = eager ? everyFault.compile(schema) : null;
     const check = ((data, dataCxt) => {
       if (first(data, dataCxt)) {
         check.errors = null;

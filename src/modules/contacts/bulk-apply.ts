@@ -10,7 +10,10 @@ import { CONTACT_COLUMNS, type ContactRow, type ContactValues } from './repo.ts'
 import { CreateContactBody } from './schemas.ts';
 import { mergeFields, phoneConflict, valuesOf } from './service.ts';
 
-const validateInput = boundedValidators({ strict: false, coerceTypes: false })(CreateContactBody);
+const validateInput = boundedValidators(
+  { strict: false, coerceTypes: false },
+  { eager: true },
+)(CreateContactBody);
 
 export type CheckedRow = { fields: NormalizedFields & { phone: string } } | { error: ApiError };
 

@@ -16,7 +16,7 @@ import { CONFIG_SCHEMAS, type ConfigType, type TypedConfig } from './schemas.ts'
 const APPOINTMENT_AT =
   /^(contact\.attributes\.[A-Za-z_][A-Za-z0-9_]{0,39}|trigger\.data\.[A-Za-z0-9_][A-Za-z0-9_.-]{0,99})$/;
 
-const compile = boundedValidators({ strict: false, coerceTypes: false });
+const compile = boundedValidators({ strict: false, coerceTypes: false }, { eager: true });
 const validators = Object.fromEntries(
   Object.entries(CONFIG_SCHEMAS).map(([type, schema]) => [type, compile(schema)]),
 ) as Record<ConfigType, CheckFunction>;
