@@ -146,3 +146,34 @@ describe('a body of many wrong values', () => {
     expect(res.body.error.detailsOmitted).toBeUndefined();
   });
 });
+
+// Lists the largest-body pass found too long to read item by item (test/fuzz-largest.test.ts).
+describe('a list longer than its bound', () => {
+  const rule = (conditions: unknown) => ({
+    name: 'many conditions',
+    trigger: { event: 'message.received' },
+    conditions,
+    actions: [{ type: 'add_tag', tag: 'seen' }],
+  });
+  const condition = { field: 'not.a.field', op: 'eq', value: 'x' };
+
+  it("is refused for its length alone: a rule's 20,000 conditions", async () => {
+    const res = await call(env.app, 'POST', '/rules', {
+      key,
+      body: rule({ all: Array(20_000).fill(condition) }),
+    });
+    expectError(res, 400, 'INVALID_REQUEST');
+    expect(res.body.error.details).toEqual([
+      { field: 'conditions.all', issue: 'must NOT have more than 20 items' },
+    ]);
+  });
+
+  it('is counted before its items are read: 15 conditions in `all` and 15 in `any`', async () => {
+    const res = await call(env.app, 'POST', '/rules', {
+      key,
+      body: rule({ all: Array(15).fill(condition), any: Array(15).fill(condition) }),
+    });
+    expectError(res, 400, 'INVALID_REQUEST');
+    expect(res.body.error.details).toEqual([{ field: 'conditions', issue: 'holds at most 20 conditions' }]);
+  });
+});
