@@ -4,8 +4,6 @@
 import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
@@ -30,6 +28,7 @@ import { installOpenApi } from './kernel/openapi.ts';
 import { RouteHints } from './kernel/route-hints.ts';
 import { SecretBox } from './kernel/secrets.ts';
 import { UsageMeter } from './kernel/usage-meter.ts';
+import { boundedValidators } from './kernel/validator.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { automationInbox } from './modules/automation/outbox.ts';
 import { wakeRoutes } from './modules/automation/wake-routes.ts';
@@ -102,23 +101,18 @@ export type App = FastifyInstance & { ctx: AppContext };
 
 function validators() {
   // `discriminator`: a oneOf told apart by a property (an action's `type`) is checked against the
-  // branch it names only, so its errors are that branch's.
-  const options = {
-    allErrors: true,
-    useDefaults: true,
-    removeAdditional: false,
-    strict: false,
-    discriminator: true,
-  } as const;
+  // branch it names only, so its errors are that branch's. A refused request has every fault
+  // listed, within bounds (kernel/validator.ts).
+  const options = { useDefaults: true, removeAdditional: false, strict: false, discriminator: true } as const;
   // Bodies are JSON and must carry the right types; query strings and paths are text and are coerced.
-  const body = addFormats.default(new Ajv({ ...options, coerceTypes: false }));
-  const text = addFormats.default(new Ajv({ ...options, coerceTypes: 'array' }));
+  const body = boundedValidators({ ...options, coerceTypes: false });
+  const text = boundedValidators({ ...options, coerceTypes: 'array' });
   return ({ schema, httpPart, contentType }: { schema: object; httpPart?: string; contentType?: string }) => {
-    if (httpPart !== 'body') return text.compile(schema);
+    if (httpPart !== 'body') return text(schema);
     // A multipart body (POST /media) is read by its route as it streams in; its schema documents it.
     if (contentType === 'multipart/form-data') return () => true;
-    const validate = body.compile(schema);
-    if (!validate({})) return validate;
+    const validate = body(schema);
+    if (!validate.passes({})) return validate;
     // A body that {} satisfies (every field optional) may be left out entirely, as in a bare
     // `POST …/rotate-secret`: the handler then sees {} with its defaults, not undefined.
     const optional = (data: unknown) => {

@@ -11,13 +11,11 @@
 // Deterministic: FUZZ_SEED (printed) fixes the cases; FUZZ_RUNS sets the cases per operation.
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, createAccountKey, provision } from './helpers/client.ts';
-import { PASSWORD, sessionOf } from './helpers/console.ts';
+import { call } from './helpers/client.ts';
 import { changedTables, DatabaseSnapshots } from './helpers/db-snapshot.ts';
 import { type ErrorBodyCheck, errorBodyCheck, problemsOf } from './helpers/fuzz-checks.ts';
+import { fuzzContext, signInAgain } from './helpers/fuzz-context.ts';
 import { badRequests, describeRequest, type FuzzContext, type FuzzRequest } from './helpers/fuzz-requests.ts';
-import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
-import { sandboxTenant } from './helpers/messaging.ts';
 import { type OpenApiDocument, type Operation, operationsOf } from './helpers/openapi-operations.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
 
@@ -41,115 +39,13 @@ let operations: Operation[];
 let ctx: FuzzContext;
 let checkErrorBody: ErrorBodyCheck;
 
-async function created(method: 'POST' | 'PUT', path: string, key: string, body?: unknown): Promise<any> {
-  const res = await call(env.app, method, path, { key, body });
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
-  return res.body;
-}
-
-/**
- * The fuzzing tenant (scale plan: 500 requests a second, no monthly quota), its live and sandbox
- * keys, and real resources for path parameters: one of each kind in that tenant, and a second
- * account (with a key) for the partner routes, so that a plausible DELETE or suspend lands on it
- * rather than on the tenant the fuzzer calls with.
- */
-async function fuzzContext(): Promise<FuzzContext> {
-  const { partnerKey } = env.partner;
-  const t = await sandboxTenant(env.app, partnerKey);
-  const sandbox = await createAccountKey(env.app, partnerKey, t.accountId, { scope: 'sandbox' });
-  const victim = await provision(env.app, partnerKey);
-  const victimKey = await createAccountKey(env.app, partnerKey, victim.accountId);
-  const key = t.apiKey;
-  const contact = await created('POST', '/contacts', key, { phone: '+14155550100', tags: ['vip'] });
-  const member = await created('POST', '/team/members', key, {
-    name: 'Ann',
-    email: 'ann@example.com',
-    role: 'agent',
-  });
-  const webhook = await created('POST', '/webhooks', key, { url: 'https://example.com/hook', events: ['*'] });
-  const partnerWebhook = await created('POST', '/partner/webhooks', partnerKey, {
-    url: 'https://example.com/partner-hook',
-  });
-  const template = await created('POST', '/templates', key, {
-    name: 'fuzz_template',
-    language: 'en_US',
-    category: 'UTILITY',
-    components: [{ type: 'BODY', text: 'Hi {{1}}, thank you.', example: { body_text: [['Ann']] } }],
-  });
-  const inbound = await created('POST', '/sandbox/inbound-messages', sandbox.apiKey, {
-    from: '+14155550111',
-    text: 'hello',
-  });
-  const bulk = await created('POST', '/bulk/contacts', key, { contacts: [{ phone: '+14155550122' }] });
-  const conversations = await call(env.app, 'GET', '/conversations', { key });
-  await created('POST', `/webhooks/${webhook.id}/test`, key);
-  const deliveries = await call(env.app, 'GET', `/webhooks/${webhook.id}/deliveries`, { key });
-  const ids = [
-    victim.accountId,
-    victimKey.id,
-    contact.id,
-    member.id,
-    webhook.id,
-    partnerWebhook.id,
-    template.id,
-    bulk.id ?? bulk.jobId,
-    ...Object.values(inbound as Record<string, unknown>).filter(
-      (v) => typeof v === 'string' && /^[a-z]+_/.test(v),
-    ),
-    ...conversations.body.data.map((c: { id: string }) => c.id),
-    ...deliveries.body.data.map((d: { id: string }) => d.id),
-    'vip',
-  ];
-  return {
-    partnerKey,
-    session: await consoleSession(partnerKey),
-    liveKey: key,
-    sandboxKey: sandbox.apiKey,
-    accountId: t.accountId,
-    bootstrapToken: BOOTSTRAP_TOKEN,
-    realIds: [...new Set(ids.filter((id): id is string => typeof id === 'string'))],
-    bodyLimit: env.app.ctx.config.bodyLimitBytes,
-  };
-}
-
-const ADMIN_EMAIL = 'fuzz-admin@example.com';
-
-/** A partner admin's session: invited and accepted the first time, signed in again afterwards. */
-async function consoleSession(partnerKey: string): Promise<FuzzContext['session']> {
-  const invitation = await call(env.app, 'POST', '/partner/console-invitations', {
-    key: partnerKey,
-    body: { email: ADMIN_EMAIL, name: 'Fuzz' },
-  });
-  expect(invitation.status, JSON.stringify(invitation.body)).toBe(201);
-  const s = sessionOf(
-    await call(env.app, 'POST', '/console/invitations/accept', {
-      body: { token: invitation.body.token, password: PASSWORD },
-    }),
-  );
-  return { cookie: s.cookie, csrf: s.csrf };
-}
-
-// Signs in again from an address of its own (the fuzzer's failed sign-ins count against 127.0.0.1).
-async function signInAgain(): Promise<void> {
-  const res = await env.app.inject({
-    method: 'POST',
-    url: '/api/v1/public/console/sessions',
-    remoteAddress: '192.0.2.10',
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ email: ADMIN_EMAIL, password: PASSWORD }),
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  const cookie = res.cookies.find((c) => c.name === 'tidings_session')!;
-  ctx.session = { cookie: cookie.value, csrf: res.json().csrfToken };
-}
-
 beforeAll(async () => {
   const res = await call(env.app, 'GET', '/api/v1/public/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body;
   operations = operationsOf(doc);
   checkErrorBody = errorBodyCheck(doc.components.schemas.ErrorBody!);
-  ctx = await fuzzContext();
+  ctx = await fuzzContext(env);
   console.info(`OpenAPI fuzzer: seed ${SEED} (FUZZ_SEED), ${RUNS} cases per operation (FUZZ_RUNS)`);
 });
 
@@ -181,7 +77,8 @@ describe('OpenAPI fuzzer', () => {
         const res = await send(req);
         sent++;
         // A sign-out ended the fuzzer's session: a new one, before the snapshot.
-        if (op.access === 'session' && op.method !== 'GET' && res.statusCode < 300) await signInAgain();
+        if (op.access === 'session' && op.method !== 'GET' && res.statusCode < 300)
+          await signInAgain(env, ctx);
         statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
         const before = current;
         current = await snapshots.take();

@@ -4,7 +4,7 @@
 // of its cause to the caller and is logged in full.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { databaseUnreachable } from './db.ts';
-import { ApiError, type ErrorCode, type FieldIssue } from './errors.ts';
+import { ApiError, type ErrorCode, type FieldIssue, invalidRequest } from './errors.ts';
 import { noBody, takesBody } from './input-guard.ts';
 import type { RouteHints } from './route-hints.ts';
 
@@ -23,20 +23,33 @@ const VALIDATION_PART: Record<string, string> = {
   headers: 'header',
 };
 
-function fieldOf(issue: AjvIssue): string {
-  const base = pathOf(issue);
+/** Field names by instance path: a body of many wrong values has several errors at each. */
+type FieldNames = Map<string, string>;
+
+function fieldOf(issue: AjvIssue, names: FieldNames): string {
+  const base = pathOf(issue, names);
   // A oneOf told apart by a property (an action's or a node's `type`): the fault is that property.
   if (issue.keyword === 'discriminator')
     return base ? `${base}.${issue.params.tag}` : String(issue.params.tag);
   return base;
 }
 
-function pathOf(issue: AjvIssue): string {
-  const path = issue.instancePath
-    .split('/')
-    .slice(1)
-    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+/** `/contacts/0/tags/2` as `contacts[0].tags[2]`. */
+function fieldPath(instancePath: string): string {
+  let out = '';
+  for (const raw of instancePath.split('/').slice(1)) {
+    const p = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out = /^\d+$/.test(p) ? `${out}[${p}]` : out ? `${out}.${p}` : p;
+  }
+  return out;
+}
+
+function pathOf(issue: AjvIssue, names: FieldNames): string {
+  let path = names.get(issue.instancePath);
+  if (path === undefined) {
+    path = fieldPath(issue.instancePath);
+    names.set(issue.instancePath, path);
+  }
   const leaf =
     (issue.params.missingProperty as string | undefined) ??
     (issue.params.additionalProperty as string | undefined) ??
@@ -59,33 +72,40 @@ function issueOf(issue: AjvIssue): string {
   return issue.message ?? 'is invalid';
 }
 
+// A field is named by the body's own keys; one of a megabyte is named by its start.
+const LONGEST_FIELD = 200;
+
+/**
+ * Ajv's errors as `details`, one per field and fault, in Ajv's order. In one pass over the errors
+ * (a body of many wrong values has as many errors): work per error never depends on their number.
+ */
 export function validationIssues(issues: AjvIssue[], part: string | undefined): FieldIssue[] {
   const seen = new Set<string>();
   const out: FieldIssue[] = [];
+  const perField = new Map<string, number>();
+  const names: FieldNames = new Map();
   for (const issue of issues) {
     // A failed union also reports each failed branch; the union's own line says enough. A name
     // refused by `propertyNames` is reported by the keyword it failed, at the name.
     if (issue.keyword === 'anyOf' || issue.keyword === 'oneOf' || issue.keyword === 'propertyNames') continue;
-    const field = fieldOf(issue) || VALIDATION_PART[part ?? 'body'] || 'body';
+    const named = fieldOf(issue, names) || VALIDATION_PART[part ?? 'body'] || 'body';
+    const field = named.length > LONGEST_FIELD ? `${named.slice(0, LONGEST_FIELD)}…` : named;
     const entry = { field, issue: issueOf(issue) };
     const key = `${entry.field}|${entry.issue}`;
     if (!seen.has(key)) {
       seen.add(key);
       out.push(entry);
+      perField.set(field, (perField.get(field) ?? 0) + 1);
     }
   }
   // A nullable field that failed its real type also failed the `null` branch; that says nothing.
-  return out.filter((d) => d.issue !== 'must be null' || out.filter((o) => o.field === d.field).length === 1);
+  return out.filter((d) => d.issue !== 'must be null' || perField.get(d.field) === 1);
 }
 
 export function toApiError(err: FastifyError | Error): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
-  if (e.validation) {
-    const details = validationIssues(e.validation, e.validationContext);
-    const summary = details.map((d) => `${d.field} ${d.issue}`).join('; ');
-    return new ApiError('INVALID_REQUEST', `Invalid request: ${summary}.`, { details });
-  }
+  if (e.validation) return invalidRequest(validationIssues(e.validation, e.validationContext));
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('UNSUPPORTED_MEDIA_TYPE');
@@ -137,6 +157,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
         message: error.message,
         docs: `${docsBase}/docs/errors#${error.code}`,
         ...(error.details === undefined ? {} : { details: error.details }),
+        ...(error.detailsOmitted === undefined ? {} : { detailsOmitted: error.detailsOmitted }),
         requestId: request.id,
       },
     });

@@ -63,10 +63,18 @@ export interface FieldIssue {
   issue: string;
 }
 
+/**
+ * An answer lists at most this many `details`, and `detailsOmitted` counts the rest: a body of
+ * 10,000 wrong values gets an answer of a few KB, not a list of 10,000.
+ */
+export const MAX_DETAILS = 50;
+
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details?: unknown;
+  /** How many details were left out of `details` (MAX_DETAILS); undefined when none was. */
+  readonly detailsOmitted?: number;
   readonly headers: Record<string, string>;
 
   constructor(
@@ -78,13 +86,25 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_CATALOGUE[code].status;
-    this.details = options.details;
+    const listed = options.details;
+    if (Array.isArray(listed) && listed.length > MAX_DETAILS) {
+      this.details = listed.slice(0, MAX_DETAILS);
+      this.detailsOmitted = listed.length - MAX_DETAILS;
+    } else this.details = listed;
     this.headers = options.headers ?? {};
   }
 }
 
 export function notFound(what = 'resource'): ApiError {
   return new ApiError('RESOURCE_NOT_FOUND', `No such ${what}.`);
+}
+
+/** INVALID_REQUEST listing each fault; the message names those `details` lists and counts the rest. */
+export function invalidRequest(issues: FieldIssue[]): ApiError {
+  const listed = issues.slice(0, MAX_DETAILS).map((d) => `${d.field} ${d.issue}`);
+  const rest = issues.length - listed.length;
+  const summary = rest > 0 ? `${listed.join('; ')}; and ${rest} more` : listed.join('; ');
+  return new ApiError('INVALID_REQUEST', `Invalid request: ${summary}.`, { details: issues });
 }
 
 export function invalid(field: string, issue: string): ApiError {

@@ -18,33 +18,80 @@ function isEmptyObject(value: object): boolean {
   return true;
 }
 
+/** Where a value sits: its parent's place and its key (null at the root); named only if faulty. */
+interface Place {
+  parent: Place | null;
+  key: string | number;
+}
+
+function fieldOf(place: Place | null, root: string): string {
+  const keys: (string | number)[] = [];
+  for (let at = place; at; at = at.parent) keys.push(at.key);
+  let field = root;
+  for (const key of keys.reverse()) {
+    field = typeof key === 'number' ? `${field}[${key}]` : field ? `${field}.${key}` : key;
+  }
+  return field;
+}
+
 /**
  * The first problem of a value: the field (as validation errors name it) and what is wrong with it,
- * or null. Iterative, so that a value nested as deep as the body limit allows is read safely.
+ * or null. Iterative, so that a value nested as deep as the body limit allows is read safely; a
+ * field is named only for the value at fault (a body of half a million values made as many names,
+ * most of the time a megabyte took to read).
  */
 export function inputProblem(value: unknown, root: string): { field: string; issue: string } | null {
   // Most requests' path parameters, query or body are absent or empty: nothing to walk.
   if (value === undefined || value === null) return null;
+  // Raw bodies (the WhatsApp callback keeps its bytes for the signature) are not JSON values; and
+  // `for…in` over a megabyte of them would first list a million indices.
+  if (ArrayBuffer.isView(value)) return null;
   if (typeof value === 'object' && !Array.isArray(value) && isEmptyObject(value)) return null;
-  const stack: [unknown, string, number][] = [[value, root, 0]];
-  while (stack.length > 0) {
-    const [v, field, depth] = stack.pop()!;
-    if (typeof v === 'string') {
-      if (!storable(v)) return { field, issue: 'contains a NUL character or an unpaired surrogate' };
-      continue;
+  const at = (parent: Place | null, key: string | number | null) => (key === null ? parent : { parent, key });
+  const textProblem = (place: Place | null) => ({
+    field: fieldOf(place, root),
+    issue: 'contains a NUL character or an unpaired surrogate',
+  });
+  if (typeof value === 'string') return storable(value) ? null : textProblem(null);
+  // Containers still to read, in parallel arrays: the container, its parent's place and its key. A
+  // scalar is checked where it is found, and a place is made only for a container.
+  const containers: unknown[] = [value];
+  const parents: (Place | null)[] = [null];
+  const keys: (string | number | null)[] = [null];
+  const depths: number[] = [0];
+  const visit = (item: unknown, here: Place | null, key: string | number, depth: number) => {
+    if (typeof item === 'string') return storable(item) ? null : textProblem({ parent: here, key });
+    if (item !== null && typeof item === 'object' && !ArrayBuffer.isView(item)) {
+      containers.push(item);
+      parents.push(here);
+      keys.push(key);
+      depths.push(depth);
     }
-    // Raw bodies (the WhatsApp callback keeps its bytes for the signature) are not JSON values.
-    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
-    if (depth >= MAX_DEPTH) return { field, issue: `nests deeper than ${MAX_DEPTH} levels` };
+    return null;
+  };
+  while (containers.length > 0) {
+    const v = containers.pop() as object;
+    const here = at(parents.pop()!, keys.pop()!);
+    const depth = depths.pop()!;
+    if (depth >= MAX_DEPTH)
+      return { field: fieldOf(here, root), issue: `nests deeper than ${MAX_DEPTH} levels` };
     if (Array.isArray(v)) {
-      for (const [i, item] of v.entries()) stack.push([item, `${field}[${i}]`, depth + 1]);
+      for (let i = 0; i < v.length; i++) {
+        const problem = visit(v[i], here, i, depth + 1);
+        if (problem) return problem;
+      }
       continue;
     }
-    for (const [k, item] of Object.entries(v)) {
-      const name = field ? `${field}.${k}` : k;
-      if (!storable(k))
-        return { field: name, issue: 'has a name with a NUL character or an unpaired surrogate' };
-      stack.push([item, name, depth + 1]);
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      if (!storable(k)) {
+        return {
+          field: fieldOf({ parent: here, key: k }, root),
+          issue: 'has a name with a NUL character or an unpaired surrogate',
+        };
+      }
+      const problem = visit((v as Record<string, unknown>)[k], here, k, depth + 1);
+      if (problem) return problem;
     }
   }
   return null;

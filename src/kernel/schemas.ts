@@ -2,7 +2,8 @@
 // route documents. Every route gets the errors its access level and body can produce added by the
 // onRoute hook in openapi.ts; a route lists only the errors of its own logic.
 import { type TSchema, Type } from 'typebox';
-import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
+import { ERROR_CATALOGUE, type ErrorCode, MAX_DETAILS } from './errors.ts';
+import { FULLY_CHECKED_VALUES } from './validator.ts';
 
 export const ErrorBody = Type.Object(
   {
@@ -17,9 +18,16 @@ export const ErrorBody = Type.Object(
         Type.Array(
           Type.Object({ field: Type.String(), issue: Type.String() }, { additionalProperties: true }),
           {
-            description: 'For validation failures: each failing field.',
+            maxItems: MAX_DETAILS,
+            description: `For validation failures: each failing field, at most ${MAX_DETAILS} (\`detailsOmitted\` counts the rest). A body of more than ${FULLY_CHECKED_VALUES.toLocaleString('en-US')} JSON values is checked up to its first fault, which is then the one listed.`,
           },
         ),
+      ),
+      detailsOmitted: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description: `How many more faults were found than \`details\` lists; absent when it lists them all.`,
+        }),
       ),
       requestId: Type.String({ description: 'Quote it when asking for support.' }),
     }),

@@ -15,6 +15,8 @@ export type JsonSchema = {
   additionalProperties?: boolean | JsonSchema;
   items?: JsonSchema;
   minItems?: number;
+  maxItems?: number;
+  maxProperties?: number;
   minLength?: number;
   maxLength?: number;
   minimum?: number;

@@ -35,6 +35,7 @@ export function expectError(res: Reply, status: number, code: string): void {
       docs: `http://tidings.test/docs/errors#${code}`,
       requestId: res.headers['x-request-id'],
       ...(res.body.error?.details ? { details: res.body.error.details } : {}),
+      ...(res.body.error?.detailsOmitted ? { detailsOmitted: res.body.error.detailsOmitted } : {}),
     },
   });
 }

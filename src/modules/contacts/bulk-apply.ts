@@ -1,19 +1,19 @@
 // Contacts written many at a time, for bulk import: each row is checked exactly as POST /contacts
 // checks a body, and a chunk of rows is applied with a handful of statements, whatever its size.
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { Tx } from '../../kernel/db.ts';
 import { validationIssues } from '../../kernel/error-handler.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
+import { boundedValidators } from '../../kernel/validator.ts';
 import { invalidFields, type NormalizedFields, normalizeFields } from './fields.ts';
 import { CONTACT_COLUMNS, type ContactRow, type ContactValues } from './repo.ts';
 import { CreateContactBody } from './schemas.ts';
 import { mergeFields, phoneConflict, valuesOf } from './service.ts';
 
-const validateInput = addFormats
-  .default(new Ajv({ allErrors: true, strict: false, coerceTypes: false }))
-  .compile(CreateContactBody);
+const validateInput = boundedValidators(
+  { strict: false, coerceTypes: false },
+  { eager: true },
+)(CreateContactBody);
 
 export type CheckedRow = { fields: NormalizedFields & { phone: string } } | { error: ApiError };
 

@@ -2,7 +2,7 @@
 // and tags lower-cased, attribute names checked. Every problem is reported at once, per field, in
 // the documented `details` shape; POST/PUT/PATCH and bulk import rows share these rules.
 
-import { ApiError, type FieldIssue } from '../../kernel/errors.ts';
+import { type FieldIssue, invalidRequest } from '../../kernel/errors.ts';
 import { normalizePhone } from '../../kernel/phones.ts';
 
 export const MAX_TAGS = 50;
@@ -55,10 +55,8 @@ export function normalizeTags(raw: string[], field: string, issues: FieldIssue[]
   return tags;
 }
 
-export function invalidFields(issues: FieldIssue[]): ApiError {
-  const summary = issues.map((d) => `${d.field} ${d.issue}`).join('; ');
-  return new ApiError('INVALID_REQUEST', `Invalid request: ${summary}.`, { details: issues });
-}
+/** INVALID_REQUEST listing every fault (the first MAX_DETAILS, and how many more: errors.ts). */
+export const invalidFields = invalidRequest;
 
 /** Characters as the schemas' maxLength counts them (code points). */
 const lengthOf = (s: string) => [...s].length;

@@ -4,11 +4,10 @@
 // at the same time, two buttons with one label. A PATCH's config is first checked against its type's
 // schema here too (the body does not repeat the type). What the journey checks find in the compiled
 // journey (a message's content, Liquid, tags, attribute names) is mapped back by compile.ts.
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { Duration } from 'luxon';
 import { validationIssues } from '../../kernel/error-handler.ts';
 import type { FieldIssue } from '../../kernel/errors.ts';
+import { boundedValidators, type CheckFunction } from '../../kernel/validator.ts';
 import { durationMs, durationProblem } from '../automation/time.ts';
 import { MAX_REPLY_TIMEOUT, MAX_RUN_DURATION, MAX_WAIT } from '../journeys/nodes.ts';
 import { CONFIG_SCHEMAS, type ConfigType, type TypedConfig } from './schemas.ts';
@@ -17,10 +16,10 @@ import { CONFIG_SCHEMAS, type ConfigType, type TypedConfig } from './schemas.ts'
 const APPOINTMENT_AT =
   /^(contact\.attributes\.[A-Za-z_][A-Za-z0-9_]{0,39}|trigger\.data\.[A-Za-z0-9_][A-Za-z0-9_.-]{0,99})$/;
 
-const ajv = addFormats.default(new Ajv({ allErrors: true, strict: false, coerceTypes: false }));
+const compile = boundedValidators({ strict: false, coerceTypes: false }, { eager: true });
 const validators = Object.fromEntries(
-  Object.entries(CONFIG_SCHEMAS).map(([type, schema]) => [type, ajv.compile(schema)]),
-) as Record<ConfigType, ReturnType<typeof ajv.compile>>;
+  Object.entries(CONFIG_SCHEMAS).map(([type, schema]) => [type, compile(schema)]),
+) as Record<ConfigType, CheckFunction>;
 
 /** The faults of a config against its type's schema, at `config.…`. */
 export function shapeProblems(type: ConfigType, config: unknown): FieldIssue[] {

@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../../kernel/events.ts';
 import { PageQuery } from '../../kernel/pagination.ts';
 import { nullable, Timestamp } from '../../kernel/schemas.ts';
 import { ActionSchema, MAX_ACTIONS } from '../automation/actions-schema.ts';
-import { OPS } from '../automation/conditions.ts';
+import { MAX_CONDITIONS, OPS } from '../automation/conditions.ts';
 import type { RuleRow } from './repo.ts';
 
 /** Triggers that are not events: they fire when a time has passed without something happening. */
@@ -51,9 +51,17 @@ const ConditionSchema = Type.Object(
 
 export const ConditionsSchema = Type.Object(
   {
-    all: Type.Optional(Type.Array(ConditionSchema, { description: 'Every one must hold.' })),
+    all: Type.Optional(
+      Type.Array(ConditionSchema, {
+        maxItems: MAX_CONDITIONS,
+        description: `Every one must hold (at most ${MAX_CONDITIONS} conditions in all and any together).`,
+      }),
+    ),
     any: Type.Optional(
-      Type.Array(ConditionSchema, { description: 'At least one must hold (when there are any).' }),
+      Type.Array(ConditionSchema, {
+        maxItems: MAX_CONDITIONS,
+        description: 'At least one must hold (when there are any).',
+      }),
     ),
   },
   { additionalProperties: false, description: 'When the rule matches. None: always.' },

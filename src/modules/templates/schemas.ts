@@ -331,56 +331,126 @@ export function toTemplate(row: TemplateRow) {
 interface Mismatch {
   /** The branch's schema path, ending in `/anyOf/<n>/`. */
   branch: string;
-  /** The instance path of the value the union is about. */
-  at: string;
   allowed: unknown;
 }
 
-const within = (path: string, at: string) => path === at || path.startsWith(`${at}/`);
+const TYPE_CONST = /^(.*\/anyOf\/\d+\/)properties\/type\/const$/;
+const TYPE_REQUIRED = /^(.*\/anyOf\/\d+\/)required$/;
+
+/**
+ * What is known of each schema path and each instance path met, computed once: a body of many
+ * wrong values has errors by the thousand, on the few schema paths of its schema.
+ */
+class Paths {
+  readonly #branches = new Map<string, string | null>();
+  readonly #sites = new Map<string, string[]>();
+  readonly #ancestors = new Map<string, string[]>();
+
+  /** The branch (`…/anyOf/<n>/`) of a branch's `type` const or required check, or null. */
+  typeBranch(schemaPath: string, check: RegExp): string | null {
+    const key = `${check.source}|${schemaPath}`;
+    let branch = this.#branches.get(key);
+    if (branch === undefined) {
+      branch = check.exec(schemaPath)?.[1] ?? null;
+      this.#branches.set(key, branch);
+    }
+    return branch;
+  }
+
+  /** Each union (`…/anyOf/`) the schema path passes through. */
+  unionSites(schemaPath: string): string[] {
+    let sites = this.#sites.get(schemaPath);
+    if (!sites) {
+      sites = [];
+      for (let at = schemaPath.indexOf('/anyOf/'); at >= 0; at = schemaPath.indexOf('/anyOf/', at + 1)) {
+        sites.push(schemaPath.slice(0, at + '/anyOf/'.length));
+      }
+      this.#sites.set(schemaPath, sites);
+    }
+    return sites;
+  }
+
+  /** The instance path and each of its ancestors: `/a/0/b`, `/a/0`, `/a`, ``. */
+  selfAndAncestors(path: string): string[] {
+    let out = this.#ancestors.get(path);
+    if (!out) {
+      out = [path];
+      for (let cut = path.lastIndexOf('/'); cut >= 0; cut = cut === 0 ? -1 : path.lastIndexOf('/', cut - 1)) {
+        out.push(path.slice(0, cut));
+      }
+      this.#ancestors.set(path, out);
+    }
+    return out;
+  }
+}
+
+function mismatchOf(paths: Paths, e: FastifySchemaValidationError): (Mismatch & { at: string }) | null {
+  if (e.keyword === 'const' && e.instancePath.endsWith('/type')) {
+    const branch = paths.typeBranch(e.schemaPath, TYPE_CONST);
+    if (branch)
+      return { branch, at: e.instancePath.slice(0, -'/type'.length), allowed: e.params.allowedValue };
+  }
+  if (e.keyword === 'required' && e.params.missingProperty === 'type') {
+    const branch = paths.typeBranch(e.schemaPath, TYPE_REQUIRED);
+    if (branch) return { branch, at: e.instancePath, allowed: undefined };
+  }
+  return null;
+}
 
 /**
  * The 400 for a body that fails the schema. A component (and a button) is one of several shapes
  * told apart by `type`, and Ajv reports why the value fails every one of them; only the shape its
  * `type` names is reported here (or, when it names none, that `type` is wrong).
+ *
+ * A body of many wrong values has as many errors, so each error is looked at a bounded number of
+ * times, through maps keyed by path (how deep a path goes and how many unions a schema path passes
+ * are the schema's, not the body's): the work is linear in the errors.
  */
 export function templateSchemaErrors(errors: FastifySchemaValidationError[], part: string): ApiError {
-  const mismatches: Mismatch[] = errors.flatMap((e) => {
-    const constant = /^(.*\/anyOf\/\d+\/)properties\/type\/const$/.exec(e.schemaPath);
-    if (e.keyword === 'const' && constant && e.instancePath.endsWith('/type')) {
-      return [
-        {
-          branch: constant[1]!,
-          at: e.instancePath.slice(0, -'/type'.length),
-          allowed: e.params.allowedValue,
-        },
-      ];
+  const paths = new Paths();
+  // Mismatched branches by the instance path of the value the union is about.
+  const mismatches = new Map<string, Mismatch[]>();
+  // The instance paths each union (by its `…/anyOf/` site) failed at.
+  const unions = new Map<string, Set<string>>();
+  for (const e of errors) {
+    const m = mismatchOf(paths, e);
+    if (m) mismatches.set(m.at, [...(mismatches.get(m.at) ?? []), { branch: m.branch, allowed: m.allowed }]);
+    if (e.keyword === 'anyOf') {
+      const site = `${e.schemaPath}/`;
+      unions.set(site, (unions.get(site) ?? new Set()).add(e.instancePath));
     }
-    const required = /^(.*\/anyOf\/\d+\/)required$/.exec(e.schemaPath);
-    if (e.keyword === 'required' && required && e.params.missingProperty === 'type') {
-      return [{ branch: required[1]!, at: e.instancePath, allowed: undefined }];
+  }
+  const inMismatchedBranch = (e: FastifySchemaValidationError) =>
+    paths
+      .selfAndAncestors(e.instancePath)
+      .some((at) => mismatches.get(at)?.some((m) => e.schemaPath.startsWith(m.branch)));
+  const kept = errors.filter((e) => !inMismatchedBranch(e));
+  // `${site}|${instance path}` of each union that a kept error shows a matching branch of.
+  const matched = new Set<string>();
+  const markMatched = (k: FastifySchemaValidationError) => {
+    for (const site of paths.unionSites(k.schemaPath)) {
+      const failedAt = unions.get(site);
+      if (!failedAt) continue;
+      for (const at of paths.selfAndAncestors(k.instancePath))
+        if (failedAt.has(at)) matched.add(`${site}|${at}`);
     }
-    return [];
-  });
-  const kept = errors.filter(
-    (e) => !mismatches.some((m) => e.schemaPath.startsWith(m.branch) && within(e.instancePath, m.at)),
-  );
-  for (const union of errors.filter((e) => e.keyword === 'anyOf')) {
+  };
+  for (const k of kept) markMatched(k);
+  for (const union of errors) {
+    if (union.keyword !== 'anyOf') continue;
     const site = `${union.schemaPath}/`;
-    const own = mismatches.filter((m) => m.branch.startsWith(site) && m.at === union.instancePath);
-    const matched = kept.some(
-      (k) => k !== union && k.schemaPath.startsWith(site) && within(k.instancePath, union.instancePath),
-    );
-    if (own.length === 0 || matched) continue;
-    kept.push(
-      own.some((m) => m.allowed === undefined)
-        ? { ...union, keyword: 'required', params: { missingProperty: 'type' } }
-        : {
-            ...union,
-            instancePath: `${union.instancePath}/type`,
-            keyword: 'type-of-union',
-            message: `must be one of ${own.map((m) => m.allowed).join(', ')}`,
-          },
-    );
+    const own = (mismatches.get(union.instancePath) ?? []).filter((m) => m.branch.startsWith(site));
+    if (own.length === 0 || matched.has(`${site}|${union.instancePath}`)) continue;
+    const replaced: FastifySchemaValidationError = own.some((m) => m.allowed === undefined)
+      ? { ...union, keyword: 'required', params: { missingProperty: 'type' } }
+      : {
+          ...union,
+          instancePath: `${union.instancePath}/type`,
+          keyword: 'type-of-union',
+          message: `must be one of ${own.map((m) => m.allowed).join(', ')}`,
+        };
+    kept.push(replaced);
+    markMatched(replaced);
   }
   return invalidFields(validationIssues(kept, part));
 }
