@@ -3462,13 +3462,15 @@ export interface components {
                  * @description The documentation of this code.
                  */
                 docs: string;
-                /** @description For validation failures: each failing field. */
+                /** @description For validation failures: each failing field, at most 50 (`detailsOmitted` counts the rest). A body of more than 1,000 JSON values is checked up to its first fault, which is then the one listed. */
                 details?: ({
                     field: string;
                     issue: string;
                 } & {
                     [key: string]: unknown;
                 })[];
+                /** @description How many more faults were found than `details` lists; absent when it lists them all. */
+                detailsOmitted?: number;
                 /** @description Quote it when asking for support. */
                 requestId: string;
             };
@@ -3622,7 +3624,7 @@ export interface components {
                 /** @description A timed entry event’s wait. */
                 after?: string;
                 conditions: {
-                    /** @description Every one must hold. */
+                    /** @description Every one must hold (at most 20 conditions in all and any together). */
                     all?: {
                         /**
                          * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -3836,7 +3838,7 @@ export interface components {
                 config: {
                     /** @description When the rule matches. None: always. */
                     conditions: {
-                        /** @description Every one must hold. */
+                        /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
                              * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -4498,7 +4500,7 @@ export interface components {
             };
             /** @description When the rule matches. None: always. */
             conditions: {
-                /** @description Every one must hold. */
+                /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
                      * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -4836,7 +4838,7 @@ export interface components {
             };
             /** @description When the rule matches. None: always. */
             conditions: {
-                /** @description Every one must hold. */
+                /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
                      * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -5257,7 +5259,7 @@ export interface components {
                     event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
-                        /** @description Every one must hold. */
+                        /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
                              * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -17445,7 +17447,7 @@ export interface operations {
                     };
                     /** @description When the rule matches. None: always. */
                     conditions?: {
-                        /** @description Every one must hold. */
+                        /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
                              * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -18172,7 +18174,7 @@ export interface operations {
                     };
                     /** @description When the rule matches. None: always. */
                     conditions?: {
-                        /** @description Every one must hold. */
+                        /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
                              * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -19278,7 +19280,7 @@ export interface operations {
                             event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
-                                /** @description Every one must hold. */
+                                /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
                                      * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -20000,7 +20002,7 @@ export interface operations {
                             event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
-                                /** @description Every one must hold. */
+                                /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
                                      * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -22032,7 +22034,7 @@ export interface operations {
                         after?: string;
                         /** @description When the rule matches. None: always. */
                         conditions?: {
-                            /** @description Every one must hold. */
+                            /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
                                  * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -22250,7 +22252,7 @@ export interface operations {
                         config: {
                             /** @description When the rule matches. None: always. */
                             conditions: {
-                                /** @description Every one must hold. */
+                                /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
                                      * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -22939,7 +22941,7 @@ export interface operations {
                         after?: string;
                         /** @description When the rule matches. None: always. */
                         conditions?: {
-                            /** @description Every one must hold. */
+                            /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
                                  * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
@@ -23157,7 +23159,7 @@ export interface operations {
                         config: {
                             /** @description When the rule matches. None: always. */
                             conditions: {
-                                /** @description Every one must hold. */
+                                /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
                                      * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
