@@ -20,7 +20,7 @@ import { placesHolding } from './helpers/personal-data.ts';
 import { type Answer, type Received, Receiver } from './helpers/receiver.ts';
 import { useTestApp } from './helpers/setup.ts';
 import { postCallStatus } from './helpers/voice.ts';
-import { until } from './helpers/wait.ts';
+import { eventually, until } from './helpers/wait.ts';
 
 let fake: FakeWhatsAppCloud;
 let receiver: Receiver;
@@ -164,7 +164,7 @@ describe('work waiting on an answer across the erasure', () => {
     expect((await b.a('POST', `/rules/${rule.id}/test`, { eventId: sent()!.json.id })).status).toBe(404);
   }, 60_000);
 
-  it('keeps no provider id of a message handed over before the erasure and answered after it', async () => {
+  it('keeps no provider id of a message handed over before the erasure, and sends none claimed behind it', async () => {
     const b = await business('in flight: hand-over', { metaReportsSent: false });
     const p = person('Birchmont');
     const held = gate();
@@ -172,35 +172,50 @@ describe('work waiting on an answer across the erasure', () => {
       req.method === 'POST' && String(req.body?.to ?? '').replace(/\D/g, '') === p.phone.slice(1);
     fake.hold = (req) => (toThem(req) ? held.opened : undefined);
     const contactId = await b.contactOf(p);
-    const message = await ok(b.a('POST', '/messages', { ...NEWS, to: p.phone, parameters: [p.name] }), 202);
+    const send = () => ok(b.a('POST', '/messages', { ...NEWS, to: p.phone, parameters: [p.name] }), 202);
+    const first = await send();
     await until(
       () => fake.requests.some(toThem),
       15_000,
       () => 'the message was not handed over',
     );
+    // A second one to the number is claimed too, and waits for its turn behind the first.
+    const second = await send();
+    const row = async (id: string) =>
+      (
+        await env.tdb.db.query<{ accepted_at: Date | null; handover_started_at: Date | null }>(
+          'SELECT accepted_at, handover_started_at FROM messages WHERE id = $1',
+          [id],
+        )
+      ).rows[0]!;
+    await until(
+      async () => (await row(second.id)).handover_started_at !== null,
+      15_000,
+      () => 'the second message was not claimed',
+    );
 
     expect((await b.erase(contactId)).status).toBe(204);
     held.open();
     fake.hold = undefined;
-    const accepted = async () =>
-      (
-        await env.tdb.db.query<{ accepted_at: Date | null }>(
-          'SELECT accepted_at FROM messages WHERE id = $1',
-          [message.id],
-        )
-      ).rows[0]?.accepted_at ?? null;
     await until(
-      async () => (await accepted()) !== null,
+      async () => (await row(first.id)).accepted_at !== null,
       15_000,
       () => "Meta's answer was not recorded",
     );
-    // Meta's `sent` for it comes next, naming the number and the wamid: nothing knows it any more.
+    const failed = await eventually(
+      () => b.a('GET', `/messages/${second.id}`),
+      (r) => r.body.status === 'failed',
+      15_000,
+    );
+    expect(failed.body.error).toMatchObject({ code: 'CONTACT_ERASED' });
+    expect(fake.requests.filter(toThem)).toHaveLength(1);
+    // Meta's `sent` for the first comes next, naming the number and the wamid: nothing knows it any more.
     const wamid = fake.sent.find((s) => toThem({ method: 'POST', body: s.body }))!.wamid;
     await b.fromMeta(
       fake.statusPayload(b.t.business, { wamid, status: 'sent', recipientId: p.phone.slice(1) }),
     );
 
-    const after = await ok(b.a('GET', `/messages/${message.id}`), 200);
+    const after = await ok(b.a('GET', `/messages/${first.id}`), 200);
     expect([after.to, after.providerMessageId]).toEqual(['erased', null]);
     await expectNowhere(p);
     expect(await placesHolding(env.tdb.db, wamid)).toEqual([]);

@@ -174,6 +174,19 @@ export class VoiceDialer {
       };
       for (const row of rows) {
         const { plan_code, campaign_cps, ...call } = row;
+        // Queued when its contact was erased: there is nobody left to call.
+        if (call.to_number === ERASED) {
+          await applyCallUpdate(tx, this.#d, call, {
+            status: 'failed',
+            at: now,
+            error: {
+              code: 'CONTACT_ERASED',
+              message: 'The contact was erased before the call was placed.',
+              providerCode: null,
+            },
+          });
+          continue;
+        }
         if (call.campaign_id && campaign_cps === null) continue;
         // The campaign's pace first (its own second's count, keyed by its id), then the account's.
         if (call.campaign_id && !(await slot(`voice-campaign:${call.campaign_id}`, campaign_cps!))) continue;
