@@ -152,7 +152,10 @@ describe('work waiting on an answer across the erasure', () => {
     await expectNowhere(p);
     // The event is still listed, erased; a rule cannot be tried on what it no longer says.
     const events = await ok(b.a('GET', '/events?limit=100'), 200);
-    expect(events.data.find((e: any) => e.id === sent()!.json.id)).toBeDefined();
+    expect(events.data.find((e: any) => e.id === sent()!.json.id)).toEqual({
+      ...sent()!.json,
+      data: { erased: true },
+    });
     const rule = await ok(
       b.a('POST', '/rules', {
         name: 'tag new contacts',

@@ -20,11 +20,13 @@ export const ERASED_DATA = '{"erased":true}';
  */
 export const ERASED_EVENT_MARK = '"data": {"erased": true}';
 
-/** Whether an event's stored payload was erased. */
-export const isErasedEvent = (payload: string): boolean => payload.includes(ERASED_EVENT_MARK);
+/** Whether an event's stored payload was erased (or erased whole, as erasures did before). */
+export const isErasedEvent = (payload: string): boolean =>
+  payload === ERASED_DATA || payload.includes(ERASED_EVENT_MARK);
 
 /** The same in SQL, of a payload column. */
-export const erasedEventSql = (payload: string): string => `strpos(${payload}, '${ERASED_EVENT_MARK}') > 0`;
+export const erasedEventSql = (payload: string): string =>
+  `(${payload} = '${ERASED_DATA}' OR strpos(${payload}, '${ERASED_EVENT_MARK}') > 0)`;
 /** What an erased message's error says instead of the provider's words (its code stays). */
 export const ERASED_ERROR_MESSAGE = 'Erased with the contact; the code says what happened.';
 
@@ -101,25 +103,40 @@ export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: numbe
 }
 
 /**
- * Events naming the contact, and what receivers answered to their deliveries. Every delivery of
- * them is locked (rewritten) before the attempts: a dispatcher recording an answer it got for one
- * either committed first (its attempt is then erased here) or waits, and then finds the event
- * erased and keeps no answer (webhooks/outcomes.ts).
+ * An event's erased payload: its envelope, made again from its columns (an event erased before
+ * the envelope was kept gets it back), with `data` erased and its `causedBy` (ids only) kept.
+ */
+const ERASED_ENVELOPE = `(jsonb_build_object('id', id, 'type', type,
+    'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'accountId', account_id, 'data', '${ERASED_DATA}'::jsonb)
+  || CASE WHEN payload::jsonb ? 'causedBy' THEN jsonb_build_object('causedBy', payload::jsonb -> 'causedBy')
+          ELSE '{}'::jsonb END)::text`;
+
+/**
+ * Events naming the contact, and what receivers answered to their deliveries. Their deliveries are
+ * locked before the attempts are erased: a dispatcher recording an answer it got for one either
+ * committed first (its attempt is then erased here) or waits, and then finds the event erased and
+ * keeps no answer (webhooks/outcomes.ts).
  */
 async function eraseEvents(tx: Tx, scope: Scope): Promise<void> {
   const eventIds = await update(
     tx,
-    (w) =>
-      `UPDATE events SET payload = jsonb_set(payload::jsonb, '{data}', '${ERASED_DATA}')::text WHERE ${w} RETURNING id`,
+    (w) => `UPDATE events SET payload = ${ERASED_ENVELOPE} WHERE ${w} RETURNING id`,
     whereOf(scope, NAMING('payload')),
   );
-  const { rows: deliveries } = await tx.query<{ id: string }>(
-    'UPDATE webhook_deliveries SET last_error = NULL WHERE event_id = ANY ($1) RETURNING id',
+  await tx.query(
+    'SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE event_id = ANY ($1) FOR UPDATE) locked',
     [eventIds],
   );
   await tx.query(
-    'UPDATE webhook_attempts SET response_excerpt = NULL, error = NULL WHERE delivery_id = ANY ($1)',
-    [deliveries.map((d) => d.id)],
+    `UPDATE webhook_deliveries SET last_error = NULL WHERE event_id = ANY ($1) AND last_error IS NOT NULL`,
+    [eventIds],
+  );
+  await tx.query(
+    `UPDATE webhook_attempts a SET response_excerpt = NULL, error = NULL FROM webhook_deliveries d
+      WHERE d.id = a.delivery_id AND d.event_id = ANY ($1)
+        AND (a.response_excerpt IS NOT NULL OR a.error IS NOT NULL)`,
+    [eventIds],
   );
 }
 
