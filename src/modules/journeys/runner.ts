@@ -238,13 +238,13 @@ export async function runDueJourneys(
     const { rows: due } = await tx.query<Due>(DUE_SQL, [now, limit]);
     if (due.length === 0) return 0;
     // Their contacts are read after this (erasure/lock.ts); an account being erased waits for the
-    // next batch, its runs untouched (the erasure ends them).
+    // next look, its runs untouched (the erasure ends them), and counts as no backlog.
     const held = await tryHoldAgainstErasure(
       tx,
       due.map((r) => r.account_id),
     );
     const rows = due.filter((r) => held.has(r.account_id));
-    if (rows.length === 0) return due.length;
+    if (rows.length === 0) return 0;
     await batchOrOneByOne(tx, rows, (batch, into) => runTurns(tx, s, batch, now, into), sent, {
       batchFailed: (err) =>
         log.warn({ err }, 'a batch of journey runs failed; its runs are taken one by one'),
@@ -256,6 +256,6 @@ export async function runDueJourneys(
         ]);
       },
     });
-    return due.length;
+    return rows.length;
   });
 }

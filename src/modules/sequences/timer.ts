@@ -308,13 +308,13 @@ export async function runDue(
     const { rows: due } = await tx.query<Due>(DUE_SQL, [now, limit]);
     if (due.length === 0) return 0;
     // Their contacts are read after this (erasure/lock.ts); an account being erased waits for the
-    // next batch, its enrollments untouched (the erasure ends them).
+    // next look, its enrollments untouched (the erasure ends them), and counts as no backlog.
     const held = await tryHoldAgainstErasure(
       tx,
       due.map((r) => r.account_id),
     );
     const rows = due.filter((r) => held.has(r.account_id));
-    if (rows.length === 0) return due.length;
+    if (rows.length === 0) return 0;
     await batchOrOneByOne(tx, rows, (batch, into) => runTurns(tx, s, batch, now, into), sent, {
       batchFailed: (err) =>
         log.warn({ err }, 'a batch of sequence steps failed; its enrollments are taken one by one'),
@@ -329,6 +329,6 @@ export async function runDue(
         ]);
       },
     });
-    return due.length;
+    return rows.length;
   });
 }
