@@ -10,10 +10,10 @@
 // contact; erasing a closed sub-account also takes its team's names and emails and console logins.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sql } from '../src/kernel/db.ts';
 import { FakeWhatsAppCloud, inboundMessages } from './fakes/whatsapp-cloud.ts';
 import { call, createAccountKey } from './helpers/client.ts';
 import { credit, whatsappTenant } from './helpers/messaging.ts';
+import { placesHolding } from './helpers/personal-data.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { useTestApp } from './helpers/setup.ts';
 import { postCallStatus } from './helpers/voice.ts';
@@ -45,29 +45,6 @@ interface Person {
   city: string;
 }
 const needles = (p: Person) => [p.phone.slice(1), p.name, p.name.split(' ')[1]!, p.email, p.city];
-
-/** Every place in the database that holds `needle` (case aside): table.column and how many rows. */
-async function placesHolding(sql: Sql, needle: string): Promise<string[]> {
-  const { rows: columns } = await sql.query<{ t: string; c: string; type: string }>(
-    `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS t, quote_ident(column_name) AS c, data_type AS type
-       FROM information_schema.columns
-      WHERE table_schema IN ('public', 'pgboss')
-        AND data_type IN ('text', 'character varying', 'json', 'jsonb', 'ARRAY', 'bytea')
-        AND table_name NOT IN (SELECT c.relname FROM pg_class c WHERE c.relispartition)`,
-  );
-  const found: string[] = [];
-  for (const col of columns) {
-    const test =
-      col.type === 'bytea'
-        ? `position(convert_to($1, 'UTF8') in ${col.c}) > 0`
-        : `strpos(lower(${col.c}::text), lower($1)) > 0`;
-    const { rows } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${col.t} WHERE ${test}`, [
-      needle,
-    ]);
-    if (rows[0]!.n > 0) found.push(`${col.t}.${col.c}: ${rows[0]!.n}`);
-  }
-  return found;
-}
 
 async function expectNowhere(person: Person): Promise<void> {
   for (const needle of needles(person)) {

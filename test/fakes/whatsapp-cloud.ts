@@ -101,6 +101,9 @@ export interface GraphAnswer {
   hang?: boolean;
 }
 
+/** A promise that a request's answer (the fake's own, or a scripted one) waits for, or undefined. */
+export type Holder = (request: RecordedRequest) => Promise<unknown> | undefined;
+
 /** Looks at every request first; an answer replaces the fake's own, undefined lets it proceed. */
 export type Responder = (request: RecordedRequest) => GraphAnswer | undefined;
 
@@ -261,6 +264,8 @@ export class FakeWhatsAppCloud {
   /** Submitted templates are APPROVED at once instead of PENDING. */
   autoApprove: boolean;
   respond: Responder | undefined;
+  /** Requests whose handling (and answer) waits: recorded at once, answered once the promise settles. */
+  hold: Holder | undefined;
   /** How long every answer takes (Meta's own latency), unless a scripted answer says otherwise. */
   latencyMs = 0;
   /**
@@ -458,6 +463,12 @@ export class FakeWhatsAppCloud {
 
   #handle(req: RecordedRequest, res: ServerResponse): void {
     this.requests.push(req);
+    const held = this.hold?.(req);
+    if (held) void held.finally(() => this.#answer(req, res));
+    else this.#answer(req, res);
+  }
+
+  #answer(req: RecordedRequest, res: ServerResponse): void {
     const answer = this.respond?.(req) ?? this.#route(req);
     if (answer.hang) return;
     const send = () => {

@@ -22,6 +22,8 @@ export interface Answer {
   body?: string;
   /** Wait this long before answering (a slow receiver). */
   delayMs?: number;
+  /** Answer only once this settles (an answer held until the test lets it go). */
+  until?: Promise<unknown>;
 }
 
 /** How the receiver answers the n-th request (0-based) it gets. */
@@ -69,7 +71,8 @@ export class Receiver {
           res.writeHead(answer.status ?? 204, answer.headers ?? {});
           res.end(answer.body ?? '');
         };
-        if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
+        if (answer.until) void answer.until.finally(send);
+        else if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
         else send();
       });
     });

@@ -16,6 +16,8 @@ import type { Tx } from '../../kernel/db.ts';
 import type { Egress } from '../../kernel/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
 import type { SecretBox } from '../../kernel/secrets.ts';
+import { isErasedEvent } from '../erasure/erase.ts';
+import { holdAgainstErasure } from '../erasure/lock.ts';
 import { answerRuns, startOnEvent } from '../journeys/engine.ts';
 import { runDueJourneys } from '../journeys/runner.ts';
 import { scanTimedEntries } from '../journeys/timed.ts';
@@ -61,12 +63,18 @@ const DUE_BATCH = 250;
 /** Runs of one event tried before it is given up (logged as an error). */
 const MAX_ATTEMPTS = 5;
 
+// Taken in two statements around the accounts' erasure locks (erasure/lock.ts): the inbox rows
+// first, then, once no erasure of their accounts is under way, what the events say, read afresh
+// (an event erased meanwhile reads as such, and is not run).
 const TAKE_SQL = `
+  SELECT event_id, account_id FROM automation_inbox
+   WHERE (next_attempt_at IS NULL OR next_attempt_at <= $1)
+     AND ($3::int = 1 OR mod(abs(hashtext(account_id)::bigint), $3::int) = $4::int)
+   ORDER BY created_at, event_id LIMIT $2 FOR UPDATE SKIP LOCKED`;
+
+const TAKEN_SQL = `
   SELECT i.event_id, i.account_id, e.payload, ${ACTOR_COLUMNS}
-    FROM (SELECT event_id, account_id FROM automation_inbox
-           WHERE (next_attempt_at IS NULL OR next_attempt_at <= $1)
-             AND ($3::int = 1 OR mod(abs(hashtext(account_id)::bigint), $3::int) = $4::int)
-           ORDER BY created_at, event_id LIMIT $2 FOR UPDATE SKIP LOCKED) i
+    FROM unnest($1::text[], $2::text[]) AS i (event_id, account_id)
     JOIN events e ON e.id = i.event_id
     JOIN accounts a ON a.id = i.account_id
     LEFT JOIN account_channels c ON c.account_id = i.account_id
@@ -272,8 +280,21 @@ export class AutomationWorker {
   async runOne(lane = 0, lanes = 1): Promise<boolean> {
     const sent: SendResult[] = [];
     const taken = await this.#s.db.transaction(async (tx) => {
-      const { rows } = await tx.query<Taken>(TAKE_SQL, [this.#s.now(), EVENT_BATCH, lanes, lane]);
-      if (rows.length === 0) return 0;
+      const { rows: inbox } = await tx.query<{ event_id: string; account_id: string }>(TAKE_SQL, [
+        this.#s.now(),
+        EVENT_BATCH,
+        lanes,
+        lane,
+      ]);
+      if (inbox.length === 0) return 0;
+      await holdAgainstErasure(
+        tx,
+        inbox.map((r) => r.account_id),
+      );
+      const { rows } = await tx.query<Taken>(TAKEN_SQL, [
+        inbox.map((r) => r.event_id),
+        inbox.map((r) => r.account_id),
+      ]);
       const { sequenced, journeyed } = await accountsWithState(tx, rows);
       const rules = new Map<string, RuleRow[]>();
       const run = (row: Taken, into: SendResult[]) =>
@@ -302,9 +323,9 @@ export class AutomationWorker {
         },
       );
       await tx.query('DELETE FROM automation_inbox WHERE event_id = ANY($1)', [
-        rows.filter((r) => !failed.has(r.event_id)).map((r) => r.event_id),
+        inbox.filter((r) => !failed.has(r.event_id)).map((r) => r.event_id),
       ]);
-      return rows.length;
+      return inbox.length;
     });
     wakeDispatchers(this.#s, sent);
     if (this.#runsDue) {
@@ -339,7 +360,8 @@ export class AutomationWorker {
   ): Promise<void> {
     const { sequenced, journeyed } = batch;
     const account = actorFrom(taken.account_id, taken);
-    if (!account) return;
+    // An event erased before it ran says nothing to act on.
+    if (!account || isErasedEvent(taken.payload)) return;
     const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
     const data = event.data as { sandbox?: boolean };
     const now = this.#s.now();

@@ -6,7 +6,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Tx } from '../../kernel/db.ts';
 import type { JobDefinition } from '../../kernel/jobs.ts';
-import { type BulkJobRow, itemsOf, lockJob, recordChunk } from './repo.ts';
+import { holdAgainstErasure } from '../erasure/lock.ts';
+import { accountOfJob, type BulkJobRow, itemsOf, lockJob, recordChunk } from './repo.ts';
 
 export interface ChunkedJobDeps {
   db: Database;
@@ -38,9 +39,16 @@ export function chunkedJob<Item>(
     expireInSeconds: deps.expireInSeconds,
     handle: async ({ jobId }, meta) => {
       try {
-        const items = (await itemsOf(deps.db, jobId)) as Item[] | null;
-        if (!items) return;
-        while (!(await deps.db.transaction((tx) => spec.chunk(tx, jobId, items)))) {
+        const accountId = await accountOfJob(deps.db, jobId);
+        if (!accountId) return;
+        // Each chunk reads the items afresh once no erasure of the account is under way
+        // (erasure/lock.ts): one that erased a number of the job meanwhile took it out of them.
+        const chunk = async (tx: Tx) => {
+          await holdAgainstErasure(tx, [accountId]);
+          const items = (await itemsOf(tx, jobId)) as Item[] | null;
+          return items ? spec.chunk(tx, jobId, items) : true;
+        };
+        while (!(await deps.db.transaction(chunk))) {
           // Let the event loop run between chunks: on PGlite a query never waits for I/O, so the
           // whole job would otherwise run without the process serving a single request.
           await new Promise((resolve) => setImmediate(resolve));

@@ -113,6 +113,13 @@ export async function lockJob(
   return rows[0] ?? null;
 }
 
+export async function accountOfJob(sql: Sql, id: string): Promise<string | null> {
+  const { rows } = await sql.query<{ account_id: string }>('SELECT account_id FROM bulk_jobs WHERE id = $1', [
+    id,
+  ]);
+  return rows[0]?.account_id ?? null;
+}
+
 export async function itemsOf(sql: Sql, id: string): Promise<unknown[] | null> {
   const { rows } = await sql.query<{ items: string | null }>('SELECT items FROM bulk_jobs WHERE id = $1', [
     id,

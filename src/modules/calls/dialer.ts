@@ -23,6 +23,7 @@ import type { EventOutbox } from '../../kernel/events.ts';
 import { planOf } from '../../kernel/plans.ts';
 import { PollingLoop } from '../../kernel/polling-loop.ts';
 import { pruneSlots, takeSlots } from '../campaign-engine/rate-slots.ts';
+import { ERASED } from '../erasure/erase.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { advanceCampaigns } from '../voice-campaigns/pacer.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
@@ -173,6 +174,19 @@ export class VoiceDialer {
       };
       for (const row of rows) {
         const { plan_code, campaign_cps, ...call } = row;
+        // Queued when its contact was erased: there is nobody left to call.
+        if (call.to_number === ERASED) {
+          await applyCallUpdate(tx, this.#d, call, {
+            status: 'failed',
+            at: now,
+            error: {
+              code: 'CONTACT_ERASED',
+              message: 'The contact was erased before the call was placed.',
+              providerCode: null,
+            },
+          });
+          continue;
+        }
         if (call.campaign_id && campaign_cps === null) continue;
         // The campaign's pace first (its own second's count, keyed by its id), then the account's.
         if (call.campaign_id && !(await slot(`voice-campaign:${call.campaign_id}`, campaign_cps!))) continue;
@@ -348,8 +362,10 @@ export class VoiceDialer {
       const next = this.#d.now();
       await this.#d.db.query(
         // Ended meanwhile (a cancel set the simulation's end): that end is played next, at once.
+        // Erased meanwhile: it plays on without the script it fetched (erasure/erase.ts).
         `UPDATE calls
-            SET sim = CASE WHEN ${ENDED_MEANWHILE} THEN sim ELSE $2::jsonb END,
+            SET sim = CASE WHEN ${ENDED_MEANWHILE} THEN sim
+                           WHEN to_number = '${ERASED}' THEN $2::jsonb - 'twiml' ELSE $2::jsonb END,
                 sim_due_at = CASE WHEN ${ENDED_MEANWHILE} THEN $5::timestamptz ELSE $3::timestamptz END,
                 sim_keys = substr(sim_keys, $4 + 1), updated_at = $5
           WHERE id = $1`,

@@ -33,6 +33,7 @@ import { TemplateError } from '../automation/templating.ts';
 import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
 import { takeSlots } from '../campaign-engine/rate-slots.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { holdAgainstErasure } from '../erasure/lock.ts';
 import type { AcceptServices } from '../messages/accept.ts';
 import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from '../messages/prepare.ts';
@@ -186,6 +187,8 @@ export class CampaignSender {
       const live = rows[0];
       // No longer running; a suspended account's campaign waits.
       if (live?.account_status !== 'ACTIVE') return NOTHING;
+      // The recipients and their contacts are read after any erasure under way (erasure/lock.ts).
+      await holdAgainstErasure(tx, [live.account_id]);
       return sendRound(tx, d, live);
     });
     wakeDispatchers(d, round.results);

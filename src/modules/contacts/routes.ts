@@ -138,9 +138,11 @@ export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             'Without `erase`, the contact goes and its history (messages, conversations, events) stays, naming its number. ' +
             'With `erase=true` the personal data goes from every table in the same transaction: messages keep their ids, ' +
             "statuses, times and prices but lose their content and number (shown as `erased`), the customer's files are deleted, " +
-            "events about the contact are emptied, runs of automation are ended and cleared, and the ledger's descriptions " +
-            'lose the number (amounts stay). A `contact.erased` event names only the id. Irreversible; the number writing in ' +
-            'again makes a new contact (docs/operations.md, Erasure).',
+            'events about the contact keep their envelope with `data: {"erased": true}`, runs of automation are ended and ' +
+            "cleared, and the ledger's descriptions lose the number (amounts stay). Work under way for the contact writes " +
+            'nothing of it afterwards: queued messages and calls fail `CONTACT_ERASED`, answers to requests already sent ' +
+            'are not kept. A `contact.erased` event names only the id. Irreversible; the number writing in again makes a ' +
+            'new contact (docs/operations.md, Erasure).',
           params: ContactIdParams,
           querystring: EraseQuery,
           response: { 204: Type.Null({ description: 'Deleted.' }) },

@@ -8,6 +8,7 @@ import type { EventOutbox, EventType } from '../../kernel/events.ts';
 import { newId } from '../../kernel/ids.ts';
 import { closeConversationsOf } from '../conversations/service.ts';
 import { eraseData } from '../erasure/erase.ts';
+import { lockForErasure } from '../erasure/lock.ts';
 import { changeIssues } from './change-checks.ts';
 import {
   type AttributeValue,
@@ -243,10 +244,11 @@ export async function removeContact(s: ContactServices, accountId: string, id: s
 /**
  * Deletes the contact and erases its personal data from every table (modules/erasure/erase.ts),
  * in one transaction: a `contact.erased` event names only its id (a `contact.deleted` event would
- * carry what is being erased).
+ * carry what is being erased). The account's work in flight commits first (erasure/lock.ts).
  */
 export async function eraseContact(s: ContactServices, accountId: string, id: string): Promise<void> {
   await s.db.transaction(async (tx) => {
+    await lockForErasure(tx, accountId);
     const row = await deleteContact(tx, accountId, id);
     if (!row) throw notFound('contact');
     // First, so that the conversation.closed events this emits are erased with the rest.

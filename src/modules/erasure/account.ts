@@ -1,9 +1,11 @@
 // Erasing a whole sub-account (DELETE /partner/accounts/{id}?erase=true): closed first if it is not,
-// then every personal field of it erased, in the one transaction (erase.ts says what stays).
+// then every personal field of it erased, in the one transaction (erase.ts says what stays), once
+// its work in flight committed (lock.ts).
 import type { Tx } from '../../kernel/db.ts';
 import type { EventOutbox } from '../../kernel/events.ts';
 import { setAccountStatus } from '../partner/accounts.ts';
 import { eraseData, erasePeople } from './erase.ts';
+import { lockForErasure } from './lock.ts';
 
 export async function eraseAccount(
   tx: Tx,
@@ -11,6 +13,7 @@ export async function eraseAccount(
   partnerId: string,
   accountId: string,
 ): Promise<void> {
+  await lockForErasure(tx, accountId);
   await setAccountStatus(tx, events, partnerId, accountId, 'CLOSED');
   await eraseData(tx, { kind: 'account', accountId });
   await erasePeople(tx, accountId);

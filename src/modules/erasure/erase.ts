@@ -10,6 +10,25 @@
 import type { Tx } from '../../kernel/db.ts';
 
 export const ERASED = 'erased';
+/** What erased data becomes: an event's `data`, a webhook call's whole payload, a bulk item. */
+export const ERASED_DATA = '{"erased":true}';
+/**
+ * An erased event keeps its envelope (id, type, time, account, cause: what receivers and the API
+ * read it by) and its `data` becomes ERASED_DATA, rewritten by jsonb, whose text this marks: the
+ * outbox's own JSON (JSON.stringify) never holds `": "` outside a string, and a string escapes its
+ * quotes, so no event that was not erased can hold it.
+ */
+export const ERASED_EVENT_MARK = '"data": {"erased": true}';
+
+/** Whether an event's stored payload was erased (or erased whole, as erasures did before). */
+export const isErasedEvent = (payload: string): boolean =>
+  payload === ERASED_DATA || payload.includes(ERASED_EVENT_MARK);
+
+/** The same in SQL, of a payload column. */
+export const erasedEventSql = (payload: string): string =>
+  `(${payload} = '${ERASED_DATA}' OR strpos(${payload}, '${ERASED_EVENT_MARK}') > 0)`;
+/** What an erased message's error says instead of the provider's words (its code stays). */
+export const ERASED_ERROR_MESSAGE = 'Erased with the contact; the code says what happened.';
 
 export type Scope =
   | { kind: 'contact'; accountId: string; contactId: string /** E.164 */; phone: string }
@@ -42,7 +61,13 @@ async function update(tx: Tx, sql: (where: string) => string, w: Where): Promise
   return rows.map((r) => r.id);
 }
 
-/** Scrubs every table of the scope (the caller deletes the contact row, or closes the account). */
+/**
+ * Scrubs every table of the scope (the caller deletes the contact, or closes the account, first,
+ * under lockForErasure). The rows that writers lock (messages, conversations, runs, calls,
+ * recipients, bulk jobs) are rewritten before the events that name them: a writer that locked one
+ * first commits before the statement that rewrites it goes on, so the events it emitted are there
+ * when the events are scrubbed, and one that comes after finds the row erased (lock.ts).
+ */
 export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: number }> {
   const messageIds = await update(
     tx,
@@ -51,7 +76,7 @@ export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: numbe
     ) => `UPDATE messages SET phone = '${ERASED}', content = '{}', provider_message_id = NULL, idempotency_key = NULL,
                    error = CASE WHEN error IS NULL THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
                      'code', error->'code', 'providerCode', error->'providerCode',
-                     'message', 'Erased with the contact; the code says what happened.')) END
+                     'message', '${ERASED_ERROR_MESSAGE}')) END
              WHERE ${w} RETURNING id`,
     whereOf(scope, BY_ID_OR_NUMBER('phone')),
   );
@@ -69,26 +94,50 @@ export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: numbe
     (w) => `UPDATE conversations SET phone = '${ERASED}' WHERE ${w} RETURNING id`,
     whereOf(scope, BY_ID_OR_NUMBER('phone')),
   );
-  // Events naming the contact, and what receivers answered to their deliveries.
+  await eraseStoredAnswers(tx, scope);
+  await eraseAutomation(tx, scope);
+  await eraseVoiceAndCampaigns(tx, scope);
+  await eraseSharedTexts(tx, scope);
+  await eraseEvents(tx, scope);
+  return { messages: messageIds.length };
+}
+
+/**
+ * An event's erased payload: its envelope, made again from its columns (an event erased before
+ * the envelope was kept gets it back), with `data` erased and its `causedBy` (ids only) kept.
+ */
+const ERASED_ENVELOPE = `(jsonb_build_object('id', id, 'type', type,
+    'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'accountId', account_id, 'data', '${ERASED_DATA}'::jsonb)
+  || CASE WHEN payload::jsonb ? 'causedBy' THEN jsonb_build_object('causedBy', payload::jsonb -> 'causedBy')
+          ELSE '{}'::jsonb END)::text`;
+
+/**
+ * Events naming the contact, and what receivers answered to their deliveries. Their deliveries are
+ * locked before the attempts are erased: a dispatcher recording an answer it got for one either
+ * committed first (its attempt is then erased here) or waits, and then finds the event erased and
+ * keeps no answer (webhooks/outcomes.ts).
+ */
+async function eraseEvents(tx: Tx, scope: Scope): Promise<void> {
   const eventIds = await update(
     tx,
-    (w) => `UPDATE events SET payload = '{"erased":true}' WHERE ${w} RETURNING id`,
+    (w) => `UPDATE events SET payload = ${ERASED_ENVELOPE} WHERE ${w} RETURNING id`,
     whereOf(scope, NAMING('payload')),
   );
   await tx.query(
-    `UPDATE webhook_attempts a SET response_excerpt = NULL, error = NULL FROM webhook_deliveries d
-      WHERE d.id = a.delivery_id AND d.event_id = ANY ($1)`,
+    'SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE event_id = ANY ($1) FOR UPDATE) locked',
     [eventIds],
   );
   await tx.query(
     `UPDATE webhook_deliveries SET last_error = NULL WHERE event_id = ANY ($1) AND last_error IS NOT NULL`,
     [eventIds],
   );
-  await eraseStoredAnswers(tx, scope);
-  await eraseAutomation(tx, scope);
-  await eraseVoiceAndCampaigns(tx, scope);
-  await eraseSharedTexts(tx, scope);
-  return { messages: messageIds.length };
+  await tx.query(
+    `UPDATE webhook_attempts a SET response_excerpt = NULL, error = NULL FROM webhook_deliveries d
+      WHERE d.id = a.delivery_id AND d.event_id = ANY ($1)
+        AND (a.response_excerpt IS NOT NULL OR a.error IS NOT NULL)`,
+    [eventIds],
+  );
 }
 
 /**
@@ -140,7 +189,7 @@ async function eraseAutomation(tx: Tx, scope: Scope): Promise<void> {
   await update(
     tx,
     (w) =>
-      `UPDATE automation_calls SET payload = '{"erased":true}', response = NULL, last_error = NULL WHERE ${w} RETURNING id`,
+      `UPDATE automation_calls SET payload = '${ERASED_DATA}', response = NULL, last_error = NULL WHERE ${w} RETURNING id`,
     whereOf(scope, NAMING('payload')),
   );
 }
@@ -150,7 +199,9 @@ async function eraseVoiceAndCampaigns(tx: Tx, scope: Scope): Promise<void> {
     tx,
     (
       w,
-    ) => `UPDATE calls SET to_number = '${ERASED}', variables = '{}', rendered = '{}', digits = '[]', sim = NULL
+    ) => `UPDATE calls SET to_number = '${ERASED}', variables = '{}', rendered = '{}', digits = '[]', sim_keys = '',
+                   -- A sandbox call still going plays on to its end, without the script it was reading.
+                   sim = sim - 'twiml'
              WHERE ${w} RETURNING id`,
     whereOf(scope, BY_ID_OR_NUMBER('to_number')),
   );
@@ -185,8 +236,14 @@ async function eraseSharedTexts(tx: Tx, scope: Scope): Promise<void> {
   const digits = scope.phone.replace(/^\+/, '');
   const number = [scope.accountId, scope.phone, digits];
   const without = (expr: string) => `replace(replace(${expr}, $2, '[erased]'), $3, '[erased]')`;
+  // A job not done yet: the items naming the number become {"erased":true} whole (their name,
+  // email and attributes too), in their places, so the chunks still to run fail them.
   await tx.query(
-    `UPDATE bulk_jobs SET items = ${without('items')} WHERE account_id = $1 AND items IS NOT NULL AND strpos(items, $3) > 0`,
+    `UPDATE bulk_jobs j
+        SET items = (SELECT jsonb_agg(CASE WHEN strpos(x.item::text, $3) > 0 THEN '${ERASED_DATA}'::jsonb ELSE x.item END
+                                      ORDER BY x.n)::text
+                       FROM jsonb_array_elements(j.items::jsonb) WITH ORDINALITY AS x (item, n))
+      WHERE j.account_id = $1 AND j.items IS NOT NULL AND strpos(j.items, $3) > 0 AND $2::text IS NOT NULL`,
     number,
   );
   await tx.query(

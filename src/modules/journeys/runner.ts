@@ -19,6 +19,8 @@ import type { Tx } from '../../kernel/db.ts';
 import type { EventEnvelope, EventInput } from '../../kernel/events.ts';
 import { batchOrOneByOne } from '../automation/batches.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from '../automation/effects.ts';
+import { erasedEventSql } from '../erasure/erase.ts';
+import { tryHoldAgainstErasure } from '../erasure/lock.ts';
 import type { SendResult } from '../messages/accept-batch.ts';
 import { type Going, reread, type Turn, walkAll } from './execute.ts';
 import type { Definition } from './graph.ts';
@@ -161,7 +163,7 @@ async function readTurn(
   const eventIds = rows.flatMap((r) => (r.trigger_event_id ? [r.trigger_event_id] : []));
   if (eventIds.length > 0) {
     const { rows: events } = await tx.query<{ id: string; payload: string }>(
-      'SELECT id, payload FROM events WHERE id = ANY($1)',
+      `SELECT id, payload FROM events WHERE id = ANY($1) AND NOT ${erasedEventSql('payload')}`,
       [eventIds],
     );
     for (const e of events) {
@@ -233,7 +235,15 @@ export async function runDueJourneys(
 ): Promise<number> {
   return s.db.transaction(async (tx) => {
     const now = s.now();
-    const { rows } = await tx.query<Due>(DUE_SQL, [now, limit]);
+    const { rows: due } = await tx.query<Due>(DUE_SQL, [now, limit]);
+    if (due.length === 0) return 0;
+    // Their contacts are read after this (erasure/lock.ts); an account being erased waits for the
+    // next look, its runs untouched (the erasure ends them), and counts as no backlog.
+    const held = await tryHoldAgainstErasure(
+      tx,
+      due.map((r) => r.account_id),
+    );
+    const rows = due.filter((r) => held.has(r.account_id));
     if (rows.length === 0) return 0;
     await batchOrOneByOne(tx, rows, (batch, into) => runTurns(tx, s, batch, now, into), sent, {
       batchFailed: (err) =>

@@ -1,5 +1,6 @@
 // Media rows and their chunks. Reads always name the account, so another tenant's media is not found.
 import type { Sql } from '../../kernel/db.ts';
+import { ERASED } from '../erasure/erase.ts';
 import type { StoredMediaKind } from './kinds.ts';
 
 export interface MediaRow {
@@ -27,8 +28,11 @@ const COLUMNS =
   'id, account_id, direction, kind, mime_type, size_bytes, sha256, filename, provider, provider_media_id, provider_uploaded_at, message_id, status, error, expires_at, created_at';
 
 /**
- * Inserts a media row with its chunks. An inbound row whose message already has one (a fetch that
- * raced another) is not inserted: answers null, and no chunk is written.
+ * Inserts a media row with its chunks, in the caller's transaction. A row of a message that already
+ * has one (a fetch that raced another) is not inserted: answers null, and no chunk is written; nor
+ * is one of a message erased while its file was being fetched. The message is held FOR SHARE until
+ * the commit, so an erasure (which rewrites it before deleting its files, erasure/erase.ts) either
+ * waits and deletes this row, or has committed and the message is seen erased.
  */
 export async function insertMedia(
   sql: Sql,
@@ -36,6 +40,13 @@ export async function insertMedia(
   chunks: Buffer[],
   now: Date,
 ): Promise<MediaRow | null> {
+  if (row.message_id !== null) {
+    const { rows: kept } = await sql.query(
+      `SELECT 1 FROM messages WHERE id = $1 AND account_id = $2 AND phone <> '${ERASED}' FOR SHARE`,
+      [row.message_id, row.account_id],
+    );
+    if (kept.length === 0) return null;
+  }
   const values = [
     row.id,
     row.account_id,

@@ -31,6 +31,7 @@ import { noteThrottled } from '../campaigns/feedback.ts';
 import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import { rememberWaIds, type WaIdReport } from '../contacts/repo.ts';
+import { ERASED } from '../erasure/erase.ts';
 import type { MediaStore } from '../media/service.ts';
 import type { TemplateRow } from '../templates/repo.ts';
 import { DISPATCH_JOB } from './accept.ts';
@@ -96,6 +97,14 @@ const DEFER_MS = 1000;
 const ORDER_WINDOW_MS = 60_000;
 
 function contentOf(message: MessageRow, template: Loaded['template']): MessageContent | ProviderError {
+  // Queued when its contact was erased: nothing of it is left to send, nor anyone to send it to.
+  if (message.phone === ERASED) {
+    return {
+      code: 'CONTACT_ERASED',
+      message: 'The contact was erased before the message went.',
+      providerCode: null,
+    };
+  }
   // Only outbound messages are dispatched.
   const c = message.content as OutboundContent;
   if ('template' in c) {
@@ -136,6 +145,17 @@ function contentOf(message: MessageRow, template: Loaded['template']): MessageCo
     type: 'interactive',
     interactive: c.interactive as unknown as Extract<MessageContent, { type: 'interactive' }>['interactive'],
   };
+}
+
+/**
+ * A claimed message that waited for an earlier one to its number (up to a provider's timeout), as
+ * it is now: its contact may have been erased meanwhile, and then it is not sent (contentOf).
+ */
+async function erasedMeanwhile(d: DispatchDeps, l: Loaded): Promise<Loaded> {
+  const { rows } = await d.db.query<{ phone: string }>('SELECT phone FROM messages WHERE id = $1', [
+    l.message.id,
+  ]);
+  return rows[0]?.phone === ERASED ? { ...l, message: { ...l.message, phone: ERASED } } : l;
 }
 
 /** A queued message with what sending it needs: its account's channel and its template. */
@@ -531,11 +551,12 @@ async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[])
     [...byPhone].map(async ([key, group]) => {
       for (const [i, l] of group.entries()) {
         const accountId = l.message.account_id;
-        const outcome = await order.inTurn(key, l.message.id, () =>
+        const outcome = await order.inTurn(key, l.message.id, (waited) =>
           pool.use(async () => {
             if (!(await budget.acquire(accountId, BUDGET_WAIT_MS))) return null;
             try {
-              return await slots.use(() => send(d, l));
+              const current = waited ? await erasedMeanwhile(d, l) : l;
+              return await slots.use(() => send(d, current));
             } finally {
               budget.release(accountId);
             }

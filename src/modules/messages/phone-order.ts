@@ -63,13 +63,17 @@ export class PhoneOrder {
     }
   }
 
-  /** Runs the hand-over of a registered message in its turn, then lets the next one go. */
-  async inTurn<T>(key: string, id: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs the hand-over of a registered message in its turn, then lets the next one go. `work` is
+   * told whether the message waited for its turn (behind a hand-over that may have taken long).
+   */
+  async inTurn<T>(key: string, id: string, work: (waited: boolean) => Promise<T>): Promise<T> {
     const q = this.#queues.get(key)!;
-    if (q.busy || q.ids[0] !== id) await new Promise<void>((resolve) => q.wake.set(id, resolve));
+    const waited = q.busy || q.ids[0] !== id;
+    if (waited) await new Promise<void>((resolve) => q.wake.set(id, resolve));
     q.busy = true;
     try {
-      return await work();
+      return await work(waited);
     } finally {
       q.busy = false;
       q.ids.splice(q.ids.indexOf(id), 1);

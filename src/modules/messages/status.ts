@@ -16,6 +16,7 @@ import type { Tx } from '../../kernel/db.ts';
 import type { EventInput, EventOutbox, EventType } from '../../kernel/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import { noteHandedOver } from '../bulk/messages-progress.ts';
+import { ERASED, ERASED_ERROR_MESSAGE } from '../erasure/erase.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
 import { adjustmentDue, settleCharge } from './settlement.ts';
 import { nextState, type StatusChange } from './transition.ts';
@@ -79,6 +80,28 @@ const WRITE_SQL = `
          accepted_at timestamptz, provider_status text, adjusted_micros bigint, unpaid_micros bigint)
    WHERE m.id = u.id`;
 
+/**
+ * A message whose contact was erased while a report about it was on its way (a hand-over's answer,
+ * a callback) stays erased: it learns its status and times, never the provider's id (Meta's wamid
+ * encodes the number) nor the details of an error (erasure/erase.ts keeps the code alone).
+ */
+function keptErased(before: MessageRow, after: MessageRow): MessageRow {
+  if (before.phone !== ERASED) return after;
+  const error = after.error;
+  return {
+    ...after,
+    provider_message_id: before.provider_message_id,
+    error:
+      !error || error === before.error
+        ? error
+        : {
+            code: error.code,
+            message: ERASED_ERROR_MESSAGE,
+            ...(error.providerCode == null ? {} : { providerCode: error.providerCode }),
+          },
+  };
+}
+
 function keyOf(target: MessageTarget): string {
   return 'id' in target
     ? `id/${target.accountId}/${target.id}`
@@ -122,7 +145,7 @@ export async function applyStatuses(
       results.push(null);
       continue;
     }
-    let row: MessageRow = { ...result.row, updated_at: now };
+    let row: MessageRow = { ...keptErased(before, result.row), updated_at: now };
     if (row.status === 'failed' && row.charged_micros > 0 && !row.delivered_at && !row.refunded_at) {
       row = { ...row, refunded_at: now };
       refunds.push(row);

@@ -5,6 +5,7 @@ import { notFound } from '../../kernel/errors.ts';
 import type { CausedBy, EventEnvelope, EventType } from '../../kernel/events.ts';
 import type { Page } from '../../kernel/pagination.ts';
 import { loadScope } from '../automation/context.ts';
+import { isErasedEvent } from '../erasure/erase.ts';
 import { type RuleRunRow, runRule } from './engine.ts';
 import { findRule } from './repo.ts';
 import type { TriggerEvent } from './schemas.ts';
@@ -51,7 +52,8 @@ export async function dryRun(
       'SELECT payload FROM events WHERE id = $1 AND account_id = $2',
       [input.eventId, accountId],
     );
-    if (!rows[0]) throw notFound('event');
+    // An erased event's data is gone: there is nothing left to run the rule on.
+    if (!rows[0] || isErasedEvent(rows[0].payload)) throw notFound('event');
     event = JSON.parse(rows[0].payload);
   } else {
     event = {

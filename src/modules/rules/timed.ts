@@ -16,6 +16,7 @@ import { newId } from '../../kernel/ids.ts';
 import { loadScope } from '../automation/context.ts';
 import { ACTOR_COLUMNS, type Act, type Actor, type ActorRow, actorFrom } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';
+import { holdAgainstErasure } from '../erasure/lock.ts';
 import { recordRuns, runRule } from './engine.ts';
 import type { RuleRow } from './repo.ts';
 
@@ -106,6 +107,8 @@ async function actorOf(tx: Tx, accountId: string): Promise<Omit<Actor, 'mode'> |
 /** Fires one occasion of a rule, unless another run of it claimed it first. */
 async function fire(s: TimedServices, rule: RuleRow, occasion: Occasion, act: Act): Promise<boolean> {
   return s.db.transaction(async (tx) => {
+    // The contact is read after any erasure of it under way committed (erasure/lock.ts).
+    await holdAgainstErasure(tx, [rule.account_id]);
     const now = s.now();
     const actor = await actorOf(tx, rule.account_id);
     if (!actor) return false;

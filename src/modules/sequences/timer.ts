@@ -25,6 +25,8 @@ import {
 } from '../automation/effects.ts';
 import { renderMessage } from '../automation/render-fields.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { erasedEventSql } from '../erasure/erase.ts';
+import { tryHoldAgainstErasure } from '../erasure/lock.ts';
 import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
 import type { Definition, EnrollmentRow, ExitReason, Step, StepRecord } from './repo.ts';
@@ -144,9 +146,10 @@ async function scopesFor(tx: Tx, sends: Send[]) {
   );
   const eventIds = sends.flatMap((x) => (x.row.trigger_event_id ? [x.row.trigger_event_id] : []));
   const { rows: events } = eventIds.length
-    ? await tx.query<{ id: string; payload: string }>('SELECT id, payload FROM events WHERE id = ANY($1)', [
-        eventIds,
-      ])
+    ? await tx.query<{ id: string; payload: string }>(
+        `SELECT id, payload FROM events WHERE id = ANY($1) AND NOT ${erasedEventSql('payload')}`,
+        [eventIds],
+      )
     : { rows: [] };
   return {
     conversation: new Map(conversations.map((c) => [c.contact_id, c])),
@@ -302,7 +305,15 @@ export async function runDue(
 ): Promise<number> {
   return s.db.transaction(async (tx) => {
     const now = s.now();
-    const { rows } = await tx.query<Due>(DUE_SQL, [now, limit]);
+    const { rows: due } = await tx.query<Due>(DUE_SQL, [now, limit]);
+    if (due.length === 0) return 0;
+    // Their contacts are read after this (erasure/lock.ts); an account being erased waits for the
+    // next look, its enrollments untouched (the erasure ends them), and counts as no backlog.
+    const held = await tryHoldAgainstErasure(
+      tx,
+      due.map((r) => r.account_id),
+    );
+    const rows = due.filter((r) => held.has(r.account_id));
     if (rows.length === 0) return 0;
     await batchOrOneByOne(tx, rows, (batch, into) => runTurns(tx, s, batch, now, into), sent, {
       batchFailed: (err) =>

@@ -14,6 +14,7 @@ import { countryOf } from '../../kernel/phones.ts';
 import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
 import { placeCallIn } from '../calls/service.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { holdAgainstErasure } from '../erasure/lock.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import type { CampaignRow } from './repo.ts';
 import { moveCampaign } from './service.ts';
@@ -43,7 +44,10 @@ export async function advanceCampaigns(s: PacerServices): Promise<number> {
           FOR UPDATE SKIP LOCKED`,
         [id, s.now()],
       );
-      return locked[0] ? advance(tx, s, locked[0]) : 0;
+      if (!locked[0]) return 0;
+      // Its contacts are read after any erasure under way (erasure/lock.ts).
+      await holdAgainstErasure(tx, [locked[0].account_id]);
+      return advance(tx, s, locked[0]);
     });
   }
   return made;

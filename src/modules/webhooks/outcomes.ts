@@ -3,6 +3,7 @@
 // transaction per delivery.
 import type { Database } from '../../kernel/db.ts';
 import type { PostResult } from '../../kernel/egress.ts';
+import { erasedEventSql } from '../erasure/erase.ts';
 import { failPendingDeliveries } from './repo.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs } from './schedule.ts';
 
@@ -61,27 +62,25 @@ export function judge(claimed: ClaimedDelivery, result: PostResult, attemptedAt:
 
 const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** Writes a batch of outcomes in one transaction; answers the endpoints it disabled. */
+/**
+ * Writes a batch of outcomes in one transaction; answers the endpoints it disabled. An attempt at
+ * an event erased since it was sent keeps no excerpt of the answer (a receiver may echo what it was
+ * sent): the deliveries are updated first, in a statement of their own, so that an erasure under
+ * way (which locks the deliveries of the events it erases, erasure/erase.ts) has committed before
+ * the attempts are written, or waits for them and erases them itself.
+ */
 export async function writeOutcomes(db: Database, outcomes: Outcome[], now: Date): Promise<string[]> {
   return db.transaction(async (tx) => {
-    await tx.query(
-      `WITH o AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[])
+    const { rows: updated } = await tx.query<{ id: string; event_id: string }>(
+      `UPDATE webhook_deliveries d
+          SET status = o.status, attempt_count = o.attempt_count,
+              next_attempt_at = o.next_attempt_at::timestamptz, locked_until = NULL,
+              last_attempt_at = o.attempted_at::timestamptz, last_status_code = o.status_code,
+              last_error = o.error, updated_at = o.attempted_at::timestamptz
+         FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[])
            AS o (id, status, attempt_count, next_attempt_at, attempted_at, status_code, error)
-       ), updated AS (
-         UPDATE webhook_deliveries d
-            SET status = o.status, attempt_count = o.attempt_count,
-                next_attempt_at = o.next_attempt_at::timestamptz, locked_until = NULL,
-                last_attempt_at = o.attempted_at::timestamptz, last_status_code = o.status_code,
-                last_error = o.error, updated_at = o.attempted_at::timestamptz
-           FROM o WHERE d.id = o.id
-         RETURNING d.id
-       )
-       INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
-       SELECT a.delivery_id, a.attempted_at::timestamptz, a.status_code, a.latency_ms, a.excerpt, a.error
-         FROM unnest($1::text[], $5::text[], $6::int[], $8::int[], $9::text[], $7::text[])
-           AS a (delivery_id, attempted_at, status_code, latency_ms, excerpt, error)
-        WHERE a.delivery_id IN (SELECT id FROM updated)`,
+        WHERE d.id = o.id
+       RETURNING d.id, d.event_id`,
       [
         outcomes.map((o) => o.deliveryId),
         outcomes.map((o) => o.status),
@@ -90,9 +89,26 @@ export async function writeOutcomes(db: Database, outcomes: Outcome[], now: Date
         outcomes.map((o) => o.attemptedAt.toISOString()),
         outcomes.map((o) => o.result.statusCode),
         outcomes.map((o) => o.result.error),
-        outcomes.map((o) => o.result.latencyMs),
+      ],
+    );
+    const eventOf = new Map(updated.map((d) => [d.id, d.event_id]));
+    const attempts = outcomes.filter((o) => eventOf.has(o.deliveryId));
+    await tx.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
+       SELECT a.delivery_id, a.attempted_at::timestamptz, a.status_code, a.latency_ms,
+              CASE WHEN ${erasedEventSql('ev.payload')} THEN NULL ELSE a.excerpt END, a.error
+         FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[])
+           AS a (delivery_id, attempted_at, status_code, latency_ms, excerpt, error, event_id)
+         LEFT JOIN events ev ON ev.id = a.event_id`,
+      [
+        attempts.map((o) => o.deliveryId),
+        attempts.map((o) => o.attemptedAt.toISOString()),
+        attempts.map((o) => o.result.statusCode),
+        attempts.map((o) => o.result.latencyMs),
         // NUL cannot be stored in a text column; a binary answer is not worth keeping anyway.
-        outcomes.map((o) => o.result.excerpt?.replaceAll('\u0000', '') ?? null),
+        attempts.map((o) => o.result.excerpt?.replaceAll('\u0000', '') ?? null),
+        attempts.map((o) => o.result.error),
+        attempts.map((o) => eventOf.get(o.deliveryId)!),
       ],
     );
 
