@@ -378,7 +378,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a contact; with erase=true, also erase its personal data everywhere
-         * @description Without `erase`, the contact goes and its history (messages, conversations, events) stays, naming its number. With `erase=true` the personal data goes from every table in the same transaction: messages keep their ids, statuses, times and prices but lose their content and number (shown as `erased`), the customer's files are deleted, events about the contact are emptied, runs of automation are ended and cleared, and the ledger's descriptions lose the number (amounts stay). A `contact.erased` event names only the id. Irreversible; the number writing in again makes a new contact (docs/operations.md, Erasure).
+         * @description Without `erase`, the contact goes and its history (messages, conversations, events) stays, naming its number. With `erase=true` the personal data goes from every table in the same transaction: messages keep their ids, statuses, times and prices but lose their content and number (shown as `erased`), the customer's files are deleted, events about the contact keep their envelope with `data: {"erased": true}`, runs of automation are ended and cleared, and the ledger's descriptions lose the number (amounts stay). Work under way for the contact writes nothing of it afterwards: queued messages and calls fail `CONTACT_ERASED`, answers to requests already sent are not kept. A `contact.erased` event names only the id. Irreversible; the number writing in again makes a new contact (docs/operations.md, Erasure).
          *
          *     A console agent’s session may call this operation.
          */
