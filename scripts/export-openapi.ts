@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { buildApp } from '../src/app.ts';
 import { makeConfig } from '../src/config.ts';
-import { openPglite } from '../src/kernel/db.ts';
+import { openPglite } from '../src/kernel/database/db.ts';
 
 const out = process.argv[2] ?? 'build/openapi.json';
 const db = await openPglite(null);

@@ -10,25 +10,25 @@ import secureJson from 'secure-json-parse';
 import type { AppContext } from './app-context.ts';
 import { Channels } from './channels/registry.ts';
 import type { Config } from './config.ts';
-import { installAccessPolicy } from './kernel/access.ts';
-import { Authenticator } from './kernel/auth.ts';
-import { ConsoleSessions } from './kernel/console-principal.ts';
-import type { Database } from './kernel/db.ts';
-import { Egress, type Resolver } from './kernel/egress.ts';
-import { installErrorHandling, sendError, toApiError } from './kernel/error-handler.ts';
-import { EventOutbox } from './kernel/events.ts';
-import { installIdempotency } from './kernel/idempotency.ts';
-import { installInputGuard } from './kernel/input-guard.ts';
-import { Jobs } from './kernel/jobs.ts';
-import { lazyChildLogger } from './kernel/lazy-logger.ts';
-import { RateLimits } from './kernel/limits.ts';
-import { prettyDestination } from './kernel/log-format.ts';
-import { installMetrics, Metrics } from './kernel/metrics.ts';
-import { installOpenApi } from './kernel/openapi.ts';
-import { RouteHints } from './kernel/route-hints.ts';
-import { SecretBox } from './kernel/secrets.ts';
-import { UsageMeter } from './kernel/usage-meter.ts';
-import { boundedValidators } from './kernel/validator.ts';
+import { installAccessPolicy } from './kernel/access/access.ts';
+import { Authenticator } from './kernel/access/auth.ts';
+import { ConsoleSessions } from './kernel/access/console-principal.ts';
+import { RateLimits } from './kernel/access/rate-limits.ts';
+import { UsageMeter } from './kernel/access/usage-meter.ts';
+import { SecretBox } from './kernel/crypto/secrets.ts';
+import type { Database } from './kernel/database/db.ts';
+import { installErrorHandling, sendError, toApiError } from './kernel/http/error-handler.ts';
+import { installIdempotency } from './kernel/http/idempotency.ts';
+import { installInputGuard } from './kernel/http/input-guard.ts';
+import { RouteHints } from './kernel/http/route-hints.ts';
+import { boundedValidators } from './kernel/http/validator.ts';
+import { Jobs } from './kernel/jobs/jobs.ts';
+import { lazyChildLogger } from './kernel/observability/lazy-logger.ts';
+import { prettyDestination } from './kernel/observability/log-format.ts';
+import { installMetrics, Metrics } from './kernel/observability/metrics.ts';
+import { installOpenApi } from './kernel/openapi/openapi.ts';
+import { Egress, type Resolver } from './kernel/outbound/egress.ts';
+import { EventOutbox } from './kernel/outbox/events.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { automationInbox } from './modules/automation/outbox.ts';
 import { wakeRoutes } from './modules/automation/wake-routes.ts';
@@ -102,7 +102,7 @@ export type App = FastifyInstance & { ctx: AppContext };
 function validators() {
   // `discriminator`: a oneOf told apart by a property (an action's `type`) is checked against the
   // branch it names only, so its errors are that branch's. A refused request has every fault
-  // listed, within bounds (kernel/validator.ts).
+  // listed, within bounds (kernel/http/validator.ts).
   const options = { useDefaults: true, removeAdditional: false, strict: false, discriminator: true } as const;
   // Bodies are JSON and must carry the right types; query strings and paths are text and are coerced.
   const body = boundedValidators({ ...options, coerceTypes: false });

@@ -17,7 +17,7 @@ export interface Config {
   secretsKey: string | null;
   webhookAllowedHosts: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** json or pretty; null → pretty on a terminal, JSON otherwise (kernel/log-format.ts). */
+  /** json or pretty; null → pretty on a terminal, JSON otherwise (kernel/observability/log-format.ts). */
   logFormat: 'json' | 'pretty' | null;
   bodyLimitBytes: number;
   partnerRatePerSecond: number;

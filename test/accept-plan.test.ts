@@ -5,9 +5,9 @@
 // lists, a generic plan that read every contact of the sending accounts through an index on
 // account_id alone, on every batch. The locked transaction runs on those generic plans (below).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openPostgres } from '../src/kernel/db.ts';
-import { EventOutbox } from '../src/kernel/events.ts';
-import { Jobs } from '../src/kernel/jobs.ts';
+import { openPostgres } from '../src/kernel/database/db.ts';
+import { Jobs } from '../src/kernel/jobs/jobs.ts';
+import { EventOutbox } from '../src/kernel/outbox/events.ts';
 import { type AcceptServices, DISPATCH_JOB } from '../src/modules/messages/accept.ts';
 import { READ_LOCKED, READ_UNLOCKED } from '../src/modules/messages/accept-batch.ts';
 import { AcceptQueue } from '../src/modules/messages/accept-queue.ts';

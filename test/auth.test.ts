@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import { generateKey } from '../src/kernel/keys.ts';
+import { generateKey } from '../src/kernel/access/key-text.ts';
 import { call, createAccountKey, provision, type Reply, tenant } from './helpers/client.ts';
 import { createTestApp, FakeClock } from './helpers/harness.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openPglite } from '../src/kernel/db.ts';
+import { openPglite } from '../src/kernel/database/db.ts';
 import { onPostgres } from './helpers/harness.ts';
 import {
   accountOnProcess,

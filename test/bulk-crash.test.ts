@@ -4,7 +4,7 @@
 // contact.created events. Real server processes: on PostgreSQL when TEST_DATABASE_URL is set, else
 // on the embedded database in a temporary DATA_DIR.
 import { describe, expect, it } from 'vitest';
-import { type Database, openPglite } from '../src/kernel/db.ts';
+import { type Database, openPglite } from '../src/kernel/database/db.ts';
 import { BOOTSTRAP_TOKEN, onPostgres } from './helpers/harness.ts';
 import {
   processApi as api,

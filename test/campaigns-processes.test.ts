@@ -5,7 +5,7 @@
 // pause goes through the other one); on PGlite, which has one owner, the processes follow each other
 // on its data directory.
 import { describe, expect, it } from 'vitest';
-import { openPglite } from '../src/kernel/db.ts';
+import { openPglite } from '../src/kernel/database/db.ts';
 import { onPostgres } from './helpers/harness.ts';
 import {
   accountOnProcess,

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openPglite } from '../src/kernel/db.ts';
+import { openPglite } from '../src/kernel/database/db.ts';
 import { call } from './helpers/client.ts';
 import { createTestApp } from './helpers/harness.ts';
 

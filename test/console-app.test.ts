@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { CONSOLE_DIST } from '../scripts/console-build.ts';
-import { OPENAPI_PATH } from '../src/kernel/openapi.ts';
+import { OPENAPI_PATH } from '../src/kernel/openapi/openapi.ts';
 import { CONSOLE_CSP, consoleAppRoutes } from '../src/modules/console-app/routes.ts';
 import { useTestApp } from './helpers/setup.ts';
 

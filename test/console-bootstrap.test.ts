@@ -3,7 +3,7 @@
 // limits shared by processes through Redis.
 import { describe, expect, it } from 'vitest';
 import { makeConfig } from '../src/config.ts';
-import { SESSION_CACHE_MS } from '../src/kernel/console-principal.ts';
+import { SESSION_CACHE_MS } from '../src/kernel/access/console-principal.ts';
 import { call } from './helpers/client.ts';
 import { PASSWORD, partnerAdminSession } from './helpers/console.ts';
 import { BOOTSTRAP_TOKEN, connectRedis, createTestApp, redisUrl } from './helpers/harness.ts';

@@ -5,7 +5,7 @@
 // walks the account's own rows (contacts_account_id), never the primary key across all tenants. The SQL explained is exactly what listContacts issues: the repository runs
 // against a wrapper that prefixes each statement with EXPLAIN.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { QueryResult, Sql } from '../src/kernel/db.ts';
+import type { QueryResult, Sql } from '../src/kernel/database/db.ts';
 import { type ContactListParams, contactFilters } from '../src/modules/contacts/filters.ts';
 import { listContacts } from '../src/modules/contacts/repo.ts';
 import { call, tenant } from './helpers/client.ts';

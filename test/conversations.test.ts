@@ -2,7 +2,7 @@
 // conversation, the 24-hour customer service window opens and lapses on a fake clock, and the
 // conversation is listed, assigned, closed and reopened as an agent's inbox would use it.
 import { describe, expect, it } from 'vitest';
-import { timeOfId } from '../src/kernel/ids.ts';
+import { timeOfId } from '../src/kernel/values/ids.ts';
 import { call, createAccountKey } from './helpers/client.ts';
 import {
   approvedTemplate,

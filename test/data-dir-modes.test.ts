@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runDoctor } from '../src/cli/doctor/command.ts';
 import { makeConfig } from '../src/config.ts';
-import { loadPgliteDump } from '../src/kernel/db.ts';
+import { loadPgliteDump } from '../src/kernel/database/db.ts';
 import { startServer } from '../src/server.ts';
 import { BOOTSTRAP_TOKEN, TEST_SECRETS_KEY } from './helpers/harness.ts';
 import { exited, processApi, startServerProcess } from './helpers/processes.ts';

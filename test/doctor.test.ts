@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runDoctor } from '../src/cli/doctor/command.ts';
 import { exitCodeOf, type Finding } from '../src/cli/doctor/findings.ts';
-import { loadPgliteDump, openPglite } from '../src/kernel/db.ts';
+import { loadPgliteDump, openPglite } from '../src/kernel/database/db.ts';
 import { bootstrapPartner, call, tenant } from './helpers/client.ts';
 import {
   createTestApp,
@@ -149,7 +149,7 @@ describe('tidings doctor', () => {
       ]);
       expect(exitCodeOf(pending)).toBe(0);
     } finally {
-      const name = (await import('../src/kernel/migrate.ts')).listMigrations().at(-1)!.name;
+      const name = (await import('../src/kernel/database/migrate.ts')).listMigrations().at(-1)!.name;
       await edit(
         `INSERT INTO schema_migrations (version, name) VALUES (${Number(last)}, '${name}') ON CONFLICT DO NOTHING`,
       );

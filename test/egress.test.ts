@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import { Egress, type Resolver } from '../src/kernel/egress.ts';
+import { Egress, type Resolver } from '../src/kernel/outbound/egress.ts';
 import { call, type Reply, tenant } from './helpers/client.ts';
 import { createTestApp } from './helpers/harness.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';

@@ -1,6 +1,6 @@
 // The error contract: every failure, including Fastify's own, answers the documented body.
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE } from '../src/kernel/errors.ts';
+import { ERROR_CATALOGUE } from '../src/kernel/http/errors.ts';
 import { documentedErrors, readErrorDocs } from '../src/modules/ops/error-docs.ts';
 import { call, tenant } from './helpers/client.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';

@@ -5,7 +5,7 @@
 // stream; a revoked key or suspended account ends it; and closing the server ends open streams.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX, type App } from '../src/app.ts';
-import { newId } from '../src/kernel/ids.ts';
+import { newId } from '../src/kernel/values/ids.ts';
 import { call, tenant } from './helpers/client.ts';
 import { createTestApp, onPostgres } from './helpers/harness.ts';
 import { customerWrote, sandboxTenant, useMessagingApp } from './helpers/messaging.ts';

@@ -5,9 +5,9 @@
 // tdg_sandbox_…, and tdg_test_… keys issued before still work.
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { Resolver } from '../src/kernel/egress.ts';
-import { newId } from '../src/kernel/ids.ts';
-import { hashSecret } from '../src/kernel/keys.ts';
+import { hashSecret } from '../src/kernel/access/key-text.ts';
+import type { Resolver } from '../src/kernel/outbound/egress.ts';
+import { newId } from '../src/kernel/values/ids.ts';
 import { call, createAccountKey, mistypedKey, provision, tenant } from './helpers/client.ts';
 import { approvedTemplate, customerWrote, sandboxTenant } from './helpers/messaging.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';

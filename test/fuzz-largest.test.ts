@@ -109,7 +109,7 @@ function requestOf(target: Target, kind: string, payload: string): FuzzRequest {
 
 /**
  * The operation's usual answer: the median of three sends of a plausible body, after a body of the
- * wrong type (the first refusal compiles the validator that lists every fault: kernel/validator.ts).
+ * wrong type (the first refusal compiles the validator that lists every fault: kernel/http/validator.ts).
  */
 async function usualMs(op: Operation, url: string): Promise<number> {
   const target = { op, url, usualMs: 0 };

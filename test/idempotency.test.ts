@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import { pruneIdempotencyKeys } from '../src/kernel/idempotency.ts';
+import { pruneIdempotencyKeys } from '../src/kernel/http/idempotency.ts';
 import { call, otherPartner, type Reply, tenant } from './helpers/client.ts';
 import { createTestApp, FakeClock } from './helpers/harness.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';

@@ -2,7 +2,7 @@
 // another must sort in the order they were made (pagination and idAt rely on it).
 import { TypeID } from 'typeid-js';
 import { describe, expect, it } from 'vitest';
-import { ID_PREFIXES, idAt, newId, timeOfId } from '../src/kernel/ids.ts';
+import { ID_PREFIXES, idAt, newId, timeOfId } from '../src/kernel/values/ids.ts';
 
 describe('newId', () => {
   it('makes TypeIDs that typeid-js decodes, with a version-7 UUID of the current time', () => {

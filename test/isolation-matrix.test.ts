@@ -156,7 +156,7 @@ async function runUnchanged(label: string, rows: Row[], mismatches: string[], sk
     },
   });
   // The calls counted so far are written, and every quota lease handed back, before each snapshot:
-  // the usage meter writes in the background (kernel/usage-meter.ts), and its write of earlier calls
+  // the usage meter writes in the background (kernel/access/usage-meter.ts), and its write of earlier calls
   // is no change made by this phase.
   await env.app.ctx.usage.flush({ all: true });
   const before = await snapshots.take();

@@ -1,6 +1,6 @@
 // The job queue shares the caller's transaction: a job exists exactly when its change commits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOB_CHANNEL, Jobs } from '../src/kernel/jobs.ts';
+import { JOB_CHANNEL, Jobs } from '../src/kernel/jobs/jobs.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/harness.ts';
 
 let tdb: TestDatabase;

@@ -539,7 +539,7 @@ describe('journey configs: checks', () => {
         'INVALID_REQUEST',
       );
     }
-    // An unknown type is reported by the body's discriminator (kernel/error-handler.ts), at `type`.
+    // An unknown type is reported by the body's discriminator (kernel/http/error-handler.ts), at `type`.
     const unknown = await call(env.app, 'POST', '/journey-configs', {
       key: t.apiKey,
       body: { name: 'bad', type: 'birthday', config: engage },

@@ -3,8 +3,12 @@
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { lazyChildLogger } from '../src/kernel/lazy-logger.ts';
-import { PrettyLogStream, prettyDestination, resolveLogFormat } from '../src/kernel/log-format.ts';
+import { lazyChildLogger } from '../src/kernel/observability/lazy-logger.ts';
+import {
+  PrettyLogStream,
+  prettyDestination,
+  resolveLogFormat,
+} from '../src/kernel/observability/log-format.ts';
 import { call, mistypedKey, tenant } from './helpers/client.ts';
 import { BOOTSTRAP_TOKEN } from './helpers/harness.ts';
 import { useTestApp } from './helpers/setup.ts';
@@ -106,7 +110,7 @@ describe('the log format', () => {
   });
 });
 
-// At LOG_LEVEL=warn a request's logger is made at its first warning (kernel/lazy-logger.ts).
+// At LOG_LEVEL=warn a request's logger is made at its first warning (kernel/observability/lazy-logger.ts).
 const quietLines: string[] = [];
 const quietEnv = useTestApp({
   config: { logLevel: 'warn' },

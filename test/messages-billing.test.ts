@@ -3,7 +3,7 @@
 // nothing left behind; never a negative balance, and the ledger adding up, under 200 concurrent
 // sends; one message and one charge per Idempotency-Key, whatever the concurrency.
 import { describe, expect, it } from 'vitest';
-import type { Database } from '../src/kernel/db.ts';
+import type { Database } from '../src/kernel/database/db.ts';
 import { acceptBatchOptimistically, type SendRequest } from '../src/modules/messages/accept-batch.ts';
 import { AcceptQueue } from '../src/modules/messages/accept-queue.ts';
 import { prepareMessage, templateLookup } from '../src/modules/messages/prepare.ts';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import { type Database, loadPgliteDump, openPglite, openPostgres } from '../src/kernel/db.ts';
+import { type Database, loadPgliteDump, openPglite, openPostgres } from '../src/kernel/database/db.ts';
 import { FakeWhatsAppCloud } from './fakes/whatsapp-cloud.ts';
 import { bootstrapPartner, call } from './helpers/client.ts';
 import { databaseUrl } from './helpers/global-setup.ts';

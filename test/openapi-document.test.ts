@@ -5,7 +5,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SchemaHoister } from '../src/kernel/openapi-document.ts';
+import { SchemaHoister } from '../src/kernel/openapi/openapi-document.ts';
 import { call, tenant } from './helpers/client.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
 

@@ -1,6 +1,6 @@
 // Operations: liveness, readiness, metrics, and a graceful close that lets in-flight requests finish.
 import { describe, expect, it } from 'vitest';
-import { openPglite } from '../src/kernel/db.ts';
+import { openPglite } from '../src/kernel/database/db.ts';
 import { call } from './helpers/client.ts';
 import { createTestApp } from './helpers/harness.ts';
 import { useTestApp } from './helpers/setup.ts';

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openPglite } from '../src/kernel/db.ts';
+import { openPglite } from '../src/kernel/database/db.ts';
 import { onPostgres } from './helpers/harness.ts';
 
 const root = mkdtempSync(`${tmpdir()}/tidings-initdb-`);
@@ -58,7 +58,7 @@ describe('the embedded database’s first start', { timeout: 120_000 }, () => {
     'runs a first start and its migrations with the SQL parser kept off V8’s optimising compiler',
     () => {
       // Before: V8 compiled PostgreSQL's parser a second time during the migrations, with ~600 MiB of
-      // compiler memory, and this process peaked at about 770 MiB (src/kernel/pglite-module.ts).
+      // compiler memory, and this process peaked at about 770 MiB (src/kernel/database/pglite-module.ts).
       const dir = `${root}/first-start`;
       const out = execFileSync(process.execPath, ['test/fixtures/pglite-first-start.ts', dir], {
         encoding: 'utf8',

@@ -1,7 +1,12 @@
 // The kernel's phone numbers: one metadata build for every module, clients' numbers validated,
 // providers' numbers kept even where the rules would refuse them.
 import { describe, expect, it } from 'vitest';
-import { countryOf, fromProviderDigits, normalizePhone, providerDigits } from '../src/kernel/phones.ts';
+import {
+  countryOf,
+  fromProviderDigits,
+  normalizePhone,
+  providerDigits,
+} from '../src/kernel/values/phones.ts';
 
 describe('phones', () => {
   it("reads a client's number as E.164, without a country code as the account's country's", () => {

@@ -1,5 +1,5 @@
 // Property: on a controlled clock, for any arrival schedule over many seconds, the per-second
-// limiter (RateLimits in src/kernel/limits.ts) admits at most its limit in ANY span of one second
+// limiter (RateLimits in src/kernel/access/rate-limits.ts) admits at most its limit in ANY span of one second
 // [t, t + 1000 ms), wherever it starts; refuses a request only when the second ending at it
 // already holds the limit; and tells the truth about it: remaining is how many more it would admit
 // right now, resetInMs when the oldest admission of the last second leaves it (after a refusal,
@@ -11,7 +11,7 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type RateDecision, RateLimits } from '../src/kernel/limits.ts';
+import { type RateDecision, RateLimits } from '../src/kernel/access/rate-limits.ts';
 import { connectRedis, redisUrl } from './helpers/harness.ts';
 
 // Each request comes some milliseconds after the previous one (0: at the same instant).

@@ -1,7 +1,7 @@
 // Team members through HTTP: adding, reading, listing, filtering and removing the members of an
 // account, the refusals of bad input and duplicate emails, and the wall between tenants.
 import { describe, expect, it } from 'vitest';
-import { newId } from '../src/kernel/ids.ts';
+import { newId } from '../src/kernel/values/ids.ts';
 import { MAX_MEMBERS_PER_ACCOUNT } from '../src/modules/team/service.ts';
 import { call, type Reply, tenant } from './helpers/client.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';

@@ -1,4 +1,4 @@
-// The monthly count off the request path (src/kernel/usage-meter.ts): several meters on one database
+// The monthly count off the request path (src/kernel/access/usage-meter.ts): several meters on one database
 // stand for several processes. Whatever the interleaving, they never admit a call past the quota
 // between them; what they admitted is written exactly once, by month and by day; a lease unused for
 // a flush interval goes back; a process that dies holding a lease makes the month stop short by its
@@ -6,7 +6,7 @@
 // multi-process.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import { UsageMeter } from '../src/kernel/usage-meter.ts';
+import { UsageMeter } from '../src/kernel/access/usage-meter.ts';
 import { bootstrapPartner, type Partner, tenant } from './helpers/client.ts';
 import { createTestApp, createTestDatabase, type TestDatabase } from './helpers/harness.ts';
 import { eventually } from './helpers/wait.ts';

@@ -5,8 +5,8 @@
 // answer lists at most MAX_DETAILS faults with a count of the rest; a small body still has every
 // fault listed at once.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_DETAILS } from '../src/kernel/errors.ts';
-import { FULLY_CHECKED_VALUES } from '../src/kernel/validator.ts';
+import { MAX_DETAILS } from '../src/kernel/http/errors.ts';
+import { FULLY_CHECKED_VALUES } from '../src/kernel/http/validator.ts';
 import { call, type Reply, tenant } from './helpers/client.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
 

@@ -3,7 +3,7 @@
 // between tenants, and the wallet's low-balance threshold that wallet.low_balance events use.
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Resolver } from '../src/kernel/egress.ts';
+import type { Resolver } from '../src/kernel/outbound/egress.ts';
 import { call, otherPartner, type Partner, type Reply, tenant } from './helpers/client.ts';
 import { expectError, useTestApp } from './helpers/setup.ts';
 

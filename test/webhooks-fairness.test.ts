@@ -1,7 +1,7 @@
 // One account's flood of events must not hold up another account's deliveries: the dispatcher
 // serves endpoints round-robin and caps the slots one endpoint or owner may hold.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../src/kernel/ids.ts';
+import { newId } from '../src/kernel/values/ids.ts';
 import { call, tenant } from './helpers/client.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { useTestApp } from './helpers/setup.ts';

@@ -3,7 +3,7 @@
 // duplicates stays correct), the stored bytes and valid signatures; only what the webhook's filters
 // (and `types`) take, within [since, until); at most MAX_REPLAY_EVENTS per call.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../src/kernel/ids.ts';
+import { newId } from '../src/kernel/values/ids.ts';
 import { MAX_REPLAY_EVENTS } from '../src/modules/webhooks/replay.ts';
 import { call, tenant } from './helpers/client.ts';
 import { Receiver, verifySignature } from './helpers/receiver.ts';

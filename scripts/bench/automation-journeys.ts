@@ -2,8 +2,8 @@
 // trigger → first message, and the memory of waiting runs.
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Database } from '../../src/kernel/db.ts';
-import { newId } from '../../src/kernel/ids.ts';
+import type { Database } from '../../src/kernel/database/db.ts';
+import { newId } from '../../src/kernel/values/ids.ts';
 import { AUTOMATION_DUE_CHANNEL } from '../../src/modules/automation/outbox.ts';
 import {
   type Account,

@@ -10,9 +10,9 @@
 // BENCH_LISTS_KEEP=1 keeps the database (its URL is printed) for EXPLAIN by hand.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { QueryResult, Sql } from '../../src/kernel/db.ts';
-import { readPage } from '../../src/kernel/pagination.ts';
-import { normalizePhone } from '../../src/kernel/phones.ts';
+import type { QueryResult, Sql } from '../../src/kernel/database/db.ts';
+import { readPage } from '../../src/kernel/http/pagination.ts';
+import { normalizePhone } from '../../src/kernel/values/phones.ts';
 import { type ContactListParams, contactFilters } from '../../src/modules/contacts/filters.ts';
 import { listContacts } from '../../src/modules/contacts/repo.ts';
 import {

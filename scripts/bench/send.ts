@@ -32,9 +32,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { openPostgres } from '../../src/kernel/db.ts';
-import { EventOutbox } from '../../src/kernel/events.ts';
-import { Jobs } from '../../src/kernel/jobs.ts';
+import { openPostgres } from '../../src/kernel/database/db.ts';
+import { Jobs } from '../../src/kernel/jobs/jobs.ts';
+import { EventOutbox } from '../../src/kernel/outbox/events.ts';
 import { type AcceptServices, DISPATCH_JOB } from '../../src/modules/messages/accept.ts';
 import { ACCEPT_TRANSACTION, acceptBatch, wakeDispatchers } from '../../src/modules/messages/accept-batch.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from '../../src/modules/messages/prepare.ts';
@@ -513,7 +513,7 @@ if (process.env.BENCH_ONLY !== 'pglite') {
 // ---------------------------------------------------------------- PGlite
 // Two embedded servers, each on its own data directory: as `npm start` runs it (its environment
 // and Node options, and PGlite's SQL parser kept off V8's optimising compiler:
-// src/kernel/pglite-module.ts), and with V8's defaults (no Node options,
+// src/kernel/database/pglite-module.ts), and with V8's defaults (no Node options,
 // TIDINGS_PGLITE_OPTIMIZE_PARSER=true), as it ran before issue 27. Their rounds alternate
 // (BENCH_LITE_ROUNDS, in turn A B, B A, …); the ratio is the median over pairs of rounds (liteRatio
 // below): what the lighter server costs (issue 27: peak RSS ≤ 500 MiB, sends not more than 5 %

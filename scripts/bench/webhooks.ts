@@ -18,10 +18,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { type Database, openPostgres } from '../../src/kernel/db.ts';
-import { EventOutbox } from '../../src/kernel/events.ts';
-import { newId } from '../../src/kernel/ids.ts';
-import { migrate } from '../../src/kernel/migrate.ts';
+import { type Database, openPostgres } from '../../src/kernel/database/db.ts';
+import { migrate } from '../../src/kernel/database/migrate.ts';
+import { EventOutbox } from '../../src/kernel/outbox/events.ts';
+import { newId } from '../../src/kernel/values/ids.ts';
 import { webhookFanOut } from '../../src/modules/webhooks/outbox.ts';
 import { record } from './report.ts';
 import {

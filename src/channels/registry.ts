@@ -2,7 +2,7 @@
 // accounts on the sandbox channel, the WhatsApp Cloud API for live keys of accounts configured for
 // it. One HTTP agent is shared by every WhatsApp adapter, so connections to the Graph API are reused.
 import type { Agent } from 'undici';
-import type { SecretBox } from '../kernel/secrets.ts';
+import type { SecretBox } from '../kernel/crypto/secrets.ts';
 import type { ChannelConfig, WhatsAppSecrets } from '../modules/channel/settings.ts';
 import type { VoiceChannel } from '../modules/voice-channel/repo.ts';
 import { SandboxAdapter } from './sandbox/adapter.ts';

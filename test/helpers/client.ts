@@ -2,8 +2,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../../src/app.ts';
 import { API_PREFIX } from '../../src/app.ts';
-import type { Database } from '../../src/kernel/db.ts';
-import { newId } from '../../src/kernel/ids.ts';
+import type { Database } from '../../src/kernel/database/db.ts';
+import { newId } from '../../src/kernel/values/ids.ts';
 import { createKey } from '../../src/modules/keys/service.ts';
 import { BOOTSTRAP_TOKEN } from './harness.ts';
 

@@ -3,7 +3,7 @@
 // file) its row count and a checksum of its rows, of the whole database or of one tenant's rows.
 // Two equal snapshots mean nothing was written in between: the fuzzer takes one around every
 // request it expects to be refused, the isolation matrix around every stranger's request.
-import type { Database } from '../../src/kernel/db.ts';
+import type { Database } from '../../src/kernel/database/db.ts';
 
 /**
  * What a refused request may still write, each for a documented reason. Everything else in the

@@ -3,7 +3,7 @@
 // resources show it, for the isolation matrix (test/isolation-matrix.test.ts).
 import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
-import type { EventType } from '../../src/kernel/events.ts';
+import type { EventType } from '../../src/kernel/outbox/events.ts';
 import { EVENT_READERS, type RouteRef } from '../../src/modules/events/visibility.ts';
 import { type CallOptions, call, type Reply } from './client.ts';
 import { fixtureKey } from './isolation-rules.ts';

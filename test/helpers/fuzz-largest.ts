@@ -10,7 +10,7 @@
 //   - each object filled with properties (unknown ones where it is closed);
 //   - each open value (a schema that admits anything) nested to the depth limit, wide at the bottom.
 // JSON is written as text, so that a body of half a million values costs little to make.
-import { MAX_DEPTH } from '../../src/kernel/input-guard.ts';
+import { MAX_DEPTH } from '../../src/kernel/http/input-guard.ts';
 import { fieldsOf, type Path, plausible, RawJson, toJsonText, typesOf, withField } from './fuzz-values.ts';
 import type { JsonSchema } from './openapi-operations.ts';
 

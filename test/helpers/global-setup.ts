@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import type { Database } from '../../src/kernel/db.ts';
-import { openPostgres, PGLITE_OPTIONS, pgliteDatabase } from '../../src/kernel/db.ts';
-import { Jobs } from '../../src/kernel/jobs.ts';
-import { migrate } from '../../src/kernel/migrate.ts';
+import type { Database } from '../../src/kernel/database/db.ts';
+import { openPostgres, PGLITE_OPTIONS, pgliteDatabase } from '../../src/kernel/database/db.ts';
+import { migrate } from '../../src/kernel/database/migrate.ts';
+import { Jobs } from '../../src/kernel/jobs/jobs.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

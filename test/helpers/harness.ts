@@ -8,8 +8,8 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { type App, buildApp } from '../../src/app.ts';
 import { type Config, makeConfig } from '../../src/config.ts';
-import { type Database, openPglite, openPostgres } from '../../src/kernel/db.ts';
-import type { Resolver } from '../../src/kernel/egress.ts';
+import { type Database, openPglite, openPostgres } from '../../src/kernel/database/db.ts';
+import type { Resolver } from '../../src/kernel/outbound/egress.ts';
 import { databaseUrl } from './global-setup.ts';
 
 export const BOOTSTRAP_TOKEN = 'test-bootstrap-token-0123456789abcdef';

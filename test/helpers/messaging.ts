@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import type { Config } from '../../src/config.ts';
-import type { Database } from '../../src/kernel/db.ts';
+import type { Database } from '../../src/kernel/database/db.ts';
 import { type FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
 import { call, createAccountKey, tenant } from './client.ts';
 import type { TestAppOptions } from './harness.ts';

@@ -1,6 +1,6 @@
 // Where a person's data is in the database: a scan of every text, JSON, array and bytea column of
 // every table (ours and pg-boss's), for the erasure tests.
-import type { Sql } from '../../src/kernel/db.ts';
+import type { Sql } from '../../src/kernel/database/db.ts';
 
 /** Every place in the database that holds `needle` (case aside): table.column and how many rows. */
 export async function placesHolding(sql: Sql, needle: string): Promise<string[]> {

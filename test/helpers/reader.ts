@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { API_PREFIX } from '../../src/app.ts';
-import { loadPgliteDump } from '../../src/kernel/db.ts';
+import { loadPgliteDump } from '../../src/kernel/database/db.ts';
 import { BOOTSTRAP_TOKEN, createTestDatabase, onPostgres, type TestDatabase } from './harness.ts';
 import { exited, processApi, type ServerProcess, startServerProcess } from './processes.ts';
 

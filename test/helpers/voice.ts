@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { sandboxVoiceToken } from '../../src/channels/sandbox/voice.ts';
 import { signTwilioRequest } from '../../src/channels/twilio-voice/callbacks.ts';
-import type { Sql } from '../../src/kernel/db.ts';
+import type { Sql } from '../../src/kernel/database/db.ts';
 import { callUrls } from '../../src/modules/calls/urls.ts';
 
 /** Posts a status callback for the call (its provider's CallSid, once it has one); asserts the 200. */

@@ -8,7 +8,7 @@
 // network says may carry it into an error, a log or an outcome (GET /Accounts/{sid}.json even
 // answers with the token in its body: only the friendly name is read from it).
 import { Agent, type Dispatcher } from 'undici';
-import { exchangeJson, type JsonAnswer } from '../../kernel/http-answers.ts';
+import { exchangeJson, type JsonAnswer } from '../../kernel/outbound/http-answers.ts';
 import type { HangUpHow, HangUpOutcome, PlaceCallRequest, PlaceOutcome, VoiceAdapter } from '../voice.ts';
 import {
   type ClassifiedFailure,

@@ -6,7 +6,7 @@
 // Three outcomes, as a call needs them (voice.ts): `rejected` (for good), `retry` (Twilio certainly
 // did not take it: throttled, down, unreachable before the request left) and `in_doubt` (the request
 // went out and no usable answer came back: Twilio may be ringing the person, so never place it again).
-import { trimMessage } from '../../kernel/http-answers.ts';
+import { trimMessage } from '../../kernel/outbound/http-answers.ts';
 import type { ProviderError } from '../types.ts';
 
 export type TwilioVoiceErrorCode =

@@ -3,7 +3,7 @@
 // (`phone_number_quality_update`), the business account (`account_update`) and errors about the
 // number or the app (`errors`). Like callbacks.ts, parsing never throws: what cannot be read comes
 // back as `unknown`, to be logged.
-import { providerDigits } from '../../kernel/phones.ts';
+import { providerDigits } from '../../kernel/values/phones.ts';
 import type { ProviderUpdate } from '../types.ts';
 import { isRecord, type Json, records, unixSeconds } from './json.ts';
 

@@ -3,7 +3,7 @@
 // A payload is whatever arrived on the wire: parsing never throws, and what it does not understand
 // comes back as `unknown` to be logged rather than dropped.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { providerDigits } from '../../kernel/phones.ts';
+import { providerDigits } from '../../kernel/values/phones.ts';
 import {
   type CallbackAdapter,
   type CallbackBatch,

@@ -3,8 +3,8 @@
 // unreadable answers, refusals and timeouts are all classified by errors.ts. Connections come from a
 // dispatcher shared by every adapter (one per channel would open a pool per tenant).
 import { Agent, type Dispatcher } from 'undici';
-import { type Exchange, exchangeJson, type JsonAnswer } from '../../kernel/http-answers.ts';
-import { providerDigits } from '../../kernel/phones.ts';
+import { type Exchange, exchangeJson, type JsonAnswer } from '../../kernel/outbound/http-answers.ts';
+import { providerDigits } from '../../kernel/values/phones.ts';
 import type {
   ChannelAdapter,
   DeleteOutcome,

@@ -2,7 +2,7 @@
 // error `code` rather than the HTTP status (several codes come with a status that says little, and
 // 190 has come as 400 as well as 401), so the table below looks at Meta's code first and falls back
 // to the HTTP status only for codes it does not know. The first matching row wins.
-import { trimMessage } from '../../kernel/http-answers.ts';
+import { trimMessage } from '../../kernel/outbound/http-answers.ts';
 import type { ProviderError, SendOutcome, SubmitOutcome } from '../types.ts';
 import { isRecord } from './json.ts';
 

@@ -3,7 +3,7 @@
 // are missing or mistyped, and any type it does not model (order, system, unsupported, whatever Meta
 // adds next), comes back as `unsupported` with Meta's message whole. Only a message without an id,
 // a sender or a time is refused (null), since it could be neither stored once nor shown in order.
-import { fromProviderDigits, providerDigits } from '../../kernel/phones.ts';
+import { fromProviderDigits, providerDigits } from '../../kernel/values/phones.ts';
 import type {
   InboundContent,
   InboundMediaKind,

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
-import { type Exchange, exchangeJson } from '../../kernel/http-answers.ts';
+import { type Exchange, exchangeJson } from '../../kernel/outbound/http-answers.ts';
 import type { ProviderError } from '../types.ts';
 import type { WhatsAppConnection } from './connection.ts';
 import {

@@ -6,10 +6,10 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { Config } from '../../config.ts';
-import { claimDataDir } from '../../kernel/data-dir.ts';
-import { embeddedDir, loadPgliteDump, openDatabase, openPglite } from '../../kernel/db.ts';
-import { hasDatabase } from '../../kernel/pglite-initdb.ts';
-import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/secrets.ts';
+import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/crypto/secrets.ts';
+import { embeddedDir, loadPgliteDump, openDatabase, openPglite } from '../../kernel/database/db.ts';
+import { hasDatabase } from '../../kernel/database/pglite-initdb.ts';
+import { claimDataDir } from '../../kernel/runtime/data-dir.ts';
 import { adminSocketPath } from '../../modules/backup/admin-socket.ts';
 import { type BackupManifest, decodeBackup } from '../../modules/backup/format.ts';
 import { countRows, takeBackup } from '../../modules/backup/take.ts';

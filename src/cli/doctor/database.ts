@@ -3,10 +3,10 @@
 // secrets sealed in it. Nothing here writes: the doctor never migrates or creates a database.
 import pg from 'pg';
 import type { Config } from '../../config.ts';
-import { embeddedDir, openPglite, type Sql } from '../../kernel/db.ts';
-import { listMigrations } from '../../kernel/migrate.ts';
-import { hasDatabase } from '../../kernel/pglite-initdb.ts';
-import { readSecretsKeyFile, SecretBox } from '../../kernel/secrets.ts';
+import { readSecretsKeyFile, SecretBox } from '../../kernel/crypto/secrets.ts';
+import { embeddedDir, openPglite, type Sql } from '../../kernel/database/db.ts';
+import { listMigrations } from '../../kernel/database/migrate.ts';
+import { hasDatabase } from '../../kernel/database/pglite-initdb.ts';
 import { type Finding, fail, ok, reason, warn, within } from './findings.ts';
 
 const MIN_SERVER_VERSION = 150000;

@@ -1,9 +1,9 @@
 // The doctor's check of DATA_DIR's modes: the directory and what Tidings keeps in it are for the user
-// it runs as alone (kernel/data-dir.ts). Anything open to others fails: the database's files hold
+// it runs as alone (kernel/runtime/data-dir.ts). Anything open to others fails: the database's files hold
 // tenants' messages, the secrets key opens every sealed secret. Nothing is changed here; `tidings
 // serve` closes what it finds at start.
 import type { Config } from '../../config.ts';
-import { describeOpen, openToOthers } from '../../kernel/data-dir.ts';
+import { describeOpen, openToOthers } from '../../kernel/runtime/data-dir.ts';
 import { type Finding, fail, ok } from './findings.ts';
 
 export function checkFileModes(config: Pick<Config, 'dataDir'>): Finding {

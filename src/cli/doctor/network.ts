@@ -3,7 +3,7 @@
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Config } from '../../config.ts';
-import { Egress } from '../../kernel/egress.ts';
+import { Egress } from '../../kernel/outbound/egress.ts';
 import { type Finding, fail, ok, reason, warn, within } from './findings.ts';
 
 const TIMEOUT_MS = 3000;

@@ -7,11 +7,11 @@
 // PostgreSQL process needs it to open the sealed secrets the copy carried over.
 import cliProgress from 'cli-progress';
 import type { Config } from '../../config.ts';
-import { type Database, embeddedDir, openPglite, openPostgres, type Sql } from '../../kernel/db.ts';
-import { Jobs } from '../../kernel/jobs.ts';
-import { listMigrations, migrate } from '../../kernel/migrate.ts';
-import { hasDatabase } from '../../kernel/pglite-initdb.ts';
-import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/secrets.ts';
+import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/crypto/secrets.ts';
+import { type Database, embeddedDir, openPglite, openPostgres, type Sql } from '../../kernel/database/db.ts';
+import { listMigrations, migrate } from '../../kernel/database/migrate.ts';
+import { hasDatabase } from '../../kernel/database/pglite-initdb.ts';
+import { Jobs } from '../../kernel/jobs/jobs.ts';
 import { shownUrl } from '../doctor/database.ts';
 import { serverRunning } from '../server-pid.ts';
 import { UsageError } from '../usage-error.ts';

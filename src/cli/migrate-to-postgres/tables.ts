@@ -1,7 +1,7 @@
 // The tables a migration copies, read from the catalog of the embedded database: ours (public) and
 // pg-boss's (pgboss), partitioned tables through their parent, in an order where every table comes
 // after those its foreign keys point to. Generated columns are left out (the target computes them).
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 
 export interface Table {
   /** Schema-qualified and quoted, ready for SQL. */

@@ -1,8 +1,8 @@
 // Accounts in the database. Every function that reads one account for a partner takes the partner
 // id, so another partner's account is simply not found.
-import type { Sql } from '../../kernel/db.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
+import { newId } from '../../kernel/values/ids.ts';
 
 export type AccountStatus = 'ACTIVE' | 'SUSPENDED' | 'CLOSED';
 

@@ -1,8 +1,8 @@
 // GET /account and GET /account/usage: an account reads its own plan, limits and usage.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { usagePeriod } from '../../kernel/usage-meter.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { usagePeriod } from '../../kernel/access/usage-meter.ts';
 import { AccountSelf, toAccountSelf, UsageQuery, UsageReportSchema } from './schemas.ts';
 import { usageBetween } from './usage.ts';
 

@@ -1,7 +1,8 @@
 // How accounts look on the wire: the partner's view of a sub-account, and an account's own view
 // of itself (GET /account).
 import { Type } from 'typebox';
-import type { AccountSnapshot } from '../../kernel/auth.ts';
+import type { AccountSnapshot } from '../../kernel/access/auth.ts';
+import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { money } from '../../kernel/money.ts';
 import {
   ADDONS,
@@ -12,7 +13,6 @@ import {
   planOf,
   ratePerSecondOf,
 } from '../../kernel/plans.ts';
-import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
 import type { AccountRow } from './repo.ts';
 
 export const AccountStatusSchema = Type.Union(

@@ -1,8 +1,9 @@
 // API call usage: the month's count and daily counts for reports, as written plus what this process
-// has counted and not yet written (kernel/usage-meter.ts counts each call as it is admitted).
-import type { Sql } from '../../kernel/db.ts';
-import { invalid } from '../../kernel/errors.ts';
-import type { UsageMeter } from '../../kernel/usage-meter.ts';
+// has counted and not yet written (kernel/access/usage-meter.ts counts each call as it is admitted).
+
+import type { UsageMeter } from '../../kernel/access/usage-meter.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { invalid } from '../../kernel/http/errors.ts';
 
 export interface UsageReport {
   from: string;

@@ -2,8 +2,8 @@
 // savepoint). The contacts, conversations and messages modules do the work, given the run's
 // transaction as their database and an outbox that marks their events with the run as the cause.
 
-import { ApiError } from '../../kernel/errors.ts';
-import type { CausedBy } from '../../kernel/events.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import type { CausedBy } from '../../kernel/outbox/events.ts';
 import { placeCallIn } from '../calls/service.ts';
 import type { ContactFields } from '../contacts/fields.ts';
 import { findContact } from '../contacts/repo.ts';

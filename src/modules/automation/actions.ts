@@ -4,8 +4,9 @@
 // or sequence of another account (invisible: refused as unknown), a URL the egress check refuses,
 // and actions whose resource area does not exist yet (place_call) or that cannot be used where
 // they are.
-import type { Egress } from '../../kernel/egress.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+
+import type { FieldIssue } from '../../kernel/http/errors.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
 import { changeIssues } from '../contacts/change-checks.ts';
 import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
 import { checkContent, type MessageFieldsInput } from '../messages/content.ts';

@@ -3,7 +3,7 @@
 // and each row runs alone in a savepoint of its own, and a row that still throws is handed to
 // `rowFailed` (inside the transaction, to put it aside). The sends the work accepted are added to
 // `sent` only for the work that stood, so the dispatchers are woken for nothing rolled back.
-import type { Tx } from '../../kernel/db.ts';
+import type { Tx } from '../../kernel/database/db.ts';
 import type { SendResult } from '../messages/accept-batch.ts';
 
 export async function batchOrOneByOne<R>(

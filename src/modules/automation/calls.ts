@@ -12,10 +12,10 @@
 // run waits for the outcome, which the sender hands it when the call succeeds or gives up (the
 // answer in `run.vars.<node>`, the run due at once, to leave by `next` or `failed`).
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { retryDelayMs } from '../webhooks/schedule.ts';
 import { signatureHeaders } from '../webhooks/signing.ts';
 

@@ -2,9 +2,9 @@
 // events), the contact's latest conversation, the time in the contact's zone, and the event's
 // previous values (for changed, changed_to, changed_from). The same object is the scope of Liquid
 // templates (`{{ contact.name }}`, `{{ event.data.… }}`, `{{ run.vars.… }}`).
-import type { Sql } from '../../kernel/db.ts';
-import type { EventEnvelope } from '../../kernel/events.ts';
-import { countryOf } from '../../kernel/phones.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { EventEnvelope } from '../../kernel/outbox/events.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { Context } from './conditions.ts';

@@ -5,10 +5,10 @@
 // savepoint: one that fails is undone alone, recorded with its reason, and ends the run's actions.
 // The services are given the run's transaction as their database (joinTransaction) and an outbox
 // that marks every event they emit with the run as its cause.
-import type { Database, Tx } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import type { CausedBy, EventOutbox } from '../../kernel/events.ts';
-import type { Jobs } from '../../kernel/jobs.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import type { Jobs } from '../../kernel/jobs/jobs.ts';
+import type { CausedBy, EventOutbox } from '../../kernel/outbox/events.ts';
 import { hasFeature, planOf } from '../../kernel/plans.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';

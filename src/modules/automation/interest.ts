@@ -5,7 +5,7 @@
 // opt-out), and while it has a journey that may hold waiting runs (published or paused), replies
 // (wait_for_reply). Rewritten whole for the account, in the transaction that changes a rule, a
 // sequence or a journey, so the outbox never sees a half-changed set.
-import type { Tx } from '../../kernel/db.ts';
+import type { Tx } from '../../kernel/database/db.ts';
 
 /** The events that may end an enrollment (sequences/engine.ts). */
 export const EXIT_EVENTS = ['message.received', 'contact.tagged', 'contact.untagged', 'contact.updated'];

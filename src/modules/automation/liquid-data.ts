@@ -6,7 +6,7 @@
 // an answer in run.vars. The shape is one JSON Schema (a type list, so a value that is too long is
 // told so once, not once per type it is not), the total a check of its own.
 import { Type } from 'typebox';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 
 export const MAX_DATA_NAMES = 50;
 export const MAX_DATA_NAME_LENGTH = 64;

@@ -16,7 +16,7 @@
 // "now"; anything else fails the render, naming it, as an unknown variable does.
 import type { Liquid } from 'liquidjs';
 import { DateTime } from 'luxon';
-import { countryOf } from '../../kernel/phones.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { contactZone, isZone } from './time.ts';
 
 type Styles = { dateStyle?: 'short' | 'medium' | 'long' | 'full'; timeStyle?: 'short' };

@@ -1,10 +1,10 @@
-// Automation as a subscriber of the event outbox (kernel/events.ts): an event whose account has an
+// Automation as a subscriber of the event outbox (kernel/outbox/events.ts): an event whose account has an
 // active rule or sequence that listens to its type gets a row in `automation_inbox`, written in the
 // emitting transaction; the worker (worker.ts) consumes the inbox. Which types an account listens
 // to is kept in `automation_interest` by the modules that own rules and sequences (interest.ts), so
 // an account without automation costs the outbox one indexed lookup and no row.
-import type { Sql } from '../../kernel/db.ts';
-import type { EventEnvelope, OutboxSubscriber } from '../../kernel/events.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { EventEnvelope, OutboxSubscriber } from '../../kernel/outbox/events.ts';
 
 /** The channel the automation workers LISTEN on for new inbox events. */
 export const AUTOMATION_CHANNEL = 'tidings_automation';

@@ -5,8 +5,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { ApiError, invalid } from '../../kernel/errors.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { ApiError, invalid } from '../../kernel/http/errors.ts';
 import { wakeRun } from '../journeys/runs.ts';
 import { RunSchema, toRun } from '../journeys/schemas.ts';
 import { EnrollmentSchema, toEnrollment, WakeBody } from '../sequences/schemas.ts';

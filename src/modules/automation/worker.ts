@@ -12,10 +12,10 @@
 // An account that is suspended or closed, or whose plan has no automation, runs nothing: its
 // events are dropped from the inbox.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Tx } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
+import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import { isErasedEvent } from '../erasure/erase.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
 import { answerRuns, startOnEvent } from '../journeys/engine.ts';

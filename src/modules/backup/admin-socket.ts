@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../../kernel/db.ts';
+import type { Database } from '../../kernel/database/db.ts';
 import { takeBackup } from './take.ts';
 
 export const adminSocketPath = (dataDir: string) => `${dataDir}/admin.sock`;

@@ -2,8 +2,8 @@
 // counted and the data directory dumped in one transaction of the one connection, so the manifest
 // says exactly what the dump holds. The API waits meanwhile (a dump of a few hundred MiB takes a
 // second or two on the machines measured: docs/operations.md).
-import type { Database, Sql } from '../../kernel/db.ts';
-import { TIDINGS_VERSION } from '../../kernel/version.ts';
+import type { Database, Sql } from '../../kernel/database/db.ts';
+import { TIDINGS_VERSION } from '../../kernel/runtime/version.ts';
 import { type BackupManifest, encodeBackup } from './format.ts';
 
 /** Every table that holds rows (partitions counted through their parent), ours and pg-boss's. */

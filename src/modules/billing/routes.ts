@@ -2,10 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { invalid, notFound } from '../../kernel/errors.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { invalid, notFound } from '../../kernel/http/errors.ts';
+import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { parseAmount } from '../../kernel/money.ts';
-import { listOf, PageQuery, pageOf, readPage } from '../../kernel/pagination.ts';
 import { findAccount } from '../accounts/repo.ts';
 import {
   TransactionTypeSchema,

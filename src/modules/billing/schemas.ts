@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { MoneySchema, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { money } from '../../kernel/money.ts';
-import { MoneySchema, nullable, Timestamp } from '../../kernel/schemas.ts';
 import type { AccountRow } from '../accounts/repo.ts';
 import type { WalletTransactionRow } from './wallet.ts';
 

@@ -1,11 +1,11 @@
 // The wallet: a balance in integer micro-units that the database keeps from going negative (a CHECK
 // constraint), and an append-only list of transactions, each recording the balance it left.
 // Every change of balance and its transaction row are written in one statement.
-import type { Sql, Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Sql, Tx } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import { money } from '../../kernel/money.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { toTransaction } from './schemas.ts';
 
 export type TransactionType = 'credit' | 'debit' | 'refund' | 'adjustment';

@@ -4,8 +4,8 @@
 // or its retries were used up. Either way the job ends `failed` with what it did so far kept, and
 // its kind's end event is emitted.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { JobDefinition } from '../../kernel/jobs.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { JobDefinition } from '../../kernel/jobs/jobs.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
 import { accountOfJob, type BulkJobRow, itemsOf, lockJob, recordChunk } from './repo.ts';
 

@@ -3,10 +3,10 @@
 // commit together. A worker that dies loses only its open chunk, and whichever worker resumes the
 // job (pg-boss retries it) starts at the cursor: no item is applied twice or skipped. Two runs that
 // overlap (a slow run outliving its expiry) take turns on the job's row lock.
-import type { Tx } from '../../kernel/db.ts';
-import type { ApiError } from '../../kernel/errors.ts';
-import type { EventInput, EventOutbox } from '../../kernel/events.ts';
-import type { JobDefinition } from '../../kernel/jobs.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { ApiError } from '../../kernel/http/errors.ts';
+import type { JobDefinition } from '../../kernel/jobs/jobs.ts';
+import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import { applyContactRows, checkRow } from '../contacts/bulk-apply.ts';
 import type { NormalizedFields } from '../contacts/fields.ts';
 import { toContact } from '../contacts/schemas.ts';

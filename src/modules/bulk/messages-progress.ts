@@ -1,8 +1,8 @@
 // A bulk send's progress: each message counts as processed once it is handed over to the provider
 // (succeeded) or has failed, in the transaction that records that; the job completes, and emits
 // `bulk_job.completed`, with its last message. Recipients refused at accept were counted then.
-import type { Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { type BulkJobRow, JOB_COLUMNS } from './repo.ts';
 import { toJobBase } from './schemas.ts';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { nullable } from '../../kernel/schemas.ts';
+import { nullable } from '../../kernel/http/schemas.ts';
 import {
   ErrorInfo,
   MessageStatusSchema,

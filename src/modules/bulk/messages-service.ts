@@ -5,10 +5,10 @@
 // message, nothing is sent (402). The messages are dispatched in the background like any other;
 // the job completes when the last one has been handed over or has failed (messages-progress.ts).
 import type { SendMode } from '../../channels/registry.ts';
-import type { AccountSnapshot } from '../../kernel/auth.ts';
-import type { Tx } from '../../kernel/db.ts';
-import { type ApiError, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { AccountSnapshot } from '../../kernel/access/auth.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import { type ApiError, notFound } from '../../kernel/http/errors.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { type AcceptServices, insufficientBalance } from '../messages/accept.ts';
 import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
 import { prepareRecipients, type RecipientInput } from '../messages/batch.ts';

@@ -1,5 +1,5 @@
 // Bulk job rows and their per-item results, scoped by account.
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 
 export type BulkJobStatus = 'queued' | 'processing' | 'completed' | 'failed';
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
+import { accountOf } from '../../kernel/access/access.ts';
 import { BulkMessageJob, BulkMessagesBody, MAX_BULK_RECIPIENTS, toMessageJob } from './messages-schemas.ts';
 import { acceptBulkSend, getBulkSend } from './messages-service.ts';
 import {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import type { BulkJobRow, ItemResult } from './repo.ts';
 
 /** Items per POST /bulk/contacts (the published API's limit: README, docs/decisions.md § Bulk contact import). */

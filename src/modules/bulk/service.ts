@@ -1,9 +1,9 @@
 // Accepting bulk jobs and reading them back. The job row and its queue entry commit together:
 // an accepted job always runs, and a failed accept leaves neither.
-import type { Database } from '../../kernel/db.ts';
-import { notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { Jobs } from '../../kernel/jobs.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { notFound } from '../../kernel/http/errors.ts';
+import type { Jobs } from '../../kernel/jobs/jobs.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { BULK_CONTACTS_JOB } from './contacts-job.ts';
 import { type BulkJobRow, fairPriority, findJob, type ItemResult, insertJob, resultsOf } from './repo.ts';
 

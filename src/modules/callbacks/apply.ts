@@ -12,8 +12,8 @@
 // be repeated (a provider retries a callback that failed half-way): statuses only move forward and
 // a stored message id is not stored again, so a repeat changes nothing.
 import type { ProviderUpdate } from '../../channels/types.ts';
-import type { Tx } from '../../kernel/db.ts';
-import type { Jobs } from '../../kernel/jobs.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import { applyChannelSignal, isChannelSignal } from '../channel/signals.ts';
 import { applyMarketingPreference } from '../contacts/marketing-preference.ts';
 import { rememberWaIds } from '../contacts/repo.ts';

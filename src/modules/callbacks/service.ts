@@ -24,7 +24,7 @@ import {
   type ProviderUpdate,
   UnreadableCallback,
 } from '../../channels/types.ts';
-import { ApiError, notFound } from '../../kernel/errors.ts';
+import { ApiError, notFound } from '../../kernel/http/errors.ts';
 import { type ChannelDestination, channelsOfPartner, loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig, WhatsAppSettings } from '../channel/settings.ts';
 import { allPartnerApps, partnerAppOfAccount } from '../partner/whatsapp-app.ts';

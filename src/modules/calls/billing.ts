@@ -8,10 +8,10 @@
 // - when it ends, each started minute connected is charged: what the hold over-took is given back
 //   (`refund`, referenced by the call), and a call longer than its hold pays the rest as far as the
 //   wallet goes (`debit`). `charged` is what the call cost in the end.
-import type { Tx } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 import { formatMicros } from '../../kernel/money.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import type { CallRow } from './repo.ts';
 import { billableMinutes } from './transition.ts';

@@ -10,7 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import type { FormParams } from '../../channels/voice.ts';
-import type { ErrorCode } from '../../kernel/errors.ts';
+import type { ErrorCode } from '../../kernel/http/errors.ts';
 import { TwilioVoiceForm } from '../callbacks/envelope-schema.ts';
 import { answerTwiml, receiveStatus, type VoiceCallback } from './callbacks.ts';
 

@@ -10,9 +10,9 @@
 import twilio from 'twilio';
 import type { Channels } from '../../channels/registry.ts';
 import type { FormParams, VoiceProvider } from '../../channels/voice.ts';
-import type { Database } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { loadVoiceChannel, type VoiceChannel } from '../voice-channel/repo.ts';
 import { type IvrServices, type TwimlRequest, twimlFor } from './ivr.ts';
 import { type CallRow, callForCallback, firstHeard } from './repo.ts';

@@ -18,10 +18,10 @@ import { sandboxCallee, sandboxVoiceToken } from '../../channels/sandbox/voice.t
 import { playStep, type SimState, startSimulation } from '../../channels/sandbox/voice-simulator.ts';
 import { signTwilioRequest } from '../../channels/twilio-voice/callbacks.ts';
 import type { FormParams, PlaceOutcome } from '../../channels/voice.ts';
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import { PollingLoop } from '../../kernel/async/polling-loop.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { planOf } from '../../kernel/plans.ts';
-import { PollingLoop } from '../../kernel/polling-loop.ts';
 import { pruneSlots, takeSlots } from '../campaign-engine/rate-slots.ts';
 import { ERASED } from '../erasure/erase.ts';
 import type { PriceTable } from '../pricing/prices.ts';

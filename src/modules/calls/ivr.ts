@@ -9,8 +9,8 @@
 //     `noInput` / `invalid` (or hangs up when the script names none).
 //   - Entering a node does its tag or webhook action, once per node and call.
 import twilio from 'twilio';
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { queueCall } from '../automation/calls.ts';
 import { joinTransaction } from '../automation/effects.ts';
 import { addTags } from '../contacts/service.ts';

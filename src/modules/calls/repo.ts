@@ -3,8 +3,8 @@
 // statement, called by the modules that decide them (status.ts, dialer.ts, ivr.ts).
 
 import type { VoiceProvider } from '../../channels/voice.ts';
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import { ERASED } from '../erasure/erase.ts';
 import type { CallStatus } from './transition.ts';
 

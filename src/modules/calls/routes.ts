@@ -2,10 +2,10 @@
 // sandbox's key presses. Plans from Business up.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { invalid } from '../../kernel/errors.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import { invalid } from '../../kernel/http/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import { listCalls } from './repo.ts';
 import {
   CallIdParams,

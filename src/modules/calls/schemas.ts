@@ -1,8 +1,8 @@
 // How calls look on the wire (docs/voice.md § Calls).
 import { Type } from 'typebox';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
 import { money } from '../../kernel/money.ts';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/schemas.ts';
 import { liquidData } from '../automation/liquid-data.ts';
 import type { CallRow } from './repo.ts';
 

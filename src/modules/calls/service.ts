@@ -5,12 +5,12 @@
 import type { Channels } from '../../channels/registry.ts';
 import { endSimulation, type SimState } from '../../channels/sandbox/voice-simulator.ts';
 import type { HangUpHow } from '../../channels/voice.ts';
-import type { Sql, Tx } from '../../kernel/db.ts';
-import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
-import type { CausedBy } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import { countryOf, normalizePhone } from '../../kernel/phones.ts';
+import type { Sql, Tx } from '../../kernel/database/db.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import type { CausedBy } from '../../kernel/outbox/events.ts';
 import { hasFeature, planOf } from '../../kernel/plans.ts';
+import { newId } from '../../kernel/values/ids.ts';
+import { countryOf, normalizePhone } from '../../kernel/values/phones.ts';
 import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { RenderLimitError, render, TemplateError } from '../automation/templating.ts';
 import { type ContactRow, findContact } from '../contacts/repo.ts';

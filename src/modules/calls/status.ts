@@ -2,8 +2,8 @@
 // its locked row: the pure rules of transition.ts decide, this file writes the row and emits
 // `call.status_changed` in the same transaction, once per move. When a call ends its billing is
 // settled here (billing.ts), so a call is charged exactly when, and only if, its end is recorded.
-import type { Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { resumeAfterCall } from '../journeys/runs.ts';
 import { campaignCallEnded } from '../voice-campaigns/outcome.ts';
 import { settleCall } from './billing.ts';

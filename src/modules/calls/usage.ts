@@ -1,6 +1,6 @@
 // GET /voice/usage: what an account's calls came to over a period (by when they were made), in
 // total, by status and by country, counted from the calls themselves, so it always agrees with them.
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 import { money } from '../../kernel/money.ts';
 
 interface Row {

@@ -4,8 +4,8 @@
 // so an audience of any size is rows read a page at a time, never a list held in memory: the first
 // three are a WHERE clause, the conditions are evaluated on each page.
 import { Type } from 'typebox';
-import type { Sql } from '../../kernel/db.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { type Conditions, conditionProblems, evaluate } from '../automation/conditions.ts';
 import { conditionContext, scopeOf } from '../automation/context.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';

@@ -3,7 +3,7 @@
 // left below the rate, so two processes can never both take the last slot. Keys name what is
 // paced: `voice:<account>` (calls per second of the plan), `voice-campaign:<id>`, `wa:<account>`
 // (the WhatsApp number's throughput). What was not granted waits for a later second.
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 
 /** Takes up to `want` slots of `key`'s second `now` at `perSecond`; answers how many it got (0 … want). */
 export async function takeSlots(

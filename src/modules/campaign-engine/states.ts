@@ -4,7 +4,7 @@
 //   any but completed and canceled ──cancel──▶ canceled
 // Only a draft is changed; a draft, completed or canceled campaign is deleted. A move from a
 // wrong state is 409, with a message that says which states it takes.
-import { conflict } from '../../kernel/errors.ts';
+import { conflict } from '../../kernel/http/errors.ts';
 
 export const CAMPAIGN_STATUSES = [
   'draft',

@@ -1,7 +1,7 @@
 // The reads and the delete every campaign table answers alike (`campaigns`, `voice_campaigns`):
 // each read takes the account, so another tenant's campaign is not found.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 
 export function campaignTable<Row>(table: 'campaigns' | 'voice_campaigns') {
   return {

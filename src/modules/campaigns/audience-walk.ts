@@ -5,8 +5,8 @@
 // (duplicates cannot exist: a row per (campaign, contact)). Pages of contacts, never the whole
 // audience in memory.
 import type { Provider, TemplateCategory } from '../../channels/types.ts';
-import type { Sql } from '../../kernel/db.ts';
-import { countryOf } from '../../kernel/phones.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { eachAudiencePage } from '../campaign-engine/audience.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { categoryOf, quote, windowOpen } from '../pricing/quote.ts';

@@ -3,8 +3,8 @@
 //     (docs/messaging.md § Campaigns: `replied`);
 //   - a throttling answer: the dispatch of a campaign's message was told to slow down (WhatsApp's
 //     130429 and its kin), so the campaign is held to half its rate (pace.ts).
-import type { Database, Tx } from '../../kernel/db.ts';
-import { idAt } from '../../kernel/ids.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import { idAt } from '../../kernel/values/ids.ts';
 import { channelLimits } from './channel-limits.ts';
 import { type PaceState, throttledBackoff } from './pace.ts';
 

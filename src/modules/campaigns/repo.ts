@@ -1,8 +1,8 @@
 // Broadcast campaigns and their recipients in the database. Reads take the account: another
 // tenant's campaign is not found. A recipient's status is its row's until it is messaged, then its
 // message's (or, once the message was deleted with its conversation, the status it had then).
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import type { Weekday } from '../automation/time.ts';
 import type { Audience } from '../campaign-engine/audience.ts';
 import type { CampaignStatus } from '../campaign-engine/states.ts';

@@ -4,10 +4,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access.ts';
-import type { ErrorCode } from '../../kernel/errors.ts';
+import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
+import type { ErrorCode } from '../../kernel/http/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { money } from '../../kernel/money.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
 import { countersOf, listCampaigns, listRecipients } from './repo.ts';
 import {
   CampaignIdParams,

@@ -1,8 +1,8 @@
 // How broadcast campaigns look on the wire (docs/messaging.md § Campaigns).
 import { Type } from 'typebox';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
 import { money } from '../../kernel/money.ts';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/schemas.ts';
 import { WEEKDAYS } from '../automation/time.ts';
 import { AudienceSchema } from '../campaign-engine/audience.ts';
 import { CAMPAIGN_STATUSES } from '../campaign-engine/states.ts';

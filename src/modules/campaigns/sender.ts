@@ -22,11 +22,11 @@
 // completing it when no recipient is pending.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Provider } from '../../channels/types.ts';
-import type { Tx } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import { idAt } from '../../kernel/ids.ts';
-import { countryOf } from '../../kernel/phones.ts';
-import { PollingLoop } from '../../kernel/polling-loop.ts';
+import { PollingLoop } from '../../kernel/async/polling-loop.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import { idAt } from '../../kernel/values/ids.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { scopeOf } from '../automation/context.ts';
 import { type FieldSchema, renderFields } from '../automation/render-fields.ts';
 import { TemplateError } from '../automation/templating.ts';

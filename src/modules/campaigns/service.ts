@@ -6,10 +6,10 @@
 // sends; counters are counted from the rows and their messages.
 import { providerFor, type SendMode } from '../../channels/registry.ts';
 import type { Provider, TemplateCategory } from '../../channels/types.ts';
-import type { Database, Sql, Tx } from '../../kernel/db.ts';
-import { ApiError, conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
+import { ApiError, conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { templateProblem } from '../automation/templating.ts';
 import { type Audience, audienceProblems, unknownContactIds } from '../campaign-engine/audience.ts';
 import { assertAllowed, type CampaignAction, goingStatus } from '../campaign-engine/states.ts';

@@ -1,8 +1,8 @@
 // GET and PUT /account/channel: the account's messaging number.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { ApiError } from '../../kernel/errors.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 import { loadChannel } from './repo.ts';
 import { ChannelSchema, PutChannelBody, toChannel } from './schemas.ts';
 import { configureChannel } from './service.ts';

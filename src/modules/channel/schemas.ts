@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { type ChannelConfig, throughputOf } from './settings.ts';
 
 const Delay = (max: number, description: string) => Type.Integer({ minimum: 0, maximum: max, description });

@@ -10,9 +10,9 @@
 // event, same time) changes nothing either.
 import type { Channels } from '../../channels/registry.ts';
 import type { ProviderUpdate } from '../../channels/types.ts';
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { EventInput, EventOutbox } from '../../kernel/events.ts';
-import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
+import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import { type ChannelRow, toChannelConfig } from './repo.ts';
 import { throughputOf, type WhatsAppSettings } from './settings.ts';
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
-import { ApiError } from '../../kernel/errors.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 
 export const CONSOLE_PREFIX = '/console';
 export const DEFAULT_CONSOLE_DIST = fileURLToPath(new URL('../../../packages/console/dist', import.meta.url));

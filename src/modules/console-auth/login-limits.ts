@@ -10,8 +10,8 @@
 // - an attempt the email's window refuses gives its address attempt back (no password was checked:
 //   guesses at a locked email must not lock out everyone behind the same address).
 
-import { ApiError } from '../../kernel/errors.ts';
-import type { RateLimits } from '../../kernel/limits.ts';
+import type { RateLimits } from '../../kernel/access/rate-limits.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 
 const WINDOW_SECONDS = 15 * 60;
 const PER_ADDRESS = 10;

@@ -1,7 +1,7 @@
 // Console passwords: argon2id through @node-rs/argon2 with its defaults (m=19 MiB, t=2, p=1, OWASP's
 // minimum), 12 to 128 characters. Only the hash (PHC string, salt included) is stored.
 import { hash, verify } from '@node-rs/argon2';
-import { invalid } from '../../kernel/errors.ts';
+import { invalid } from '../../kernel/http/errors.ts';
 
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 128;

@@ -1,5 +1,5 @@
 // Console logins, sessions and invitations in the database.
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 
 export interface UserRow {
   id: string;

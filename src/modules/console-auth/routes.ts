@@ -4,9 +4,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, partnerOf } from '../../kernel/access.ts';
-import { checkOrigin, sessionToken } from '../../kernel/console-principal.ts';
-import { ApiError } from '../../kernel/errors.ts';
+import { accountOf, partnerOf } from '../../kernel/access/access.ts';
+import { checkOrigin, sessionToken } from '../../kernel/access/console-principal.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 import { isBootstrapped } from '../partner/bootstrap.ts';
 import {
   AcceptInvitationBody,

@@ -1,7 +1,7 @@
 // The console's sign-in on the wire.
 import { Type } from 'typebox';
-import type { ConsoleSession } from '../../kernel/console-principal.ts';
-import { Timestamp } from '../../kernel/schemas.ts';
+import type { ConsoleSession } from '../../kernel/access/console-principal.ts';
+import { Timestamp } from '../../kernel/http/schemas.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.ts';
 import type { InvitationRow } from './repo.ts';
 

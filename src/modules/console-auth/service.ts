@@ -2,10 +2,10 @@
 // with a session (sessions.ts) whose cookie the route sets.
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
-import { sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
-import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import { generateToken, hashSecret } from '../../kernel/keys.ts';
+import { generateToken, hashSecret } from '../../kernel/access/key-text.ts';
+import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
+import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { bootstrapWith, precheckBootstrap } from '../partner/bootstrap.ts';
 import { findMember } from '../team/repo.ts';
 import { noteLoginSuccess, takeLoginAttempt } from './login-limits.ts';

@@ -3,10 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
-import { type ConsoleSession, SESSION_COOKIE } from '../../kernel/console-principal.ts';
-import type { Sql } from '../../kernel/db.ts';
-import { newId } from '../../kernel/ids.ts';
-import { hashSecret } from '../../kernel/keys.ts';
+import { type ConsoleSession, SESSION_COOKIE } from '../../kernel/access/console-principal.ts';
+import { hashSecret } from '../../kernel/access/key-text.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { insertSession, revokeSession, revokeUserSessions } from './repo.ts';
 
 type Ctx = Pick<AppContext, 'config' | 'sessions' | 'now'>;

@@ -1,10 +1,10 @@
 // Contacts written many at a time, for bulk import: each row is checked exactly as POST /contacts
 // checks a body, and a chunk of rows is applied with a handful of statements, whatever its size.
-import type { Tx } from '../../kernel/db.ts';
-import { validationIssues } from '../../kernel/error-handler.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import { boundedValidators } from '../../kernel/validator.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import { validationIssues } from '../../kernel/http/error-handler.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import { boundedValidators } from '../../kernel/http/validator.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { invalidFields, type NormalizedFields, normalizeFields } from './fields.ts';
 import { CONTACT_COLUMNS, type ContactRow, type ContactValues } from './repo.ts';
 import { CreateContactBody } from './schemas.ts';

@@ -4,8 +4,8 @@
 // (update_contact's name and email, set_attribute's value), which no route schema has seen.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { validationIssues } from '../../kernel/error-handler.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import { validationIssues } from '../../kernel/http/error-handler.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import type { ContactFields } from './fields.ts';
 import { UpdateContactBody } from './schemas.ts';
 

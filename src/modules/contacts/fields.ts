@@ -2,8 +2,8 @@
 // and tags lower-cased, attribute names checked. Every problem is reported at once, per field, in
 // the documented `details` shape; POST/PUT/PATCH and bulk import rows share these rules.
 
-import { type FieldIssue, invalidRequest } from '../../kernel/errors.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
+import { type FieldIssue, invalidRequest } from '../../kernel/http/errors.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 
 export const MAX_TAGS = 50;
 export const MAX_TAG_LENGTH = 50;

@@ -1,6 +1,6 @@
 // The list filters of GET /contacts, from query text to what the repository matches.
-import { invalid } from '../../kernel/errors.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
+import { invalid } from '../../kernel/http/errors.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import type { AttributeValue } from './fields.ts';
 import { normalizeTag } from './fields.ts';
 import type { ContactFilters } from './repo.ts';

@@ -3,9 +3,9 @@
 // find it (by wa_id, then by phone) and made when the number is new, so the preference holds when
 // the business adds the number later. Meta may deliver webhooks out of order: a preference older
 // than the last one applied (`marketing_preference_at`) changes nothing.
-import type { Tx } from '../../kernel/db.ts';
-import type { EventInput } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { EventInput } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { CONTACT_COLUMNS, type ContactRow, insertSender, lockSender } from './repo.ts';
 import { toContact } from './schemas.ts';
 

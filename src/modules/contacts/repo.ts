@@ -1,7 +1,7 @@
 // Contact rows. Every query is scoped by account_id: another account's id finds nothing.
-import type { Sql } from '../../kernel/db.ts';
-import { idAt } from '../../kernel/ids.ts';
-import { ACCOUNT_ORDER, type Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { ACCOUNT_ORDER, type Page } from '../../kernel/http/pagination.ts';
+import { idAt } from '../../kernel/values/ids.ts';
 import type { AttributeValue } from './fields.ts';
 
 export interface ContactRow {

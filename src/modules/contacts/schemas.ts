@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { nullable, Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import {
   MAX_ATTRIBUTE_VALUE_LENGTH,
   MAX_ATTRIBUTES,

@@ -1,11 +1,11 @@
 // Contacts of an account: create, change, replace, delete, tag and untag. Each change and its
 // event (contact.created|updated|deleted|tagged|untagged) commit in one transaction.
-import type { AccountSnapshot } from '../../kernel/auth.ts';
-import { Batcher } from '../../kernel/batcher.ts';
-import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/db.ts';
-import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox, EventType } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { AccountSnapshot } from '../../kernel/access/auth.ts';
+import { Batcher } from '../../kernel/async/batcher.ts';
+import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
+import { type ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import type { EventOutbox, EventType } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { closeConversationsOf } from '../conversations/service.ts';
 import { eraseData } from '../erasure/erase.ts';
 import { lockForErasure } from '../erasure/lock.ts';

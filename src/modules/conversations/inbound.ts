@@ -8,9 +8,9 @@
 //     answering belongs to the conversation the answer opens);
 //   - emits message.received, and conversation.opened / contact.created where it made them.
 import type { InboundContent, InboundMessage, Provider } from '../../channels/types.ts';
-import { sqlState, type Tx } from '../../kernel/db.ts';
-import type { EventInput } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import { sqlState, type Tx } from '../../kernel/database/db.ts';
+import type { EventInput } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { noteCampaignReply } from '../campaigns/feedback.ts';
 import { type ContactRow, insertSender, lockSender, noteInbound, rememberWaIds } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';

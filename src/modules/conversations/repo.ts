@@ -1,6 +1,6 @@
 // Conversation rows. Every function takes the account: another tenant's conversation is not found.
-import type { Sql } from '../../kernel/db.ts';
-import { invalid } from '../../kernel/errors.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { invalid } from '../../kernel/http/errors.ts';
 import { MESSAGE_COLUMNS, type MessageRow, messageFromJson } from '../messages/repo.ts';
 
 export type ConversationStatus = 'open' | 'closed';

@@ -2,9 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access.ts';
-import { conflict, notFound } from '../../kernel/errors.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
+import { conflict, notFound } from '../../kernel/http/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { MessageSchema } from '../messages/schemas.ts';
 import { sendForRequest } from '../messages/send-request.ts';
 import { toMessage } from '../messages/view.ts';

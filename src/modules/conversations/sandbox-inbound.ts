@@ -8,8 +8,8 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { type Static, Type } from 'typebox';
 import type { InboundContent, InboundMediaKind, InboundMessage, InboundType } from '../../channels/types.ts';
-import type { Sql } from '../../kernel/db.ts';
-import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { findMessage, type MessageRow, type OutboundContent } from '../messages/repo.ts';
 import { findTemplate } from '../templates/repo.ts';

@@ -4,9 +4,9 @@
 // as one from the WhatsApp Cloud API (inbound.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { MessageSchema } from '../messages/schemas.ts';
 import { toMessage } from '../messages/view.ts';

@@ -1,7 +1,7 @@
 // How conversations look on the wire, and the bodies and queries of their routes.
 import { Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { chatSendFields, MessageSchema, templateSendFields } from '../messages/schemas.ts';
 import { toMessage } from '../messages/view.ts';
 import { SERVICE_WINDOW_MS } from '../pricing/quote.ts';

@@ -1,9 +1,9 @@
 // Changing a conversation's state: assign, close, reopen. Each is one transaction that locks the
 // conversation, checks the move is allowed (409 otherwise), writes it and emits its event. And
 // deleting one with its history.
-import { type Database, DEADLOCK, sqlState, type Tx } from '../../kernel/db.ts';
-import { type ApiError, conflict, notFound } from '../../kernel/errors.ts';
-import type { EventInput, EventOutbox } from '../../kernel/events.ts';
+import { type Database, DEADLOCK, sqlState, type Tx } from '../../kernel/database/db.ts';
+import { type ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import { noteHandedOver } from '../bulk/messages-progress.ts';
 import { findMember } from '../team/repo.ts';

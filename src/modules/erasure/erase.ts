@@ -7,7 +7,7 @@
 // Where a column cannot be empty a number becomes "erased". Texts about the contact as a whole (an
 // event's payload, a run's variables) are replaced; texts shared with other contacts (a bulk job's
 // items, a ledger description) lose the number only. What is kept and why: docs/operations.md.
-import type { Tx } from '../../kernel/db.ts';
+import type { Tx } from '../../kernel/database/db.ts';
 
 export const ERASED = 'erased';
 /** What erased data becomes: an event's `data`, a webhook call's whole payload, a bulk item. */

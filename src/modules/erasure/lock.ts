@@ -12,7 +12,7 @@
 // and work that already holds such rows (due enrollments, due runs) only tries, and leaves an
 // account being erased for its next round. A transaction-scoped advisory lock (released at commit
 // or rollback), keyed like the codebase's others; on PGlite's one connection it never waits.
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 
 const KEY = `hashtextextended('erasure:' || a, 0)`;
 

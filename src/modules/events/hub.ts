@@ -12,8 +12,8 @@
 // (EventStream's `verified`), so an event created after a revocation is never sent, however slow
 // the check.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Authenticator } from '../../kernel/auth.ts';
-import type { ConsoleRole, ConsoleSessions } from '../../kernel/console-principal.ts';
+import type { Authenticator } from '../../kernel/access/auth.ts';
+import type { ConsoleRole, ConsoleSessions } from '../../kernel/access/console-principal.ts';
 import type { EventStream } from './stream.ts';
 
 /** How often the open streams' callers are checked (an ended access stops them within a second). */

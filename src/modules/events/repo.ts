@@ -1,9 +1,9 @@
-// The events table (written by the outbox, kernel/events.ts) as an account reads it. Every query
+// The events table (written by the outbox, kernel/outbox/events.ts) as an account reads it. Every query
 // takes the account, so another tenant's event is not found. Ids sort by creation time, so a time
 // range is an id range on the (account_id, id) index. Every read of payloads takes what the caller
 // may see (visibility.ts) as a condition of the statement, so a page is full of what it may see.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import { type Visible, visibleCondition } from './visibility.ts';
 
 export interface EventRow {

@@ -3,11 +3,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { KEY_CACHE_MS } from '../../kernel/auth.ts';
-import { SESSION_CACHE_MS } from '../../kernel/console-principal.ts';
-import { idAt } from '../../kernel/ids.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import { KEY_CACHE_MS } from '../../kernel/access/auth.ts';
+import { SESSION_CACHE_MS } from '../../kernel/access/console-principal.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
+import { idAt } from '../../kernel/values/ids.ts';
 import { type StreamCaller, StreamHub } from './hub.ts';
 import { listEvents } from './repo.ts';
 import {

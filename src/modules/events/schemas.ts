@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import type { EventEnvelope } from '../../kernel/events.ts';
-import { EVENT_TYPES } from '../../kernel/events.ts';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { Timestamp } from '../../kernel/http/schemas.ts';
+import type { EventEnvelope } from '../../kernel/outbox/events.ts';
+import { EVENT_TYPES } from '../../kernel/outbox/events.ts';
 import type { EventRow } from './repo.ts';
 
 const EVENT_ID_EXAMPLE = 'evt_01jv0000000000000000000000';

@@ -1,9 +1,9 @@
 // Reading an account's events: the list's filters, and where a stream starts.
 
-import type { Database } from '../../kernel/db.ts';
-import { invalid, notFound } from '../../kernel/errors.ts';
-import { filterProblem } from '../../kernel/events.ts';
-import { idAt } from '../../kernel/ids.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { invalid, notFound } from '../../kernel/http/errors.ts';
+import { filterProblem } from '../../kernel/outbox/events.ts';
+import { idAt } from '../../kernel/values/ids.ts';
 import { type EventRow, findEvent } from './repo.ts';
 import type { StreamStart } from './stream.ts';
 import type { Visible } from './visibility.ts';

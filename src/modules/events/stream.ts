@@ -17,8 +17,8 @@
 // the statement that reads payloads; nothing created after the caller was last found allowed is
 // sent (hub.ts checks it).
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../../kernel/db.ts';
-import { idAt } from '../../kernel/ids.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { idAt } from '../../kernel/values/ids.ts';
 import type { Verified } from './hub.ts';
 import { eventIdsFrom, eventsByIds } from './repo.ts';
 import type { Visible } from './visibility.ts';

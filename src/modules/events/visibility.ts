@@ -1,6 +1,6 @@
 // Which events a caller sees. One rule for GET /events, GET /events/{id} and /events/stream: an
 // event is shown exactly when the access policy lets the caller call every route that reads what
-// the event carries (EVENT_READERS), decided by the policy's own function (kernel/access.ts
+// the event carries (EVENT_READERS), decided by the policy's own function (kernel/access/access.ts
 // refusalOf), so an agent who gets 403 on GET /account/wallet never reads a wallet.credited event.
 // The rule is by the caller's kind (key scope, console role); the plan's feature gates (402) are not
 // applied: they say "upgrade", not "not yours", and an account that had voice keeps its call events.
@@ -11,9 +11,9 @@
 //
 // The filter is SQL (visibleCondition), so a list still fills its pages and its cursor stays right.
 
-import { mayCall, type RouteAccess } from '../../kernel/access.ts';
-import type { Principal } from '../../kernel/auth.ts';
-import { EVENT_TYPES, type EventType } from '../../kernel/events.ts';
+import { mayCall, type RouteAccess } from '../../kernel/access/access.ts';
+import type { Principal } from '../../kernel/access/auth.ts';
+import { EVENT_TYPES, type EventType } from '../../kernel/outbox/events.ts';
 
 /** A route as `GET /path/{param}` (the OpenAPI document's spelling, without the /api/v1/public prefix). */
 export type RouteRef = `GET /${string}`;

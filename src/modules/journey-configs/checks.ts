@@ -5,9 +5,9 @@
 // schema here too (the body does not repeat the type). What the journey checks find in the compiled
 // journey (a message's content, Liquid, tags, attribute names) is mapped back by compile.ts.
 import type { Duration } from 'luxon';
-import { validationIssues } from '../../kernel/error-handler.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
-import { boundedValidators, type CheckFunction } from '../../kernel/validator.ts';
+import { validationIssues } from '../../kernel/http/error-handler.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
+import { boundedValidators, type CheckFunction } from '../../kernel/http/validator.ts';
 import { durationMs, durationProblem } from '../automation/time.ts';
 import { MAX_REPLY_TIMEOUT, MAX_RUN_DURATION, MAX_WAIT } from '../journeys/nodes.ts';
 import { CONFIG_SCHEMAS, type ConfigType, type TypedConfig } from './schemas.ts';

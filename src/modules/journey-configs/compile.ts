@@ -15,7 +15,7 @@
 // Nodes the config leaves out are not made; an edge with nothing to lead to is left out (the run
 // ends there). Every node records the config field it comes from, so a fault the journey checks
 // find is reported at that field (configIssue).
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { durationMs } from '../automation/time.ts';
 import { MAX_REPLY_TIMEOUT } from '../journeys/nodes.ts';
 import type { JourneyInput } from '../journeys/service.ts';

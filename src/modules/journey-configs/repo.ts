@@ -1,7 +1,7 @@
 // Journey configs in the database. Every function takes the account: another tenant's config is not
 // found.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import type { Config, ConfigType } from './schemas.ts';
 
 export type ConfigStatus = 'active' | 'paused';

@@ -4,8 +4,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listConfigs } from './repo.ts';
 import {
   ConfigIdParams,

@@ -3,8 +3,8 @@
 // the type, so its `config` is checked against the config's type by checks.ts. What a schema cannot
 // check (durations, the appointment's field, the buttons) is checks.ts's too.
 import { type Static, type TSchema, Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { Timestamp } from '../../kernel/http/schemas.ts';
 import { messageFields } from '../messages/schemas.ts';
 import type { ConfigRow } from './repo.ts';
 

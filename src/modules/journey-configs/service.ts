@@ -9,9 +9,9 @@
 //            the config.
 // A fault the journey checks find in the compiled journey (a message's content, a Liquid template, a
 // tag) is answered as a 400 at the config field it comes from.
-import type { Sql, Tx } from '../../kernel/db.ts';
-import { ApiError, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Sql, Tx } from '../../kernel/database/db.ts';
+import { ApiError, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import {
   createJourney,

@@ -13,7 +13,7 @@
 //     that lacks them fails the send step, BUTTONS_MISSING, rather than wait for a tap that cannot
 //     come.
 import type { MessageContent, TemplateComponent } from '../../channels/types.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
 import type { Definition, JourneyNode } from './graph.ts';
 

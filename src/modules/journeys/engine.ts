@@ -7,8 +7,8 @@
 //   - an event starts runs of the published journeys it is the entry event of, their conditions
 //     holding and their reentry allowing. An event caused by a journey's own run never starts that
 //     journey, and a chain of automation deeper than the rules' bound starts nothing.
-import type { Tx } from '../../kernel/db.ts';
-import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import { evaluate } from '../automation/conditions.ts';
 import { conditionContext, contactIdOf, type RunScope } from '../automation/context.ts';
 import { MAX_DEPTH } from '../rules/engine.ts';

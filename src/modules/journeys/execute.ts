@@ -1,9 +1,9 @@
 // Executing a run's nodes during a turn of the runner (runner.ts), in the batch's transaction: each
 // node type's effect or decision, the resumption of a run whose wait ended, and the rounds in which
 // the runs' messages are accepted together. Where a run goes next is the Walk's bookkeeping (walk.ts).
-import type { Tx } from '../../kernel/db.ts';
-import type { CausedBy } from '../../kernel/events.ts';
-import { countryOf } from '../../kernel/phones.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { CausedBy } from '../../kernel/outbox/events.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { actor as actionsOf } from '../automation/act.ts';
 import { type Action, contactChange } from '../automation/actions.ts';
 import { queueCall } from '../automation/calls.ts';

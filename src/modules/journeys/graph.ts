@@ -6,7 +6,7 @@
 //   - at most MAX_NODES nodes.
 // Each fault is one `details` entry, located at the node or edge it is about. A node left by a
 // kind that has no edge ends the run there (completed, or failed after a failure): that is allowed.
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import type { Conditions } from '../automation/conditions.ts';
 import type { SendWindow } from '../automation/time.ts';
 

@@ -4,7 +4,7 @@
 // conditions and a switch's cases), the entry (a timed entry event takes `after`, and only it) and
 // the settings. The graph as a whole is checked when the journey is published (graph.ts).
 import { Duration } from 'luxon';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { type Action, type ActionChecks, actionProblems, contactChange } from '../automation/actions.ts';
 import {
   type Condition,

@@ -1,7 +1,7 @@
 // Journeys, their versions, runs and steps in the database. Every function takes the account:
 // another tenant's journey or run is not found.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import type { Definition } from './graph.ts';
 
 export type JourneyStatus = 'draft' | 'published' | 'paused' | 'archived';

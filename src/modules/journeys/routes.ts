@@ -3,9 +3,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { conflict, invalid, notFound } from '../../kernel/errors.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { dueEverywhere } from '../automation/outbox.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';

@@ -15,8 +15,8 @@
 // throws is undone and its runs taken one by one, each in a savepoint: one that still throws is put
 // back for a minute, alone.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Tx } from '../../kernel/db.ts';
-import type { EventEnvelope, EventInput } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { EventEnvelope, EventInput } from '../../kernel/outbox/events.ts';
 import { batchOrOneByOne } from '../automation/batches.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from '../automation/effects.ts';
 import { erasedEventSql } from '../erasure/erase.ts';

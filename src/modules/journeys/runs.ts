@@ -1,8 +1,8 @@
 // Runs seen and handled from the API: the contact a trigger names, cancel, the sandbox's wake, and
 // the per-node statistics (counted from the steps: what entered a node, how it left, what waits there).
-import type { Database, Sql, Tx } from '../../kernel/db.ts';
-import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
+import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import { contactIdByPhone } from '../contacts/repo.ts';
 import { type ContactServices, createContact } from '../contacts/service.ts';
 import type { JourneyRow, RunRow } from './repo.ts';

@@ -2,8 +2,8 @@
 // apart by `type` (as actions are), each with its own `config`; nodes.ts checks what a schema
 // cannot, graph.ts the graph as a whole.
 import { Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { CONTACT_CHANGE } from '../automation/actions-schema.ts';
 import { OPS } from '../automation/conditions.ts';
 import { liquidData } from '../automation/liquid-data.ts';

@@ -11,12 +11,12 @@
 // through it (`owner: 'config'`).
 
 import type { TemplateComponent } from '../../channels/types.ts';
-import type { Database, Sql, Tx } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import { conflict, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
+import { conflict, notFound } from '../../kernel/http/errors.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import type { Conditions } from '../automation/conditions.ts';
 import { refreshInterest } from '../automation/interest.ts';
 import type { SendWindow } from '../automation/time.ts';

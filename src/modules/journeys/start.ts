@@ -7,9 +7,9 @@
 //     both pass;
 //   - a run runs on the version current when it started, and expires after maxRunDuration.
 // A run is written at its start node with `resume_at` now: the runner (runner.ts) executes it.
-import type { Tx } from '../../kernel/db.ts';
-import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { durationMs } from '../automation/time.ts';
 import { findContact } from '../contacts/repo.ts';
 import { insertRun, type JourneyRow, type RunRow } from './repo.ts';

@@ -11,8 +11,8 @@
 //     now (never: one run ever; after_exit: none while one is going), so they are not looked at
 //     again and again; start.ts decides the rest, under its lock.
 // Runs start live, as a rule's timed run acts live: a timed trigger comes from no sandbox key.
-import type { Database } from '../../kernel/db.ts';
-import { sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';
 import { INACTIVE_SINCE, occasionSql, UNANSWERED_FROM, UNANSWERED_WHERE } from '../rules/timed.ts';

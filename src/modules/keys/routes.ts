@@ -4,9 +4,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import { listOf, PageQuery, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { ApiKeyInfo, CreateAccountKeyBody, CreatedApiKey, toCreatedKey, toKeyInfo } from './schemas.ts';
 import { createKey, listKeys, revokeKey } from './service.ts';
 

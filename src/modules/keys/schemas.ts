@@ -1,6 +1,6 @@
 // API keys on the wire. The full key text (`apiKey`) appears only in the answer that creates it.
 import { Type } from 'typebox';
-import { NullableTimestamp, Timestamp } from '../../kernel/schemas.ts';
+import { NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
 import type { KeyRow } from './service.ts';
 
 const KeyScopeSchema = Type.String({ enum: ['live', 'sandbox', 'partner'] });

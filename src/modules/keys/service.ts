@@ -1,11 +1,12 @@
 // API keys: created with their text shown once, stored as a hash, listed by id and last four
 // characters, revoked. An account's live keys are limited by its plan.
-import type { Sql, Tx } from '../../kernel/db.ts';
-import { ApiError, invalid, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import { generateKey, hashSecret, type KeyScope } from '../../kernel/keys.ts';
-import type { Page } from '../../kernel/pagination.ts';
+
+import { generateKey, hashSecret, type KeyScope } from '../../kernel/access/key-text.ts';
+import type { Sql, Tx } from '../../kernel/database/db.ts';
+import { ApiError, invalid, notFound } from '../../kernel/http/errors.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import { hasFeature, planOf } from '../../kernel/plans.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { findAccount } from '../accounts/repo.ts';
 
 export interface KeyRow {

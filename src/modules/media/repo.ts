@@ -1,5 +1,5 @@
 // Media rows and their chunks. Reads always name the account, so another tenant's media is not found.
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 import { ERASED } from '../erasure/erase.ts';
 import type { StoredMediaKind } from './kinds.ts';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp } from '../../kernel/schemas.ts';
+import { Timestamp } from '../../kernel/http/schemas.ts';
 import { LARGEST_MEDIA_BYTES } from './kinds.ts';
 import type { MediaRow } from './repo.ts';
 

@@ -13,10 +13,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
 import type { InboundContent, MessageContent, Provider, SendOutcome } from '../../channels/types.ts';
-import type { Database } from '../../kernel/db.ts';
-import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import { findMessage, type MessageRow } from '../messages/repo.ts';

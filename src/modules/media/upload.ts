@@ -3,7 +3,7 @@
 // field. The file's type must be one WhatsApp takes, and of the kind given (if one is); its size is
 // checked against its kind's limit while it arrives: a file over it is read to its end but not kept.
 import type { FastifyRequest } from 'fastify';
-import { ApiError, type FieldIssue } from '../../kernel/errors.ts';
+import { ApiError, type FieldIssue } from '../../kernel/http/errors.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { ChunkedFile } from './chunks.ts';
 import {

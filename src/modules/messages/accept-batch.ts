@@ -6,12 +6,12 @@
 // debits, ledger rows and dispatch jobs cost a handful of statements whatever the
 // number of messages. A message refused (422, 402) writes nothing; the others are not affected.
 import { providerFor, type SendMode } from '../../channels/registry.ts';
-import type { AccountSnapshot } from '../../kernel/auth.ts';
-import { type Sql, sqlState, type TransactionOptions, type Tx } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import type { EventInput } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { Jobs } from '../../kernel/jobs.ts';
+import type { AccountSnapshot } from '../../kernel/access/auth.ts';
+import { type Sql, sqlState, type TransactionOptions, type Tx } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import type { Jobs } from '../../kernel/jobs/jobs.ts';
+import type { EventInput } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { crossesBelow, emitIfBelowThreshold } from '../billing/wallet.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';

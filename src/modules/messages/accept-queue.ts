@@ -15,7 +15,7 @@
 // sends, waiting or running: two lanes never write one wallet at once, so they never deadlock
 // with each other, and the unlocked path's read is never overtaken by the same process.
 // PostgreSQL gets several lanes, PGlite (one connection) one.
-import { type Database, DEADLOCK, sqlState } from '../../kernel/db.ts';
+import { type Database, DEADLOCK, sqlState } from '../../kernel/database/db.ts';
 import type { AcceptServices } from './accept.ts';
 import {
   ACCEPT_TRANSACTION,

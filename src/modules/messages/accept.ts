@@ -5,10 +5,10 @@
 // for and will be sent; a refusal (402, 422) leaves nothing behind. The dispatch job hands it to
 // the provider afterwards (dispatch.ts). Sends that arrive together share that transaction
 // (accept-queue.ts, accept-batch.ts).
-import type { Database } from '../../kernel/db.ts';
-import type { ApiError } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import type { Jobs } from '../../kernel/jobs.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import type { ApiError } from '../../kernel/http/errors.ts';
+import type { Jobs } from '../../kernel/jobs/jobs.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import type { Sender } from './accept-batch.ts';

@@ -3,8 +3,8 @@
 // unapproved template) refuses the whole request; what concerns one recipient (a bad number, a
 // wrong parameter count, a closed service window) is that recipient's error only.
 import type { TemplateParameters } from '../../channels/types.ts';
-import type { Sql } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import type { SendFieldsInput } from './content.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from './prepare.ts';

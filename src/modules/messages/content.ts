@@ -9,7 +9,7 @@ import type {
   QuickReplyPayload,
   TemplateParameters,
 } from '../../channels/types.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { contactsIssues, emojiIssue, interactiveKindIssues, stickerIssues } from './kinds.ts';
 
 /** What any send takes (bulk sends and automations too). */

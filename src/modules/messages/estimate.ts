@@ -1,8 +1,8 @@
 // POST /messages/estimate: what a send (or a bulk send) would cost, priced by exactly the rules and
 // the state the send would use, without sending or charging anything.
 import { providerFor, type SendMode } from '../../channels/registry.ts';
-import type { AccountSnapshot } from '../../kernel/auth.ts';
-import type { Database } from '../../kernel/db.ts';
+import type { AccountSnapshot } from '../../kernel/access/auth.ts';
+import type { Database } from '../../kernel/database/db.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import type { PriceTable } from '../pricing/prices.ts';

@@ -10,8 +10,8 @@
 // its rows go further, in the same transaction: a list never sees a row outside the bounds it read.
 // Real clocks keep them at their start (a minute ahead, nothing behind); raising is then a row
 // read and no write.
-import type { Sql } from '../../kernel/db.ts';
-import { timeOfId } from '../../kernel/ids.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { timeOfId } from '../../kernel/values/ids.ts';
 
 export interface IdSkew {
   aheadMs: number;

@@ -4,7 +4,7 @@
 // URL button opens an https link; a location request is a body and WhatsApp's own button, nothing
 // else. Each rule answers with the field it is about (content.ts gathers them).
 import type { ContactCard, InteractiveCtaUrl, InteractiveLocationRequest } from '../../channels/types.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 
 /** Meta's limit on a CTA URL or location request body (4096 is a list's). */
 const INTERACTIVE_BODY_MAX = 1024;

@@ -2,7 +2,7 @@
 // It is kept beside the message's status, which it does not move (a played message was read), and
 // only its first report counts.
 import type { ProviderUpdate } from '../../channels/types.ts';
-import type { Tx } from '../../kernel/db.ts';
+import type { Tx } from '../../kernel/database/db.ts';
 
 type Played = Extract<ProviderUpdate, { kind: 'message_played' }>;
 

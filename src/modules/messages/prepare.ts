@@ -2,9 +2,9 @@
 // content checked, the template found, approved and filled in, and the price category. Sends,
 // estimates and bulk sends all prepare through here, so they refuse exactly the same things.
 import type { MessageContent, TemplateCategory, TemplateComponent } from '../../channels/types.ts';
-import type { Sql } from '../../kernel/db.ts';
-import { ApiError, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import { countryOf, normalizePhone } from '../../kernel/phones.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { ApiError, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import { countryOf, normalizePhone } from '../../kernel/values/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import type { PriceCategory } from '../pricing/prices.ts';
 import { categoryOf } from '../pricing/quote.ts';

@@ -7,8 +7,8 @@
 //   - a live send naming a message without the provider's id (not handed over yet, or carried by
 //     another channel) → 400. The sandbox stores whatever id the message has.
 import type { Provider } from '../../channels/types.ts';
-import type { Sql } from '../../kernel/db.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 
 /** WhatsApp takes no reaction to a message older than this. */
 const REACTION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;

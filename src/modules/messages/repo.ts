@@ -8,9 +8,9 @@ import type {
   ReferredProduct,
   TemplateParameters,
 } from '../../channels/types.ts';
-import type { Sql } from '../../kernel/db.ts';
-import { idAt } from '../../kernel/ids.ts';
-import { ACCOUNT_ORDER, type Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import { ACCOUNT_ORDER, type Page } from '../../kernel/http/pagination.ts';
+import { idAt } from '../../kernel/values/ids.ts';
 import type { PriceCategory } from '../pricing/prices.ts';
 import { raiseSkewSql, readIdSkew, skewOf } from './id-skew.ts';
 
@@ -212,7 +212,7 @@ export async function listMessages(
 ): Promise<MessageRow[]> {
   // The account as a one-element array, ordered by (account_id, id): the (account_id, id) and
   // (account_id, phone, id) indexes walk the account's own rows, whatever other tenants hold
-  // (kernel/pagination.ts, ACCOUNT_ORDER).
+  // (kernel/http/pagination.ts, ACCOUNT_ORDER).
   const params: unknown[] = [[accountId]];
   const where = ['account_id = ANY($1::text[])'];
   const param = (value: unknown) => `$${params.push(value)}`;

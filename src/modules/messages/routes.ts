@@ -2,11 +2,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { notFound } from '../../kernel/errors.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { notFound } from '../../kernel/http/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { money } from '../../kernel/money.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { estimate } from './estimate.ts';
 import { markMessageRead } from './mark-read.ts';

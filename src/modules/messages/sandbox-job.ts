@@ -4,9 +4,9 @@
 // message of a batch that has the same steps ahead (they were handed over together, so they are
 // due together): the queue costs the same for one message or a hundred.
 import type { SimulatedStatus } from '../../channels/sandbox/simulation.ts';
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { applyStatuses, type TargetedChange } from './status.ts';
 
 export const SANDBOX_STATUS_JOB = 'messages.sandbox-status';

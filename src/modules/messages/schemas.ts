@@ -1,8 +1,8 @@
 // How messages look on the wire: the fields that say what to send (shared by POST /messages, the
 // estimate and bulk sends), and the message resource.
 import { Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 
 export const Phone = Type.String({
   minLength: 1,

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
 import { providerFor } from '../../channels/registry.ts';
-import { accountOf } from '../../kernel/access.ts';
+import { accountOf } from '../../kernel/access/access.ts';
 import { acceptMessage } from './accept.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
 import { messageReferences } from './references.ts';

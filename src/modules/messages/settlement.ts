@@ -17,8 +17,8 @@
 //   provider's invoice, is what an account agreed to pay.
 // The failure refund itself (status.ts) is unchanged: a `refund` transaction when a charged
 // message fails undelivered.
-import type { Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import type { MessageRow } from './repo.ts';
 

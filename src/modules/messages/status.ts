@@ -12,8 +12,8 @@
 //
 // A batch of changes (a dispatcher's batch, a callback from Meta with many statuses) costs one
 // statement to lock its messages, one to write them and one for their events, whatever its size.
-import type { Tx } from '../../kernel/db.ts';
-import type { EventInput, EventOutbox, EventType } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { EventInput, EventOutbox, EventType } from '../../kernel/outbox/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import { noteHandedOver } from '../bulk/messages-progress.ts';
 import { ERASED, ERASED_ERROR_MESSAGE } from '../erasure/erase.ts';

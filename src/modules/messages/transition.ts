@@ -21,7 +21,7 @@ import type {
   ProviderError,
   ProviderPricing,
 } from '../../channels/types.ts';
-import { canonicalJson } from '../../kernel/canonical-json.ts';
+import { canonicalJson } from '../../kernel/values/canonical-json.ts';
 import type { MessageRow, MessageStatus } from './repo.ts';
 
 export interface StatusChange {

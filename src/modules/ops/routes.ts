@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { ApiError } from '../../kernel/errors.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 import { readErrorDocs, renderErrorDocs } from './error-docs.ts';
 
 export function opsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

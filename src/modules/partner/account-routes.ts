@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { partnerOf } from '../../kernel/access.ts';
-import { listOf, PageQuery, pageOf, readPage } from '../../kernel/pagination.ts';
+import { partnerOf } from '../../kernel/access/access.ts';
+import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listAccounts } from '../accounts/repo.ts';
 import { PartnerAccount, toPartnerAccount, UsageQuery, UsageReportSchema } from '../accounts/schemas.ts';
 import { usageBetween } from '../accounts/usage.ts';

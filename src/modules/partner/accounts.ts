@@ -2,12 +2,12 @@
 // client sub-accounts, and credits their wallets. Every function takes the partner id and answers
 // 404 for an account of anyone else.
 
-import { isCountryCode } from '../../kernel/countries.ts';
-import type { Sql, Tx } from '../../kernel/db.ts';
-import { sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
-import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
+import type { Sql, Tx } from '../../kernel/database/db.ts';
+import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { parseAmount } from '../../kernel/money.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { isCountryCode } from '../../kernel/values/countries.ts';
 import {
   type AccountChanges,
   type AccountRow,

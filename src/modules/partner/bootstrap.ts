@@ -6,10 +6,10 @@
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config.ts';
-import type { Database, Sql, Tx } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import { generateToken, hashSecret, sameSecret } from '../../kernel/keys.ts';
+import { generateToken, hashSecret, sameSecret } from '../../kernel/access/key-text.ts';
+import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { createKey } from '../keys/service.ts';
 
 /** Where a generated token waits for its one use. */

@@ -2,9 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { partnerOf } from '../../kernel/access.ts';
-import { conflict } from '../../kernel/errors.ts';
-import { listOf, PageQuery, pageOf, readPage } from '../../kernel/pagination.ts';
+import { partnerOf } from '../../kernel/access/access.ts';
+import { conflict } from '../../kernel/http/errors.ts';
+import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { ApiKeyInfo, CreatedApiKey, CreatePartnerKeyBody, toCreatedKey, toKeyInfo } from '../keys/schemas.ts';
 import { createKey, listKeys, revokeKey } from '../keys/service.ts';
 import { bootstrap } from './bootstrap.ts';

@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { partnerOf } from '../../kernel/access.ts';
-import { NullableTimestamp } from '../../kernel/schemas.ts';
+import { partnerOf } from '../../kernel/access/access.ts';
+import { NullableTimestamp } from '../../kernel/http/schemas.ts';
 import { configurePartnerApp, loadPartnerApp, toPartnerApp } from './whatsapp-app.ts';
 
 const PartnerAppSchema = Type.Object(

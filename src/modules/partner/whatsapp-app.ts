@@ -4,8 +4,9 @@
 // the verify token are write-only, sealed with SECRETS_KEY (like a channel's credentials). A
 // client's channel may then leave out its own app secret and verify token: its callbacks are
 // checked with its partner's (modules/callbacks/service.ts).
-import type { Sql } from '../../kernel/db.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 import { invalidFields } from '../contacts/fields.ts';
 
 export interface PartnerWhatsAppApp {

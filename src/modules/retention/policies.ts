@@ -13,10 +13,10 @@
 //     stops an occasion that is still true (a contact still inactive) from firing a second time;
 //   - the wallet ledger, always (money records), and messages unless TIDINGS_MESSAGE_RETENTION_DAYS.
 // Other tables have their own: events and deliveries (webhooks/retention.ts), media (media/service.ts),
-// idempotency keys (kernel/idempotency.ts); automation_inbox rows are deleted once processed and go
+// idempotency keys (kernel/http/idempotency.ts); automation_inbox rows are deleted once processed and go
 // with their event otherwise (ON DELETE CASCADE).
 import type { Config } from '../../config.ts';
-import { type IdKind, idAt } from '../../kernel/ids.ts';
+import { type IdKind, idAt } from '../../kernel/values/ids.ts';
 
 /** Rows one statement deletes at most. */
 export const BATCH = 1000;

@@ -5,9 +5,9 @@
 // pg-boss, and what was deleted before it stays deleted (a prune is safe to run again at any time).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
-import { type Database, deleteInBatches } from '../../kernel/db.ts';
-import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
-import type { Metrics } from '../../kernel/metrics.ts';
+import { type Database, deleteInBatches } from '../../kernel/database/db.ts';
+import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
+import type { Metrics } from '../../kernel/observability/metrics.ts';
 import { BATCH, POLICIES, paramsOf } from './policies.ts';
 
 export const RETENTION_JOB = 'retention.prune';

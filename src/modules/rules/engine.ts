@@ -7,9 +7,9 @@
 //   suppressed (contact_cap) a send would have passed the contact's hourly cap.
 // A matched rule with stopProcessing ends the evaluation. Stats are counted in the same
 // transaction. A failed run emits `rule.run_failed`.
-import type { Tx } from '../../kernel/db.ts';
-import type { CausedBy, EventEnvelope, EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { CausedBy, EventEnvelope, EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { evaluate, type TraceEntry } from '../automation/conditions.ts';
 import { conditionContext, loadScope, type RunScope } from '../automation/context.ts';
 import { type Act, type ActionResult, type Actor, runActions } from '../automation/effects.ts';

@@ -1,8 +1,8 @@
 // Rules in the database. Every function takes the account: another tenant's rule is not found.
 // Positions are dense (1 … n per account); the writers that move them hold the account's rules lock
 // (lockRules) so that two writers never interleave their shifts.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import type { Action } from '../automation/actions.ts';
 import type { Conditions } from '../automation/conditions.ts';
 import type { TriggerEvent } from './schemas.ts';

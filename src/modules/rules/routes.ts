@@ -2,9 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { invalid } from '../../kernel/errors.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import { invalid } from '../../kernel/http/errors.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { type CallState, callStates } from '../automation/calls.ts';
 import type { ActionResult } from '../automation/effects.ts';
 import { toRun } from './engine.ts';

@@ -1,9 +1,9 @@
 // A rule's run records (GET /rules/{id}/runs) and its dry run (POST /rules/{id}/test): the run
 // record a given event would make, with nothing executed and nothing stored.
-import type { Database } from '../../kernel/db.ts';
-import { notFound } from '../../kernel/errors.ts';
-import type { CausedBy, EventEnvelope, EventType } from '../../kernel/events.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { notFound } from '../../kernel/http/errors.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
+import type { CausedBy, EventEnvelope, EventType } from '../../kernel/outbox/events.ts';
 import { loadScope } from '../automation/context.ts';
 import { isErasedEvent } from '../erasure/erase.ts';
 import { type RuleRunRow, runRule } from './engine.ts';

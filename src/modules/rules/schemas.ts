@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { EVENT_TYPES } from '../../kernel/events.ts';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { nullable, Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { nullable, Timestamp } from '../../kernel/http/schemas.ts';
+import { EVENT_TYPES } from '../../kernel/outbox/events.ts';
 import { ActionSchema, MAX_ACTIONS } from '../automation/actions-schema.ts';
 import { MAX_CONDITIONS, OPS } from '../automation/conditions.ts';
 import type { RuleRow } from './repo.ts';

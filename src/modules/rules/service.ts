@@ -3,11 +3,11 @@
 // and deleting shift the others so that positions stay 1 … n. Evaluation (engine.ts) takes the
 // active rules of an event's type in that order.
 
-import type { Database, Sql } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Database, Sql } from '../../kernel/database/db.ts';
+import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { type Action, actionProblems } from '../automation/actions.ts';
 import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
 import { refreshInterest } from '../automation/interest.ts';

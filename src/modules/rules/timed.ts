@@ -10,9 +10,9 @@
 // claimed by another, committed or not, waits for it or skips it, so an occasion fires once
 // across any number of processes. A reply, or a new message, ends the occasion; the next wait is
 // another one.
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { loadScope } from '../automation/context.ts';
 import { ACTOR_COLUMNS, type Act, type Actor, type ActorRow, actorFrom } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';

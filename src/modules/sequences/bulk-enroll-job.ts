@@ -3,10 +3,10 @@
 // enrollments, their outcomes and the job's cursor commit together, as for contact imports
 // (bulk/contacts-job.ts), so a retried job neither skips nor repeats a contact. Each contact is
 // enrolled by the same function as one at a time (enroll.ts), its refusal recorded as its outcome.
-import type { Database, Tx } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { type ChunkedJobDeps, chunkedJob, endForAccount } from '../bulk/chunked-job.ts';
 import {
   type BulkJobRow,

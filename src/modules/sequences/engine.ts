@@ -4,8 +4,8 @@
 // triggers (their conditions holding, their reenroll setting allowing). An event caused by a
 // sequence's own steps never enrols in that sequence, and a chain of automation deeper than the
 // rules' bound enrols nowhere.
-import type { Tx } from '../../kernel/db.ts';
-import type { CausedBy, EventEnvelope } from '../../kernel/events.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import { evaluate } from '../automation/conditions.ts';
 import { conditionContext, contactIdOf, type RunScope } from '../automation/context.ts';
 import { EXIT_EVENTS } from '../automation/interest.ts';

@@ -7,11 +7,11 @@
 //     checked under a lock on (sequence, contact), so two enrolments at once cannot both pass;
 //   - an enrollment runs on the version current when it started;
 //   - an enrollment that ends other than completed emits `enrollment.exited` (its status says how).
-import type { Tx } from '../../kernel/db.ts';
-import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import { countryOf } from '../../kernel/phones.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { findContact } from '../contacts/repo.ts';
 import {
   type EnrollmentRow,

@@ -1,7 +1,7 @@
 // Sequences, their versions and their enrollments in the database. Every function takes the
 // account: another tenant's sequence or enrollment is not found.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import type { Conditions } from '../automation/conditions.ts';
 import type { SendWindow } from '../automation/time.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';

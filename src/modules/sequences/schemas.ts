@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import type { Conditions } from '../automation/conditions.ts';
 import { WEEKDAYS } from '../automation/time.ts';
 import { jobProperties } from '../bulk/schemas.ts';

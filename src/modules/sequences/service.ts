@@ -4,11 +4,11 @@
 // A draft is edited in place (its version stays 1). Once published, each edit makes the next
 // version, kept in sequence_versions; enrollments run on the version they started on. An archived
 // sequence is read-only. Only a draft or an archived sequence may be deleted (with its enrollments).
-import type { Database, Sql, Tx } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
+import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { actionProblems } from '../automation/actions.ts';
 import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
 import { refreshInterest } from '../automation/interest.ts';

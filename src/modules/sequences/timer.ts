@@ -9,9 +9,9 @@
 // undone and its enrollments taken one by one, each in a savepoint: one that still throws is put
 // back for a minute, alone.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Tx } from '../../kernel/db.ts';
-import type { CausedBy, EventInput } from '../../kernel/events.ts';
-import { countryOf } from '../../kernel/phones.ts';
+import type { Tx } from '../../kernel/database/db.ts';
+import type { CausedBy, EventInput } from '../../kernel/outbox/events.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { batchOrOneByOne } from '../automation/batches.ts';
 import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {

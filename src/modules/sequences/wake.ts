@@ -1,8 +1,8 @@
 // POST /sandbox/wake: the current step of an active enrollment is due now (its send window still
 // applies when the timer takes it: sandbox time skips waits, not the hours a contact may be written
 // to). Only a sandbox enrollment wakes: a live one would send real messages early.
-import type { Database } from '../../kernel/db.ts';
-import { conflict, notFound } from '../../kernel/errors.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { conflict, notFound } from '../../kernel/http/errors.ts';
 import type { EnrollmentRow } from './repo.ts';
 
 export async function wakeEnrollment(

@@ -1,7 +1,7 @@
 // Team members in the database. Every function takes the account, so another tenant's member is
 // not found.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 
 export type Role = 'admin' | 'agent';
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { Timestamp } from '../../kernel/http/schemas.ts';
 import type { MemberRow } from './repo.ts';
 
 const RoleSchema = Type.Enum(['admin', 'agent'], { description: 'The member’s role: `admin` or `agent`.' });

@@ -1,7 +1,7 @@
 // The team of an account: the people its conversations can be assigned to, one per email.
-import { type Database, sqlState, UNIQUE_VIOLATION } from '../../kernel/db.ts';
-import { type ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
+import { type Database, sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
+import { type ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { type ConversationServices, unassignMember } from '../conversations/service.ts';
 import {
   countMembers,

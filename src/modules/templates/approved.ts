@@ -5,8 +5,8 @@
 // second in another process (this process forgets it at once). A message sent in that second is
 // refused by the provider (132015/132016) and refunded, as one sent just before the change would be.
 
-import type { Sql } from '../../kernel/db.ts';
-import { TtlCache } from '../../kernel/ttl-cache.ts';
+import { TtlCache } from '../../kernel/async/ttl-cache.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 import { findTemplateByName, type TemplateRow } from './repo.ts';
 
 export const APPROVED_CACHE_MS = 1000;

@@ -11,7 +11,7 @@ import type {
   TemplateComponent,
   TemplateDefinition,
 } from '../../channels/types.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { languageHint, TEMPLATE_LANGUAGES } from './languages.ts';
 import { checkNamedBody, checkNamedHeader, type NamedContext, positionalMisuse } from './named.ts';

@@ -22,10 +22,10 @@ import { ChannelNotConfigured, type Channels, type SendMode } from '../../channe
 import type { ParameterFormat, TemplateCategory, TemplateComponent } from '../../channels/types.ts';
 import type { WhatsAppCloudAdapter } from '../../channels/whatsapp-cloud/client.ts';
 import type { MetaTemplate } from '../../channels/whatsapp-cloud/templates.ts';
-import { canonicalJson } from '../../kernel/canonical-json.ts';
-import type { Database, Tx } from '../../kernel/db.ts';
-import { ApiError, conflict } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import { ApiError, conflict } from '../../kernel/http/errors.ts';
+import { canonicalJson } from '../../kernel/values/canonical-json.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import { CATEGORIES, NAME_PATTERN } from './components.ts';

@@ -4,7 +4,7 @@
 // transaction: template.quality_changed with `previousQualityScore`, template.category_changed with
 // `previousCategory` (and `upcoming` when Meta only announces a change it will make in a day).
 import type { ProviderUpdate, TemplateQualityScore } from '../../channels/types.ts';
-import type { Tx } from '../../kernel/db.ts';
+import type { Tx } from '../../kernel/database/db.ts';
 import { CATEGORIES } from './components.ts';
 import { lockTemplateForUpdate, type TemplateChange, type TemplateRow } from './repo.ts';
 import { toTemplate } from './schemas.ts';

@@ -9,7 +9,7 @@
 // placeholder (a send's values are all by name, and those two are filled by position), and the
 // AUTHENTICATION category (Meta's one-time-password templates are positional).
 import type { NamedExample, TemplateComponent } from '../../channels/types.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 
 // A name starts with a letter: {{1}} stays a numbered placeholder, wrong in a NAMED template.
 const NAMED = /\{\{([a-z][a-z0-9_]*)\}\}/g;

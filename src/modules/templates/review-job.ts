@@ -4,9 +4,9 @@
 // the submission it was scheduled for: if the template was edited or submitted again meanwhile
 // (no longer PENDING with that provider id), the review is moot and changes nothing.
 import { reviewTemplate } from '../../channels/sandbox/review.ts';
-import type { Database } from '../../kernel/db.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import type { JobDefinition } from '../../kernel/jobs.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import type { JobDefinition } from '../../kernel/jobs/jobs.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import type { ApprovedTemplates } from './approved.ts';
 import { lockTemplateById, toDefinition } from './repo.ts';
 import { applyTemplateStatus, TEMPLATE_REVIEW_JOB, type TemplateReviewJobData } from './service.ts';

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { syncTemplates } from './meta-sync.ts';
 import { listTemplates } from './repo.ts';
 import {

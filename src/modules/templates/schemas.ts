@@ -4,10 +4,10 @@
 // between fields.
 import type { FastifySchemaValidationError } from 'fastify';
 import { Type } from 'typebox';
-import { validationIssues } from '../../kernel/error-handler.ts';
-import type { ApiError } from '../../kernel/errors.ts';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { validationIssues } from '../../kernel/http/error-handler.ts';
+import type { ApiError } from '../../kernel/http/errors.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { CATEGORIES, LIMITS } from './components.ts';
 import { TEMPLATE_STATUSES, type TemplateRow } from './repo.ts';

@@ -3,7 +3,7 @@
 // payloads naming QUICK_REPLY buttons of the template (each at most once). Every problem is
 // reported with its field: `parameters.first_name`, `buttonPayloads[0].index`.
 import type { QuickReplyPayload, TemplateComponent, TemplateParameters } from '../../channels/types.ts';
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { templateNames } from './named.ts';
 import type { TemplateRow } from './repo.ts';
 

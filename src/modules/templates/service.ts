@@ -11,11 +11,11 @@ import type {
   TemplateComponent,
   TemplateDefinition,
 } from '../../channels/types.ts';
-import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/db.ts';
-import { ApiError, conflict, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { Jobs } from '../../kernel/jobs.ts';
+import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
+import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import type { Jobs } from '../../kernel/jobs/jobs.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig } from '../channel/settings.ts';
 import type { ApprovedTemplates } from './approved.ts';

@@ -5,9 +5,9 @@
 // Meta and writes as POST /templates/sync does; Meta unreachable is retried by pg-boss, Meta refusing
 // (a revoked token) is logged and waits for the next hour.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import type { JobDefinition, Jobs } from '../../kernel/jobs.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import { type SyncServices, syncTemplates } from './meta-sync.ts';
 
 export const TEMPLATE_SYNC_JOB = 'templates.meta-sync';

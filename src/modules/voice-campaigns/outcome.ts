@@ -1,7 +1,7 @@
 // A campaign call's end, recorded in the transaction that records the call's end (calls/status.ts):
 // its contact is tried again after `retry.after` when the call ended by one of `retry.on` and an
 // attempt is left (and the campaign is not canceled), else it is done with the call's outcome.
-import type { Tx } from '../../kernel/db.ts';
+import type { Tx } from '../../kernel/database/db.ts';
 import { durationMs } from '../automation/time.ts';
 import type { CallRow } from '../calls/repo.ts';
 

@@ -7,10 +7,10 @@
 // pauses the campaign. A call is made in the transaction that marks its contact `calling`, so a
 // crash never calls a contact twice; the dialler then places it within the campaign's calls per
 // second. A running campaign with no contact left pending or calling is completed.
-import type { Database, Tx } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { countryOf } from '../../kernel/phones.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
 import { placeCallIn } from '../calls/service.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';

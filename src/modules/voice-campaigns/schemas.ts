@@ -1,8 +1,8 @@
 // How voice campaigns look on the wire (docs/voice.md § Campaigns).
 import { Type } from 'typebox';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
 import { money } from '../../kernel/money.ts';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/schemas.ts';
 import { liquidData } from '../automation/liquid-data.ts';
 import { AudienceSchema } from '../campaign-engine/audience.ts';
 import { CAMPAIGN_STATUSES } from '../campaign-engine/states.ts';

@@ -3,11 +3,11 @@
 // 409) and its audience (campaign-engine/audience.ts: a tag, tags, contact ids or conditions, read a
 // page at a time). Starting fixes the audience (a row per contact) and the estimate; the pacer
 // (pacer.ts) makes the calls. Saving checks every field at once.
-import type { Database, Tx } from '../../kernel/db.ts';
-import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import type { EventOutbox } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import { countryOf } from '../../kernel/phones.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
+import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
+import { countryOf } from '../../kernel/values/phones.ts';
 import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { durationMs, durationProblem } from '../automation/time.ts';
 import type { CallRow } from '../calls/repo.ts';

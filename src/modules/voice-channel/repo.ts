@@ -1,7 +1,7 @@
 // An account's voice channel in the database: no row is the sandbox.
 
 import type { VoiceProvider } from '../../channels/voice.ts';
-import type { Sql } from '../../kernel/db.ts';
+import type { Sql } from '../../kernel/database/db.ts';
 
 export interface VoiceChannel {
   provider: VoiceProvider;

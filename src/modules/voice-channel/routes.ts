@@ -1,8 +1,8 @@
 // GET and PUT /account/voice-channel: the provider that carries the account's calls.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf } from '../../kernel/access.ts';
-import { ApiError } from '../../kernel/errors.ts';
+import { accountOf } from '../../kernel/access/access.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
 import { loadVoiceChannel } from './repo.ts';
 import { PutVoiceChannelBody, toVoiceChannel, VoiceChannelSchema } from './schemas.ts';
 import { configureVoiceChannel, type VoiceChannelInput } from './service.ts';

@@ -1,6 +1,6 @@
 // How the voice channel looks on the wire. The auth token is write-only.
 import { Type } from 'typebox';
-import { NullableTimestamp } from '../../kernel/schemas.ts';
+import { NullableTimestamp } from '../../kernel/http/schemas.ts';
 import { voiceCallbackBase } from '../calls/urls.ts';
 import type { VoiceChannel } from './repo.ts';
 

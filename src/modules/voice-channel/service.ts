@@ -3,9 +3,9 @@
 // numbers), then kept sealed. Calls already made keep the provider they were made with.
 import type { Channels } from '../../channels/registry.ts';
 import { checkTwilioCredentials } from '../../channels/twilio-voice/client.ts';
-import type { Database } from '../../kernel/db.ts';
-import { ApiError } from '../../kernel/errors.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { ApiError } from '../../kernel/http/errors.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { loadVoiceChannel, SANDBOX_VOICE, saveVoiceChannel, type VoiceChannel } from './repo.ts';
 

@@ -6,7 +6,7 @@
 // Publishing checks that the start exists, every node is reachable from it, every option, noInput
 // and invalid leads to a node that exists or to an action, option keys are digits of the gather's
 // length, and every node does something; each fault is one `details` entry at its node.
-import type { FieldIssue } from '../../kernel/errors.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { isTemplated, templateProblem } from '../automation/templating.ts';
 import { normalizeTag } from '../contacts/fields.ts';
 import { sayLimitBytes } from './say-limits.ts';

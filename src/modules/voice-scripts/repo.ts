@@ -1,7 +1,7 @@
 // Voice scripts and their published versions in the database. Every function takes the account:
 // another tenant's script is not found.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 import type { Definition } from './definition.ts';
 
 export type ScriptStatus = 'draft' | 'published' | 'archived';

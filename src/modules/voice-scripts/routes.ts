@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.ts';
-import { accountOf, ON_RESOURCE } from '../../kernel/access.ts';
-import { listOf, pageOf, readPage } from '../../kernel/pagination.ts';
+import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listScripts } from './repo.ts';
 import {
   CreateScriptBody,

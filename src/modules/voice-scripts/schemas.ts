@@ -1,7 +1,7 @@
 // How voice scripts look on the wire. Actions are a oneOf told apart by `type` (as automation's are).
 import { Type } from 'typebox';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { Timestamp } from '../../kernel/http/schemas.ts';
 import type { ScriptRow } from './repo.ts';
 
 const NodeId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$', examples: ['menu'] });

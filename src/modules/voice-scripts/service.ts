@@ -5,12 +5,13 @@
 // becomes the next version, published at once (calls keep the version they were placed with).
 // DELETE removes a draft; a published script is archived instead (calls and campaigns name its
 // versions), and an archived script no longer changes.
-import type { Database, Sql, Tx } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import { conflict, type FieldIssue, notFound } from '../../kernel/errors.ts';
-import { newId } from '../../kernel/ids.ts';
-import { normalizePhone } from '../../kernel/phones.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
+import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
+import { newId } from '../../kernel/values/ids.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import { voiceCallbackBase } from '../calls/urls.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { generateSecret } from '../webhooks/signing.ts';

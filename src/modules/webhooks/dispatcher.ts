@@ -15,10 +15,10 @@
 // notifications. An endpoint whose probe finds nothing left leaves the rotation until one of those
 // names it again (docs/decisions.md, "Issue 27: webhook claims at 10,000 endpoints").
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import type { Metrics } from '../../kernel/metrics.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import type { Metrics } from '../../kernel/observability/metrics.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
 import { DELIVERY_CHANNEL, parseWakePayload } from './outbox.ts';
 import { type ClaimedDelivery, judge, type Outcome, writeOutcomes } from './outcomes.ts';
 import { pruneOlderThan } from './retention.ts';

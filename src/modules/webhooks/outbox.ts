@@ -1,8 +1,8 @@
-// Webhook fan-out, as a subscriber of the event outbox (kernel/events.ts): for each event, one
+// Webhook fan-out, as a subscriber of the event outbox (kernel/outbox/events.ts): for each event, one
 // pending delivery per enabled webhook of its account, or of its account's partner, whose filters
 // take the event's type. The dispatcher (dispatcher.ts) sends them, woken by DELIVERY_CHANNEL.
-import type { EventEnvelope, OutboxSubscriber } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
+import type { EventEnvelope, OutboxSubscriber } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { AUTOMATIC_ATTEMPTS } from './schedule.ts';
 
 /** The channel dispatchers LISTEN on. */

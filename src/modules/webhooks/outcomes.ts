@@ -1,8 +1,8 @@
 // What an attempt's result means for its delivery and endpoint, and how the results of many
 // attempts are written back: a few statements per batch, so that throughput is not one
 // transaction per delivery.
-import type { Database } from '../../kernel/db.ts';
-import type { PostResult } from '../../kernel/egress.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import type { PostResult } from '../../kernel/outbound/egress.ts';
 import { erasedEventSql } from '../erasure/erase.ts';
 import { failPendingDeliveries } from './repo.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs } from './schedule.ts';

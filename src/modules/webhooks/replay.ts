@@ -3,9 +3,9 @@
 // carrying the original event id as `webhook-id` and the stored payload bytes, so a receiver that
 // drops duplicates by webhook-id stays correct. Only events still kept (TIDINGS_EVENT_RETENTION_DAYS)
 // can be replayed; `webhook.test` events, sent to one webhook each, are never replayed.
-import { conflict, invalid, notFound } from '../../kernel/errors.ts';
-import { filterProblem } from '../../kernel/events.ts';
-import { idAt, newId } from '../../kernel/ids.ts';
+import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import { filterProblem } from '../../kernel/outbox/events.ts';
+import { idAt, newId } from '../../kernel/values/ids.ts';
 import { typesCondition } from '../events/repo.ts';
 import { DELIVERY_CHANNEL, wakePayload } from './outbox.ts';
 import { findEndpoint, type Owner } from './repo.ts';

@@ -1,7 +1,7 @@
 // Webhook endpoints and their deliveries in the database. An endpoint belongs to one owner, an
 // account or a partner; every function takes the owner, so another tenant's endpoint is not found.
-import type { Sql } from '../../kernel/db.ts';
-import type { Page } from '../../kernel/pagination.ts';
+import type { Sql } from '../../kernel/database/db.ts';
+import type { Page } from '../../kernel/http/pagination.ts';
 
 export interface Owner {
   kind: 'account' | 'partner';

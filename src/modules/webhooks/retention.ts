@@ -1,8 +1,8 @@
 // Retention: events and finished deliveries (with their attempts) older than the retention period
 // are deleted in small batches, so the tables stay the size of the window users can look back on.
 // Pending deliveries are never deleted, nor the events they still need.
-import { deleteInBatches, type Sql } from '../../kernel/db.ts';
-import { idAt } from '../../kernel/ids.ts';
+import { deleteInBatches, type Sql } from '../../kernel/database/db.ts';
+import { idAt } from '../../kernel/values/ids.ts';
 
 const BATCH = 5000;
 

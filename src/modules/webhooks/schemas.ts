@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { EVENT_TYPES } from '../../kernel/events.ts';
-import { PageQuery } from '../../kernel/pagination.ts';
-import { NullableTimestamp, nullable, Timestamp } from '../../kernel/schemas.ts';
+import { PageQuery } from '../../kernel/http/pagination.ts';
+import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
+import { EVENT_TYPES } from '../../kernel/outbox/events.ts';
 import type { AttemptRow, DeliveryRow, EndpointRow } from './repo.ts';
 
 const EventFilters = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {

@@ -1,11 +1,12 @@
 // Webhook subscriptions of an owner (an account, or a partner for all its accounts): create, change,
 // delete, rotate the signing secret, send a test event, list deliveries and retry one.
-import type { Database, Sql } from '../../kernel/db.ts';
-import type { Egress } from '../../kernel/egress.ts';
-import { ApiError, conflict, invalid, notFound } from '../../kernel/errors.ts';
-import { type EventOutbox, filterProblem } from '../../kernel/events.ts';
-import { newId } from '../../kernel/ids.ts';
-import type { SecretBox } from '../../kernel/secrets.ts';
+
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Database, Sql } from '../../kernel/database/db.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import type { Egress } from '../../kernel/outbound/egress.ts';
+import { type EventOutbox, filterProblem } from '../../kernel/outbox/events.ts';
+import { newId } from '../../kernel/values/ids.ts';
 import { DELIVERY_CHANNEL, type WebhookAudience, wakePayload } from './outbox.ts';
 import {
   countEndpoints,

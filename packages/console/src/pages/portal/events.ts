@@ -1,4 +1,4 @@
-// The event types a webhook may subscribe to: the API documents them (src/kernel/events.ts, the
+// The event types a webhook may subscribe to: the API documents them (src/kernel/outbox/events.ts, the
 // OpenAPI document's webhook event `type`). The compiler holds this copy to the SDK's EventType,
 // both ways, so a type added to the API fails `npm run console:typecheck` until it is listed here.
 import type { EventType } from '@tidings/sdk';

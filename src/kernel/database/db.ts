@@ -6,8 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
-import { embeddedDir } from './data-dir.ts';
-import { OwnerOnlyNodeFS } from './owner-only-fs.ts';
+import { embeddedDir } from '../runtime/data-dir.ts';
+import { OwnerOnlyNodeFS } from '../runtime/owner-only-fs.ts';
 import { hasDatabase, initDataDirInChild } from './pglite-initdb.ts';
 import { pgliteWasmModule } from './pglite-module.ts';
 

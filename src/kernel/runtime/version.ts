@@ -2,5 +2,5 @@
 import { readFileSync } from 'node:fs';
 
 export const TIDINGS_VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;

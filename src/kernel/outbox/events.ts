@@ -8,8 +8,8 @@
 // write statement whatever the number of subscribers. A NOTIFY, sent by PostgreSQL only at commit,
 // wakes a subscriber's consumers.
 
-import type { Tx } from './db.ts';
-import { newId } from './ids.ts';
+import type { Tx } from '../database/db.ts';
+import { newId } from '../values/ids.ts';
 
 export const EVENT_TYPES = [
   'message.received',

@@ -1,11 +1,12 @@
 // Who is calling: an API key resolved to its partner or account. Lookups are cached in the process
 // for at most KEY_CACHE_MS, so that a revocation, suspension or plan change made by any process is
 // in force everywhere within one second without a database round trip on every request.
-import type { Sql } from './db.ts';
-import { ApiError } from './errors.ts';
-import { hashSecret, type KeyScope, parseKey } from './keys.ts';
-import { andThen, type Maybe } from './maybe.ts';
-import { TtlCache } from './ttl-cache.ts';
+
+import { andThen, type Maybe } from '../async/maybe.ts';
+import { TtlCache } from '../async/ttl-cache.ts';
+import type { Sql } from '../database/db.ts';
+import { ApiError } from '../http/errors.ts';
+import { hashSecret, type KeyScope, parseKey } from './key-text.ts';
 
 export const KEY_CACHE_MS = 1000;
 

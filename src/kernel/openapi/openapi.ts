@@ -6,15 +6,15 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
-import type { RouteInfo } from '../app-context.ts';
-import type { Config } from '../config.ts';
-import type { Access } from './access.ts';
+import type { RouteInfo } from '../../app-context.ts';
+import type { Config } from '../../config.ts';
+import type { Access } from '../access/access.ts';
+import type { ErrorCode } from '../http/errors.ts';
+import { ErrorBody, errorResponses } from '../http/schemas.ts';
+import { EVENT_TYPES } from '../outbox/events.ts';
 import { installDocsUi } from './docs-ui.ts';
-import type { ErrorCode } from './errors.ts';
-import { EVENT_TYPES } from './events.ts';
 import { finishDocument } from './openapi-document.ts';
 import { introduction } from './openapi-intro.ts';
-import { ErrorBody, errorResponses } from './schemas.ts';
 
 /** What each webhook delivery looks like, for the document's OpenAPI 3.1 `webhooks` section. */
 const EVENT_DELIVERY = {

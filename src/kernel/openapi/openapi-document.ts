@@ -9,7 +9,7 @@
 //   - a success response the route left undescribed gets a description naming what it carries, and
 //     each JSON success response an example built from its schema's own examples.
 // Only the document changes: validation and serialization use the route schemas as written.
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../values/canonical-json.ts';
 
 type Json = Record<string, unknown>;
 

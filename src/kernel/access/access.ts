@@ -12,15 +12,15 @@
 // a quota lease) and a promise only when they must wait: a call with everything cached passes the
 // whole policy without a promise or a turn of the microtask queue (the hook is callback-style).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../config.ts';
+import type { Config } from '../../config.ts';
+import { andThen, type Maybe } from '../async/maybe.ts';
+import type { Sql } from '../database/db.ts';
+import { ApiError, type ErrorCode, notFound } from '../http/errors.ts';
+import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf, ratePerSecondOf } from '../plans.ts';
 import { type AccountSnapshot, type Authenticator, isActive, type Principal } from './auth.ts';
 import { type ConsoleRole, type ConsoleSessions, checkCsrf, sessionToken } from './console-principal.ts';
-import type { Sql } from './db.ts';
-import { ApiError, type ErrorCode, notFound } from './errors.ts';
-import type { KeyScope } from './keys.ts';
-import { type RateLimits, secondsUntilNextPeriod } from './limits.ts';
-import { andThen, type Maybe } from './maybe.ts';
-import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf, ratePerSecondOf } from './plans.ts';
+import type { KeyScope } from './key-text.ts';
+import { type RateLimits, secondsUntilNextPeriod } from './rate-limits.ts';
 import { monthTotal, type UsageMeter } from './usage-meter.ts';
 
 /** `session`: any signed-in console user, on the console's own routes (no account acted on). */

@@ -16,7 +16,7 @@
 // safe when a slow first run and its retry overlap.
 import PgBoss from 'pg-boss';
 import plans from 'pg-boss/src/plans.js';
-import type { Database, Sql } from './db.ts';
+import type { Database, Sql } from '../database/db.ts';
 
 export const JOB_CHANNEL = 'tidings_jobs';
 

@@ -3,7 +3,7 @@
 // route) are translated into the catalogue; anything unexpected becomes a 500 that shows nothing
 // of its cause to the caller and is logged in full.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { databaseUnreachable } from './db.ts';
+import { databaseUnreachable } from '../database/db.ts';
 import { ApiError, type ErrorCode, type FieldIssue, invalidRequest } from './errors.ts';
 import { noBody, takesBody } from './input-guard.ts';
 import type { RouteHints } from './route-hints.ts';

@@ -3,7 +3,7 @@
 // attempt windows (rate-limiter-flexible). The monthly call quota is counted by usage-meter.ts.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Maybe } from './maybe.ts';
+import type { Maybe } from '../async/maybe.ts';
 import { MemoryLog, REDIS_LOG, SPAN_MS } from './sliding-log.ts';
 
 export interface RateDecision {

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './db.ts';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const LOCK_ID = 727_001;
 
 export interface Migration {

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } fro
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import { OwnerOnlyNodeFS } from './owner-only-fs.ts';
+import { OwnerOnlyNodeFS } from '../runtime/owner-only-fs.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const PARTIAL = '.initdb-';

@@ -14,8 +14,8 @@
 
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalJson } from './canonical-json.ts';
-import { type Database, deleteInBatches, type Sql } from './db.ts';
+import { type Database, deleteInBatches, type Sql } from '../database/db.ts';
+import { canonicalJson } from '../values/canonical-json.ts';
 import { ApiError, invalid } from './errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;

@@ -16,8 +16,9 @@
 // - The month's count of a plan without a quota (GET /account) is kept in the process: read once
 //   (through `read`), then this process's calls added as they are admitted, and read again in the
 //   background once a second for the other processes' calls. This process's own calls show at once.
-import type { Sql } from './db.ts';
-import type { Maybe } from './maybe.ts';
+
+import type { Maybe } from '../async/maybe.ts';
+import type { Sql } from '../database/db.ts';
 
 /** The largest block one lease takes: a busy process leases about once every MAX_BLOCK calls. */
 export const MAX_BLOCK = 1000;

@@ -5,10 +5,10 @@
 // A lookup is cached for at most SESSION_CACHE_MS, like API keys (auth.ts): a sign-out in this
 // process drops its entry at once, and one in another process is in force here within a second.
 import type { FastifyRequest } from 'fastify';
-import type { Sql } from './db.ts';
-import { ApiError } from './errors.ts';
-import { hashSecret, sameSecret } from './keys.ts';
-import { TtlCache } from './ttl-cache.ts';
+import { TtlCache } from '../async/ttl-cache.ts';
+import type { Sql } from '../database/db.ts';
+import { ApiError } from '../http/errors.ts';
+import { hashSecret, sameSecret } from './key-text.ts';
 
 export const SESSION_COOKIE = 'tidings_session';
 export const SESSION_CACHE_MS = 1000;
