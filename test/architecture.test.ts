@@ -10,7 +10,7 @@ import { cyclesOf, readImports, sourceFiles } from './helpers/imports.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 // Issue 44 in progress: the violations left, lowered by each step; removed when it reaches zero.
-const CEILING: number = 538;
+const CEILING: number = 520;
 
 /** The unit a file belongs to: config, kernel, channels, a module folder, or app (composition). */
 function unitOf(file: string): string {
@@ -66,7 +66,9 @@ describe('the module stack', () => {
       if (!graph.has(from)) graph.set(from, new Set());
       graph.get(from)?.add(to);
       if ((levels.get(to) ?? 0) > (levels.get(from) ?? 0))
-        violations.push(`up: ${edge.from} → ${edge.to} (${from} ${levels.get(from)} → ${to} ${levels.get(to)})`);
+        violations.push(
+          `up: ${edge.from} → ${edge.to} (${from} ${levels.get(from)} → ${to} ${levels.get(to)})`,
+        );
       if (edge.to.startsWith('src/modules/') && edge.to !== `src/modules/${to}/index.ts`)
         violations.push(`inside: ${edge.from} → ${edge.to}`);
     }

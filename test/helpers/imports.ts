@@ -23,8 +23,9 @@ const FORMS = [
 
 /** Line and block comments blanked (strings kept), so a commented-out import is not read. */
 function withoutComments(text: string): string {
-  return text.replace(/("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, (all, str) =>
-    str ? all : all.replace(/[^\n]/g, ' '),
+  return text.replace(
+    /("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g,
+    (all, str) => (str ? all : all.replace(/[^\n]/g, ' ')),
   );
 }
 

@@ -2,7 +2,7 @@
 // with Allow), or the path the caller probably meant (the API lives under /api/v1/public; a path
 // without /public, or without any prefix, is the usual first stumble). Read from the route table
 // the onRoute hook fills, so a route added later is covered without being listed here.
-import type { RouteInfo } from '../../app-context.ts';
+import type { RouteInfo } from '../context.ts';
 
 interface Pattern {
   method: string;

@@ -6,9 +6,9 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
-import type { RouteInfo } from '../../app-context.ts';
 import type { Config } from '../../config.ts';
 import type { Access } from '../access/access.ts';
+import type { RouteInfo } from '../context.ts';
 import type { ErrorCode } from '../http/errors.ts';
 import { ErrorBody, errorResponses } from '../http/schemas.ts';
 import { EVENT_TYPES } from '../outbox/events.ts';

@@ -1,12 +1,12 @@
 // GET /account and GET /account/usage: an account reads its own plan, limits and usage.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access/access.ts';
 import { usagePeriod } from '../../kernel/access/usage-meter.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { AccountSelf, toAccountSelf, UsageQuery, UsageReportSchema } from './schemas.ts';
 import { usageBetween } from './usage.ts';
 
-export function accountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function accountRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/account',

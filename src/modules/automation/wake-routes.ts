@@ -4,16 +4,22 @@
 // waking it would send real messages early.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError, invalid } from '../../kernel/http/errors.ts';
 import { wakeRun } from '../journeys/runs.ts';
 import { RunSchema, toRun } from '../journeys/schemas.ts';
 import { EnrollmentSchema, toEnrollment, WakeBody } from '../sequences/schemas.ts';
 import { wakeEnrollment } from '../sequences/wake.ts';
 import { dueEverywhere } from './outbox.ts';
+import type { AutomationWorker } from './worker.ts';
 
-export function wakeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface WakeContext extends KernelContext {
+  automation: AutomationWorker;
+}
+
+export function wakeRoutes(ctx: WakeContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/sandbox/wake',

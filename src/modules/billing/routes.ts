@@ -1,8 +1,8 @@
 // GET /account/wallet and GET /account/wallet/transactions.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { parseAmount } from '../../kernel/money.ts';
@@ -17,7 +17,7 @@ import {
 } from './schemas.ts';
 import { listTransactions, setLowBalanceThreshold } from './wallet.ts';
 
-export function walletRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function walletRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/account/wallet',

@@ -1,6 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
+import type { AcceptQueue } from '../messages/accept-queue.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
 import { BulkMessageJob, BulkMessagesBody, MAX_BULK_RECIPIENTS, toMessageJob } from './messages-schemas.ts';
 import { acceptBulkSend, getBulkSend } from './messages-service.ts';
 import {
@@ -12,7 +16,15 @@ import {
 } from './schemas.ts';
 import { acceptContactsJob, type BulkServices, getContactsJob } from './service.ts';
 
-export function bulkRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface BulkContext extends KernelContext {
+  approvedTemplates: ApprovedTemplates;
+  prices: PriceTable;
+  acceptQueue: AcceptQueue;
+  channels: Channels;
+}
+
+export function bulkRoutes(ctx: BulkContext): FastifyPluginAsyncTypebox {
   const s: BulkServices = ctx;
   const tags = ['bulk'];
   return async (app) => {

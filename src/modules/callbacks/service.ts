@@ -14,7 +14,7 @@
 // A batch stored nowhere is logged, counted (tidings_callback_entries_dropped_total) and the
 // callback still answers 200, since the provider would otherwise retry it for days.
 import type { FastifyBaseLogger } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import {
   type CallbackAdapter,
   type CallbackBatch,
@@ -24,11 +24,21 @@ import {
   type ProviderUpdate,
   UnreadableCallback,
 } from '../../channels/types.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError, notFound } from '../../kernel/http/errors.ts';
 import { type ChannelDestination, channelsOfPartner, loadChannel } from '../channel/repo.ts';
 import type { ChannelConfig, WhatsAppSettings } from '../channel/settings.ts';
+import type { MediaStore } from '../media/service.ts';
 import { allPartnerApps, partnerAppOfAccount } from '../partner/whatsapp-app.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
 import { applyProviderUpdates } from './apply.ts';
+
+/** The kernel's context and the services this file uses. */
+export interface CallbacksContext extends KernelContext {
+  approvedTemplates: ApprovedTemplates;
+  channels: Channels;
+  media: MediaStore;
+}
 
 export interface CallbackOutcome {
   /** Updates that changed something, and new messages stored. */
@@ -44,14 +54,14 @@ interface AccountCallbackChannel {
   verifyToken: string;
 }
 
-function adapterFor(ctx: AppContext, provider: Provider): CallbackAdapter {
+function adapterFor(ctx: CallbacksContext, provider: Provider): CallbackAdapter {
   const adapter = ctx.channels.callbacks(provider);
   if (!adapter) throw notFound(`${provider} callbacks`);
   return adapter;
 }
 
 /** The account's WhatsApp channel and the secrets its callbacks are signed with, or 404. */
-async function accountChannel(ctx: AppContext, accountId: string): Promise<AccountCallbackChannel> {
+async function accountChannel(ctx: CallbacksContext, accountId: string): Promise<AccountCallbackChannel> {
   const channel: ChannelConfig | null = /^acc_[0-9a-z]{26}$/.test(accountId)
     ? await loadChannel(ctx.db, accountId)
     : null;
@@ -72,7 +82,7 @@ async function accountChannel(ctx: AppContext, accountId: string): Promise<Accou
 
 /** Meta's subscription handshake on an account's URL: the challenge to echo, or 403. */
 export async function answerAccountHandshake(
-  ctx: AppContext,
+  ctx: CallbacksContext,
   provider: Provider,
   accountId: string,
   request: CallbackRequest,
@@ -140,7 +150,7 @@ function badSignature(
 
 /** A callback posted to an account's own URL: verified with its channel's app secret, applied to it. */
 export async function receiveAccountCallback(
-  ctx: AppContext,
+  ctx: CallbacksContext,
   provider: Provider,
   accountId: string,
   request: CallbackRequest,
@@ -174,7 +184,7 @@ export async function receiveAccountCallback(
 
 /** Meta's subscription handshake on the app-level URL: the challenge, if some partner's app has that verify token. */
 export async function answerAppHandshake(
-  ctx: AppContext,
+  ctx: CallbacksContext,
   provider: Provider,
   request: CallbackRequest,
   log: FastifyBaseLogger,
@@ -226,7 +236,7 @@ export function routeBatch(
 
 /** A callback posted to the app-level URL: verified with the partner's app secret, routed by number. */
 export async function receiveAppCallback(
-  ctx: AppContext,
+  ctx: CallbacksContext,
   provider: Provider,
   request: CallbackRequest,
   log: FastifyBaseLogger,

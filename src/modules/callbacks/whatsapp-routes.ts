@@ -11,9 +11,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import type { CallbackRequest } from '../../channels/types.ts';
 import { MetaWebhookEnvelope } from './envelope-schema.ts';
+import type { CallbacksContext } from './service.ts';
 import {
   answerAccountHandshake,
   answerAppHandshake,
@@ -55,7 +55,7 @@ export function callbackRequestOf(request: FastifyRequest): CallbackRequest {
 
 const Challenge = Type.String({ description: 'The challenge, echoed.', examples: ['1158201444'] });
 
-export function whatsappCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function whatsappCallbackRoutes(ctx: CallbacksContext): FastifyPluginAsyncTypebox {
   const tags = ['callbacks'];
   const rawBody = { schema: MetaWebhookEnvelope, contentType: 'application/json' };
 

@@ -8,11 +8,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import type { FormParams } from '../../channels/voice.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import type { ErrorCode } from '../../kernel/http/errors.ts';
 import { TwilioVoiceForm } from '../callbacks/envelope-schema.ts';
+import type { PriceTable } from '../pricing/prices.ts';
 import { answerTwiml, receiveStatus, type VoiceCallback } from './callbacks.ts';
+
+/** The kernel's context and the services these routes uses. */
+export interface CallCallbacksContext extends KernelContext {
+  channels: Channels;
+  prices: PriceTable;
+}
 
 const Params = Type.Object({ accountId: Type.String({ maxLength: 100 }) });
 const Query = Type.Object(
@@ -44,7 +52,7 @@ export function formOf(body: unknown): FormParams {
   return params;
 }
 
-export function voiceCallbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function voiceCallbackRoutes(ctx: CallCallbacksContext): FastifyPluginAsyncTypebox {
   const tags = ['callbacks'];
   const errors: ErrorCode[] = ['INVALID_SIGNATURE', 'INVALID_REQUEST'];
   const rawBody = { schema: TwilioVoiceForm, contentType: 'application/x-www-form-urlencoded' };

@@ -1,11 +1,14 @@
 // /voice/calls: placing calls, their history, cancel and hang-up (docs/voice.md § Calls); and the
 // sandbox's key presses. Plans from Business up.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { invalid } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import type { VoiceDialer } from './dialer.ts';
 import { listCalls } from './repo.ts';
 import {
   CallIdParams,
@@ -20,7 +23,14 @@ import {
 import { type CallInput, cancelCall, createCall, getCall, pressKeys } from './service.ts';
 import { voiceUsage } from './usage.ts';
 
-export function callRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface CallsContext extends KernelContext {
+  channels: Channels;
+  prices: PriceTable;
+  voice: VoiceDialer;
+}
+
+export function callRoutes(ctx: CallsContext): FastifyPluginAsyncTypebox {
   const tags = ['voice'];
   const account = { access: 'account', feature: 'voice' } as const;
   const found = { ...ON_RESOURCE, feature: 'voice' } as const;

@@ -3,11 +3,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import type { ErrorCode } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { money } from '../../kernel/money.ts';
+import type { PriceTable } from '../pricing/prices.ts';
 import { countersOf, listCampaigns, listRecipients } from './repo.ts';
 import {
   CampaignIdParams,
@@ -21,6 +22,7 @@ import {
   toRecipient,
   UpdateCampaignBody,
 } from './schemas.ts';
+import type { CampaignSender } from './sender.ts';
 import {
   type CampaignActor,
   type CampaignInput,
@@ -36,12 +38,18 @@ import {
   viewOf,
 } from './service.ts';
 
+/** The kernel's context and the services these routes uses. */
+export interface CampaignsContext extends KernelContext {
+  campaigns: CampaignSender;
+  prices: PriceTable;
+}
+
 function actorOf(request: FastifyRequest): CampaignActor {
   const account = accountOf(request);
   return { id: account.id, channelProvider: account.channelProvider, mode: request.principal!.mode };
 }
 
-export function campaignRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function campaignRoutes(ctx: CampaignsContext): FastifyPluginAsyncTypebox {
   const tags = ['campaigns'];
   const account = { access: 'account' } as const;
   const found = ON_RESOURCE;

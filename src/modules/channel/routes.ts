@@ -1,13 +1,19 @@
 // GET and PUT /account/channel: the account's messaging number.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { loadChannel } from './repo.ts';
 import { ChannelSchema, PutChannelBody, toChannel } from './schemas.ts';
 import { configureChannel } from './service.ts';
 
-export function channelRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface ChannelContext extends KernelContext {
+  channels: Channels;
+}
+
+export function channelRoutes(ctx: ChannelContext): FastifyPluginAsyncTypebox {
   const tags = ['account'];
   return async (app) => {
     app.get(

@@ -3,9 +3,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, partnerOf } from '../../kernel/access/access.ts';
 import { checkOrigin, sessionToken } from '../../kernel/access/console-principal.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { isBootstrapped } from '../partner/bootstrap.ts';
 import {
@@ -27,7 +27,7 @@ import { clearSessionCookie, endAllSessions, endSession, sessionOf, setSessionCo
 const tags = ['console'];
 const session = { access: 'session' } as const;
 
-export function consoleAuthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function consoleAuthRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   /** Answers a just-opened session: 201, its cookie set, the user and CSRF token in the body. */
   async function signedIn(reply: FastifyReply, token: string) {
     setSessionCookie(ctx, reply, token);

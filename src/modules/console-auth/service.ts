@@ -1,8 +1,8 @@
 // Console logins: first-run bootstrap, sign-in, invitations and their acceptance. Each way in ends
 // with a session (sessions.ts) whose cookie the route sets.
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
 import { generateToken, hashSecret } from '../../kernel/access/key-text.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import { newId } from '../../kernel/values/ids.ts';
@@ -24,7 +24,7 @@ import { openSession } from './sessions.ts';
 /** How long an invitation link works. */
 export const INVITATION_DAYS = 7;
 
-type Ctx = Pick<AppContext, 'db' | 'config' | 'sessions' | 'rateLimits' | 'now'>;
+type Ctx = Pick<KernelContext, 'db' | 'config' | 'sessions' | 'rateLimits' | 'now'>;
 
 export function normalEmail(email: string): string {
   return email.trim().toLowerCase();

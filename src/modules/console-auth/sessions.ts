@@ -2,14 +2,14 @@
 // the database keeps its SHA-256 only, with the CSRF token the session's changes must carry.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
 import { type ConsoleSession, SESSION_COOKIE } from '../../kernel/access/console-principal.ts';
 import { hashSecret } from '../../kernel/access/key-text.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import type { Sql } from '../../kernel/database/db.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { insertSession, revokeSession, revokeUserSessions } from './repo.ts';
 
-type Ctx = Pick<AppContext, 'config' | 'sessions' | 'now'>;
+type Ctx = Pick<KernelContext, 'config' | 'sessions' | 'now'>;
 
 /** Opens a session for a login (inside the caller's transaction when given one). */
 export async function openSession(

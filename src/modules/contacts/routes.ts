@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { type ContactListParams, contactFilters } from './filters.ts';
 import { listContacts } from './repo.ts';
@@ -29,7 +29,7 @@ import {
   updateContact,
 } from './service.ts';
 
-export function contactRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function contactRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const s: ContactServices = ctx;
   const tags = ['contacts'];
   const found = ON_RESOURCE;

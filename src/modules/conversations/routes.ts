@@ -1,11 +1,11 @@
 // /conversations: list, get, history, reply, assign, close, reopen, delete.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
 import { conflict, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { MessageSchema } from '../messages/schemas.ts';
+import type { SendContext } from '../messages/send-request.ts';
 import { sendForRequest } from '../messages/send-request.ts';
 import { toMessage } from '../messages/view.ts';
 import {
@@ -27,7 +27,7 @@ import {
 } from './schemas.ts';
 import { assignConversation, closeConversation, deleteConversation, reopenConversation } from './service.ts';
 
-export function conversationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox {
   const tags = ['conversations'];
   const params = ConversationIdParams;
   const response = { 200: ConversationSchema };

@@ -3,8 +3,8 @@
 // phone. Every kind of message a customer can send (sandbox-inbound.ts) goes through the same path
 // as one from the WhatsApp Cloud API (inbound.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
@@ -13,7 +13,7 @@ import { toMessage } from '../messages/view.ts';
 import { receiveInbound } from './inbound.ts';
 import { SandboxInboundBody, simulatedInbound } from './sandbox-inbound.ts';
 
-export function sandboxRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function sandboxRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/sandbox/inbound-messages',

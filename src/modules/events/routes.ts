@@ -2,10 +2,10 @@
 // one by one, and streamed as server-sent events.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
 import { KEY_CACHE_MS } from '../../kernel/access/auth.ts';
 import { SESSION_CACHE_MS } from '../../kernel/access/console-principal.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { idAt } from '../../kernel/values/ids.ts';
 import { type StreamCaller, StreamHub } from './hub.ts';
@@ -39,7 +39,7 @@ const WHO_SEES =
 const STREAM_ENDS =
   'The stream ends within a second of its caller losing access (its key revoked or expired, its console session signed out, expired or its member removed, the account suspended), whichever server process made the change, and sends nothing created after it; the reconnection gets the refusal.';
 
-export function eventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function eventRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['events'];
   const retention = `Events are kept ${ctx.config.eventRetentionDays} days (\`TIDINGS_EVENT_RETENTION_DAYS\`); older ones are gone.`;
 

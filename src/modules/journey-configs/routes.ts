@@ -3,8 +3,8 @@
 // statistics are read through /journeys/{journeyId}. Plans from Pro up.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listConfigs } from './repo.ts';
 import {
@@ -17,7 +17,7 @@ import {
 } from './schemas.ts';
 import { createJourneyConfig, getJourneyConfig, patchJourneyConfig, removeJourneyConfig } from './service.ts';
 
-export function journeyConfigRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function journeyConfigRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['journey-configs'];
   const account = { access: 'account', feature: 'automation' } as const;
   const found = { ...ON_RESOURCE, feature: 'automation' } as const;

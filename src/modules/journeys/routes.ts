@@ -2,12 +2,13 @@
 // with every step, and per-node statistics. Plans from Pro up.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { dueEverywhere } from '../automation/outbox.ts';
+import type { AutomationWorker } from '../automation/worker.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';
 import { cancelRun, contactForTrigger, journeyStats } from './runs.ts';
 import {
@@ -37,6 +38,11 @@ import {
 } from './service.ts';
 import { startRun } from './start.ts';
 
+/** The kernel's context and the services these routes uses. */
+export interface JourneysContext extends KernelContext {
+  automation: AutomationWorker;
+}
+
 const MOVE_SUMMARIES = {
   publish:
     'Publish a draft (its graph is checked: 400 with a details entry per fault), or resume a paused journey',
@@ -45,7 +51,7 @@ const MOVE_SUMMARIES = {
   archive: 'Archive a journey: its running and waiting runs are canceled; it can no longer change',
 } as const;
 
-export function journeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function journeyRoutes(ctx: JourneysContext): FastifyPluginAsyncTypebox {
   const tags = ['journeys'];
   const account = { access: 'account', feature: 'automation' } as const;
   const found = { ...ON_RESOURCE, feature: 'automation' } as const;

@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { ApiKeyInfo, CreateAccountKeyBody, CreatedApiKey, toCreatedKey, toKeyInfo } from './schemas.ts';
@@ -17,7 +17,7 @@ function notSandbox(request: FastifyRequest): void {
     throw new ApiError('FORBIDDEN', 'A sandbox key may not manage API keys: use a live key or the console.');
 }
 
-export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function keyRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/keys',

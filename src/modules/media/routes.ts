@@ -6,13 +6,18 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import type { ErrorCode } from '../../kernel/http/errors.ts';
 import { defaultFilename, LARGEST_MEDIA_BYTES } from './kinds.ts';
 import { MediaIdParams, MediaSchema, toMedia, UploadBody } from './schemas.ts';
-import type { MediaContent } from './service.ts';
+import type { MediaContent, MediaStore } from './service.ts';
 import { MULTIPART_OVERHEAD_BYTES, receiveUpload } from './upload.ts';
+
+/** The kernel's context and the services these routes uses. */
+export interface MediaContext extends KernelContext {
+  media: MediaStore;
+}
 
 const FILE_RESPONSE = {
   description: 'The file: Content-Type its type, Content-Length its size, Content-Disposition its filename.',
@@ -34,7 +39,7 @@ function sendFile(reply: FastifyReply, { row, body }: MediaContent) {
   return reply.send(Readable.from(body));
 }
 
-export function mediaRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function mediaRoutes(ctx: MediaContext): FastifyPluginAsyncTypebox {
   const tags = ['media'];
   return async (app) => {
     await app.register(multipart);

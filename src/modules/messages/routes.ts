@@ -1,13 +1,18 @@
 // POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}, POST /messages/{id}/read.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { money } from '../../kernel/money.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
+import type { MediaStore } from '../media/service.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
+import type { AcceptQueue } from './accept-queue.ts';
 import { estimate } from './estimate.ts';
 import { markMessageRead } from './mark-read.ts';
 import { findMessage, listMessages } from './repo.ts';
@@ -23,7 +28,16 @@ import {
 import { sendForRequest } from './send-request.ts';
 import { toMessage } from './view.ts';
 
-export function messageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface MessagesContext extends KernelContext {
+  approvedTemplates: ApprovedTemplates;
+  channels: Channels;
+  prices: PriceTable;
+  acceptQueue: AcceptQueue;
+  media: MediaStore;
+}
+
+export function messageRoutes(ctx: MessagesContext): FastifyPluginAsyncTypebox {
   const tags = ['messages'];
   return async (app) => {
     app.post(

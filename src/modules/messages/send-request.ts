@@ -3,18 +3,32 @@
 
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import { providerFor } from '../../channels/registry.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
+import type { MediaStore } from '../media/service.ts';
+import type { PriceTable } from '../pricing/prices.ts';
+import type { ApprovedTemplates } from '../templates/approved.ts';
 import { acceptMessage } from './accept.ts';
+import type { AcceptQueue } from './accept-queue.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
 import { messageReferences } from './references.ts';
 import type { SendMessageBody } from './schemas.ts';
 import { toMessage } from './view.ts';
 
+/** The kernel's context and the services this file uses. */
+export interface SendContext extends KernelContext {
+  approvedTemplates: ApprovedTemplates;
+  media: MediaStore;
+  prices: PriceTable;
+  acceptQueue: AcceptQueue;
+  channels: Channels;
+}
+
 /** Prepares, prices and accepts the message; throws the refusal (400, 402, 404, 422) as the API error. */
 export async function sendForRequest(
-  ctx: AppContext,
+  ctx: SendContext,
   request: FastifyRequest,
   body: Static<typeof SendMessageBody>,
 ): Promise<ReturnType<typeof toMessage>> {

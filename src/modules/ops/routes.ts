@@ -1,11 +1,11 @@
 // Operations: liveness, readiness, Prometheus metrics, and the error documentation page.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { readErrorDocs, renderErrorDocs } from './error-docs.ts';
 
-export function opsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function opsRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const errorPage = renderErrorDocs(readErrorDocs());
   const Status = Type.Object(
     { status: Type.String({ description: '`ok` (liveness) or `ready` (readiness).', examples: ['ok'] }) },

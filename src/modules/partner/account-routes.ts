@@ -2,8 +2,8 @@
 // Every route answers 404 for an account of another partner.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { partnerOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listAccounts } from '../accounts/repo.ts';
 import { PartnerAccount, toPartnerAccount, UsageQuery, UsageReportSchema } from '../accounts/schemas.ts';
@@ -45,7 +45,7 @@ const STATUS_ACTIONS = [
   },
 ] as const;
 
-export function partnerAccountRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function partnerAccountRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const keyOptions = () => ({ keyPrefix: ctx.config.keyPrefix, now: ctx.now() });
   const changeStatus = async (
     partnerId: string,

@@ -1,8 +1,8 @@
 // /partner/bootstrap and /partner/keys: the installation's partner and its keys.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { partnerOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { conflict } from '../../kernel/http/errors.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { ApiKeyInfo, CreatedApiKey, CreatePartnerKeyBody, toCreatedKey, toKeyInfo } from '../keys/schemas.ts';
@@ -13,7 +13,7 @@ import { BootstrapResult, KeyIdParams } from './schemas.ts';
 const tags = ['partner'];
 const partner = { access: 'partner' } as const;
 
-export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function partnerRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const keyOptions = () => ({ keyPrefix: ctx.config.keyPrefix, now: ctx.now() });
 
   return async (app) => {

@@ -2,8 +2,8 @@
 // webhooks of every client number (whatsapp-app.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { partnerOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { NullableTimestamp } from '../../kernel/http/schemas.ts';
 import { configurePartnerApp, loadPartnerApp, toPartnerApp } from './whatsapp-app.ts';
 
@@ -45,7 +45,7 @@ const PutPartnerAppBody = Type.Object(
   },
 );
 
-export function partnerWhatsAppAppRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function partnerWhatsAppAppRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['partner'];
   return async (app) => {
     app.get(

@@ -1,8 +1,8 @@
 // /rules: automation that reacts to events (docs/automation.md). Plans from Pro up.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { invalid } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { type CallState, callStates } from '../automation/calls.ts';
@@ -24,7 +24,7 @@ import {
 } from './schemas.ts';
 import { createRule, getRule, patchRule, removeRule } from './service.ts';
 
-export function ruleRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function ruleRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['rules'];
   const account = { access: 'account', feature: 'automation' } as const;
   const found = { ...ON_RESOURCE, feature: 'automation' } as const;

@@ -2,11 +2,12 @@
 // enrollments and bulk enrollment jobs. Plans from Pro up. (POST /sandbox/wake: automation/wake-routes.ts.)
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { dueEverywhere } from '../automation/outbox.ts';
+import type { AutomationWorker } from '../automation/worker.ts';
 import { findJob, resultsOf } from '../bulk/repo.ts';
 import { BulkJobParams } from '../bulk/schemas.ts';
 import { acceptEnrollJob, toEnrollJob } from './bulk-enroll-job.ts';
@@ -28,6 +29,11 @@ import {
 } from './schemas.ts';
 import { createSequence, getSequence, moveSequence, patchSequence, removeSequence } from './service.ts';
 
+/** The kernel's context and the services these routes uses. */
+export interface SequencesContext extends KernelContext {
+  automation: AutomationWorker;
+}
+
 const MOVE_SUMMARIES = {
   publish: 'Publish a draft: it becomes active (version 1) and enrols contacts',
   pause: 'Pause an active sequence: no step is sent and no contact enrolled until it is resumed',
@@ -35,7 +41,7 @@ const MOVE_SUMMARIES = {
   archive: 'Archive a sequence: its active enrollments exit (reason archived); it can no longer change',
 } as const;
 
-export function sequenceRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function sequenceRoutes(ctx: SequencesContext): FastifyPluginAsyncTypebox {
   const tags = ['sequences'];
   const account = { access: 'account', feature: 'automation' } as const;
   const found = { ...ON_RESOURCE, feature: 'automation' } as const;

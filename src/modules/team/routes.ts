@@ -1,14 +1,14 @@
 // /team/members: the people of an account that conversations can be assigned to.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listMembers } from './repo.ts';
 import { CreateMemberBody, MemberIdParams, MemberListQuery, MemberSchema, toMember } from './schemas.ts';
 import { addMember, getMember, removeMember } from './service.ts';
 
-export function teamRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function teamRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['team'];
   const found = ON_RESOURCE;
 

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
+import type { ApprovedTemplates } from './approved.ts';
 import { syncTemplates } from './meta-sync.ts';
 import { listTemplates } from './repo.ts';
 import {
@@ -25,7 +27,13 @@ import {
   type TemplateServices,
 } from './service.ts';
 
-export function templateRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface TemplatesContext extends KernelContext {
+  approvedTemplates: ApprovedTemplates;
+  channels: Channels;
+}
+
+export function templateRoutes(ctx: TemplatesContext): FastifyPluginAsyncTypebox {
   const s: TemplateServices = ctx;
   const tags = ['templates'];
   const found = ON_RESOURCE;

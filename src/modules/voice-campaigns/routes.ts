@@ -2,12 +2,14 @@
 // Plans from Business up.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { planOf } from '../../kernel/plans.ts';
+import type { VoiceDialer } from '../calls/dialer.ts';
 import { listCalls } from '../calls/repo.ts';
 import { CallSchema, toCall } from '../calls/schemas.ts';
+import type { PriceTable } from '../pricing/prices.ts';
 import { countersOf, listCampaigns } from './repo.ts';
 import {
   CampaignCallsQuery,
@@ -31,7 +33,13 @@ import {
   viewOf,
 } from './service.ts';
 
-export function voiceCampaignRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface VoiceCampaignsContext extends KernelContext {
+  prices: PriceTable;
+  voice: VoiceDialer;
+}
+
+export function voiceCampaignRoutes(ctx: VoiceCampaignsContext): FastifyPluginAsyncTypebox {
   const tags = ['voice'];
   const account = { access: 'account', feature: 'voice' } as const;
   const found = { ...ON_RESOURCE, feature: 'voice' } as const;

@@ -1,13 +1,19 @@
 // GET and PUT /account/voice-channel: the provider that carries the account's calls.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../app-context.ts';
+import type { Channels } from '../../channels/registry.ts';
 import { accountOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { loadVoiceChannel } from './repo.ts';
 import { PutVoiceChannelBody, toVoiceChannel, VoiceChannelSchema } from './schemas.ts';
 import { configureVoiceChannel, type VoiceChannelInput } from './service.ts';
 
-export function voiceChannelRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and the services these routes uses. */
+export interface VoiceChannelContext extends KernelContext {
+  channels: Channels;
+}
+
+export function voiceChannelRoutes(ctx: VoiceChannelContext): FastifyPluginAsyncTypebox {
   const tags = ['voice'];
   const account = { access: 'account', feature: 'voice' } as const;
   return async (app) => {

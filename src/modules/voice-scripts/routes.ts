@@ -2,8 +2,8 @@
 // Plans from Business up.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listScripts } from './repo.ts';
 import {
@@ -23,7 +23,7 @@ import {
   type ScriptInput,
 } from './service.ts';
 
-export function voiceScriptRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function voiceScriptRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['voice'];
   const account = { access: 'account', feature: 'voice' } as const;
   const found = { ...ON_RESOURCE, feature: 'voice' } as const;

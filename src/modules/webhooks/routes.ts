@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../../app-context.ts';
 import { accountOf, partnerOf } from '../../kernel/access/access.ts';
+import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { ReplayBody, ReplaySchema } from '../events/schemas.ts';
 import { MAX_REPLAY_EVENTS, replayEvents } from './replay.ts';
@@ -59,7 +59,7 @@ export const PARTNER_WEBHOOKS: Scope = {
   owner: (request) => ({ kind: 'partner', id: partnerOf(request) }),
 };
 
-export function webhookRoutes(ctx: AppContext, scope: Scope): FastifyPluginAsyncTypebox {
+export function webhookRoutes(ctx: KernelContext, scope: Scope): FastifyPluginAsyncTypebox {
   const s: WebhookServices = ctx;
   const { base, op, noun } = scope;
   const tags = [scope.access === 'account' ? 'webhooks' : 'partner'];
