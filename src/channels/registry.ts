@@ -3,14 +3,13 @@
 // it. One HTTP agent is shared by every WhatsApp adapter, so connections to the Graph API are reused.
 import type { Agent } from 'undici';
 import type { SecretBox } from '../kernel/crypto/secrets.ts';
-import type { ChannelConfig, WhatsAppSecrets } from '../modules/channel/settings.ts';
-import type { VoiceChannel } from '../modules/voice-channel/repo.ts';
 import { SandboxAdapter } from './sandbox/adapter.ts';
 import { SandboxVoiceAdapter, sandboxVoiceToken } from './sandbox/voice.ts';
+import type { ChannelConfig, WhatsAppSecrets } from './settings.ts';
 import { twilioVoiceCallbacks } from './twilio-voice/callbacks.ts';
 import { createTwilioAgent, TwilioVoiceAdapter } from './twilio-voice/client.ts';
 import type { CallbackAdapter, ChannelAdapter, Provider } from './types.ts';
-import type { VoiceAdapter, VoiceCallbackReader, VoiceProvider } from './voice.ts';
+import type { VoiceAdapter, VoiceCallbackReader, VoiceChannel, VoiceProvider } from './voice.ts';
 import { whatsappCallbacks } from './whatsapp-cloud/callbacks.ts';
 import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
 import { WhatsAppMedia } from './whatsapp-cloud/media.ts';

@@ -5,7 +5,6 @@
 // - Callbacks of both voice providers are Twilio-shaped (the sandbox simulator posts what Twilio
 //   would), so one reader checks and parses them: `twilio-voice/callbacks.ts`.
 // The rest of Tidings never sees a provider's own shapes.
-import type { TwilioCallStatus } from '../modules/calls/transition.ts';
 import type { ProviderError } from './types.ts';
 
 export type VoiceProvider = 'sandbox' | 'twilio';
@@ -95,3 +94,33 @@ export interface VoiceCallbackReader {
   /** Who answered, from a request's AnsweredBy. */
   answeredBy(params: FormParams): AnsweredBy | null;
 }
+
+/** Twilio's CallStatus values, as its callbacks and REST answers spell them. */
+export type TwilioCallStatus =
+  | 'queued'
+  | 'initiated'
+  | 'ringing'
+  | 'in-progress'
+  | 'completed'
+  | 'busy'
+  | 'no-answer'
+  | 'failed'
+  | 'canceled';
+
+/** An account's voice channel as stored (modules/voice-channel): no row is the sandbox. */
+export interface VoiceChannel {
+  provider: VoiceProvider;
+  /** Twilio's account (AC…), with the number calls come from; null on the sandbox. */
+  twilio: { accountSid: string; from: string } | null;
+  /** The Twilio auth token, sealed with SECRETS_KEY (never shown). */
+  authTokenSealed: string | null;
+  /** null: never configured (the sandbox by default). */
+  updatedAt: Date | null;
+}
+
+export const SANDBOX_VOICE: VoiceChannel = Object.freeze({
+  provider: 'sandbox',
+  twilio: null,
+  authTokenSealed: null,
+  updatedAt: null,
+});

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { TwilioCallStatus } from '../../src/modules/calls/transition.ts';
+import type { TwilioCallStatus } from '../../src/channels/voice.ts';
 
 export type Form = Record<string, string | string[]>;
 

@@ -1,6 +1,6 @@
 // What the sandbox plays back after handing a message over: the status callbacks a provider would
 // send, each after a delay from the previous one (the account's sandbox settings).
-import type { SandboxSettings } from '../../modules/channel/settings.ts';
+import type { SandboxSettings } from '../settings.ts';
 import type { MessageStatusUpdate, ProviderError } from '../types.ts';
 import { SANDBOX_ERRORS, testNumberBehaviour } from './test-numbers.ts';
 

@@ -8,8 +8,7 @@
 // state, when it is due, and how many keys it used. The dialler (modules/calls/dialer.ts) keeps the
 // state in the call's row, so a restart goes on where the simulation was; every post goes through
 // the real, signed callback route, so its checks run on every sandbox call.
-import type { TwilioCallStatus } from '../../modules/calls/transition.ts';
-import type { FormParams } from '../voice.ts';
+import type { FormParams, TwilioCallStatus } from '../voice.ts';
 import type { SandboxCallee } from './voice.ts';
 
 export interface SimState {

@@ -11,8 +11,13 @@
 //   AnsweredBy when machine detection was asked, ErrorCode and SipResponseCode when Twilio says.
 import { createHmac } from 'node:crypto';
 import twilio from 'twilio';
-import type { TwilioCallStatus } from '../../modules/calls/transition.ts';
-import type { AnsweredBy, FormParams, VoiceCallbackReader, VoiceStatusReport } from '../voice.ts';
+import type {
+  AnsweredBy,
+  FormParams,
+  TwilioCallStatus,
+  VoiceCallbackReader,
+  VoiceStatusReport,
+} from '../voice.ts';
 
 export const TWILIO_SIGNATURE_HEADER = 'x-twilio-signature';
 

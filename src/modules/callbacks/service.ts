@@ -15,6 +15,7 @@
 // callback still answers 200, since the provider would otherwise retry it for days.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Channels } from '../../channels/registry.ts';
+import type { ChannelConfig, WhatsAppSettings } from '../../channels/settings.ts';
 import {
   type CallbackAdapter,
   type CallbackBatch,
@@ -27,7 +28,6 @@ import {
 import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError, notFound } from '../../kernel/http/errors.ts';
 import { type ChannelDestination, channelsOfPartner, loadChannel } from '../channel/repo.ts';
-import type { ChannelConfig, WhatsAppSettings } from '../channel/settings.ts';
 import type { MediaStore } from '../media/service.ts';
 import { allPartnerApps, partnerAppOfAccount } from '../partner/whatsapp-app.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';

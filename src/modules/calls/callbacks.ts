@@ -9,11 +9,11 @@
 //     also says the call is in progress and who answered, whatever order the callbacks come in.
 import twilio from 'twilio';
 import type { Channels } from '../../channels/registry.ts';
-import type { FormParams, VoiceProvider } from '../../channels/voice.ts';
+import type { FormParams, VoiceChannel, VoiceProvider } from '../../channels/voice.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { loadVoiceChannel, type VoiceChannel } from '../voice-channel/repo.ts';
+import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import { type IvrServices, type TwimlRequest, twimlFor } from './ivr.ts';
 import { type CallRow, callForCallback, firstHeard } from './repo.ts';
 import { applyCallUpdate } from './status.ts';

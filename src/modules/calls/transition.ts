@@ -9,6 +9,8 @@
 //   a later report is ignored, whatever it says (the first end is what happened).
 // - The time of each status is the first report of it; the duration is the provider's, given with
 //   the end (else the time from the answer to the end).
+import type { TwilioCallStatus } from '../../channels/voice.ts';
+
 /** A call's status, as the API shows it. */
 export type CallStatus =
   | 'queued'
@@ -18,18 +20,6 @@ export type CallStatus =
   | 'completed'
   | 'busy'
   | 'no_answer'
-  | 'failed'
-  | 'canceled';
-
-/** Twilio's CallStatus values, as its callbacks and REST answers spell them. */
-export type TwilioCallStatus =
-  | 'queued'
-  | 'initiated'
-  | 'ringing'
-  | 'in-progress'
-  | 'completed'
-  | 'busy'
-  | 'no-answer'
   | 'failed'
   | 'canceled';
 

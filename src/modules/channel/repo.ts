@@ -1,6 +1,7 @@
 // The account_channels row: one per account that has configured its channel (none: the defaults).
+
+import { type ChannelConfig, DEFAULT_CHANNEL, DEFAULT_SANDBOX } from '../../channels/settings.ts';
 import type { Sql } from '../../kernel/database/db.ts';
-import { type ChannelConfig, DEFAULT_CHANNEL, DEFAULT_SANDBOX } from './settings.ts';
 
 export interface ChannelRow {
   provider: ChannelConfig['provider'];

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { type ChannelConfig, throughputOf } from '../../channels/settings.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { type ChannelConfig, throughputOf } from './settings.ts';
 
 const Delay = (max: number, description: string) => Type.Integer({ minimum: 0, maximum: max, description });
 

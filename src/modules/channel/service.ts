@@ -2,19 +2,19 @@
 // checked with Meta before they are saved, so a wrong token is a 400 now rather than a failed
 // message later; they are stored sealed and never shown again.
 import type { Channels } from '../../channels/registry.ts';
-import type { SecretBox } from '../../kernel/crypto/secrets.ts';
-import type { Database } from '../../kernel/database/db.ts';
-import { ApiError, conflict } from '../../kernel/http/errors.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import { partnerAppOfAccount } from '../partner/whatsapp-app.ts';
-import { accountWithNumber, loadChannel, saveChannel } from './repo.ts';
 import {
   type ChannelConfig,
   DEFAULT_SANDBOX,
   type SandboxSettings,
   throughputOf,
   type WhatsAppSecrets,
-} from './settings.ts';
+} from '../../channels/settings.ts';
+import type { SecretBox } from '../../kernel/crypto/secrets.ts';
+import type { Database } from '../../kernel/database/db.ts';
+import { ApiError, conflict } from '../../kernel/http/errors.ts';
+import { invalidFields } from '../contacts/fields.ts';
+import { partnerAppOfAccount } from '../partner/whatsapp-app.ts';
+import { accountWithNumber, loadChannel, saveChannel } from './repo.ts';
 
 export interface ChannelServices {
   db: Database;

@@ -9,12 +9,12 @@
 // (by its display number) is not this channel's and changes nothing. A repeated webhook (same
 // event, same time) changes nothing either.
 import type { Channels } from '../../channels/registry.ts';
+import { throughputOf, type WhatsAppSettings } from '../../channels/settings.ts';
 import type { ProviderUpdate } from '../../channels/types.ts';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import { type ChannelRow, toChannelConfig } from './repo.ts';
-import { throughputOf, type WhatsAppSettings } from './settings.ts';
 
 export const CHANNEL_REFRESH_JOB = 'channel.refresh-number';
 

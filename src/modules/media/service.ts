@@ -12,13 +12,13 @@
 // - Everything is deleted TIDINGS_MEDIA_RETENTION_DAYS after it was stored, by an hourly prune.
 import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
+import type { ChannelConfig } from '../../channels/settings.ts';
 import type { InboundContent, MessageContent, Provider, SendOutcome } from '../../channels/types.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { loadChannel } from '../channel/repo.ts';
-import type { ChannelConfig } from '../channel/settings.ts';
 import { findMessage, type MessageRow } from '../messages/repo.ts';
 import { ChunkedFile } from './chunks.ts';
 import { defaultFilename, LARGEST_MEDIA_BYTES, type StoredMediaKind } from './kinds.ts';

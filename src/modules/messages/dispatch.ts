@@ -21,6 +21,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels } from '../../channels/registry.ts';
 import { simulatedStatuses } from '../../channels/sandbox/simulation.ts';
+import type { ChannelConfig } from '../../channels/settings.ts';
 import type { MessageContent, ProviderError, SendOutcome } from '../../channels/types.ts';
 import { Slots } from '../../kernel/async/slots.ts';
 import type { Database, Sql } from '../../kernel/database/db.ts';
@@ -29,7 +30,6 @@ import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { idAt } from '../../kernel/values/ids.ts';
 import { noteThrottled } from '../campaigns/feedback.ts';
 import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
-import type { ChannelConfig } from '../channel/settings.ts';
 import { rememberWaIds, type WaIdReport } from '../contacts/repo.ts';
 import { ERASED } from '../erasure/erase.ts';
 import type { MediaStore } from '../media/service.ts';

@@ -19,6 +19,7 @@
 // has and Meta no longer lists is left alone (deleting is the API's DELETE's to do).
 import { Value } from 'typebox/value';
 import { ChannelNotConfigured, type Channels, type SendMode } from '../../channels/registry.ts';
+import type { ChannelConfig } from '../../channels/settings.ts';
 import type { ParameterFormat, TemplateCategory, TemplateComponent } from '../../channels/types.ts';
 import type { WhatsAppCloudAdapter } from '../../channels/whatsapp-cloud/client.ts';
 import type { MetaTemplate } from '../../channels/whatsapp-cloud/templates.ts';
@@ -27,7 +28,6 @@ import { ApiError, conflict } from '../../kernel/http/errors.ts';
 import { canonicalJson } from '../../kernel/values/canonical-json.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { loadChannel } from '../channel/repo.ts';
-import type { ChannelConfig } from '../channel/settings.ts';
 import { CATEGORIES, NAME_PATTERN } from './components.ts';
 import { qualityChange, writeFromMeta } from './meta.ts';
 import { namesIn, templateNames } from './named.ts';

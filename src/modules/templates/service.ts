@@ -2,6 +2,7 @@
 // decisions (applyTemplateStatus, used by the WhatsApp callback and the sandbox's review job alike).
 // Every change of status emits template.status_changed in the transaction that makes it.
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
+import type { ChannelConfig } from '../../channels/settings.ts';
 import type {
   ParameterFormat,
   Provider,
@@ -17,7 +18,6 @@ import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { loadChannel } from '../channel/repo.ts';
-import type { ChannelConfig } from '../channel/settings.ts';
 import type { ApprovedTemplates } from './approved.ts';
 import { type CheckedTemplate, checkTemplate } from './components.ts';
 import {

@@ -1,24 +1,8 @@
 // An account's voice channel in the database: no row is the sandbox.
 
-import type { VoiceProvider } from '../../channels/voice.ts';
+import { SANDBOX_VOICE, type VoiceChannel, type VoiceProvider } from '../../channels/voice.ts';
+
 import type { Sql } from '../../kernel/database/db.ts';
-
-export interface VoiceChannel {
-  provider: VoiceProvider;
-  /** Twilio's account (AC…), with the number calls come from; null on the sandbox. */
-  twilio: { accountSid: string; from: string } | null;
-  /** The Twilio auth token, sealed with SECRETS_KEY (never shown). */
-  authTokenSealed: string | null;
-  /** null: never configured (the sandbox by default). */
-  updatedAt: Date | null;
-}
-
-export const SANDBOX_VOICE: VoiceChannel = Object.freeze({
-  provider: 'sandbox',
-  twilio: null,
-  authTokenSealed: null,
-  updatedAt: null,
-});
 
 interface Row {
   provider: VoiceProvider;

@@ -1,8 +1,8 @@
 // How the voice channel looks on the wire. The auth token is write-only.
 import { Type } from 'typebox';
+import type { VoiceChannel } from '../../channels/voice.ts';
 import { NullableTimestamp } from '../../kernel/http/schemas.ts';
 import { voiceCallbackBase } from '../calls/urls.ts';
-import type { VoiceChannel } from './repo.ts';
 
 export const PutVoiceChannelBody = Type.Object(
   {

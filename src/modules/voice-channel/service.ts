@@ -3,11 +3,12 @@
 // numbers), then kept sealed. Calls already made keep the provider they were made with.
 import type { Channels } from '../../channels/registry.ts';
 import { checkTwilioCredentials } from '../../channels/twilio-voice/client.ts';
+import { SANDBOX_VOICE, type VoiceChannel } from '../../channels/voice.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
 import { invalidFields } from '../contacts/fields.ts';
-import { loadVoiceChannel, SANDBOX_VOICE, saveVoiceChannel, type VoiceChannel } from './repo.ts';
+import { loadVoiceChannel, saveVoiceChannel } from './repo.ts';
 
 export interface VoiceChannelInput {
   provider: 'sandbox' | 'twilio';

@@ -1,7 +1,7 @@
 // An account's messaging channel as stored: which provider carries its live messages, the sandbox's
 // simulation settings (which also apply to every message a sandbox key sends), and for the WhatsApp
 // Cloud API the ids of the number and business account, with the credentials sealed.
-import type { Provider } from '../../channels/types.ts';
+import type { Provider } from './types.ts';
 
 export interface SandboxSettings {
   /** From the message's hand-over (`sent`) to `delivered`. */
