@@ -20,6 +20,7 @@ import type { Database } from './kernel/database/db.ts';
 import { installErrorHandling, sendError, toApiError } from './kernel/http/error-handler.ts';
 import { installIdempotency } from './kernel/http/idempotency.ts';
 import { installInputGuard } from './kernel/http/input-guard.ts';
+import { API_PREFIX, CALLBACKS_PREFIX } from './kernel/http/prefixes.ts';
 import { RouteHints } from './kernel/http/route-hints.ts';
 import { boundedValidators } from './kernel/http/validator.ts';
 import { Jobs } from './kernel/jobs/jobs.ts';
@@ -29,6 +30,7 @@ import { installMetrics, Metrics } from './kernel/observability/metrics.ts';
 import { installOpenApi } from './kernel/openapi/openapi.ts';
 import { Egress, type Resolver } from './kernel/outbound/egress.ts';
 import { EventOutbox } from './kernel/outbox/events.ts';
+import { PLAN_RULES } from './modules/accounts/plans.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { automationInbox } from './modules/automation/outbox.ts';
 import { wakeRoutes } from './modules/automation/wake-routes.ts';
@@ -36,7 +38,7 @@ import { AutomationWorker } from './modules/automation/worker.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
 import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
 import { bulkRoutes } from './modules/bulk/routes.ts';
-import { CALLBACKS_PREFIX, whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
+import { whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
 import { voiceCallbackRoutes } from './modules/calls/callback-routes.ts';
 import { VoiceDialer } from './modules/calls/dialer.ts';
 import { callRoutes } from './modules/calls/routes.ts';
@@ -57,6 +59,7 @@ import { mediaRoutes } from './modules/media/routes.ts';
 import { MediaStore } from './modules/media/service.ts';
 import { AcceptQueue, lanesFor } from './modules/messages/accept-queue.ts';
 import { dispatchJob } from './modules/messages/dispatch.ts';
+import { findMessage } from './modules/messages/repo.ts';
 import { messageRoutes } from './modules/messages/routes.ts';
 import { sandboxStatusJob } from './modules/messages/sandbox-job.ts';
 import { opsRoutes } from './modules/ops/routes.ts';
@@ -80,7 +83,7 @@ import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { webhookFanOut } from './modules/webhooks/outbox.ts';
 import { ACCOUNT_WEBHOOKS, PARTNER_WEBHOOKS, webhookRoutes } from './modules/webhooks/routes.ts';
 
-export const API_PREFIX = '/api/v1/public';
+export { API_PREFIX };
 
 export interface AppDeps {
   db: Database;
@@ -261,6 +264,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   });
   ctx.media = new MediaStore({
     db: deps.db,
+    findMessage,
     jobs: ctx.jobs,
     channels: ctx.channels,
     now,
@@ -360,6 +364,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await app.register(cookie);
   installAccessPolicy(app, {
     config,
+    plans: PLAN_RULES,
     sql: deps.db,
     auth: ctx.auth,
     sessions: ctx.sessions,

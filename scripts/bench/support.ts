@@ -169,7 +169,7 @@ export async function dropStaleBenchDatabases(): Promise<string[]> {
   return dropped;
 }
 
-/** The Scale plan's per-second limit (src/kernel/plans.ts): what the benches' accounts are on. */
+/** The Scale plan's per-second limit (src/modules/accounts/plans.ts): what the benches' accounts are on. */
 export const SCALE_PER_SECOND = 500;
 
 /**

@@ -5,7 +5,7 @@ import type { App } from '../../src/app.ts';
 import { sandboxVoiceToken } from '../../src/channels/sandbox/voice.ts';
 import { signTwilioRequest } from '../../src/channels/twilio-voice/callbacks.ts';
 import type { Sql } from '../../src/kernel/database/db.ts';
-import { callUrls } from '../../src/modules/calls/urls.ts';
+import { callUrls } from '../../src/modules/voice-channel/urls.ts';
 
 /** Posts a status callback for the call (its provider's CallSid, once it has one); asserts the 200. */
 export async function postCallStatus(

@@ -16,7 +16,6 @@ import type { Config } from '../../config.ts';
 import { andThen, type Maybe } from '../async/maybe.ts';
 import type { Sql } from '../database/db.ts';
 import { ApiError, type ErrorCode, notFound } from '../http/errors.ts';
-import { type Feature, hasFeature, monthlyQuotaOf, type Plan, planOf, ratePerSecondOf } from '../plans.ts';
 import { type AccountSnapshot, type Authenticator, isActive, type Principal } from './auth.ts';
 import { type ConsoleRole, type ConsoleSessions, checkCsrf, sessionToken } from './console-principal.ts';
 import type { KeyScope } from './key-text.ts';
@@ -52,8 +51,27 @@ declare module 'fastify' {
   }
 }
 
+/** A plan-gated feature group: a route may require one of the account's plan (`feature`). */
+export type Feature = 'api_access' | 'automation' | 'voice';
+
+/**
+ * What the policy asks of the plan table (modules/accounts/plans.ts gives it, in app.ts): the kernel
+ * holds the order of the checks, the plans hold the numbers and the words.
+ */
+export interface PlanRules {
+  /** The account's limits in force: its quota (null: none) and per-second rate, after the operator's overrides. */
+  limitsOf(
+    planCode: string,
+    overrides: { monthlyQuota: number | null; ratePerSecond: number | null },
+  ): { monthlyQuota: number | null; ratePerSecond: number };
+  hasFeature(planCode: string, addons: readonly string[], feature: Feature): boolean;
+  /** What a 402 says when the plan lacks the feature. */
+  refusalOf(feature: Feature): string;
+}
+
 export interface AccessDeps {
   config: Config;
+  plans: PlanRules;
   sql: Sql;
   auth: Authenticator;
   sessions: ConsoleSessions;
@@ -66,12 +84,6 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
-
-const FEATURE_PLANS: Record<Feature, string> = {
-  api_access: 'API access needs the Business plan or above, or Pro with the api_access add-on.',
-  automation: 'Automation needs the Pro plan or above.',
-  voice: 'Voice needs the Business plan or above.',
-};
 
 function quotaHeaders(reply: FastifyReply, limit: number, used: number) {
   reply.header('x-quota-limit', String(limit));
@@ -272,12 +284,16 @@ function admitAccountCall(
   if (!isActive(account.status)) {
     throw new ApiError('ACCOUNT_SUSPENDED', `The account is ${account.status.toLowerCase()}.`);
   }
-  const plan = planOf(account.planCode);
-  if (!hasFeature(plan, account.addons, 'api_access')) {
-    throw new ApiError('PLAN_UPGRADE_REQUIRED', FEATURE_PLANS.api_access);
+  const { plans } = deps;
+  if (!plans.hasFeature(account.planCode, account.addons, 'api_access')) {
+    throw new ApiError('PLAN_UPGRADE_REQUIRED', plans.refusalOf('api_access'));
   }
-  const quotaLimit = monthlyQuotaOf(plan, deps.config.monthlyQuotaOverride);
-  const perSecond = ratePerSecondOf(plan, deps.config.rateLimitOverride);
+  const limits = plans.limitsOf(account.planCode, {
+    monthlyQuota: deps.config.monthlyQuotaOverride,
+    ratePerSecond: deps.config.rateLimitOverride,
+  });
+  const quotaLimit = limits.monthlyQuota;
+  const perSecond = limits.ratePerSecond;
   const limited = applyRateLimit(deps, reply, `account:${account.id}`, perSecond, async () => {
     // A refused call is not counted, but its reply still shows where the month stands (README:
     // every authenticated response carries the quota headers). The count this process's lease saw
@@ -297,15 +313,15 @@ function admitAccountCall(
           headers: { 'retry-after': String(secondsUntilNextPeriod(now)) },
         });
       }
-      checkFeature(request, plan, account);
+      checkFeature(request, plans, account);
     }),
   );
 }
 
-function checkFeature(request: FastifyRequest, plan: Plan, account: AccountSnapshot): void {
+function checkFeature(request: FastifyRequest, plans: PlanRules, account: AccountSnapshot): void {
   const feature = request.routeOptions.config.feature;
-  if (feature && !hasFeature(plan, account.addons, feature)) {
-    throw new ApiError('PLAN_UPGRADE_REQUIRED', FEATURE_PLANS[feature]);
+  if (feature && !plans.hasFeature(account.planCode, account.addons, feature)) {
+    throw new ApiError('PLAN_UPGRADE_REQUIRED', plans.refusalOf(feature));
   }
 }
 

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { AccountSnapshot } from '../../kernel/access/auth.ts';
 import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { money } from '../../kernel/money.ts';
+import { money } from '../billing/money.ts';
 import {
   ADDONS,
   type Addon,
@@ -12,7 +12,7 @@ import {
   PLAN_CODES,
   planOf,
   ratePerSecondOf,
-} from '../../kernel/plans.ts';
+} from './plans.ts';
 import type { AccountRow } from './repo.ts';
 
 export const AccountStatusSchema = Type.Union(

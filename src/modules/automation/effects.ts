@@ -9,7 +9,7 @@ import type { Database, Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { CausedBy, EventOutbox } from '../../kernel/outbox/events.ts';
-import { hasFeature, planOf } from '../../kernel/plans.ts';
+import { hasFeature, planOf } from '../accounts/plans.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import type { Action } from './actions.ts';

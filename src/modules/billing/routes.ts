@@ -5,8 +5,7 @@ import { accountOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { parseAmount } from '../../kernel/money.ts';
-import { findAccount } from '../accounts/repo.ts';
+import { parseAmount } from './money.ts';
 import {
   TransactionTypeSchema,
   toTransaction,
@@ -15,7 +14,7 @@ import {
   WalletSchema,
   WalletTransactionSchema,
 } from './schemas.ts';
-import { listTransactions, setLowBalanceThreshold } from './wallet.ts';
+import { findWallet, listTransactions, setLowBalanceThreshold } from './wallet.ts';
 
 export function walletRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -31,7 +30,7 @@ export function walletRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const row = await findAccount(ctx.db, accountOf(request).id);
+        const row = await findWallet(ctx.db, accountOf(request).id);
         if (!row) throw notFound('account');
         return toWallet(row);
       },
@@ -51,7 +50,7 @@ export function walletRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const accountId = accountOf(request).id;
-        const current = await findAccount(ctx.db, accountId);
+        const current = await findWallet(ctx.db, accountId);
         if (!current) throw notFound('account');
         const threshold = request.body.lowBalanceThreshold;
         if (threshold?.currency && threshold.currency.toUpperCase() !== current.currency) {

@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
 import { MoneySchema, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { money } from '../../kernel/money.ts';
-import type { AccountRow } from '../accounts/repo.ts';
-import type { WalletTransactionRow } from './wallet.ts';
+import { money } from './money.ts';
+import type { WalletRow, WalletTransactionRow } from './wallet.ts';
 
 export const TransactionTypeSchema = Type.Union(
   [Type.Literal('credit'), Type.Literal('debit'), Type.Literal('refund'), Type.Literal('adjustment')],
@@ -71,7 +70,7 @@ export const CreditBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function toWallet(row: AccountRow) {
+export function toWallet(row: WalletRow) {
   return {
     accountId: row.id,
     balance: money(row.wallet_balance_micros, row.currency),

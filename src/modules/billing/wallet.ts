@@ -3,9 +3,9 @@
 // Every change of balance and its transaction row are written in one statement.
 import type { Sql, Tx } from '../../kernel/database/db.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
-import { money } from '../../kernel/money.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
+import { money } from './money.ts';
 import { toTransaction } from './schemas.ts';
 
 export type TransactionType = 'credit' | 'debit' | 'refund' | 'adjustment';
@@ -110,6 +110,24 @@ export async function emitIfBelowThreshold(
 }
 
 /** Sets (or with null, clears) the balance below which a charge emits `wallet.low_balance`. */
+/** The wallet columns of an account row (billing owns them; modules/accounts owns the rest). */
+export interface WalletRow {
+  id: string;
+  currency: string;
+  wallet_balance_micros: number;
+  low_balance_threshold_micros: number | null;
+  updated_at: Date;
+}
+
+export async function findWallet(sql: Sql, accountId: string): Promise<WalletRow | null> {
+  const { rows } = await sql.query<WalletRow>(
+    `SELECT id, currency, wallet_balance_micros, low_balance_threshold_micros, updated_at
+       FROM accounts WHERE id = $1`,
+    [accountId],
+  );
+  return rows[0] ?? null;
+}
+
 export async function setLowBalanceThreshold(
   sql: Sql,
   accountId: string,

@@ -27,9 +27,9 @@ import {
 } from '../../channels/types.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError, notFound } from '../../kernel/http/errors.ts';
+import { allPartnerApps, partnerAppOfAccount } from '../channel/partner-app.ts';
 import { type ChannelDestination, channelsOfPartner, loadChannel } from '../channel/repo.ts';
 import type { MediaStore } from '../media/service.ts';
-import { allPartnerApps, partnerAppOfAccount } from '../partner/whatsapp-app.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import { applyProviderUpdates } from './apply.ts';
 

@@ -21,8 +21,6 @@ import {
   receiveAppCallback,
 } from './service.ts';
 
-export const CALLBACKS_PREFIX = '/api/v1/callbacks';
-
 const Params = Type.Object({ accountId: Type.String({ maxLength: 100 }) });
 
 const HandshakeQuery = Type.Object(

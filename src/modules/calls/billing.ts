@@ -10,8 +10,8 @@
 //   wallet goes (`debit`). `charged` is what the call cost in the end.
 import type { Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
-import { formatMicros } from '../../kernel/money.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { formatMicros } from '../billing/money.ts';
 import { changeBalance } from '../billing/wallet.ts';
 import type { CallRow } from './repo.ts';
 import { billableMinutes } from './transition.ts';

@@ -21,18 +21,18 @@ import type { FormParams, PlaceOutcome } from '../../channels/voice.ts';
 import { PollingLoop } from '../../kernel/async/polling-loop.ts';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { planOf } from '../../kernel/plans.ts';
+import { planOf } from '../accounts/plans.ts';
 import { pruneSlots, takeSlots } from '../campaign-engine/rate-slots.ts';
 import { ERASED } from '../erasure/erase.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { advanceCampaigns } from '../voice-campaigns/pacer.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
+import { callUrls } from '../voice-channel/urls.ts';
 import { holdForCall } from './billing.ts';
 import type { CallRow } from './repo.ts';
 import { findCall, updateCall } from './repo.ts';
 import { hangUp } from './service.ts';
 import { applyCallUpdate } from './status.ts';
-import { callUrls } from './urls.ts';
 
 /** Tries of one call before a passing failure fails it. */
 const MAX_DIALS = 5;

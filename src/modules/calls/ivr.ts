@@ -14,11 +14,11 @@ import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { queueCall } from '../automation/calls.ts';
 import { joinTransaction } from '../automation/effects.ts';
 import { addTags } from '../contacts/service.ts';
+import { callUrls } from '../voice-channel/urls.ts';
 import type { Action, Definition, Route } from '../voice-scripts/definition.ts';
 import { nodeTwiml, type TwimlContext, ttsTwiml } from '../voice-scripts/twiml.ts';
 import { appendDigit, type CallRow, firstHeard } from './repo.ts';
 import { ENDED } from './transition.ts';
-import { callUrls } from './urls.ts';
 
 export interface IvrServices {
   db: Database;

@@ -13,7 +13,7 @@ import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError, conflict } from '../../kernel/http/errors.ts';
 import { invalidFields } from '../contacts/fields.ts';
-import { partnerAppOfAccount } from '../partner/whatsapp-app.ts';
+import { partnerAppOfAccount } from './partner-app.ts';
 import { accountWithNumber, loadChannel, saveChannel } from './repo.ts';
 
 export interface ChannelServices {

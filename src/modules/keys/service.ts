@@ -5,8 +5,8 @@ import { generateKey, hashSecret, type KeyScope } from '../../kernel/access/key-
 import type { Sql, Tx } from '../../kernel/database/db.ts';
 import { ApiError, invalid, notFound } from '../../kernel/http/errors.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
-import { hasFeature, planOf } from '../../kernel/plans.ts';
 import { newId } from '../../kernel/values/ids.ts';
+import { hasFeature, planOf } from '../accounts/plans.ts';
 import { findAccount } from '../accounts/repo.ts';
 
 export interface KeyRow {

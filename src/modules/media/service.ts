@@ -14,12 +14,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels, providerFor, type SendMode } from '../../channels/registry.ts';
 import type { ChannelConfig } from '../../channels/settings.ts';
 import type { InboundContent, MessageContent, Provider, SendOutcome } from '../../channels/types.ts';
-import type { Database } from '../../kernel/database/db.ts';
+import type { Database, Sql } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { loadChannel } from '../channel/repo.ts';
-import { findMessage, type MessageRow } from '../messages/repo.ts';
 import { ChunkedFile } from './chunks.ts';
 import { defaultFilename, LARGEST_MEDIA_BYTES, type StoredMediaKind } from './kinds.ts';
 import {
@@ -42,8 +41,21 @@ const DAY_MS = 24 * 3600 * 1000;
 const PRUNE_EVERY_MS = 3600_000;
 const PRUNE_BATCH = 50;
 
+/** What the store reads of a message: its file, and whose it is. */
+export interface MessageOfMedia {
+  id: string;
+  account_id: string;
+  direction: 'outbound' | 'inbound';
+  /** The message as stored (messages.content): its `media`, if any, is what the store reads. */
+  content: object;
+  provider: Provider;
+  created_at: Date;
+}
+
 export interface MediaDeps {
   db: Database;
+  /** A message of the account, or null (modules/messages' `findMessage`, given in app.ts). */
+  findMessage: (sql: Sql, accountId: string, messageId: string) => Promise<MessageOfMedia | null>;
   jobs: Jobs;
   channels: Channels;
   now: () => Date;
@@ -265,7 +277,7 @@ export class MediaStore {
 
   /** Enqueues the fetch of the files of newly stored inbound messages (none for the sandbox's). */
   async fetchLater(
-    messages: Pick<MessageRow, 'id' | 'account_id' | 'content' | 'provider'>[],
+    messages: Pick<MessageOfMedia, 'id' | 'account_id' | 'content' | 'provider'>[],
   ): Promise<void> {
     const jobs = messages
       .filter((m) => m.provider === 'whatsapp_cloud' && inboundMediaOf(m) !== null)
@@ -278,7 +290,7 @@ export class MediaStore {
    * was sent with. 404 for a message with no file; 410 for one the provider no longer has.
    */
   async ofMessage(accountId: string, messageId: string): Promise<MediaContent> {
-    const message = await findMessage(this.#d.db, accountId, messageId);
+    const message = await this.#d.findMessage(this.#d.db, accountId, messageId);
     if (!message) throw notFound('message');
     const noMedia = () =>
       new ApiError('RESOURCE_NOT_FOUND', `Message ${messageId} carries no file.`, {
@@ -315,7 +327,7 @@ export class MediaStore {
   ): Promise<MediaRow | null> {
     const existing = await findMediaOfMessage(this.#d.db, accountId, messageId);
     if (existing && existing.status !== 'pending') return existing;
-    const message = await findMessage(this.#d.db, accountId, messageId);
+    const message = await this.#d.findMessage(this.#d.db, accountId, messageId);
     const media = message ? inboundMediaOf(message) : null;
     if (!message || !media) return null;
     const now = this.#d.now();
@@ -477,7 +489,7 @@ function sameHash(theirs: string | null, oursHex: string): boolean {
 
 /** The customer's file a message carries, if any. */
 export function inboundMediaOf(
-  message: Pick<MessageRow, 'content'>,
+  message: Pick<MessageOfMedia, 'content'>,
 ): Extract<InboundContent, { media: unknown }>['media'] | null {
   const c = message.content as Partial<Extract<InboundContent, { media: unknown }>>;
   return c.media && typeof c.media.id === 'string' ? c.media : null;

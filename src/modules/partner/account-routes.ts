@@ -9,9 +9,9 @@ import { listAccounts } from '../accounts/repo.ts';
 import { PartnerAccount, toPartnerAccount, UsageQuery, UsageReportSchema } from '../accounts/schemas.ts';
 import { usageBetween } from '../accounts/usage.ts';
 import { CreditBody, toTransaction, WalletTransactionSchema } from '../billing/schemas.ts';
-import { eraseAccount } from '../erasure/account.ts';
 import { ApiKeyInfo, CreateAccountKeyBody, CreatedApiKey, toCreatedKey, toKeyInfo } from '../keys/schemas.ts';
 import { createKey, listKeys, revokeKey } from '../keys/service.ts';
+import { eraseAccount } from './account-erasure.ts';
 import {
   changePartnerAccount,
   creditWallet,

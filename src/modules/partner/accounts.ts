@@ -5,7 +5,6 @@
 import type { Sql, Tx } from '../../kernel/database/db.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
-import { parseAmount } from '../../kernel/money.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { isCountryCode } from '../../kernel/values/countries.ts';
 import {
@@ -17,6 +16,7 @@ import {
   updateAccount,
 } from '../accounts/repo.ts';
 import { toPartnerAccount } from '../accounts/schemas.ts';
+import { parseAmount } from '../billing/money.ts';
 import { changeBalance } from '../billing/wallet.ts';
 
 export interface ProvisionInput {

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { planOf } from '../../kernel/plans.ts';
+import { planOf } from '../accounts/plans.ts';
 import type { VoiceDialer } from '../calls/dialer.ts';
 import { listCalls } from '../calls/repo.ts';
 import { CallSchema, toCall } from '../calls/schemas.ts';

@@ -2,8 +2,8 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
-import { money } from '../../kernel/money.ts';
 import { liquidData } from '../automation/liquid-data.ts';
+import { money } from '../billing/money.ts';
 import { AudienceSchema } from '../campaign-engine/audience.ts';
 import { CAMPAIGN_STATUSES } from '../campaign-engine/states.ts';
 import type { CampaignRow, Counters } from './repo.ts';

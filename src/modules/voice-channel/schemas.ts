@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { VoiceChannel } from '../../channels/voice.ts';
 import { NullableTimestamp } from '../../kernel/http/schemas.ts';
-import { voiceCallbackBase } from '../calls/urls.ts';
+import { voiceCallbackBase } from './urls.ts';
 
 export const PutVoiceChannelBody = Type.Object(
   {

@@ -12,8 +12,8 @@ import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
-import { voiceCallbackBase } from '../calls/urls.ts';
 import { invalidFields } from '../contacts/fields.ts';
+import { voiceCallbackBase } from '../voice-channel/urls.ts';
 import { generateSecret } from '../webhooks/signing.ts';
 import { actionsOf, type Definition, definitionProblems, graphProblems } from './definition.ts';
 import {

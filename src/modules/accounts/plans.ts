@@ -1,7 +1,9 @@
 // The plan table (docs/decisions.md § Limits, README). Limits belong to the account: all its keys share one
 // per-second budget and one monthly count.
 
-export type Feature = 'api_access' | 'automation' | 'voice';
+import type { Feature, PlanRules } from '../../kernel/access/access.ts';
+
+export type { Feature };
 export type Addon = 'api_access';
 
 export interface Plan {
@@ -131,3 +133,22 @@ export function monthlyQuotaOf(plan: Plan, override: number | null): number | nu
 export function ratePerSecondOf(plan: Plan, override: number | null): number {
   return override ?? plan.ratePerSecond;
 }
+
+const REFUSALS: Record<Feature, string> = {
+  api_access: 'API access needs the Business plan or above, or Pro with the api_access add-on.',
+  automation: 'Automation needs the Pro plan or above.',
+  voice: 'Voice needs the Business plan or above.',
+};
+
+/** The plan table as the access policy asks it (kernel/access/access.ts), given in app.ts. */
+export const PLAN_RULES: PlanRules = {
+  limitsOf(planCode, overrides) {
+    const plan = planOf(planCode);
+    return {
+      monthlyQuota: monthlyQuotaOf(plan, overrides.monthlyQuota),
+      ratePerSecond: ratePerSecondOf(plan, overrides.ratePerSecond),
+    };
+  },
+  hasFeature: (planCode, addons, feature) => hasFeature(planOf(planCode), addons, feature),
+  refusalOf: (feature) => REFUSALS[feature],
+};

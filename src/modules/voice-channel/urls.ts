@@ -1,7 +1,7 @@
 // The URLs a voice provider is given for a call: all under the account's callback URL, all naming
 // the call (so a callback finds it before the provider's id is recorded), all signed by the provider
 // over exactly these bytes, so they are built in one place.
-import { CALLBACKS_PREFIX } from '../callbacks/whatsapp-routes.ts';
+import { CALLBACKS_PREFIX } from '../../kernel/http/prefixes.ts';
 
 /** The account's voice callback URL, as GET /account/voice-channel shows it. */
 export function voiceCallbackBase(publicBaseUrl: string, accountId: string): string {

@@ -3,7 +3,8 @@
 // (/api/v1/callbacks/whatsapp), signed with the app's secret. The app id is shown; the secret and
 // the verify token are write-only, sealed with SECRETS_KEY (like a channel's credentials). A
 // client's channel may then leave out its own app secret and verify token: its callbacks are
-// checked with its partner's (modules/callbacks/service.ts).
+// checked with its partner's (modules/callbacks/service.ts). The routes are in partner/
+// (whatsapp-app-routes.ts); the rows are kept here, beside the channels that fall back on them.
 
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Sql } from '../../kernel/database/db.ts';

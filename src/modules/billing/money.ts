@@ -1,6 +1,6 @@
 // Money is integer micro-units (1 USD = 1,000,000) in storage and code, and an exact decimal
 // string on the wire: { amount: "0.0250", currency: "USD" }. Floats never touch it.
-import { invalid } from './http/errors.ts';
+import { invalid } from '../../kernel/http/errors.ts';
 
 export const MICROS_PER_UNIT = 1_000_000;
 

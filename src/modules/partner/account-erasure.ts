@@ -1,11 +1,11 @@
 // Erasing a whole sub-account (DELETE /partner/accounts/{id}?erase=true): closed first if it is not,
-// then every personal field of it erased, in the one transaction (erase.ts says what stays), once
-// its work in flight committed (lock.ts).
+// then every personal field of it erased, in the one transaction (erasure/erase.ts says what stays), once
+// its work in flight committed (erasure/lock.ts).
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { setAccountStatus } from '../partner/accounts.ts';
-import { eraseData, erasePeople } from './erase.ts';
-import { lockForErasure } from './lock.ts';
+import { eraseData, erasePeople } from '../erasure/erase.ts';
+import { lockForErasure } from '../erasure/lock.ts';
+import { setAccountStatus } from './accounts.ts';
 
 export async function eraseAccount(
   tx: Tx,
