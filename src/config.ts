@@ -1,7 +1,7 @@
 // Configuration is read from the environment once, checked against the table below, and passed in
 // as a frozen object. Nothing else in the code reads process.env.
 //
-// Settings of the published API (README § Configuration, the first rows) keep their plain names (PORT, DATABASE_URL, ...). Settings this
+// Settings of the published API (docs/configuration.md, the first rows) keep their plain names (PORT, DATABASE_URL, ...). Settings this
 // project adds are named TIDINGS_*, and an unknown TIDINGS_* variable stops the start: a typo in a
 // setting must not be silently ignored.
 

@@ -380,7 +380,7 @@ describe('request shapes in the prose', () => {
     const ajv = addFormats.default(new Ajv2020({ strict: false, allErrors: true }));
     const problems: string[] = [];
     let checked = 0;
-    for (const page of [...PAGES, 'README.md']) {
+    for (const page of [...PAGES, 'README.md', 'CONTRIBUTING.md']) {
       for (const m of readFileSync(page, 'utf8').matchAll(/`(POST|PUT|PATCH) (\/[^`\s]*) (\{[^`]*\})`/g)) {
         let body: unknown;
         try {
@@ -424,6 +424,7 @@ describe('the pages', () => {
     for (const page of [
       ...PAGES.filter((p) => !p.endsWith('decisions.md')),
       'README.md',
+      'CONTRIBUTING.md',
       'examples/README.md',
     ]) {
       const text = readFileSync(page, 'utf8');

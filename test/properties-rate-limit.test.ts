@@ -16,7 +16,7 @@ import { sleep } from './helpers/wait.ts';
 
 const env = useTestApp();
 
-/** pro with api_access: 10 requests a second (docs/decisions.md § Limits, README). */
+/** pro with api_access: 10 requests a second (docs/decisions.md § Limits, docs/api.md). */
 const PRO_API = { planCode: 'pro', addons: ['api_access'] };
 const LIMIT = 10;
 

@@ -295,7 +295,7 @@ function admitAccountCall(
   const quotaLimit = limits.monthlyQuota;
   const perSecond = limits.ratePerSecond;
   const limited = applyRateLimit(deps, reply, `account:${account.id}`, perSecond, async () => {
-    // A refused call is not counted, but its reply still shows where the month stands (README:
+    // A refused call is not counted, but its reply still shows where the month stands (docs/api.md:
     // every authenticated response carries the quota headers). The count this process's lease saw
     // serves, so a flood of refused calls costs the database nothing; best effort: the 429 matters.
     if (quotaLimit === null) return;

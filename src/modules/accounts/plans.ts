@@ -1,4 +1,4 @@
-// The plan table (docs/decisions.md § Limits, README). Limits belong to the account: all its keys share one
+// The plan table (docs/decisions.md § Limits, docs/api.md). Limits belong to the account: all its keys share one
 // per-second budget and one monthly count.
 
 import type { Feature, PlanRules } from '../../kernel/access/access.ts';

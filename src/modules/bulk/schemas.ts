@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import type { BulkJobRow, ItemResult } from './repo.ts';
 
-/** Items per POST /bulk/contacts (the published API's limit: README, docs/decisions.md § Bulk contact import). */
+/** Items per POST /bulk/contacts (the published API's limit: docs/api.md, docs/decisions.md § Bulk contact import). */
 export const MAX_BULK_CONTACTS = 1000;
 
 export const BulkContactsBody = Type.Object(
