@@ -1,4 +1,4 @@
-// Erasure against work in flight (docs/decisions.md, "Erasure against work in flight"): work that
+// Erasure against work in flight (docs/history/issue-43.md, "Erasure against work in flight"): work that
 // read a contact before its erasure and writes after it writes nothing personal. Each case is made
 // to happen, not left to timing:
 //   - on both databases, the answers that work waits for across transactions are held until the

@@ -1,5 +1,5 @@
-// An open GET /events/stream ends within a second of its caller losing access (docs/decisions.md
-// § Issue 43, events): a key revoked, a console session signed out, expired or of a member removed,
+// An open GET /events/stream ends within a second of its caller losing access (docs/history/issue-43.md,
+// events): a key revoked, a console session signed out, expired or of a member removed,
 // an account suspended, whether the change is made through the stream's own app or through another
 // one on the same database (another process, on PostgreSQL), and it sends nothing created after the
 // change. Heartbeats are a minute apart in the first app, so nothing here waits for one. A console

@@ -1,4 +1,4 @@
-// Which events a console agent reads (docs/decisions.md § Issue 43, events), beyond the isolation
+// Which events a console agent reads (docs/history/issue-43.md, events), beyond the isolation
 // matrix's world: an event type about several resources is shown by the resource it is about
 // (`bulk_job.completed` of a contact import, whose route an agent may call, and not of a sequence
 // enrolment, whose route it may not), and the filter is the statement's, so an agent's pages are

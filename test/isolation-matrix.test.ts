@@ -184,7 +184,7 @@ async function changeStatus(operationId: string): Promise<void> {
 }
 
 // What a role reads through events is what it reads through the routes of the events' resources
-// (docs/decisions.md § Issue 43, events): for every role of A and every event the world made, GET
+// (docs/history/issue-43.md, events): for every role of A and every event the world made, GET
 // /events, GET /events/{id}, the stream and a webhook the role makes show the event exactly when
 // the role's GET of each route reading what it carries answers 2xx; other tenants' callers see none
 // of A's events. Run before the matrix below, which ends by closing A.

@@ -102,7 +102,7 @@ describe('appointment_reminder', () => {
     });
     expect(made).toMatchObject({ id: expect.stringMatching(/^jcf_/), status: 'active' });
 
-    // The journey it owns: published, read-only, the graph of docs/decisions.md.
+    // The journey it owns: published, read-only, the graph of docs/history/issue-21.md.
     const journey = (await call(env.app, 'GET', `/journeys/${made.journeyId}`, { key: t.apiKey })).body;
     expect(journey).toMatchObject({
       status: 'published',

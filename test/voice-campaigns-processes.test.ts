@@ -1,5 +1,5 @@
 // A 300-contact voice campaign at 5 calls per second across two real server processes on one
-// PostgreSQL database (docs/decisions.md § Issue 22): the calls per second are held between the
+// PostgreSQL database (docs/history/issue-22.md): the calls per second are held between the
 // processes (each call's initiatedAt is the second whose slot it took), contacts where it is night
 // are put off to their calling hours (still queued), each contact is called at most once (retry
 // maxAttempts 1), and the campaign goes on when one process is killed (SIGKILL, no shutdown) and a

@@ -1,4 +1,4 @@
-// Benchmark: broadcast campaigns on PostgreSQL (docs/decisions.md § Issue 23). Three servers in turn,
+// Benchmark: broadcast campaigns on PostgreSQL (docs/history/issue-23.md). Three servers in turn,
 // each its own `tidings serve` process with workers on its own bench database (so that no phase's
 // dispatch backlog runs during the next); this process drives them over HTTP.
 //   npm run bench:campaigns     (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)

@@ -1,4 +1,4 @@
-// Benchmark: voice on PostgreSQL (docs/decisions.md § Issue 22, step 6). Two servers in turn on one
+// Benchmark: voice on PostgreSQL (docs/history/issue-22.md, step 6). Two servers in turn on one
 // bench database, each its own process; this process drives them over HTTP and plays the provider.
 //   npm run bench:voice     (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)
 //

@@ -366,7 +366,7 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.broadcasts.cancelable }),
     why: 'docs/messaging.md: cancel takes a campaign not ended',
   },
-  // docs/console.md: a sandbox key may not manage keys nor invite (decisions.md § Issue 26).
+  // docs/console.md: a sandbox key may not manage keys nor invite (docs/history/issue-26.md).
   'createKey:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },
   'listKeys:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },
   'revokeKey:sandbox': { expected: FORBIDDEN, why: 'docs/console.md: a sandbox key may not manage keys' },

@@ -3,7 +3,7 @@
 // an item submitted while a batch runs waits and goes in the next one. Under load a batch's few
 // statements and one commit serve many requests instead of each paying its own; a request that
 // arrives alone goes at once, as a batch of one. One queue, not several: contacts measured a
-// second queue halving the batches and costing more than it overlapped (decisions.md, issue 27).
+// second queue halving the batches and costing more than it overlapped (docs/history/issue-27.md).
 // (POST /messages has its own, with wallet-aware lanes: messages/accept-queue.ts.)
 
 interface Pending<Q, R> {

@@ -79,7 +79,7 @@ export const PGLITE_OPTIONS = { parsers: PGLITE_PARSERS, extensions: { pg_trgm, 
  * The embedded database: in `dataDir`, in memory (null), or in memory from a data-dir dump.
  * `sharedBuffers` sizes its page cache: WebAssembly memory grows and is never given back, so a
  * cache PostgreSQL fills once stays resident. Pages it does not hold are read again from the
- * files, which the system's own cache keeps (docs/decisions.md, issue 27, the embedded server's memory).
+ * files, which the system's own cache keeps (docs/history/issue-27.md, the embedded server's memory).
  * `optimizeParser` lets V8 optimise its SQL parser like the rest of it (pglite-module.ts).
  */
 export async function openPglite(

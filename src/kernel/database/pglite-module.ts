@@ -8,7 +8,7 @@
 // database first works hard (a first start's migrations, the first few thousand statements): it
 // was most of the embedded server's peak (877 of it; the rest of the server holds ~300 MiB). The
 // other ~1,000 hot functions together take less than 150 MiB at their peak, and without them
-// PGlite runs about a quarter slower (docs/decisions.md, issue 27, the embedded server's memory).
+// PGlite runs about a quarter slower (docs/history/issue-27.md, the embedded server's memory).
 //
 // So only the parser stays on Liftoff. V8 has no setting for one function, but whether Liftoff's
 // code of a function counts its runs towards a tier-up is decided when that code is compiled, by

@@ -99,8 +99,8 @@ export function inputProblem(value: unknown, root: string): { field: string; iss
 
 /**
  * Whether the route reads a body: a body schema, or bytes it reads itself (a provider's callback).
- * Others take none, and a body sent to them is refused rather than ignored (docs/decisions.md,
- * issue 25): an empty body and `{}` (what many clients send with every POST) carry nothing and pass.
+ * Others take none, and a body sent to them is refused rather than ignored (docs/history/issue-25.md,
+ * the document): an empty body and `{}` (what many clients send with every POST) carry nothing and pass.
  */
 export function takesBody(request: FastifyRequest): boolean {
   const options = request.routeOptions;

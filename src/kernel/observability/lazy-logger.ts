@@ -1,6 +1,6 @@
 // Fastify gives every request a child logger bound to the request's id, made with pino's child(): about
-// 1 µs a request of the 29 µs a cached authenticated GET costs the server (docs/decisions.md, issue
-// 27). At LOG_LEVEL=warn or above most requests never log a line, so the child is made at the
+// 1 µs a request of the 29 µs a cached authenticated GET costs the server (docs/history/issue-27.md,
+// seventh session). At LOG_LEVEL=warn or above most requests never log a line, so the child is made at the
 // request's first line at an enabled level and not before; a call at a disabled level costs one
 // level check. At info and below, Fastify's own "incoming request" line makes it at once, as before.
 import type { FastifyBaseLogger } from 'fastify';

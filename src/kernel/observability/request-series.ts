@@ -3,7 +3,7 @@
 // request path and turned into prom-client's form only when /metrics is read.
 // Why not prom-client's Counter.inc and Histogram.observe: each call builds a closure, validates the
 // labels and hashes them into a string, about 4 µs a request together, a tenth of what a cached
-// authenticated GET costs the server (docs/decisions.md, issue 27). Here a request costs one string
+// authenticated GET costs the server (docs/history/issue-27.md). Here a request costs one string
 // concatenation, one Map lookup and a short loop over the bucket bounds.
 // The two objects registered below are what prom-client's Registry reads from a metric (name, help,
 // type, aggregator, get(), reset()); their values have the shape and label order of prom-client's

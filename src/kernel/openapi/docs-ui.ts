@@ -3,7 +3,7 @@
 // @scalar/fastify-api-reference is one 4.2 MB module that holds the whole browser bundle as a
 // string: importing it keeps about 18 MiB alive in every server (10 MiB of JavaScript heap, 8 MiB
 // of external string), whether or not anyone opens the page, and the embedded server's memory is
-// a target (docs/decisions.md, issue 27). So the server answers the plugin's three routes itself
+// a target (docs/history/issue-27.md). So the server answers the plugin's three routes itself
 // and, on the first request to one of them, imports the plugin into a small Fastify instance of its
 // own that never listens; each request is handed to that instance with `inject` and its answer
 // copied back. The page and the script are what the plugin serves, unchanged.

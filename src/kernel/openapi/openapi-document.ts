@@ -1,5 +1,5 @@
 // The last pass over the generated OpenAPI document, so that generators and readers get named types
-// and complete responses (docs/decisions.md, issue 25):
+// and complete responses (docs/history/issue-25.md):
 //   - every titled object schema of a response is hoisted into `components/schemas` under its title
 //     and replaced by a `$ref`, so that a title written beside a schema in a module's schemas.ts
 //     names the type a generator makes; two different shapes under one title throw (the build and

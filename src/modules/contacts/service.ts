@@ -110,7 +110,7 @@ type Made = { row: ContactRow } | { existingId: string };
 // One batcher per database, a single queue on PostgreSQL too: a second queue halved the batches
 // (what arrives while one runs starts the other at once) and each batch's statements cost the
 // server and the database more than the overlap saved (same-run A/B, 32 clients: one queue 8-15 %
-// more contacts a second, 25 % less server CPU a contact; docs/decisions.md, issue 27).
+// more contacts a second, 25 % less server CPU a contact; docs/history/issue-27.md).
 const creators = new WeakMap<Database, Batcher<NewContact, Made>>();
 
 function creatorOf(s: ContactServices): Batcher<NewContact, Made> {

@@ -1,5 +1,5 @@
 // The account's erasure lock: what keeps work in flight from writing a person again after their
-// erasure (docs/decisions.md, "Erasure against work in flight"). Background work that reads an
+// erasure (docs/history/issue-43.md, "Erasure against work in flight"). Background work that reads an
 // account's contacts and writes about them in one transaction (automation's events and timed
 // triggers, sequence steps, journey runs, campaign rounds, voice campaigns' calls, bulk imports)
 // holds the lock shared until it commits; an erasure holds it alone, as its first lock. So such work

@@ -2,7 +2,7 @@
 //
 // Out-of-order commits. Ids sort by creation time, but transactions commit in any order: an event
 // created at t may become visible after one created at t+1 was already sent, so "id > last sent"
-// alone would skip it for good. Two measures (docs/decisions.md § Issue 25, events):
+// alone would skip it for good. Two measures (docs/history/issue-25.md, events):
 // - settle delay: an event is sent only once it is SETTLE_MS old, so an event committing up to
 //   that late still goes out in id order, and a client resuming from its Last-Event-ID misses
 //   nothing;

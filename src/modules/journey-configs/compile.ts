@@ -1,4 +1,4 @@
-// A journey config compiled into the journey it owns (docs/decisions.md § Issue 21, "Journey
+// A journey config compiled into the journey it owns (docs/history/issue-21.md, "Journey
 // configs"), pure: the same config always makes the same graph. The graphs:
 //   appointment_reminder (entry api, reentry after_exit): per reminder `d`, the largest first,
 //     wait_k (until appointmentAt, offset -d; late → the next reminder's wait, after the last: done)

@@ -13,7 +13,7 @@
 // new deliveries names their endpoints, and a survey of every enabled endpoint (at start, every
 // poll interval, on wake()) finds the rest: retries coming due, leases run out, missed
 // notifications. An endpoint whose probe finds nothing left leaves the rotation until one of those
-// names it again (docs/decisions.md, "Issue 27: webhook claims at 10,000 endpoints").
+// names it again (docs/history/issue-27.md, "Issue 27: webhook claims at 10,000 endpoints").
 import type { FastifyBaseLogger } from 'fastify';
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Database } from '../../kernel/database/db.ts';
