@@ -37,11 +37,13 @@ import { wakeRoutes } from './modules/automation/wake-routes.ts';
 import { AutomationWorker } from './modules/automation/worker.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
 import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
+import { subscribeBulkProgress } from './modules/bulk/messages-progress.ts';
 import { bulkRoutes } from './modules/bulk/routes.ts';
 import { whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
 import { voiceCallbackRoutes } from './modules/calls/callback-routes.ts';
 import { VoiceDialer } from './modules/calls/dialer.ts';
 import { callRoutes } from './modules/calls/routes.ts';
+import { subscribeCampaignFeedback } from './modules/campaigns/feedback.ts';
 import { campaignRoutes } from './modules/campaigns/routes.ts';
 import { CampaignSender } from './modules/campaigns/sender.ts';
 import { channelRoutes } from './modules/channel/routes.ts';
@@ -51,8 +53,10 @@ import { consoleAuthRoutes } from './modules/console-auth/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
 import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
+import { subscribeConversationCleanup } from './modules/conversations/service.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { journeyConfigRoutes } from './modules/journey-configs/routes.ts';
+import { subscribeJourneyCallResumes } from './modules/journeys/call-ended.ts';
 import { journeyRoutes } from './modules/journeys/routes.ts';
 import { keyRoutes } from './modules/keys/routes.ts';
 import { mediaRoutes } from './modules/media/routes.ts';
@@ -76,6 +80,7 @@ import { ApprovedTemplates } from './modules/templates/approved.ts';
 import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
 import { templateSyncJob } from './modules/templates/sync-job.ts';
+import { subscribeCampaignCallOutcomes } from './modules/voice-campaigns/outcome.ts';
 import { voiceCampaignRoutes } from './modules/voice-campaigns/routes.ts';
 import { voiceChannelRoutes } from './modules/voice-channel/routes.ts';
 import { voiceScriptRoutes } from './modules/voice-scripts/routes.ts';
@@ -188,6 +193,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     approvedTemplates: new ApprovedTemplates(),
     now,
   };
+  // What lower modules announce in their transactions (kernel/outbox/hooks.ts), and who reacts.
+  const hooks = sending.events.hooks;
+  subscribeBulkProgress(hooks, now);
+  subscribeCampaignFeedback(hooks);
+  subscribeConversationCleanup(hooks, now);
+  subscribeCampaignCallOutcomes(hooks, now);
+  subscribeJourneyCallResumes(hooks, { now, prices: sending.prices });
   const ctx: AppContext = {
     ...sending,
     config,

@@ -10,6 +10,7 @@
 
 import type { Tx } from '../database/db.ts';
 import { newId } from '../values/ids.ts';
+import { type HookName, type HookPayloads, Hooks } from './hooks.ts';
 
 export const EVENT_TYPES = [
   'message.received',
@@ -125,14 +126,17 @@ export class EventOutbox {
   readonly #subscribers: OutboxSubscriber[];
   /** Given to every event emitted through this outbox that names no cause of its own. */
   readonly #cause: CausedBy | null;
+  /** The in-transaction hooks (hooks.ts): lower modules run them, higher ones subscribe in app.ts. */
+  readonly hooks: Hooks;
 
   constructor(
     now: () => Date,
     subscribers: OutboxSubscriber<never>[] = [],
-    shared?: { subscribers: OutboxSubscriber[]; cause: CausedBy },
+    shared?: { subscribers: OutboxSubscriber[]; hooks: Hooks; cause: CausedBy },
   ) {
     this.#now = now;
     this.#subscribers = shared?.subscribers ?? [];
+    this.hooks = shared?.hooks ?? new Hooks();
     this.#cause = shared?.cause ?? null;
     for (const s of subscribers) this.subscribe(s);
   }
@@ -142,7 +146,12 @@ export class EventOutbox {
    * actions call, so the events they emit say which run caused them.
    */
   withCause(cause: CausedBy): EventOutbox {
-    return new EventOutbox(this.#now, [], { subscribers: this.#subscribers, cause });
+    return new EventOutbox(this.#now, [], { subscribers: this.#subscribers, hooks: this.hooks, cause });
+  }
+
+  /** Runs a hook (hooks.ts) with this outbox: what its handlers emit carries this outbox's cause. */
+  hook<K extends HookName>(tx: Tx, name: K, payload: HookPayloads[K]): Promise<void> {
+    return this.hooks.run(tx, name, payload, this);
   }
 
   subscribe<A>(subscriber: OutboxSubscriber<A>): void {

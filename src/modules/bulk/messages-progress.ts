@@ -3,8 +3,17 @@
 // `bulk_job.completed`, with its last message. Recipients refused at accept were counted then.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import { type BulkJobRow, JOB_COLUMNS } from './repo.ts';
 import { toJobBase } from './schemas.ts';
+
+/** Counts what the send path reports (messages' `messages.bulk-counted` hook), wired in app.ts. */
+export function subscribeBulkProgress(hooks: Hooks, now: () => Date): void {
+  hooks.on('messages.bulk-counted', async (tx, jobs, events) => {
+    for (const { jobId, sent, failed } of jobs)
+      await noteHandedOver({ events, now }, tx, jobId, { sent, failed });
+  });
+}
 
 export async function noteHandedOver(
   s: { events: EventOutbox; now: () => Date },

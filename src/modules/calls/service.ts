@@ -16,7 +16,7 @@ import { RenderLimitError, render, TemplateError } from '../automation/templatin
 import { type ContactRow, findContact } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { ContactServices } from '../contacts/service.ts';
-import { contactForTrigger } from '../journeys/runs.ts';
+import { contactIdNamedBy } from '../contacts/service.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import type { Definition } from '../voice-scripts/definition.ts';
@@ -160,7 +160,7 @@ export async function createCall(
   if (tooMuch) throw invalid(tooMuch.field, tooMuch.issue);
   // The script first: a refused call makes no contact.
   const script = await callableScript(s.db, account.id, input.scriptId);
-  const contactId = await contactForTrigger(s, account, { to: phone });
+  const contactId = await contactIdNamedBy(s, account, { to: phone });
   const contact = await findContact(s.db, account.id, contactId);
   const prepared = await prepareCall(s.db, s, account.id, script, input, { phone, contact }, origin);
   const call = await s.db.transaction((tx) => storeCall(tx, s, prepared));

@@ -4,12 +4,20 @@
 // settled here (billing.ts), so a call is charged exactly when, and only if, its end is recorded.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { resumeAfterCall } from '../journeys/runs.ts';
-import { campaignCallEnded } from '../voice-campaigns/outcome.ts';
 import { settleCall } from './billing.ts';
 import { type CallChange, type CallRow, updateCall } from './repo.ts';
 import { toCall } from './schemas.ts';
 import { type CallReport, ENDED, nextCallState } from './transition.ts';
+
+declare module '../../kernel/outbox/hooks.ts' {
+  interface HookPayloads {
+    /**
+     * A call reached its end, in the transaction that recorded it: its owner goes on (a voice
+     * campaign's contact is retried or done; a journey run waiting at its place_call node resumes).
+     */
+    'calls.ended': { call: CallRow };
+  }
+}
 
 export interface StatusServices {
   events: EventOutbox;
@@ -21,29 +29,6 @@ export interface CallUpdate extends CallReport {
   answeredBy?: 'human' | 'machine' | 'unknown' | null;
   providerCallId?: string;
   error?: { code: string; message: string; providerCode: string | number | null };
-}
-
-/** How a call's end leads a journey on from its place_call node. */
-function journeyEdge(call: CallRow): 'answered' | 'no_answer' | 'failed' {
-  if (call.status === 'completed') return call.answered_at ? 'answered' : 'no_answer';
-  return call.status === 'busy' || call.status === 'no_answer' ? 'no_answer' : 'failed';
-}
-
-/** What an ended call's owner does next: a journey's run waiting at its node goes on. */
-async function endedCall(tx: Tx, s: StatusServices, call: CallRow): Promise<void> {
-  await campaignCallEnded(tx, call, s.now());
-  const cause = call.caused_by as { kind?: string; runId?: string } | null;
-  if (call.journey_node_id && cause?.kind === 'journey' && cause.runId) {
-    const { id, status, answeredBy, durationSeconds, digits } = toCall(call, s.prices.currency);
-    await resumeAfterCall(
-      tx,
-      cause.runId,
-      call.journey_node_id,
-      journeyEdge(call),
-      { callId: id, status, answeredBy, durationSeconds, digits },
-      s.now(),
-    );
-  }
 }
 
 /** Applies one report to a locked call; answers the call as it now is, and whether its status moved. */
@@ -85,7 +70,7 @@ export async function applyCallUpdate(
   }
   await updateCall(tx, call.id, change, s.now());
   row = { ...row, updated_at: s.now() };
-  if (moved && ENDED.includes(row.status)) await endedCall(tx, s, row);
+  if (moved && ENDED.includes(row.status)) await s.events.hook(tx, 'calls.ended', { call: row });
   if (moved) {
     await s.events.emit(tx, {
       type: 'call.status_changed',

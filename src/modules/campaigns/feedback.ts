@@ -3,7 +3,9 @@
 //     (docs/messaging.md § Campaigns: `replied`);
 //   - a throttling answer: the dispatch of a campaign's message was told to slow down (WhatsApp's
 //     130429 and its kin), so the campaign is held to half its rate (pace.ts).
-import type { Database, Tx } from '../../kernel/database/db.ts';
+
+import type { Tx } from '../../kernel/database/db.ts';
+import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import { idAt } from '../../kernel/values/ids.ts';
 import { channelLimits } from './channel-limits.ts';
 import { type PaceState, throttledBackoff } from './pace.ts';
@@ -41,9 +43,12 @@ export async function noteCampaignReply(
  * transaction of its own after the dispatch recorded its outcomes (it waits for the rounds under
  * way, which hold the campaign's row shared).
  */
-export async function noteThrottled(db: Database, campaignIds: string[], now: Date): Promise<void> {
-  if (campaignIds.length === 0) return;
-  await db.transaction(async (tx) => holdBack(tx, [...new Set(campaignIds)], now));
+/** What replies and throttled dispatches tell campaigns (hooks of messages and conversations), wired in app.ts. */
+export function subscribeCampaignFeedback(hooks: Hooks): void {
+  hooks.on('conversations.customer-wrote', (tx, { contact, at }) => noteCampaignReply(tx, contact, at));
+  hooks.on('messages.campaign-throttled', (tx, { campaignIds, at }) =>
+    holdBack(tx, [...new Set(campaignIds)], at),
+  );
 }
 
 async function holdBack(tx: Tx, campaignIds: string[], now: Date): Promise<void> {

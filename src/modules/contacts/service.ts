@@ -3,10 +3,10 @@
 import type { AccountSnapshot } from '../../kernel/access/auth.ts';
 import { Batcher } from '../../kernel/async/batcher.ts';
 import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
-import { type ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import type { EventOutbox, EventType } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { closeConversationsOf } from '../conversations/service.ts';
+import { normalizePhone } from '../../kernel/values/phones.ts';
 import { eraseData } from '../erasure/erase.ts';
 import { lockForErasure } from '../erasure/lock.ts';
 import { changeIssues } from './change-checks.ts';
@@ -31,6 +31,16 @@ import {
   writeContact,
 } from './repo.ts';
 import { toContact } from './schemas.ts';
+
+declare module '../../kernel/outbox/hooks.ts' {
+  interface HookPayloads {
+    /**
+     * A contact was deleted or erased, in that transaction, before erasure rewrites its rows
+     * (modules/conversations closes its open conversations).
+     */
+    'contacts.removed': { accountId: string; contactId: string };
+  }
+}
 
 export interface ContactServices {
   db: Database;
@@ -237,7 +247,7 @@ export async function removeContact(s: ContactServices, accountId: string, id: s
     await emit(s, tx, 'contact.deleted', row, { deleted: true });
     // A conversation left open on a deleted contact could never be continued: the number's next
     // message makes a new contact, and a new conversation.
-    await closeConversationsOf(s, tx, accountId, id);
+    await s.events.hook(tx, 'contacts.removed', { accountId, contactId: id });
   });
 }
 
@@ -252,7 +262,7 @@ export async function eraseContact(s: ContactServices, accountId: string, id: st
     const row = await deleteContact(tx, accountId, id);
     if (!row) throw notFound('contact');
     // First, so that the conversation.closed events this emits are erased with the rest.
-    await closeConversationsOf(s, tx, accountId, id);
+    await s.events.hook(tx, 'contacts.removed', { accountId, contactId: id });
     await eraseData(tx, { kind: 'contact', accountId, contactId: id, phone: row.phone });
     await s.events.emit(tx, { type: 'contact.erased', accountId, data: { id } });
   });
@@ -323,4 +333,28 @@ function valuesOfRow(row: ContactRow): ContactValues {
     optedIn: row.opted_in,
     marketingOptOut: row.marketing_opt_out,
   };
+}
+
+/** The contact a request names: by id, or by number (made if the account has none with it). */
+export async function contactIdNamedBy(
+  s: ContactServices,
+  account: { id: string; countryCode: string },
+  body: { contactId?: string; to?: string },
+): Promise<string> {
+  if ((body.contactId === undefined) === (body.to === undefined)) {
+    throw invalid('body', 'takes either contactId or to');
+  }
+  if (body.contactId !== undefined) return body.contactId;
+  const phone = normalizePhone(body.to!, account.countryCode);
+  if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
+  const known = await contactIdByPhone(s.db, account.id, phone);
+  if (known) return known;
+  try {
+    return (await createContact(s, account, { phone })).id;
+  } catch (err) {
+    // Made meanwhile by another request: that one is the contact.
+    const made = err instanceof ApiError ? await contactIdByPhone(s.db, account.id, phone) : null;
+    if (made) return made;
+    throw err;
+  }
 }

@@ -11,7 +11,6 @@ import type { InboundContent, InboundMessage, Provider } from '../../channels/ty
 import { sqlState, type Tx } from '../../kernel/database/db.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { noteCampaignReply } from '../campaigns/feedback.ts';
 import { type ContactRow, insertSender, lockSender, noteInbound, rememberWaIds } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import {
@@ -27,6 +26,13 @@ import { toMessage } from '../messages/view.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow, type ConversationView } from './repo.ts';
 import { toConversation } from './schemas.ts';
 import type { ConversationServices } from './service.ts';
+
+declare module '../../kernel/outbox/hooks.ts' {
+  interface HookPayloads {
+    /** A known contact wrote, in the transaction that stores the message (modules/campaigns: a reply). */
+    'conversations.customer-wrote': { contact: { account_id: string; id: string; phone: string }; at: Date };
+  }
+}
 
 export interface InboundSource {
   accountId: string;
@@ -104,7 +110,7 @@ async function receiveOne(
   // its row, which no other transaction sees yet). Five statements fewer for a first message.
   if (!isNew) {
     await noteInbound(tx, accountId, contact.id, wroteAt);
-    await noteCampaignReply(tx, contact, wroteAt);
+    await s.events.hook(tx, 'conversations.customer-wrote', { contact, at: wroteAt });
   }
   const { conversation, opened } = isNew
     ? { conversation: await insertConversation(tx, accountId, contact, now), opened: true }

@@ -4,8 +4,8 @@
 import { type Database, DEADLOCK, sqlState, type Tx } from '../../kernel/database/db.ts';
 import { type ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
+import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import { changeBalance } from '../billing/wallet.ts';
-import { noteHandedOver } from '../bulk/messages-progress.ts';
 import { findMember } from '../team/repo.ts';
 import {
   CONVERSATION_COLUMNS,
@@ -158,7 +158,10 @@ async function giveUpUnsent(
     }
     if (m.bulk_job_id) failedByJob.set(m.bulk_job_id, (failedByJob.get(m.bulk_job_id) ?? 0) + 1);
   }
-  for (const [jobId, failed] of failedByJob) await noteHandedOver(s, tx, jobId, { sent: 0, failed });
+  if (failedByJob.size > 0) {
+    const jobs = [...failedByJob].map(([jobId, failed]) => ({ jobId, sent: 0, failed }));
+    await s.events.hook(tx, 'messages.bulk-counted', jobs);
+  }
 }
 
 async function lockContactOf(tx: Tx, accountId: string, conversationId: string): Promise<void> {
@@ -175,6 +178,16 @@ async function lockContactOf(tx: Tx, accountId: string, conversationId: string):
  * A team member is being removed: the conversations assigned to them are assigned to nobody, each
  * with its conversation.assigned event, in the caller's transaction.
  */
+/** Conversations follow their members and contacts (team's and contacts' hooks), wired in app.ts. */
+export function subscribeConversationCleanup(hooks: Hooks, now: () => Date): void {
+  hooks.on('team.member-removed', (tx, { accountId, memberId }, events) =>
+    unassignMember({ events, now }, tx, accountId, memberId),
+  );
+  hooks.on('contacts.removed', (tx, { accountId, contactId }, events) =>
+    closeConversationsOf({ events, now }, tx, accountId, contactId),
+  );
+}
+
 export async function unassignMember(
   s: Pick<ConversationServices, 'events' | 'now'>,
   tx: Tx,

@@ -9,8 +9,9 @@ import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { dueEverywhere } from '../automation/outbox.ts';
 import type { AutomationWorker } from '../automation/worker.ts';
+import { contactIdNamedBy } from '../contacts/service.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';
-import { cancelRun, contactForTrigger, journeyStats } from './runs.ts';
+import { cancelRun, journeyStats } from './runs.ts';
 import {
   CreateJourneyBody,
   JourneyIdParams,
@@ -197,7 +198,7 @@ export function journeyRoutes(ctx: JourneysContext): FastifyPluginAsyncTypebox {
         if (journey.status !== 'published') {
           throw conflict(`The journey is ${journey.status}: only a published journey starts runs.`);
         }
-        const contactId = await contactForTrigger(ctx, acct, request.body);
+        const contactId = await contactIdNamedBy(ctx, acct, request.body);
         const run = await ctx.db.transaction((tx) =>
           startRun(tx, ctx, journey, contactId, {
             sandbox: request.principal!.mode === 'sandbox',

@@ -1,35 +1,8 @@
 // Runs seen and handled from the API: the contact a trigger names, cancel, the sandbox's wake, and
 // the per-node statistics (counted from the steps: what entered a node, how it left, what waits there).
 import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
-import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
-import { normalizePhone } from '../../kernel/values/phones.ts';
-import { contactIdByPhone } from '../contacts/repo.ts';
-import { type ContactServices, createContact } from '../contacts/service.ts';
+import { conflict, notFound } from '../../kernel/http/errors.ts';
 import type { JourneyRow, RunRow } from './repo.ts';
-
-/** The contact a trigger names: by id, or by number (made if the account has none with it). */
-export async function contactForTrigger(
-  s: ContactServices,
-  account: { id: string; countryCode: string },
-  body: { contactId?: string; to?: string },
-): Promise<string> {
-  if ((body.contactId === undefined) === (body.to === undefined)) {
-    throw invalid('body', 'takes either contactId or to');
-  }
-  if (body.contactId !== undefined) return body.contactId;
-  const phone = normalizePhone(body.to!, account.countryCode);
-  if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
-  const known = await contactIdByPhone(s.db, account.id, phone);
-  if (known) return known;
-  try {
-    return (await createContact(s, account, { phone })).id;
-  } catch (err) {
-    // Made meanwhile by another request: that one is the contact.
-    const made = err instanceof ApiError ? await contactIdByPhone(s.db, account.id, phone) : null;
-    if (made) return made;
-    throw err;
-  }
-}
 
 /** Cancels a running or waiting run (its open step too); 409 once it has ended. */
 export async function cancelRun(

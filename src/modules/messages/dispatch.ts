@@ -28,7 +28,6 @@ import type { Database, Sql } from '../../kernel/database/db.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { idAt } from '../../kernel/values/ids.ts';
-import { noteThrottled } from '../campaigns/feedback.ts';
 import { type ChannelRow, toChannelConfig } from '../channel/repo.ts';
 import { rememberWaIds, type WaIdReport } from '../contacts/repo.ts';
 import { ERASED } from '../erasure/erase.ts';
@@ -385,7 +384,11 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     await d.jobs.enqueueMany(tx, DISPATCH_JOB, [...retries.values()]);
     await comeBackLater(d, tx, inDoubt, attempts);
   });
-  await noteThrottled(d.db, throttled, at);
+  if (throttled.length > 0) {
+    await d.db.transaction((tx) =>
+      d.events.hook(tx, 'messages.campaign-throttled', { campaignIds: throttled, at }),
+    );
+  }
 }
 
 /** How long a claimed message waits before it may be claimed again: the in-doubt wait, at least the provider's timeout. */

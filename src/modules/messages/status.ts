@@ -15,12 +15,23 @@
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventInput, EventOutbox, EventType } from '../../kernel/outbox/events.ts';
 import { changeBalance } from '../billing/wallet.ts';
-import { noteHandedOver } from '../bulk/messages-progress.ts';
 import { ERASED, ERASED_ERROR_MESSAGE } from '../erasure/erase.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
 import { adjustmentDue, settleCharge } from './settlement.ts';
 import { nextState, type StatusChange } from './transition.ts';
 import { toMessage } from './view.ts';
+
+declare module '../../kernel/outbox/hooks.ts' {
+  interface HookPayloads {
+    /**
+     * Messages of bulk sends handed over (`sent`) or failed, counted per job, in the transaction
+     * that recorded them (modules/bulk subscribes: a job completes with its last message).
+     */
+    'messages.bulk-counted': { jobId: string; sent: number; failed: number }[];
+    /** Campaign messages the provider throttled, once their dispatch committed (modules/campaigns). */
+    'messages.campaign-throttled': { campaignIds: string[]; at: Date };
+  }
+}
 
 export type { StatusChange } from './transition.ts';
 
@@ -206,6 +217,9 @@ export async function applyStatuses(
     ]);
   }
   await s.events.emitMany(tx, events);
-  for (const [jobId, counts] of bulkCounts) await noteHandedOver(s, tx, jobId, counts);
+  if (bulkCounts.size > 0) {
+    const jobs = [...bulkCounts].map(([jobId, counts]) => ({ jobId, ...counts }));
+    await s.events.hook(tx, 'messages.bulk-counted', jobs);
+  }
   return results;
 }

@@ -1,8 +1,8 @@
 // The team of an account: the people its conversations can be assigned to, one per email.
 import { type Database, sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
 import { type ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { type ConversationServices, unassignMember } from '../conversations/service.ts';
 import {
   countMembers,
   deleteMember,
@@ -12,6 +12,13 @@ import {
   type MemberRow,
   type Role,
 } from './repo.ts';
+
+declare module '../../kernel/outbox/hooks.ts' {
+  interface HookPayloads {
+    /** A member was deleted, in the deleting transaction (modules/conversations unassigns them). */
+    'team.member-removed': { accountId: string; memberId: string };
+  }
+}
 
 /** Members one account may have. */
 export const MAX_MEMBERS_PER_ACCOUNT = 1000;
@@ -67,9 +74,13 @@ export async function getMember(db: Database, accountId: string, id: string): Pr
 }
 
 /** Removes a member; the conversations assigned to them are assigned to nobody (with their events). */
-export async function removeMember(s: ConversationServices, accountId: string, id: string): Promise<void> {
+export async function removeMember(
+  s: { db: Database; events: EventOutbox },
+  accountId: string,
+  id: string,
+): Promise<void> {
   await s.db.transaction(async (tx) => {
     if (!(await deleteMember(tx, accountId, id))) throw notFound('team member');
-    await unassignMember(s, tx, accountId, id);
+    await s.events.hook(tx, 'team.member-removed', { accountId, memberId: id });
   });
 }

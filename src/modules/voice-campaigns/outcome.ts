@@ -2,8 +2,14 @@
 // its contact is tried again after `retry.after` when the call ended by one of `retry.on` and an
 // attempt is left (and the campaign is not canceled), else it is done with the call's outcome.
 import type { Tx } from '../../kernel/database/db.ts';
+import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import { durationMs } from '../automation/time.ts';
 import type { CallRow } from '../calls/repo.ts';
+
+/** A campaign's call ended (calls' `calls.ended` hook), wired in app.ts. */
+export function subscribeCampaignCallOutcomes(hooks: Hooks, now: () => Date): void {
+  hooks.on('calls.ended', (tx, { call }) => campaignCallEnded(tx, call, now()));
+}
 
 export async function campaignCallEnded(tx: Tx, call: CallRow, now: Date): Promise<void> {
   if (!call.campaign_id || !call.contact_id) return;
