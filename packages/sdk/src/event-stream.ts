@@ -3,10 +3,10 @@
 // network failure, a server restart) reconnects with `Last-Event-ID`, so the server sends exactly
 // what was missed. Ends when the caller breaks out of the loop, aborts its signal or calls close();
 // a refusal (bad key, bad filter) is thrown as a TidingsError, not retried.
-import { TidingsError } from './errors.js';
-import type { Transport } from './http.js';
-import { RETRYABLE_STATUSES } from './retry.js';
-import type { WebhookEvent } from './types.js';
+import { TidingsError } from './errors.ts';
+import type { Transport } from './http.ts';
+import { RETRYABLE_STATUSES } from './retry.ts';
+import type { WebhookEvent } from './types.ts';
 
 const STREAM = '/api/v1/public/events/stream';
 

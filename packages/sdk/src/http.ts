@@ -2,9 +2,9 @@
 // with the configured fetch, retries what may be retried (retry.ts) with the same Idempotency-Key,
 // and turns answers into values or TidingsErrors. Only fetch, URL, Headers and globalThis.crypto: it
 // runs on Node >= 20, Bun, Deno and in browsers.
-import { TidingsConnectionError, TidingsError } from './errors.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
-import type { AnswerOf, HttpMethod, PathsFor, RequestInit } from './types.js';
+import { TidingsConnectionError, TidingsError } from './errors.ts';
+import { type BackoffPolicy, DEFAULT_BACKOFF, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.ts';
+import type { AnswerOf, HttpMethod, PathsFor, RequestInit } from './types.ts';
 
 export const SDK_VERSION = '0.1.0';
 

@@ -1,10 +1,10 @@
 // @tidings/sdk: a typed client for the Tidings API, generated types from its OpenAPI document.
-export { Tidings } from './client.js';
-export { type ErrorPayload, TidingsConnectionError, TidingsError } from './errors.js';
-export { EventStream, type EventStreamOptions } from './event-stream.js';
-export { SDK_VERSION, type TidingsOptions } from './http.js';
-export { type Page, PageIterator } from './pagination.js';
-export { parseRetryAfter } from './retry.js';
+export { Tidings } from './client.ts';
+export { type ErrorPayload, TidingsConnectionError, TidingsError } from './errors.ts';
+export { EventStream, type EventStreamOptions } from './event-stream.ts';
+export { SDK_VERSION, type TidingsOptions } from './http.ts';
+export { type Page, PageIterator } from './pagination.ts';
+export { parseRetryAfter } from './retry.ts';
 export type {
   AnswerOf,
   BodyOf,
@@ -20,5 +20,5 @@ export type {
   RequestInit,
   WebhookEvent,
   webhooks,
-} from './types.js';
-export { verifyWebhook, type WebhookHeaders, WebhookVerificationError } from './verify.js';
+} from './types.ts';
+export { verifyWebhook, type WebhookHeaders, WebhookVerificationError } from './verify.ts';

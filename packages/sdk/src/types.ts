@@ -1,7 +1,7 @@
 // Type helpers over the generated `paths` (src/generated/schema.ts): every request and answer type
 // of the SDK is derived from the served OpenAPI document by operation path + method, never from
 // component names, so a document that renames or hoists schemas regenerates without code changes.
-import type { paths, webhooks } from './generated/schema.js';
+import type { paths, webhooks } from './generated/schema.ts';
 
 export type { paths, webhooks };
 

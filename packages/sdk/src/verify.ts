@@ -2,7 +2,7 @@
 // webhook-signature over "id.timestamp.body"), checked by the `standardwebhooks` package, which
 // also refuses timestamps more than five minutes off (replays).
 import { WebhookVerificationError as StandardError, Webhook } from 'standardwebhooks';
-import type { WebhookEvent } from './types.js';
+import type { WebhookEvent } from './types.ts';
 
 export class WebhookVerificationError extends Error {
   constructor(message: string, cause?: unknown) {

@@ -1,8 +1,8 @@
 // What every resource shares: the transport, and list() turning a list operation into a
 // PageIterator that moves the cursor.
-import type { Transport } from '../http.js';
-import { type Page, PageIterator } from '../pagination.js';
-import type { BodyOf, CallOptions, HttpMethod, ItemOf, ListQuery, PathsFor } from '../types.js';
+import type { Transport } from '../http.ts';
+import { type Page, PageIterator } from '../pagination.ts';
+import type { BodyOf, CallOptions, HttpMethod, ItemOf, ListQuery, PathsFor } from '../types.ts';
 
 export type { CallOptions };
 /** The JSON body of an operation, named by method and path. */

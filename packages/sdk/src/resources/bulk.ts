@@ -1,4 +1,4 @@
-import { type Body, type CallOptions, Resource } from './base.js';
+import { type Body, type CallOptions, Resource } from './base.ts';
 
 /** Bulk jobs: contact imports, message batches, and the enrollment jobs of sequences. */
 export class Bulk extends Resource {

@@ -1,4 +1,4 @@
-import { type Body, type CallOptions, Resource } from './base.js';
+import { type Body, type CallOptions, Resource } from './base.ts';
 
 const P = '/api/v1/public/console';
 

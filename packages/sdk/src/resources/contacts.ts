@@ -1,6 +1,6 @@
-import type { PageIterator } from '../pagination.js';
-import type { ItemOf, QueryOf } from '../types.js';
-import { type Body, type CallOptions, type Query, Resource } from './base.js';
+import type { PageIterator } from '../pagination.ts';
+import type { ItemOf, QueryOf } from '../types.ts';
+import { type Body, type CallOptions, type Query, Resource } from './base.ts';
 
 const P = '/api/v1/public/contacts';
 const ONE = '/api/v1/public/contacts/{id}';

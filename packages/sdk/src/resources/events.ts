@@ -1,7 +1,7 @@
-import { EventStream, type EventStreamOptions } from '../event-stream.js';
-import type { PageIterator } from '../pagination.js';
-import type { ItemOf } from '../types.js';
-import { type CallOptions, type Query, Resource } from './base.js';
+import { EventStream, type EventStreamOptions } from '../event-stream.ts';
+import type { PageIterator } from '../pagination.ts';
+import type { ItemOf } from '../types.ts';
+import { type CallOptions, type Query, Resource } from './base.ts';
 
 // The account's events: the past ones (as long as the server keeps them) and the live stream.
 const P = '/api/v1/public/events';

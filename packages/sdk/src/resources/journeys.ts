@@ -1,6 +1,6 @@
-import type { PageIterator } from '../pagination.js';
-import type { ItemOf } from '../types.js';
-import { type Body, type CallOptions, type Query, Resource } from './base.js';
+import type { PageIterator } from '../pagination.ts';
+import type { ItemOf } from '../types.ts';
+import { type Body, type CallOptions, type Query, Resource } from './base.ts';
 
 const RUNS = '/api/v1/public/journeys/{id}/runs';
 const RUN = '/api/v1/public/journeys/{id}/runs/{runId}';

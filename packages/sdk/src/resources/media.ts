@@ -1,4 +1,4 @@
-import { type CallOptions, Resource } from './base.js';
+import { type CallOptions, Resource } from './base.ts';
 
 type Kind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 

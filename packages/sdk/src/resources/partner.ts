@@ -1,9 +1,9 @@
 // Partner keys (tdg_partner_…): provisioning accounts, their keys and wallets, partner webhooks. To
 // act inside one of the partner's accounts, use tidings.forAccount(accountId).
-import type { PageIterator } from '../pagination.js';
-import type { ItemOf, QueryOf } from '../types.js';
-import { type Body, type CallOptions, type Query, Resource } from './base.js';
-import { PartnerWebhooks } from './webhooks.js';
+import type { PageIterator } from '../pagination.ts';
+import type { ItemOf, QueryOf } from '../types.ts';
+import { type Body, type CallOptions, type Query, Resource } from './base.ts';
+import { PartnerWebhooks } from './webhooks.ts';
 
 const ACCOUNTS = '/api/v1/public/partner/accounts';
 const ACCOUNT = '/api/v1/public/partner/accounts/{accountId}';

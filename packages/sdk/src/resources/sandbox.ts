@@ -1,4 +1,4 @@
-import { type Body, type CallOptions, Resource } from './base.js';
+import { type Body, type CallOptions, Resource } from './base.ts';
 
 /** The sandbox's test controls (sandbox keys): play the customer, press keys, skip waits. */
 export class Sandbox extends Resource {
