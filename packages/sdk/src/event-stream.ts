@@ -6,6 +6,7 @@
 import { TidingsError } from './errors.ts';
 import type { Transport } from './http.ts';
 import { RETRYABLE_STATUSES } from './retry.ts';
+import { readEventStream } from './sse.ts';
 import type { WebhookEvent } from './types.ts';
 
 const STREAM = '/api/v1/public/events/stream';
@@ -18,12 +19,6 @@ export interface EventStreamOptions {
   /** Reconnect after a dropped connection (default true). */
   reconnect?: boolean;
   signal?: AbortSignal;
-}
-
-interface SseMessage {
-  id?: string;
-  event?: string;
-  data: string;
 }
 
 export class EventStream implements AsyncIterable<WebhookEvent> {
@@ -79,9 +74,12 @@ export class EventStream implements AsyncIterable<WebhookEvent> {
       }
       failures = 0;
       try {
-        for await (const message of readMessages(response, (ms) => {
+        // No body reads as one that ended at once: reconnect below.
+        const onRetry = (ms: number) => {
           this.#retryMs = ms;
-        })) {
+        };
+        const messages = response.body ? readEventStream(response.body, onRetry) : [];
+        for await (const message of messages) {
           if (message.id) this.#lastEventId = message.id;
           if (!message.data) continue;
           yield JSON.parse(message.data) as WebhookEvent;
@@ -92,46 +90,5 @@ export class EventStream implements AsyncIterable<WebhookEvent> {
       if (signal.aborted || this.#options.reconnect === false) return;
       await this.#t.wait(this.#retryMs, signal).catch(() => {});
     }
-  }
-}
-
-/** The messages of an SSE body (the WHATWG format: `field: value` lines, a blank line ends one). */
-async function* readMessages(response: Response, onRetry: (ms: number) => void): AsyncGenerator<SseMessage> {
-  if (!response.body) return;
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  let message: SseMessage = { data: '' };
-  let hasData = false;
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let end = buffer.search(/\r\n|\r|\n/);
-      while (end >= 0) {
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(buffer[end] === '\r' && buffer[end + 1] === '\n' ? end + 2 : end + 1);
-        end = buffer.search(/\r\n|\r|\n/);
-        if (line === '') {
-          if (hasData || message.id) yield message;
-          message = { data: '' };
-          hasData = false;
-          continue;
-        }
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const raw = colon < 0 ? '' : line.slice(colon + 1);
-        const text = raw.startsWith(' ') ? raw.slice(1) : raw;
-        if (field === 'data') {
-          message.data = hasData ? `${message.data}\n${text}` : text;
-          hasData = true;
-        } else if (field === 'id') message.id = text;
-        else if (field === 'event') message.event = text;
-        else if (field === 'retry' && /^\d+$/.test(text)) onRetry(Number(text));
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
   }
 }

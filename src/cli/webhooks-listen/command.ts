@@ -10,8 +10,8 @@ import { generateSecret, secretProblem, signatureHeaders } from '../../modules/w
 import { withConnectionOptions } from '../api/command.ts';
 import { apiBase, apiHeaders, bodyOf, refusalOf } from '../api-client.ts';
 import { type Connection, resolveConnection, saveProfile } from '../profiles.ts';
+import { readEventStream, type SseMessage } from '../sdk.ts';
 import { UsageError } from '../usage-error.ts';
-import { readSse, type SseMessage } from './sse.ts';
 
 export interface ListenOptions {
   /** The server, e.g. http://localhost:3000 (the API prefix is added when missing). */
@@ -53,25 +53,25 @@ async function refusal(res: Response): Promise<string> {
 }
 
 /** Signs and POSTs one event to the local URL; answers the line to print. */
-async function forward(o: ListenOptions, message: SseMessage): Promise<string> {
+async function forward(o: ListenOptions, data: string, message: SseMessage): Promise<string> {
   let event: { id?: string; type?: string };
   try {
-    event = JSON.parse(message.data);
+    event = JSON.parse(data);
   } catch {
     return `${stamp()}  skipped a message that is not JSON`;
   }
   const id = event.id ?? message.id ?? '';
-  const head = `${stamp()}  ${event.type ?? message.event}  ${id}`;
+  const head = `${stamp()}  ${event.type ?? message.event ?? null}  ${id}`;
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'Tidings-CLI-listen/1.0',
-    ...signatureHeaders([o.secret], id, Math.floor(Date.now() / 1000), message.data),
+    ...signatureHeaders([o.secret], id, Math.floor(Date.now() / 1000), data),
   };
   try {
     const res = await fetch(o.forwardTo, {
       method: 'POST',
       headers,
-      body: message.data,
+      body: data,
       redirect: 'manual',
       signal: AbortSignal.any([o.signal, AbortSignal.timeout(o.forwardTimeoutMs ?? 10_000)]),
     });
@@ -112,15 +112,14 @@ export async function listen(o: ListenOptions): Promise<number> {
       else if (failures > 0) o.out.write(`${stamp()}  reconnected\n`);
       ready = true;
       failures = 0;
-      await readSse(res.body, {
-        message: async (message) => {
-          if (message.id) lastEventId = message.id;
-          o.out.write(`${await forward(o, message)}\n`);
-        },
-        retry: (ms) => {
-          retryMs = ms;
-        },
-      });
+      const onRetry = (ms: number) => {
+        retryMs = ms;
+      };
+      for await (const message of readEventStream(res.body, onRetry)) {
+        if (message.id) lastEventId = message.id;
+        // An `id:` alone only moves the position: a message with data is an event to forward.
+        if (message.data !== undefined) o.out.write(`${await forward(o, message.data, message)}\n`);
+      }
       if (o.signal.aborted) break;
       o.out.write(`${stamp()}  the stream ended; reconnecting\n`);
       await sleep(retryMs, o.signal);
