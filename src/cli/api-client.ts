@@ -1,7 +1,9 @@
-// The HTTP API as the CLI's commands call it: one small fetch client shared by `send`, `contacts
-// list|import`, `messages get`, `login` and `webhooks listen`. The CLI does not use @tidings/sdk:
-// it runs from its .ts source by Node's type stripping, while the SDK is a workspace that ships
-// built JS (dist/), so importing it would make every CLI command depend on a build step.
+// The HTTP API as the CLI's commands call it (`send`, `contacts list|import`, `messages get`, `login`,
+// `webhooks listen`): the SDK's transport (packages/sdk/src/http.ts, from its source: see sdk.ts)
+// with what the CLI adds: a base URL given with or without /api/v1/public, its user agent, one
+// attempt per call (the import retries on its own terms), and failures told as `CODE: message
+// (req_…)` or `cannot reach <server> (ECONNREFUSED)`.
+import { errorPayload, type HttpMethod, TidingsConnectionError, TidingsError, Transport } from './sdk.ts';
 import { UsageError } from './usage-error.ts';
 
 export const API_PREFIX = '/api/v1/public';
@@ -15,17 +17,10 @@ export interface ApiTarget {
   accountId?: string | null;
 }
 
-export interface ApiReply {
-  status: number;
-  headers: Headers;
-  body: unknown;
-}
-
-/** The API's error body: `{ error: { code, message, requestId, details? } }`. */
+/** The API's error (the `error` of its error body): a code, a message, the fields it names. */
 export interface ApiErrorBody {
   code: string;
   message: string;
-  requestId?: string;
   details?: { field: string; issue: string }[];
 }
 
@@ -74,38 +69,47 @@ export function apiBase(baseUrl: string): string {
   return trimmed.endsWith(API_PREFIX) ? trimmed : `${trimmed}${API_PREFIX}`;
 }
 
-/** The headers every call carries: the key, and the account for a partner key. */
-export function apiHeaders(target: ApiTarget, extra: Record<string, string> = {}): Record<string, string> {
-  const headers: Record<string, string> = {
-    'x-api-key': target.apiKey,
-    'user-agent': 'tidings-cli',
-    ...extra,
-  };
-  if (target.accountId) headers['x-account-id'] = target.accountId;
-  return headers;
+/** The server's root (what the SDK's paths follow): the base URL without the API prefix. */
+function serverRoot(baseUrl: string): string {
+  return apiBase(baseUrl).slice(0, -API_PREFIX.length);
 }
 
-export async function bodyOf(res: Response): Promise<unknown> {
-  const text = await res.text();
-  try {
-    return text ? JSON.parse(text) : null;
-  } catch {
-    return text;
-  }
+export interface TransportOptions {
+  fetch?: typeof fetch;
+  /** How long one call may take (default 60 s). */
+  timeoutMs?: number;
 }
 
-export function errorOf(body: unknown): ApiErrorBody | null {
-  const error = (body as { error?: ApiErrorBody } | null)?.error;
-  return error && typeof error.code === 'string' ? error : null;
+/** The SDK's transport for a target: its key, its account, the CLI's user agent; no retries. */
+export function transportFor(target: ApiTarget, options: TransportOptions = {}): Transport {
+  return new Transport({
+    baseUrl: serverRoot(target.baseUrl),
+    apiKey: target.apiKey,
+    accountId: target.accountId ?? undefined,
+    headers: { 'user-agent': 'tidings-cli' },
+    fetch: options.fetch,
+    maxRetries: 0,
+    timeoutMs: options.timeoutMs ?? 60_000,
+  });
 }
 
-/** The error of an answer that is not a success: its body's, or one made of the status. */
-export function refusalOf(reply: ApiReply): ApiCallError {
-  const error = errorOf(reply.body) ?? {
-    code: `HTTP_${reply.status}`,
-    message: typeof reply.body === 'string' && reply.body ? reply.body.slice(0, 200) : 'no error body',
-  };
-  return new ApiCallError(reply.status, error, error.requestId ?? reply.headers.get('x-request-id'));
+/** A refusal as the CLI tells it: the API's error body, or one made of the status and the text. */
+export function refusalOf(err: TidingsError): ApiCallError {
+  const documented = errorPayload(err.body) !== null;
+  const error: ApiErrorBody = documented
+    ? { code: err.code, message: err.message, details: err.details as ApiErrorBody['details'] }
+    : {
+        code: err.code,
+        message: typeof err.body === 'string' && err.body ? err.body.slice(0, 200) : 'no error body',
+      };
+  return new ApiCallError(err.status, error, err.requestId);
+}
+
+/** Why a server could not be reached, in a few words (ECONNREFUSED, a timeout, …). */
+function networkProblem(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if ((err as Error).name === 'TimeoutError') return 'no answer in time';
+  return cause?.code ?? cause?.message ?? (err as Error).message;
 }
 
 export interface RequestOptions {
@@ -113,60 +117,26 @@ export interface RequestOptions {
   /** Query parameters; an array repeats the name (`tag=a&tag=b`); undefined ones are left out. */
   query?: Record<string, string | number | string[] | undefined>;
   idempotencyKey?: string;
-  fetch?: typeof fetch;
-  timeoutMs?: number;
-}
-
-/** The URL of an API path with its query. */
-export function apiUrl(target: ApiTarget, path: string, query: RequestOptions['query'] = {}): URL {
-  const url = new URL(`${apiBase(target.baseUrl)}${path}`);
-  for (const [name, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(v));
-  }
-  return url;
-}
-
-/** One call, answered whatever its status; a network failure throws (fetch's TypeError). */
-export async function apiRequest(
-  target: ApiTarget,
-  method: string,
-  path: string,
-  options: RequestOptions = {},
-): Promise<ApiReply> {
-  const extra: Record<string, string> = { accept: 'application/json' };
-  if (options.body !== undefined) extra['content-type'] = 'application/json';
-  if (options.idempotencyKey) extra['idempotency-key'] = options.idempotencyKey;
-  const res = await (options.fetch ?? fetch)(apiUrl(target, path, options.query), {
-    method,
-    headers: apiHeaders(target, extra),
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
-  });
-  return { status: res.status, headers: res.headers, body: await bodyOf(res) };
-}
-
-/** Why a server could not be reached, in a few words (ECONNREFUSED, a timeout, …). */
-export function networkProblem(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if ((err as Error).name === 'TimeoutError') return 'no answer in time';
-  return cause?.code ?? cause?.message ?? (err as Error).message;
 }
 
 /** A call whose success is a JSON body; a refusal or an unreachable server throws ApiCallError. */
 export async function apiJson<T>(
   target: ApiTarget,
-  method: string,
+  method: Uppercase<HttpMethod>,
   path: string,
   options: RequestOptions = {},
 ): Promise<T> {
-  let reply: ApiReply;
   try {
-    reply = await apiRequest(target, method, path, options);
+    return (await transportFor(target).send(
+      method.toLowerCase() as HttpMethod,
+      `${API_PREFIX}${path}`,
+      options,
+    )) as T;
   } catch (err) {
-    const message = `cannot reach ${apiBase(target.baseUrl)} (${networkProblem(err)})`;
-    throw new ApiCallError(null, { code: 'UNREACHABLE', message }, null);
+    if (err instanceof TidingsConnectionError) {
+      const message = `cannot reach ${apiBase(target.baseUrl)} (${networkProblem(err.cause)})`;
+      throw new ApiCallError(null, { code: 'UNREACHABLE', message }, null);
+    }
+    throw err instanceof TidingsError ? refusalOf(err) : err;
   }
-  if (reply.status >= 400) throw refusalOf(reply);
-  return reply.body as T;
 }

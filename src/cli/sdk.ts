@@ -3,4 +3,12 @@
 // by their .ts names), while `@tidings/sdk` resolves to dist/, which only a build makes: importing
 // the source keeps every command working on a fresh clone after `npm ci`. The modules the CLI needs,
 // not the index: a command starts without loading the client's resources.
+export {
+  errorPayload,
+  TidingsConnectionError,
+  TidingsError,
+} from '../../packages/sdk/src/errors.ts';
+export { Transport } from '../../packages/sdk/src/http.ts';
+export { parseRetryAfter } from '../../packages/sdk/src/retry.ts';
 export { readEventStream, type SseMessage } from '../../packages/sdk/src/sse.ts';
+export type { HttpMethod } from '../../packages/sdk/src/types.ts';

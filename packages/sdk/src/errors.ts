@@ -75,7 +75,8 @@ export class TidingsConnectionError extends TidingsError {
   }
 }
 
-function errorPayload(body: unknown): ErrorPayload | null {
+/** The documented error of a body, or null when it carries none. */
+export function errorPayload(body: unknown): ErrorPayload | null {
   if (typeof body !== 'object' || body === null || !('error' in body)) return null;
   const error = (body as { error: unknown }).error;
   if (typeof error !== 'object' || error === null) return null;

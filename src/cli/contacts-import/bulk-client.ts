@@ -1,5 +1,12 @@
 // The HTTP API as the import uses it: the bulk endpoints, with retries, over the CLI's client.
-import { type ApiReply, type ApiTarget, apiRequest, errorOf } from '../api-client.ts';
+import { API_PREFIX, type ApiTarget, transportFor } from '../api-client.ts';
+import {
+  errorPayload,
+  parseRetryAfter,
+  TidingsConnectionError,
+  TidingsError,
+  type Transport,
+} from '../sdk.ts';
 import { type ContactInput, type Mode, type RowError, StopError, UsageError } from './types.ts';
 
 export interface BulkJob {
@@ -18,8 +25,6 @@ export interface BulkJob {
   }[];
 }
 
-type Reply = ApiReply;
-
 export type { ApiTarget };
 
 export interface ClientOptions {
@@ -36,77 +41,75 @@ export interface ClientOptions {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Retry-After in milliseconds (delay-seconds or an HTTP date), or null. */
-export function retryAfterMs(header: string | null, now = Date.now()): number | null {
-  if (!header) return null;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
+/** `HTTP 503 CODE: message`, or the status alone when the answer carries no documented error. */
+function describeReply(err: TidingsError): string {
+  return errorPayload(err.body) ? `HTTP ${err.status} ${err.code}: ${err.message}` : `HTTP ${err.status}`;
 }
 
-function describeReply(reply: Reply): string {
-  const error = errorOf(reply.body);
-  return error ? `HTTP ${reply.status} ${error.code}: ${error.message}` : `HTTP ${reply.status}`;
+/** What became of a request that got no answer: `fetch failed (other side closed)`, a timeout. */
+function describeLost(err: unknown): string {
+  const lost = (err instanceof TidingsConnectionError ? err.cause : err) as Error & { cause?: Error };
+  return `${lost.message}${lost.cause?.message ? ` (${lost.cause.message})` : ''}`;
 }
 
 /** Calls the bulk endpoints, waiting out 429s and retrying 5xx and network errors. */
 export class BulkClient {
-  readonly #target: ApiTarget;
-  readonly #fetch: typeof fetch;
+  readonly #transport: Transport;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #attempts: number;
-  readonly #timeoutMs: number;
   readonly #maxRetryAfterMs: number;
   readonly #onRetry: (message: string) => void;
   /** Whether the API has answered once: until it has, an unreachable address fails fast. */
   #reached = false;
 
   constructor(target: ApiTarget, options: ClientOptions = {}) {
-    this.#target = { ...target, baseUrl: target.baseUrl.replace(/\/+$/, '') };
-    this.#fetch = options.fetch ?? fetch;
+    this.#transport = transportFor(target, { fetch: options.fetch, timeoutMs: options.timeoutMs });
     this.#sleep = options.sleep ?? sleep;
     this.#attempts = options.attempts ?? 8;
-    this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 300_000;
     this.#onRetry = options.onRetry ?? (() => {});
   }
 
-  async #once(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<Reply> {
-    const reply = await apiRequest(this.#target, method, path, {
-      body,
-      idempotencyKey,
-      fetch: this.#fetch,
-      timeoutMs: this.#timeoutMs,
-    });
-    this.#reached = true;
-    return reply;
-  }
-
-  /** One request, tried again while the answer says "later": 429, 5xx, a request still in progress. */
-  async request(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<Reply> {
+  /**
+   * One request, tried again while the answer says "later": 429, 5xx, a request still in progress.
+   * Answers the success's body; any other answer is thrown as the SDK's TidingsError.
+   */
+  async request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    idempotencyKey?: string,
+  ): Promise<unknown> {
     for (let failures = 0; ; ) {
       let problem: string;
       let waitMs: number | null = null;
       try {
-        const reply = await this.#once(method, path, body, idempotencyKey);
-        const later = retryAfterMs(reply.headers.get('retry-after'));
-        if (reply.status === 429) {
-          const wait = later ?? 1000;
-          if (wait > this.#maxRetryAfterMs) {
-            throw new StopError(`${method} ${path}: ${describeReply(reply)} (retry after ${wait / 1000} s)`);
-          }
-          this.#onRetry(`${method} ${path}: ${describeReply(reply)}; retrying in ${wait / 1000} s`);
-          await this.#sleep(wait);
-          continue;
-        }
-        const inProgress = reply.status === 409 && errorOf(reply.body)?.code === 'IDEMPOTENCY_IN_PROGRESS';
-        if (reply.status < 500 && !inProgress) return reply;
-        problem = describeReply(reply);
-        waitMs = later;
+        const answer = await this.#transport.send(method === 'GET' ? 'get' : 'post', `${API_PREFIX}${path}`, {
+          body,
+          idempotencyKey,
+        });
+        this.#reached = true;
+        return answer;
       } catch (err) {
-        if (err instanceof StopError) throw err;
-        const cause = (err as Error & { cause?: Error }).cause;
-        problem = `${(err as Error).message}${cause?.message ? ` (${cause.message})` : ''}`;
+        if (!(err instanceof TidingsError) || err instanceof TidingsConnectionError) {
+          problem = describeLost(err);
+        } else {
+          this.#reached = true;
+          const later = parseRetryAfter(err.headers.get('retry-after'));
+          if (err.status === 429) {
+            const wait = later ?? 1000;
+            if (wait > this.#maxRetryAfterMs) {
+              throw new StopError(`${method} ${path}: ${describeReply(err)} (retry after ${wait / 1000} s)`);
+            }
+            this.#onRetry(`${method} ${path}: ${describeReply(err)}; retrying in ${wait / 1000} s`);
+            await this.#sleep(wait);
+            continue;
+          }
+          const inProgress = err.status === 409 && err.code === 'IDEMPOTENCY_IN_PROGRESS';
+          if (err.status < 500 && !inProgress) throw err;
+          problem = describeReply(err);
+          waitMs = later;
+        }
       }
       failures++;
       if (failures >= (this.#reached ? this.#attempts : Math.min(3, this.#attempts))) {
@@ -124,19 +127,24 @@ export class BulkClient {
     mode: Mode,
     idempotencyKey: string,
   ): Promise<BulkJob | 'too-large'> {
-    const reply = await this.request('POST', '/bulk/contacts', { contacts, mode }, idempotencyKey);
-    if (reply.status === 202) return reply.body as BulkJob;
-    if (reply.status === 413) return 'too-large';
-    throw refusal('POST /bulk/contacts', reply);
+    try {
+      return (await this.request('POST', '/bulk/contacts', { contacts, mode }, idempotencyKey)) as BulkJob;
+    } catch (err) {
+      if (err instanceof TidingsError && err.status === 413) return 'too-large';
+      throw refusal('POST /bulk/contacts', err);
+    }
   }
 
   /** Polls the job until it has ended (completed or failed). */
   async waitForJob(jobId: string): Promise<BulkJob> {
     const path = `/bulk/contacts/${encodeURIComponent(jobId)}`;
     for (let delay = 200; ; delay = Math.min(delay * 1.5, 2000)) {
-      const reply = await this.request('GET', path);
-      if (reply.status !== 200) throw refusal(`GET ${path}`, reply);
-      const job = reply.body as BulkJob;
+      let job: BulkJob;
+      try {
+        job = (await this.request('GET', path)) as BulkJob;
+      } catch (err) {
+        throw refusal(`GET ${path}`, err);
+      }
       if (job.status === 'completed' || job.status === 'failed') return job;
       await this.#sleep(delay);
     }
@@ -144,9 +152,10 @@ export class BulkClient {
 }
 
 /** An answer that no retry changes: a bad key or account is a usage error; anything else stops. */
-function refusal(what: string, reply: Reply): Error {
-  if (reply.status === 401 || reply.status === 403) {
-    return new UsageError(`the API refused the request (${describeReply(reply)})`);
+function refusal(what: string, err: unknown): unknown {
+  if (!(err instanceof TidingsError)) return err;
+  if (err.status === 401 || err.status === 403) {
+    return new UsageError(`the API refused the request (${describeReply(err)})`);
   }
-  return new StopError(`${what}: ${describeReply(reply)}`);
+  return new StopError(`${what}: ${describeReply(err)}`);
 }

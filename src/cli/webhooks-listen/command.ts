@@ -8,9 +8,15 @@
 import { Command } from 'commander';
 import { generateSecret, secretProblem, signatureHeaders } from '../../modules/webhooks/signing.ts';
 import { withConnectionOptions } from '../api/command.ts';
-import { apiBase, apiHeaders, bodyOf, refusalOf } from '../api-client.ts';
+import { API_PREFIX, apiBase, refusalOf, transportFor } from '../api-client.ts';
 import { type Connection, resolveConnection, saveProfile } from '../profiles.ts';
-import { readEventStream, type SseMessage } from '../sdk.ts';
+import {
+  readEventStream,
+  type SseMessage,
+  TidingsConnectionError,
+  TidingsError,
+  type Transport,
+} from '../sdk.ts';
 import { UsageError } from '../usage-error.ts';
 
 export interface ListenOptions {
@@ -46,10 +52,21 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done);
   });
 
-/** The status and the error body: `401 INVALID_API_KEY: … (req_…)`. */
-async function refusal(res: Response): Promise<string> {
-  const body = await bodyOf(res).catch(() => null);
-  return `${res.status} ${refusalOf({ status: res.status, headers: res.headers, body }).describe()}`;
+/** Opens the stream (resuming after `lastEventId`): its body, or the answer that was not one, thrown. */
+async function openStream(
+  transport: Transport,
+  o: ListenOptions,
+  lastEventId: string | null,
+): Promise<ReadableStream<Uint8Array>> {
+  const res = await transport.open(`${API_PREFIX}/events/stream`, {
+    accept: 'text/event-stream',
+    query: { types: o.events || undefined, since: o.since && !lastEventId ? o.since : undefined },
+    headers: lastEventId ? { 'last-event-id': lastEventId } : {},
+    signal: o.signal,
+  });
+  // A success without a body (a 204) is no stream either.
+  if (!res.body) throw TidingsError.fromResponse(res, null);
+  return res.body;
 }
 
 /** Signs and POSTs one event to the local URL; answers the line to print. */
@@ -86,25 +103,25 @@ async function forward(o: ListenOptions, data: string, message: SseMessage): Pro
 /** Runs until the signal aborts; answers the exit code (1: refused by the server, 2: bad input). */
 export async function listen(o: ListenOptions): Promise<number> {
   const base = apiBase(o.baseUrl);
+  const transport = transportFor(o);
   o.out.write(`Your webhook signing secret is ${o.secret}\n`);
   let lastEventId: string | null = null;
   let ready = false;
   let retryMs = 2000;
   let failures = 0;
   while (!o.signal.aborted) {
-    const url = new URL(`${base}/events/stream`);
-    if (o.events) url.searchParams.set('types', o.events);
-    if (o.since && !lastEventId) url.searchParams.set('since', o.since);
-    const headers = apiHeaders(o, { accept: 'text/event-stream' });
-    if (lastEventId) headers['last-event-id'] = lastEventId;
     try {
-      const res = await fetch(url, { headers, signal: o.signal });
-      if (!res.ok || !res.body) {
-        const why = await refusal(res);
+      let body: ReadableStream<Uint8Array>;
+      try {
+        body = await openStream(transport, o, lastEventId);
+      } catch (err) {
+        // No answer (or stopped by the signal): tried again below.
+        if (!(err instanceof TidingsError) || err instanceof TidingsConnectionError) throw err;
+        const why = `${err.status} ${refusalOf(err).describe()}`;
         // A limit or an unavailable server passes; a refused key or a bad option does not.
-        if (res.status !== 429 && res.status < 500) {
+        if (err.status !== 429 && err.status < 500) {
           o.out.write(`The server refused the stream: ${why}\n`);
-          return res.status === 400 ? 2 : 1;
+          return err.status === 400 ? 2 : 1;
         }
         throw new Error(why);
       }
@@ -115,7 +132,7 @@ export async function listen(o: ListenOptions): Promise<number> {
       const onRetry = (ms: number) => {
         retryMs = ms;
       };
-      for await (const message of readEventStream(res.body, onRetry)) {
+      for await (const message of readEventStream(body, onRetry)) {
         if (message.id) lastEventId = message.id;
         // An `id:` alone only moves the position: a message with data is an event to forward.
         if (message.data !== undefined) o.out.write(`${await forward(o, message.data, message)}\n`);
@@ -127,9 +144,10 @@ export async function listen(o: ListenOptions): Promise<number> {
       if (o.signal.aborted) break;
       failures++;
       const wait = Math.min(MAX_BACKOFF_MS, retryMs * 2 ** Math.min(failures - 1, 4));
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      const lost = err instanceof TidingsConnectionError ? err.cause : err;
+      const cause = (lost as { cause?: { code?: string } }).cause?.code;
       o.out.write(
-        `${stamp()}  cannot reach ${base} (${cause ?? (err as Error).message}); retrying in ${Math.round(wait / 1000)} s\n`,
+        `${stamp()}  cannot reach ${base} (${cause ?? (lost as Error).message}); retrying in ${Math.round(wait / 1000)} s\n`,
       );
       await sleep(wait, o.signal);
     }
