@@ -2,6 +2,7 @@
 export { Tidings } from './client.ts';
 export { type ErrorPayload, TidingsConnectionError, TidingsError } from './errors.ts';
 export { EventStream, type EventStreamOptions } from './event-stream.ts';
+export { EVENT_TYPES } from './generated/event-types.ts';
 export { SDK_VERSION, type TidingsOptions } from './http.ts';
 export { type Page, PageIterator } from './pagination.ts';
 export { parseRetryAfter } from './retry.ts';

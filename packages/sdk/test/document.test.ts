@@ -1,6 +1,7 @@
-// The SDK's types come from packages/sdk/openapi.json through openapi-typescript. These tests fail
-// when the committed document is not the one the server serves (run `npm run sdk:generate`), or when
-// the committed generated types are not what openapi-typescript makes of the committed document.
+// The SDK's types come from packages/sdk/openapi.json through openapi-typescript, its EVENT_TYPES
+// through scripts/event-types.ts. These tests fail when the committed document is not the one the
+// server serves (run `npm run sdk:generate`), or when the committed generated files are not what
+// the generators make of the committed document.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.ts';
 import { createTestApp, createTestDatabase, type TestDatabase } from '../../../test/helpers/harness.ts';
+import { EVENT_TYPES_PATH, eventTypesModule } from '../scripts/event-types.ts';
 
 const sdkDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 // The base URL scripts/export-openapi.ts writes into the committed document.
@@ -50,6 +52,14 @@ describe('the SDK document', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('gives the committed event types when generated again: the webhook event’s, in its order', () => {
+    const document = JSON.parse(readFileSync(join(sdkDir, 'openapi.json'), 'utf8'));
+    expect(eventTypesModule(document)).toBe(readFileSync(EVENT_TYPES_PATH, 'utf8'));
+    const { enum: types } =
+      document.webhooks.event.post.requestBody.content['application/json'].schema.properties.type;
+    expect(readFileSync(EVENT_TYPES_PATH, 'utf8')).toContain(types.map((t: string) => `"${t}"`).join(', '));
   });
 });
 
