@@ -1,8 +1,10 @@
 // What route plugins and services are given: the kernel's context (kernel/context.ts) and the
 // shared services of the modules, for one app. Only the composition (app.ts, server.ts) names it.
+
 import type { Channels } from './channels/registry.ts';
 import type { KernelContext } from './kernel/context.ts';
-import type { AutomationWorker } from './modules/automation/worker.ts';
+import type { ActionTargets } from './modules/automation/actions.ts';
+import type { AutomationWorker } from './modules/automation-worker/worker.ts';
 import type { VoiceDialer } from './modules/calls/dialer.ts';
 import type { CampaignSender } from './modules/campaigns/sender.ts';
 import type { MediaStore } from './modules/media/service.ts';
@@ -15,6 +17,8 @@ import type { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 export type { RouteInfo } from './kernel/context.ts';
 
 export interface AppContext extends KernelContext {
+  /** Whether the sequences and journeys automation actions name exist (rules check them). */
+  actionTargets: ActionTargets;
   /** Message prices by country and category (the shipped table, or TIDINGS_PRICES_FILE over it). */
   prices: PriceTable;
   /** Gathers concurrent sends into shared transactions. */

@@ -33,13 +33,14 @@ import { EventOutbox } from './kernel/outbox/events.ts';
 import { PLAN_RULES } from './modules/accounts/plans.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
 import { automationInbox } from './modules/automation/outbox.ts';
-import { wakeRoutes } from './modules/automation/wake-routes.ts';
-import { AutomationWorker } from './modules/automation/worker.ts';
+import { wakeRoutes } from './modules/automation-worker/wake-routes.ts';
+import { AutomationWorker } from './modules/automation-worker/worker.ts';
 import { walletRoutes } from './modules/billing/routes.ts';
 import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
 import { subscribeBulkProgress } from './modules/bulk/messages-progress.ts';
 import { bulkRoutes } from './modules/bulk/routes.ts';
 import { whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
+import { callActions } from './modules/calls/actions.ts';
 import { voiceCallbackRoutes } from './modules/calls/callback-routes.ts';
 import { VoiceDialer } from './modules/calls/dialer.ts';
 import { callRoutes } from './modules/calls/routes.ts';
@@ -56,7 +57,9 @@ import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
 import { subscribeConversationCleanup } from './modules/conversations/service.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { journeyConfigRoutes } from './modules/journey-configs/routes.ts';
+import { journeyActions } from './modules/journeys/actions.ts';
 import { subscribeJourneyCallResumes } from './modules/journeys/call-ended.ts';
+import { findJourney } from './modules/journeys/repo.ts';
 import { journeyRoutes } from './modules/journeys/routes.ts';
 import { keyRoutes } from './modules/keys/routes.ts';
 import { mediaRoutes } from './modules/media/routes.ts';
@@ -73,7 +76,9 @@ import { partnerWhatsAppAppRoutes } from './modules/partner/whatsapp-app-routes.
 import { loadPrices } from './modules/pricing/prices.ts';
 import { RetentionPruner } from './modules/retention/prune.ts';
 import { ruleRoutes } from './modules/rules/routes.ts';
+import { sequenceActions } from './modules/sequences/actions.ts';
 import { bulkEnrollJob } from './modules/sequences/bulk-enroll-job.ts';
+import { findSequence } from './modules/sequences/repo.ts';
 import { sequenceRoutes } from './modules/sequences/routes.ts';
 import { teamRoutes } from './modules/team/routes.ts';
 import { ApprovedTemplates } from './modules/templates/approved.ts';
@@ -81,6 +86,7 @@ import { templateReviewJob } from './modules/templates/review-job.ts';
 import { templateRoutes } from './modules/templates/routes.ts';
 import { templateSyncJob } from './modules/templates/sync-job.ts';
 import { subscribeCampaignCallOutcomes } from './modules/voice-campaigns/outcome.ts';
+import { advanceCampaigns } from './modules/voice-campaigns/pacer.ts';
 import { voiceCampaignRoutes } from './modules/voice-campaigns/routes.ts';
 import { voiceChannelRoutes } from './modules/voice-channel/routes.ts';
 import { voiceScriptRoutes } from './modules/voice-scripts/routes.ts';
@@ -202,6 +208,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   subscribeJourneyCallResumes(hooks, { now, prices: sending.prices });
   const ctx: AppContext = {
     ...sending,
+    actionTargets: {
+      sequenceExists: async (sql, accountId, id) => (await findSequence(sql, accountId, id)) !== null,
+      journeyExists: async (sql, accountId, id) => (await findJourney(sql, accountId, id)) !== null,
+    },
     config,
     auth: new Authenticator(deps.db, config.keyPrefix),
     sessions: new ConsoleSessions(deps.db, config.consoleIdleMinutes),
@@ -249,7 +259,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       log: app.log.child({ component: 'retention' }),
     }),
     automation: new AutomationWorker(
-      { ...sending, egress, secrets, contactCapPerHour: config.automationContactCapPerHour },
+      {
+        ...sending,
+        egress,
+        secrets,
+        contactCapPerHour: config.automationContactCapPerHour,
+        // The actions whose work is a module's above automation (automation/effects.ts).
+        actions: { ...sequenceActions, ...journeyActions, ...callActions },
+      },
       app.log,
       {
         pollIntervalMs: config.automationPollMs,
@@ -260,6 +277,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   };
   ctx.voice = new VoiceDialer({
     ...sending,
+    paceCampaigns: () => advanceCampaigns(sending),
     channels: ctx.channels,
     log: app.log.child({ component: 'voice' }),
     config,

@@ -1,38 +1,30 @@
 // What each action does, inside the run's transaction (effects.ts runs them in order, each in a
 // savepoint). The contacts, conversations and messages modules do the work, given the run's
 // transaction as their database and an outbox that marks their events with the run as the cause.
+// The actions that reach modules above automation (a sequence's enrollment, a journey's start, a
+// call) are theirs: each registers its handler in app.ts (`OwnedActions`, effects.ts).
 
-import { ApiError } from '../../kernel/http/errors.ts';
 import type { CausedBy } from '../../kernel/outbox/events.ts';
-import { placeCallIn } from '../calls/service.ts';
 import type { ContactFields } from '../contacts/fields.ts';
-import { findContact } from '../contacts/repo.ts';
 import { addTags, removeTag, updateContact } from '../contacts/service.ts';
 import { assignConversation, closeConversation } from '../conversations/service.ts';
-import { findJourney } from '../journeys/repo.ts';
-import { tryStart } from '../journeys/start.ts';
 import { acceptBatch, type SendResult } from '../messages/accept-batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
-import { exitEnrollments, tryEnroll } from '../sequences/enroll.ts';
-import { findSequence } from '../sequences/repo.ts';
 import { type Action, CONTACT_CHANGE_FIELDS } from './actions.ts';
 import { queueCall } from './calls.ts';
 import {
   type Act,
-  type ActionResult,
   automatedSendsLastHour,
   type EffectServices,
+  failed,
   joinTransaction,
   markCausedBy,
+  type OwnedActionType,
+  ok,
 } from './effects.ts';
-import { attributeBudget, bodyBudget, dataBudget, renderMessage, renderWhole } from './render-fields.ts';
+import { attributeBudget, bodyBudget, renderMessage, renderWhole } from './render-fields.ts';
 import { render } from './templating.ts';
-
-type Outcome = Omit<ActionResult, 'type'>;
-
-const ok = (ref?: string): Outcome => (ref ? { status: 'succeeded', ref } : { status: 'succeeded' });
-const failed = (code: string, message: string): Outcome => ({ status: 'failed', error: { code, message } });
 
 /** The team member with the fewest open conversations (then the first added): round robin. */
 async function leastBusyMember(tx: Parameters<Act>[1]['tx'], accountId: string): Promise<string | null> {
@@ -147,66 +139,6 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         await markCausedBy(tx, [{ id: result!.message.id, caused_by: causedBy }]);
         return ok(result!.message.id);
       }
-      case 'enroll_in_sequence': {
-        if (!contact)
-          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
-        const sequence = await findSequence(tx, account.id, action.sequenceId as string);
-        if (!sequence) return failed('RESOURCE_NOT_FOUND', 'The sequence was deleted.');
-        const enrolled = await tryEnroll(tx, services, sequence, contact.id, {
-          sandbox: actor.mode === 'sandbox',
-          triggerEventId: scope.event.id,
-        });
-        if ('error' in enrolled) return failed(enrolled.error.code, enrolled.error.message);
-        return ok(enrolled.enrollment.id);
-      }
-      case 'exit_sequences':
-        if (!contact)
-          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
-        await exitEnrollments(tx, services, account.id, contact.id, () => 'manual', {
-          sequenceId: action.sequenceId as string | undefined,
-        });
-        return ok(contact.id);
-      case 'trigger_journey': {
-        if (!contact)
-          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
-        const journey = await findJourney(tx, account.id, action.journeyId as string);
-        if (!journey) return failed('RESOURCE_NOT_FOUND', 'The journey was deleted.');
-        const data = action.data
-          ? await renderWhole(action.data as Record<string, unknown>, scope, dataBudget())
-          : {};
-        const started = await tryStart(tx, services, journey, contact.id, {
-          sandbox: actor.mode === 'sandbox',
-          triggerData: data,
-          triggerEventId: scope.event.id,
-          depth: causedBy.depth + 1,
-        });
-        if ('error' in started) return failed(started.error.code, started.error.message);
-        s.runsDue?.();
-        return ok(started.run.id);
-      }
-      case 'place_call': {
-        if (!contact)
-          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
-        const row = await findContact(tx, account.id, contact.id);
-        if (!row) return failed('RESOURCE_NOT_FOUND', 'The contact was deleted.');
-        try {
-          const placed = await placeCallIn(
-            tx,
-            services,
-            account.id,
-            row,
-            { scriptId: action.scriptId as string },
-            {
-              sandbox: actor.mode === 'sandbox',
-              causedBy: causedBy as CausedBy,
-            },
-          );
-          return ok(placed.id);
-        } catch (err) {
-          if (err instanceof ApiError) return failed(err.code, err.message);
-          throw err;
-        }
-      }
       case 'call_webhook': {
         const body = action.body
           ? await renderWhole(action.body as Record<string, unknown>, scope, bodyBudget())
@@ -225,9 +157,24 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         );
         return ok(id);
       }
-      default:
+      default: {
+        // The actions of modules above automation, registered by them in app.ts (OwnedActions).
+        const owned = s.actions[action.type as OwnedActionType];
         // Refused when the rule was saved (actions.ts): never reached by a saved rule.
-        return failed('INVALID_REQUEST', `${action.type} is not available in this release.`);
+        if (!owned) return failed('INVALID_REQUEST', `${action.type} is not available in this release.`);
+        if (!contact)
+          return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');
+        return owned({
+          action,
+          tx,
+          services,
+          contact,
+          account,
+          actor,
+          scope,
+          causedBy: causedBy as CausedBy,
+        });
+      }
     }
   };
 }

@@ -5,6 +5,7 @@
 // and actions whose resource area does not exist yet (place_call) or that cannot be used where
 // they are.
 
+import type { Sql } from '../../kernel/database/db.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import { changeIssues } from '../contacts/change-checks.ts';
@@ -27,6 +28,15 @@ export interface ActionChecks {
   callsWebhooks: boolean;
   /** Why the account cannot call with this voice script (not its own, not published), or null. */
   scriptProblem?: (id: string) => Promise<string | null>;
+}
+
+/**
+ * Whether the sequences and journeys an action names exist: modules above automation and rules,
+ * asked through this (given in app.ts) when a rule is saved.
+ */
+export interface ActionTargets {
+  sequenceExists(sql: Sql, accountId: string, id: string): Promise<boolean>;
+  journeyExists(sql: Sql, accountId: string, id: string): Promise<boolean>;
 }
 
 /** The texts of a message that are Liquid templates, with their fields. */

@@ -27,7 +27,37 @@ export interface EffectServices {
   contactCapPerHour: number;
   /** Told when an action started a journey run (due now): the worker's runner looks at once. */
   runsDue?: () => void;
+  /** The actions of modules above automation, given by them in app.ts. */
+  actions: OwnedActions;
 }
+
+export type ActionOutcome = Omit<ActionResult, 'type'>;
+
+export const ok = (ref?: string): ActionOutcome =>
+  ref ? { status: 'succeeded', ref } : { status: 'succeeded' };
+export const failed = (code: string, message: string): ActionOutcome => ({
+  status: 'failed',
+  error: { code, message },
+});
+
+/** The action types whose work belongs to a module above automation. */
+export type OwnedActionType = 'enroll_in_sequence' | 'exit_sequences' | 'trigger_journey' | 'place_call';
+
+/** What an owned action is given: the run's transaction and services, about a known contact. */
+export interface OwnedActionRun {
+  action: Action;
+  tx: Tx;
+  /** The run's services: its transaction as their database, its outbox marking the run as cause. */
+  services: EffectServices;
+  contact: { id: string; phone: string };
+  account: { id: string; countryCode: string };
+  actor: Actor;
+  scope: RunScope;
+  causedBy: CausedBy;
+}
+
+/** Each owned action's handler (sequences/actions.ts, journeys/actions.ts, calls/actions.ts). */
+export type OwnedActions = Partial<Record<OwnedActionType, (run: OwnedActionRun) => Promise<ActionOutcome>>>;
 
 export interface ActionResult {
   type: string;

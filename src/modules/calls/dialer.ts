@@ -25,7 +25,6 @@ import { planOf } from '../accounts/plans.ts';
 import { pruneSlots, takeSlots } from '../campaign-engine/rate-slots.ts';
 import { ERASED } from '../erasure/erase.ts';
 import type { PriceTable } from '../pricing/prices.ts';
-import { advanceCampaigns } from '../voice-campaigns/pacer.ts';
 import { loadVoiceChannel } from '../voice-channel/repo.ts';
 import { callUrls } from '../voice-channel/urls.ts';
 import { holdForCall } from './billing.ts';
@@ -56,6 +55,11 @@ export interface DialerDeps {
     voiceSandboxStepMs: number;
     voiceLeaseMs: number;
   };
+  /**
+   * Makes the due calls of running voice campaigns (voice-campaigns/pacer.ts, given in app.ts),
+   * first in each round so that the round places them; answers how many it made.
+   */
+  paceCampaigns: () => Promise<number>;
   /** Posts a request to this app's own routes (the simulator's callbacks). */
   inject: (request: {
     method: 'POST';
@@ -105,7 +109,7 @@ export class VoiceDialer {
     if (!(await this.#anythingToDo())) return 0;
     const expired = await this.#expireLeases();
     // Campaigns make their due calls first, so that this round places them.
-    const made = await advanceCampaigns(this.#d);
+    const made = await this.#d.paceCampaigns();
     const taken = await this.#takeDue();
     await Promise.all(taken.map((call) => this.#place(call)));
     const stepped = await this.#stepSimulations();

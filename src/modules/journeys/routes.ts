@@ -8,7 +8,6 @@ import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { liquidDataIssue } from '../automation/liquid-data.ts';
 import { dueEverywhere } from '../automation/outbox.ts';
-import type { AutomationWorker } from '../automation/worker.ts';
 import { contactIdNamedBy } from '../contacts/service.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';
 import { cancelRun, journeyStats } from './runs.ts';
@@ -41,7 +40,8 @@ import { startRun } from './start.ts';
 
 /** The kernel's context and the services these routes uses. */
 export interface JourneysContext extends KernelContext {
-  automation: AutomationWorker;
+  /** The automation worker (automation-worker/), told when runs or steps are due now. */
+  automation: { dueNow(): void };
 }
 
 const MOVE_SUMMARIES = {

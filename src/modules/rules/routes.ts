@@ -5,6 +5,7 @@ import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { invalid } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
+import type { ActionTargets } from '../automation/actions.ts';
 import { type CallState, callStates } from '../automation/calls.ts';
 import type { ActionResult } from '../automation/effects.ts';
 import { toRun } from './engine.ts';
@@ -24,7 +25,12 @@ import {
 } from './schemas.ts';
 import { createRule, getRule, patchRule, removeRule } from './service.ts';
 
-export function ruleRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
+/** The kernel's context and what the rules' checks ask of modules above them. */
+export interface RulesContext extends KernelContext {
+  actionTargets: ActionTargets;
+}
+
+export function ruleRoutes(ctx: RulesContext): FastifyPluginAsyncTypebox {
   const tags = ['rules'];
   const account = { access: 'account', feature: 'automation' } as const;
   const found = { ...ON_RESOURCE, feature: 'automation' } as const;

@@ -8,13 +8,11 @@ import type { Database, Sql } from '../../kernel/database/db.ts';
 import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { type Action, actionProblems } from '../automation/actions.ts';
+import { type Action, type ActionTargets, actionProblems } from '../automation/actions.ts';
 import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
 import { refreshInterest } from '../automation/interest.ts';
 import { durationProblem } from '../automation/time.ts';
 import { invalidFields } from '../contacts/fields.ts';
-import { findJourney } from '../journeys/repo.ts';
-import { findSequence } from '../sequences/repo.ts';
 import { findMember } from '../team/repo.ts';
 import { callableScriptProblem } from '../voice-scripts/repo.ts';
 import { generateSecret } from '../webhooks/signing.ts';
@@ -36,6 +34,8 @@ export const MAX_RULES_PER_ACCOUNT = 200;
 
 export interface RuleServices {
   db: Database;
+  /** Whether the sequences and journeys a rule's actions name exist (given in app.ts). */
+  actionTargets: ActionTargets;
   egress: Egress;
   secrets: SecretBox;
   now: () => Date;
@@ -84,8 +84,8 @@ async function ruleProblems(
     ...(await actionProblems(rule.actions, 'actions', {
       egress: s.egress,
       memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
-      sequenceExists: async (id) => (await findSequence(sql, accountId, id)) !== null,
-      journeyExists: async (id) => (await findJourney(sql, accountId, id)) !== null,
+      sequenceExists: (id) => s.actionTargets.sequenceExists(sql, accountId, id),
+      journeyExists: (id) => s.actionTargets.journeyExists(sql, accountId, id),
       callsWebhooks: true,
       scriptProblem: (id) => callableScriptProblem(sql, accountId, id),
     })),

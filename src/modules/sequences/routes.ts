@@ -7,7 +7,6 @@ import type { KernelContext } from '../../kernel/context.ts';
 import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { dueEverywhere } from '../automation/outbox.ts';
-import type { AutomationWorker } from '../automation/worker.ts';
 import { findJob, resultsOf } from '../bulk/repo.ts';
 import { BulkJobParams } from '../bulk/schemas.ts';
 import { acceptEnrollJob, toEnrollJob } from './bulk-enroll-job.ts';
@@ -31,7 +30,8 @@ import { createSequence, getSequence, moveSequence, patchSequence, removeSequenc
 
 /** The kernel's context and the services these routes uses. */
 export interface SequencesContext extends KernelContext {
-  automation: AutomationWorker;
+  /** The automation worker (automation-worker/), told when runs or steps are due now. */
+  automation: { dueNow(): void };
 }
 
 const MOVE_SUMMARIES = {

@@ -16,6 +16,12 @@ import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
+import { actor } from '../automation/act.ts';
+import { batchOrOneByOne } from '../automation/batches.ts';
+import { CallSender } from '../automation/calls.ts';
+import { loadScope, type RunScope } from '../automation/context.ts';
+import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from '../automation/effects.ts';
+import { AUTOMATION_CHANNEL, AUTOMATION_DUE_CHANNEL } from '../automation/outbox.ts';
 import { isErasedEvent } from '../erasure/erase.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
 import { answerRuns, startOnEvent } from '../journeys/engine.ts';
@@ -27,12 +33,6 @@ import type { RuleRow } from '../rules/repo.ts';
 import { scanTimed } from '../rules/timed.ts';
 import { enrollOnEvent, exitOnEvent } from '../sequences/engine.ts';
 import { runDue } from '../sequences/timer.ts';
-import { actor } from './act.ts';
-import { batchOrOneByOne } from './batches.ts';
-import { CallSender } from './calls.ts';
-import { loadScope, type RunScope } from './context.ts';
-import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from './effects.ts';
-import { AUTOMATION_CHANNEL, AUTOMATION_DUE_CHANNEL } from './outbox.ts';
 
 /** What the worker needs beyond what actions need: the egress and secrets of call_webhook. */
 export interface WorkerServices extends EffectServices {

@@ -1,0 +1,27 @@
+// The call action of rules (place_call): automation runs it through this handler
+// (automation/effects.ts, OwnedActions), given in app.ts.
+import { ApiError } from '../../kernel/http/errors.ts';
+import { failed, type OwnedActions, ok } from '../automation/effects.ts';
+import { findContact } from '../contacts/repo.ts';
+import { placeCallIn } from './service.ts';
+
+export const callActions: OwnedActions = {
+  async place_call({ action, tx, services, contact, account, actor, causedBy }) {
+    const row = await findContact(tx, account.id, contact.id);
+    if (!row) return failed('RESOURCE_NOT_FOUND', 'The contact was deleted.');
+    try {
+      const placed = await placeCallIn(
+        tx,
+        services,
+        account.id,
+        row,
+        { scriptId: action.scriptId as string },
+        { sandbox: actor.mode === 'sandbox', causedBy },
+      );
+      return ok(placed.id);
+    } catch (err) {
+      if (err instanceof ApiError) return failed(err.code, err.message);
+      throw err;
+    }
+  },
+};
