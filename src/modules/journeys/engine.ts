@@ -11,7 +11,7 @@ import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import { evaluate } from '../automation/conditions.ts';
 import { conditionContext, contactIdOf, type RunScope } from '../automation/context.ts';
-import { MAX_DEPTH } from '../rules/engine.ts';
+import { MAX_DEPTH } from '../automation/triggers.ts';
 import { replyMatches } from './decide.ts';
 import type { Definition } from './graph.ts';
 import type { JourneyRow } from './repo.ts';

@@ -16,8 +16,8 @@ import {
 } from '../automation/conditions.ts';
 import { templateProblem } from '../automation/templating.ts';
 import { durationProblem, sendWindowProblems, signedDurationMs } from '../automation/time.ts';
+import { TIMED_TRIGGERS } from '../automation/triggers.ts';
 import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
-import { TIMED_TRIGGERS } from '../rules/schemas.ts';
 import type { Definition, JourneyNode } from './graph.ts';
 
 export const MAX_WAIT = Duration.fromObject({ days: 30 });

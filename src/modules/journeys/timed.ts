@@ -15,7 +15,12 @@ import type { Database } from '../../kernel/database/db.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';
-import { INACTIVE_SINCE, occasionSql, UNANSWERED_FROM, UNANSWERED_WHERE } from '../rules/timed.ts';
+import {
+  INACTIVE_SINCE,
+  occasionSql,
+  UNANSWERED_FROM,
+  UNANSWERED_WHERE,
+} from '../automation/timed-occasions.ts';
 import type { JourneyRow } from './repo.ts';
 import { tryStart } from './start.ts';
 

@@ -13,10 +13,8 @@ import { newId } from '../../kernel/values/ids.ts';
 import { evaluate, type TraceEntry } from '../automation/conditions.ts';
 import { conditionContext, loadScope, type RunScope } from '../automation/context.ts';
 import { type Act, type ActionResult, type Actor, runActions } from '../automation/effects.ts';
+import { MAX_DEPTH } from '../automation/triggers.ts';
 import type { RuleRow } from './repo.ts';
-
-/** Rules caused by rules caused by rules: a fourth link is not run. */
-export const MAX_DEPTH = 3;
 
 export type RunStatus = 'not_matched' | 'succeeded' | 'failed' | 'suppressed';
 

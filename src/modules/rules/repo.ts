@@ -5,7 +5,7 @@ import type { Sql } from '../../kernel/database/db.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
 import type { Action } from '../automation/actions.ts';
 import type { Conditions } from '../automation/conditions.ts';
-import type { TriggerEvent } from './schemas.ts';
+import type { TriggerEvent } from '../automation/triggers.ts';
 
 export interface RuleRow {
   id: string;

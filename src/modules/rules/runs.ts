@@ -5,10 +5,10 @@ import { notFound } from '../../kernel/http/errors.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
 import type { CausedBy, EventEnvelope, EventType } from '../../kernel/outbox/events.ts';
 import { loadScope } from '../automation/context.ts';
+import type { TriggerEvent } from '../automation/triggers.ts';
 import { isErasedEvent } from '../erasure/erase.ts';
 import { type RuleRunRow, runRule } from './engine.ts';
 import { findRule } from './repo.ts';
-import type { TriggerEvent } from './schemas.ts';
 
 export async function listRuns(
   db: Database,

@@ -1,19 +1,10 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { EVENT_TYPES } from '../../kernel/outbox/events.ts';
 import { ActionSchema, MAX_ACTIONS } from '../automation/actions-schema.ts';
-import { MAX_CONDITIONS, OPS } from '../automation/conditions.ts';
+import { ConditionsSchema } from '../automation/conditions-schema.ts';
+import { TRIGGER_EVENTS } from '../automation/triggers.ts';
 import type { RuleRow } from './repo.ts';
-
-/** Triggers that are not events: they fire when a time has passed without something happening. */
-export const TIMED_TRIGGERS = ['conversation.unanswered', 'contact.inactive'] as const;
-/** Events a rule may react to: every event but a webhook's test. */
-export const TRIGGER_EVENTS = [
-  ...EVENT_TYPES.filter((t): t is Exclude<typeof t, 'webhook.test'> => t !== 'webhook.test'),
-  ...TIMED_TRIGGERS,
-];
-export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
 
 const TriggerSchema = Type.Object(
   {
@@ -31,40 +22,6 @@ const TriggerSchema = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
-
-const ConditionSchema = Type.Object(
-  {
-    field: Type.String({
-      maxLength: 140,
-      description:
-        'contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).',
-      examples: ['message.text'],
-    }),
-    op: Type.Enum([...OPS]),
-    value: Type.Optional(
-      Type.Unknown({ description: 'What the op compares with; none for exists, not_exists, changed.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const ConditionsSchema = Type.Object(
-  {
-    all: Type.Optional(
-      Type.Array(ConditionSchema, {
-        maxItems: MAX_CONDITIONS,
-        description: `Every one must hold (at most ${MAX_CONDITIONS} conditions in all and any together).`,
-      }),
-    ),
-    any: Type.Optional(
-      Type.Array(ConditionSchema, {
-        maxItems: MAX_CONDITIONS,
-        description: 'At least one must hold (when there are any).',
-      }),
-    ),
-  },
-  { additionalProperties: false, description: 'When the rule matches. None: always.' },
 );
 
 const Status = Type.Enum(['active', 'paused'], { description: 'Only an active rule runs.' });

@@ -12,6 +12,7 @@ import { type Action, type ActionTargets, actionProblems } from '../automation/a
 import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
 import { refreshInterest } from '../automation/interest.ts';
 import { durationProblem } from '../automation/time.ts';
+import { TIMED_TRIGGERS, type TriggerEvent } from '../automation/triggers.ts';
 import { invalidFields } from '../contacts/fields.ts';
 import { findMember } from '../team/repo.ts';
 import { callableScriptProblem } from '../voice-scripts/repo.ts';
@@ -27,7 +28,6 @@ import {
   shiftPositions,
   updateRule,
 } from './repo.ts';
-import { TIMED_TRIGGERS, type TriggerEvent } from './schemas.ts';
 
 /** Rules one account may have. */
 export const MAX_RULES_PER_ACCOUNT = 200;

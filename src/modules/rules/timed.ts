@@ -16,6 +16,13 @@ import { newId } from '../../kernel/values/ids.ts';
 import { loadScope } from '../automation/context.ts';
 import { ACTOR_COLUMNS, type Act, type Actor, type ActorRow, actorFrom } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';
+import {
+  INACTIVE_SINCE,
+  occasionId,
+  occasionSql,
+  UNANSWERED_FROM,
+  UNANSWERED_WHERE,
+} from '../automation/timed-occasions.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
 import { recordRuns, runRule } from './engine.ts';
 import type { RuleRow } from './repo.ts';
@@ -29,28 +36,6 @@ interface Occasion {
   contactId: string | null;
   since: Date;
 }
-
-const occasionId = (kind: string, subject: string, since: Date) =>
-  `occ_${kind}_${subject}_${since.getTime()}`;
-// The same id in SQL: milliseconds since the epoch, cut as JavaScript's Date cuts them (journeys'
-// timed entries name their occasions alike: journeys/timed.ts).
-export const occasionSql = (kind: string, subject: string, since: string) =>
-  `'occ_${kind}_' || ${subject} || '_' || floor(extract(epoch from ${since}) * 1000)::bigint`;
-
-/**
- * Open conversations `c` whose customer is waiting for a reply, with `w.since`: their first message
- * after the business last wrote. A FROM clause and its condition, shared with journeys/timed.ts.
- */
-export const UNANSWERED_FROM = `conversations c
-       CROSS JOIN LATERAL (
-         SELECT min(m.created_at) AS since FROM messages m
-          WHERE m.conversation_id = c.id AND m.direction = 'inbound'
-            AND m.created_at > coalesce((SELECT max(o.created_at) FROM messages o
-                                          WHERE o.conversation_id = c.id AND o.direction = 'outbound'),
-                                         '-infinity'::timestamptz)) w`;
-export const UNANSWERED_WHERE = `c.status = 'open' AND c.unread_count > 0`;
-/** When a contact `c` fell silent: its last message, or its creation if it never wrote. */
-export const INACTIVE_SINCE = 'coalesce(c.last_inbound_at, c.created_at)';
 
 async function unanswered(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
   const { rows } = await db.query<{ id: string; contact_id: string; since: Date }>(

@@ -9,7 +9,7 @@ import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import { evaluate } from '../automation/conditions.ts';
 import { conditionContext, contactIdOf, type RunScope } from '../automation/context.ts';
 import { EXIT_EVENTS } from '../automation/interest.ts';
-import { MAX_DEPTH } from '../rules/engine.ts';
+import { MAX_DEPTH } from '../automation/triggers.ts';
 import { type EnrollServices, exitEnrollments, tryEnroll } from './enroll.ts';
 import type { Definition, ExitReason, SequenceRow } from './repo.ts';
 

@@ -2,10 +2,11 @@ import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import type { Conditions } from '../automation/conditions.ts';
+import { ConditionsSchema } from '../automation/conditions-schema.ts';
 import { WEEKDAYS } from '../automation/time.ts';
+import { TRIGGER_EVENTS } from '../automation/triggers.ts';
 import { jobProperties } from '../bulk/schemas.ts';
 import { messageFields } from '../messages/schemas.ts';
-import { ConditionsSchema, TRIGGER_EVENTS } from '../rules/schemas.ts';
 import type { EnrollmentRow, SequenceRow } from './repo.ts';
 
 export const MAX_STEPS = 20;
