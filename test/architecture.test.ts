@@ -10,7 +10,7 @@ import { cyclesOf, readImports, sourceFiles } from './helpers/imports.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 // Issue 44 in progress: the violations left, lowered by each step; removed when it reaches zero.
-const CEILING: number = 496;
+const CEILING: number = 495;
 
 /** The unit a file belongs to: config, kernel, channels, a module folder, or app (composition). */
 function unitOf(file: string): string {

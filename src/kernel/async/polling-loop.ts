@@ -3,6 +3,7 @@
 // much it did; a round that did something, or was woken meanwhile, is followed by another at once.
 // A failed round is logged and the loop goes on. stop() waits for the round under way.
 import type { FastifyBaseLogger } from 'fastify';
+import { WakeSignal } from './wake-signal.ts';
 
 export class PollingLoop {
   readonly #round: () => Promise<number>;
@@ -11,8 +12,7 @@ export class PollingLoop {
   readonly #failure: string;
   #running = false;
   #loop: Promise<void> = Promise.resolve();
-  #alarm: (() => void) | null = null;
-  #woken = 0;
+  readonly #signal = new WakeSignal();
 
   constructor(options: {
     round: () => Promise<number>;
@@ -35,19 +35,18 @@ export class PollingLoop {
 
   async stop(): Promise<void> {
     this.#running = false;
-    this.#alarm?.();
+    this.#signal.wake();
     await this.#loop;
   }
 
   /** Something is due now: look at once. */
   wake(): void {
-    this.#woken++;
-    this.#alarm?.();
+    this.#signal.wake();
   }
 
   async #run(): Promise<void> {
     while (this.#running) {
-      const seen = this.#woken;
+      const mark = this.#signal.mark;
       let worked = 0;
       try {
         worked = await this.#round();
@@ -55,15 +54,8 @@ export class PollingLoop {
         this.#log.error({ err }, this.#failure);
       }
       if (!this.#running) break;
-      if (worked > 0 || seen !== this.#woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#pollMs());
-        this.#alarm = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#alarm = null;
+      if (worked > 0 || this.#signal.wokenSince(mark)) continue;
+      await this.#signal.sleep(this.#pollMs());
     }
   }
 }

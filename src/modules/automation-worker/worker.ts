@@ -12,6 +12,7 @@
 // An account that is suspended or closed, or whose plan has no automation, runs nothing: its
 // events are dropped from the inbox.
 import type { FastifyBaseLogger } from 'fastify';
+import { WakeSignal } from '../../kernel/async/wake-signal.ts';
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
@@ -115,13 +116,11 @@ export class AutomationWorker {
   #running = false;
   #loopsDone: Promise<unknown> = Promise.resolve();
   #unlisten: (() => Promise<void>) | null = null;
-  /** The sleeping loops' alarms. */
-  readonly #sleepers = new Set<() => void>();
+  /** Wakes the lanes' loops (kernel/async/wake-signal.ts). */
+  readonly #signal = new WakeSignal();
   /** Per lane: when to look for due steps next, and whether the last look found some. */
   readonly #nextDueCheck: number[] = [];
   readonly #dueBacklog: boolean[] = [];
-  /** Counts wake-ups: a loop that sees it move while it worked goes round again. */
-  #wakes = 0;
   #scanTimer: NodeJS.Timeout | null = null;
   #scanning: Promise<void> | null = null;
   /** Set when an event made journey runs due (answered or started): the runner looks at once. */
@@ -199,8 +198,7 @@ export class AutomationWorker {
   }
 
   wake(): void {
-    this.#wakes++;
-    for (const wakeUp of [...this.#sleepers]) wakeUp();
+    this.#signal.wake();
   }
 
   async stop(): Promise<void> {
@@ -216,7 +214,7 @@ export class AutomationWorker {
 
   async #loop(lane: number, lanes: number): Promise<void> {
     while (this.#running) {
-      const wakes = this.#wakes;
+      const mark = this.#signal.mark;
       let took = false;
       try {
         took = await this.runOne(lane, lanes);
@@ -225,16 +223,8 @@ export class AutomationWorker {
       }
       took = (await this.#betweenEvents(lane)) || took;
       if (!this.#running) break;
-      if (took || this.#wakes !== wakes) continue;
-      await new Promise<void>((resolve) => {
-        const wakeUp = () => {
-          clearTimeout(timer);
-          this.#sleepers.delete(wakeUp);
-          resolve();
-        };
-        const timer = setTimeout(wakeUp, this.#settings.pollIntervalMs);
-        this.#sleepers.add(wakeUp);
-      });
+      if (took || this.#signal.wokenSince(mark)) continue;
+      await this.#signal.sleep(this.#settings.pollIntervalMs);
     }
   }
 

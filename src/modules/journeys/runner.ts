@@ -17,10 +17,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventEnvelope, EventInput } from '../../kernel/outbox/events.ts';
-import { batchOrOneByOne } from '../automation/batches.ts';
+import { runDueBatch } from '../automation/batches.ts';
 import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from '../automation/effects.ts';
 import { erasedEventSql } from '../erasure/erase.ts';
-import { tryHoldAgainstErasure } from '../erasure/lock.ts';
 import type { SendResult } from '../messages/accept-batch.ts';
 import { type Going, reread, type Turn, walkAll } from './execute.ts';
 import type { Definition } from './graph.ts';
@@ -227,35 +226,22 @@ async function runTurns(
  * Advances up to `limit` due runs in one transaction; answers how many were taken. The accepted
  * sends are added to `sent` (for the dispatchers, woken after commit).
  */
-export async function runDueJourneys(
+export function runDueJourneys(
   s: EffectServices,
   sent: SendResult[],
   log: FastifyBaseLogger,
   limit: number,
 ): Promise<number> {
-  return s.db.transaction(async (tx) => {
-    const now = s.now();
-    const { rows: due } = await tx.query<Due>(DUE_SQL, [now, limit]);
-    if (due.length === 0) return 0;
-    // Their contacts are read after this (erasure/lock.ts); an account being erased waits for the
-    // next look, its runs untouched (the erasure ends them), and counts as no backlog.
-    const held = await tryHoldAgainstErasure(
-      tx,
-      due.map((r) => r.account_id),
-    );
-    const rows = due.filter((r) => held.has(r.account_id));
-    if (rows.length === 0) return 0;
-    await batchOrOneByOne(tx, rows, (batch, into) => runTurns(tx, s, batch, now, into), sent, {
-      batchFailed: (err) =>
-        log.warn({ err }, 'a batch of journey runs failed; its runs are taken one by one'),
-      rowFailed: async (row, err) => {
-        log.error({ err, runId: row.id }, 'a journey run failed unexpectedly; tried again in a minute');
-        await tx.query('UPDATE journey_runs SET resume_at = $2 WHERE id = $1', [
-          row.id,
-          new Date(now.getTime() + 60_000),
-        ]);
-      },
-    });
-    return rows.length;
+  return runDueBatch<Due>(s, sent, log, limit, {
+    dueSql: DUE_SQL,
+    work: (tx, batch, now, into) => runTurns(tx, s, batch, now, into),
+    putBack: async (tx, id, at) => {
+      await tx.query('UPDATE journey_runs SET resume_at = $2 WHERE id = $1', [id, at]);
+    },
+    log: {
+      batchFailed: 'a batch of journey runs failed; its runs are taken one by one',
+      rowFailed: 'a journey run failed unexpectedly; tried again in a minute',
+      idField: 'runId',
+    },
   });
 }

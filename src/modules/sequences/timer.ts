@@ -12,7 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventInput } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { batchOrOneByOne } from '../automation/batches.ts';
+import { runDueBatch } from '../automation/batches.ts';
 import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
   ACTOR_COLUMNS,
@@ -26,7 +26,6 @@ import {
 import { renderMessage } from '../automation/render-fields.ts';
 import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
 import { erasedEventSql } from '../erasure/erase.ts';
-import { tryHoldAgainstErasure } from '../erasure/lock.ts';
 import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
 import type { Definition, EnrollmentRow, ExitReason, Step, StepRecord } from './repo.ts';
@@ -297,38 +296,22 @@ async function runTurns(
  * Sends up to `limit` due steps in one transaction; answers how many enrollments were taken. The
  * accepted sends are added to `sent` (for the dispatchers, woken after commit).
  */
-export async function runDue(
+export function runDue(
   s: EffectServices,
   sent: SendResult[],
   log: FastifyBaseLogger,
   limit: number,
 ): Promise<number> {
-  return s.db.transaction(async (tx) => {
-    const now = s.now();
-    const { rows: due } = await tx.query<Due>(DUE_SQL, [now, limit]);
-    if (due.length === 0) return 0;
-    // Their contacts are read after this (erasure/lock.ts); an account being erased waits for the
-    // next look, its enrollments untouched (the erasure ends them), and counts as no backlog.
-    const held = await tryHoldAgainstErasure(
-      tx,
-      due.map((r) => r.account_id),
-    );
-    const rows = due.filter((r) => held.has(r.account_id));
-    if (rows.length === 0) return 0;
-    await batchOrOneByOne(tx, rows, (batch, into) => runTurns(tx, s, batch, now, into), sent, {
-      batchFailed: (err) =>
-        log.warn({ err }, 'a batch of sequence steps failed; its enrollments are taken one by one'),
-      rowFailed: async (row, err) => {
-        log.error(
-          { err, enrollmentId: row.id },
-          'a sequence step failed unexpectedly; tried again in a minute',
-        );
-        await tx.query('UPDATE sequence_enrollments SET next_run_at = $2 WHERE id = $1', [
-          row.id,
-          new Date(now.getTime() + 60_000),
-        ]);
-      },
-    });
-    return rows.length;
+  return runDueBatch<Due>(s, sent, log, limit, {
+    dueSql: DUE_SQL,
+    work: (tx, batch, now, into) => runTurns(tx, s, batch, now, into),
+    putBack: async (tx, id, at) => {
+      await tx.query('UPDATE sequence_enrollments SET next_run_at = $2 WHERE id = $1', [id, at]);
+    },
+    log: {
+      batchFailed: 'a batch of sequence steps failed; its enrollments are taken one by one',
+      rowFailed: 'a sequence step failed unexpectedly; tried again in a minute',
+      idField: 'enrollmentId',
+    },
   });
 }

@@ -15,6 +15,7 @@
 // notifications. An endpoint whose probe finds nothing left leaves the rotation until one of those
 // names it again (docs/history/issue-27.md, "Issue 27: webhook claims at 10,000 endpoints").
 import type { FastifyBaseLogger } from 'fastify';
+import { WakeSignal } from '../../kernel/async/wake-signal.ts';
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import type { Metrics } from '../../kernel/observability/metrics.ts';
@@ -100,8 +101,8 @@ export class WebhookDispatcher {
   #loopDone: Promise<void> = Promise.resolve();
   #unlisten: (() => Promise<void>) | null = null;
   #pruneTimer: NodeJS.Timeout | null = null;
-  #wakeRequested = false;
-  #wakeUp: (() => void) | null = null;
+  /** Wakes the claiming loop (kernel/async/wake-signal.ts). */
+  readonly #signal = new WakeSignal();
 
   // Endpoints that may have due work, in the order of their turns (a Map keeps insertion order; a
   // served endpoint goes to the back). #named counts every naming, so a claim drops an endpoint it
@@ -179,10 +180,7 @@ export class WebhookDispatcher {
 
   /** Claims again now (new work named, or a slot freed). */
   #kick(): void {
-    this.#wakeRequested = true;
-    const wakeUp = this.#wakeUp;
-    this.#wakeUp = null;
-    wakeUp?.();
+    this.#signal.wake();
   }
 
   /** Stops claiming, waits up to timeoutMs for attempts in flight, and writes their results. */
@@ -207,7 +205,7 @@ export class WebhookDispatcher {
 
   async #loop(): Promise<void> {
     while (this.#running) {
-      this.#wakeRequested = false;
+      const mark = this.#signal.mark;
       const free = this.#settings.concurrency - this.#inFlight.size;
       let claimed = 0;
       try {
@@ -220,17 +218,13 @@ export class WebhookDispatcher {
       }
       if (!this.#running) break;
       // A claim that found work may have left more; loop at once if there is room for it.
-      if (this.#wakeRequested || (claimed > 0 && this.#inFlight.size < this.#settings.concurrency)) {
+      if (
+        this.#signal.wokenSince(mark) ||
+        (claimed > 0 && this.#inFlight.size < this.#settings.concurrency)
+      ) {
         continue;
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#settings.pollIntervalMs);
-        this.#wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wakeUp = null;
+      await this.#signal.sleep(this.#settings.pollIntervalMs);
     }
   }
 
