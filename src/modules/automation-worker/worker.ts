@@ -18,10 +18,11 @@ import type { Tx } from '../../kernel/database/db.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import { actor } from '../automation/act.ts';
+import { type AccountActor, actorsOf } from '../automation/actors.ts';
 import { batchOrOneByOne } from '../automation/batches.ts';
 import { CallSender } from '../automation/calls.ts';
 import { loadScope, type RunScope } from '../automation/context.ts';
-import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from '../automation/effects.ts';
+import type { EffectServices } from '../automation/effects.ts';
 import { AUTOMATION_CHANNEL, AUTOMATION_DUE_CHANNEL } from '../automation/outbox.ts';
 import { isErasedEvent } from '../erasure/erase.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
@@ -52,7 +53,7 @@ export interface WorkerSettings {
   scanIntervalMs: number;
 }
 
-interface Taken extends ActorRow {
+interface Taken {
   event_id: string;
   account_id: string;
   payload: string;
@@ -74,11 +75,10 @@ const TAKE_SQL = `
    ORDER BY created_at, event_id LIMIT $2 FOR UPDATE SKIP LOCKED`;
 
 const TAKEN_SQL = `
-  SELECT i.event_id, i.account_id, e.payload, ${ACTOR_COLUMNS}
+  SELECT i.event_id, i.account_id, e.payload
     FROM unnest($1::text[], $2::text[]) AS i (event_id, account_id)
     JOIN events e ON e.id = i.event_id
     JOIN accounts a ON a.id = i.account_id
-    LEFT JOIN account_channels c ON c.account_id = i.account_id
    ORDER BY e.created_at, i.event_id`;
 
 /**
@@ -286,9 +286,14 @@ export class AutomationWorker {
         inbox.map((r) => r.account_id),
       ]);
       const { sequenced, journeyed } = await accountsWithState(tx, rows);
+      const actors = await actorsOf(
+        tx,
+        rows.map((r) => r.account_id),
+      );
       const rules = new Map<string, RuleRow[]>();
       const run = (row: Taken, into: SendResult[]) =>
         this.#runEvent(tx, row, into, {
+          account: actors.get(row.account_id) ?? null,
           sequenced: sequenced.has(row.account_id),
           journeyed: journeyed.has(row.account_id),
           rules,
@@ -346,10 +351,14 @@ export class AutomationWorker {
     tx: Tx,
     taken: Taken,
     sent: SendResult[],
-    batch: { sequenced: boolean; journeyed: boolean; rules: Map<string, RuleRow[]> },
+    batch: {
+      account: AccountActor | null;
+      sequenced: boolean;
+      journeyed: boolean;
+      rules: Map<string, RuleRow[]>;
+    },
   ): Promise<void> {
-    const { sequenced, journeyed } = batch;
-    const account = actorFrom(taken.account_id, taken);
+    const { account, sequenced, journeyed } = batch;
     // An event erased before it ran says nothing to act on.
     if (!account || isErasedEvent(taken.payload)) return;
     const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };

@@ -5,7 +5,7 @@
 import type { Sql } from '../../kernel/database/db.ts';
 import type { EventEnvelope } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import type { ContactRow } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import type { Context } from './conditions.ts';
 import { contactZone, localTime } from './time.ts';
@@ -65,15 +65,13 @@ export async function scopeFor(
 ): Promise<RunScope> {
   // The contact and its conversation in one round trip (a run reads its scope once or more per event).
   const { rows } = await sql.query<Partial<ContactRow> & { conv: ConversationRef | null }>(
-    `SELECT ${CONTACT_COLUMNS.split(', ')
-      .map((c) => `c.${c}`)
-      .join(', ')},
+    `SELECT c.*,
             (SELECT json_build_object('id', v.id, 'status', v.status, 'assignee_id', v.assignee_id)
                FROM conversations v
               WHERE v.account_id = $1
                 AND ((($2::text) IS NOT NULL AND v.id = $2) OR (($2::text) IS NULL AND v.contact_id = $3))
               ORDER BY v.opened_at DESC LIMIT 1) AS conv
-       FROM (SELECT 1) one LEFT JOIN contacts c ON c.account_id = $1 AND c.id = $3`,
+       FROM (SELECT 1) one LEFT JOIN contact_rows c ON c.account_id = $1 AND c.id = $3`,
     [accountId, about.conversationId ?? null, contactId],
   );
   const { conv, ...contact } = rows[0]!;

@@ -9,7 +9,6 @@ import type { Database, Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { CausedBy, EventOutbox } from '../../kernel/outbox/events.ts';
-import { hasFeature, planOf } from '../accounts/plans.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import type { ApprovedTemplates } from '../templates/approved.ts';
 import type { Action } from './actions.ts';
@@ -74,23 +73,6 @@ export interface Actor {
   channelProvider: 'sandbox' | 'whatsapp_cloud';
   /** Sends of a run started by a sandbox message go to the sandbox. */
   mode: 'live' | 'sandbox';
-}
-
-/** An account as automation reads it: `accounts a` with its channel `c` (ACTOR_COLUMNS). */
-export interface ActorRow {
-  status: string;
-  plan_code: string;
-  addons: string[];
-  country_code: string;
-  provider: 'sandbox' | 'whatsapp_cloud' | null;
-}
-
-export const ACTOR_COLUMNS = 'a.status, a.plan_code, a.addons, a.country_code, c.provider';
-
-/** The account a run acts for, or null when it may not run (suspended or closed, or no automation). */
-export function actorFrom(accountId: string, row: ActorRow | undefined): Omit<Actor, 'mode'> | null {
-  if (row?.status !== 'ACTIVE' || !hasFeature(planOf(row.plan_code), row.addons, 'automation')) return null;
-  return { accountId, countryCode: row.country_code, channelProvider: row.provider ?? 'sandbox' };
 }
 
 /** The run's transaction, as the database of services that open a transaction of their own. */

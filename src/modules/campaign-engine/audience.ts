@@ -8,7 +8,7 @@ import type { Sql } from '../../kernel/database/db.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { type Conditions, conditionProblems, evaluate } from '../automation/conditions.ts';
 import { conditionContext, scopeOf } from '../automation/context.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import type { ContactRow } from '../contacts/repo.ts';
 
 export type Audience =
   | { tag: string }
@@ -136,7 +136,7 @@ export async function eachAudiencePage(
   let after = '';
   for (;;) {
     const { rows } = await sql.query<ContactRow>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts
+      `SELECT * FROM contact_rows
         WHERE account_id = $1 AND id > $2 ${where ? `AND ${where.clause}` : ''}
         ORDER BY id LIMIT ${pageSize}`,
       where ? [accountId, after, where.value] : [accountId, after],

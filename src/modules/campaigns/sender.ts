@@ -32,7 +32,7 @@ import { type FieldSchema, renderFields } from '../automation/render-fields.ts';
 import { TemplateError } from '../automation/templating.ts';
 import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
 import { takeSlots } from '../campaign-engine/rate-slots.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import type { ContactRow } from '../contacts/repo.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
 import type { AcceptServices } from '../messages/accept.ts';
 import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
@@ -80,18 +80,13 @@ interface Round {
 
 const NOTHING: Round = { settled: 0, results: [], idle: false, pause: null };
 
-/** A due recipient and its contact's columns (all null when the contact was deleted). */
-type Due = { contact_id: string } & { [K in keyof ContactRow as `c_${K}`]: ContactRow[K] | null };
-
-const CONTACT_FIELDS = CONTACT_COLUMNS.split(', ')
-  .map((column) => `c.${column} AS c_${column}`)
-  .join(', ');
+/** A due recipient and its contact's columns (contact_rows; all null when the contact was deleted). */
+type Due = { contact_id: string } & { [K in keyof ContactRow]: ContactRow[K] | null };
 
 function contactOf(due: Due): ContactRow | null {
-  if (due.c_id === null) return null;
-  const row: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(due)) if (key.startsWith('c_')) row[key.slice(2)] = value;
-  return row as unknown as ContactRow;
+  if (due.id === null) return null;
+  const { contact_id: _, ...row } = due;
+  return row as ContactRow;
 }
 
 export class CampaignSender {
@@ -224,8 +219,8 @@ export class CampaignSender {
 async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> {
   const now = d.now();
   const { rows: due } = await tx.query<Due>(
-    `SELECT r.contact_id, ${CONTACT_FIELDS}
-       FROM campaign_recipients r LEFT JOIN contacts c ON c.account_id = $2 AND c.id = r.contact_id
+    `SELECT r.contact_id, c.*
+       FROM campaign_recipients r LEFT JOIN contact_rows c ON c.account_id = $2 AND c.id = r.contact_id
       WHERE r.campaign_id = $1 AND r.state = 'pending' AND r.due_at <= $3
       ORDER BY r.due_at, r.contact_id LIMIT ${SEND_BATCH} FOR UPDATE OF r SKIP LOCKED`,
     [campaign.id, campaign.account_id, now],

@@ -1,7 +1,7 @@
 // Contact rows. Every query is scoped by account_id: another account's id finds nothing.
 import type { Sql } from '../../kernel/database/db.ts';
 import { ACCOUNT_ORDER, type Page } from '../../kernel/http/pagination.ts';
-import { idAt } from '../../kernel/values/ids.ts';
+import { idAt, newId } from '../../kernel/values/ids.ts';
 import type { AttributeValue } from './fields.ts';
 
 export interface ContactRow {
@@ -35,6 +35,28 @@ export interface ContactValues {
 
 export const CONTACT_COLUMNS =
   'id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out, created_at, updated_at, last_inbound_at, wa_id';
+
+/**
+ * Makes a bare contact (a number, nothing else) for each pair that has none, in one statement;
+ * answers those made (a pair another transaction made meanwhile is not among them).
+ */
+export async function insertNumbers(
+  sql: Sql,
+  pairs: { accountId: string; phone: string }[],
+  now: Date,
+): Promise<ContactRow[]> {
+  const { rows } = await sql.query<ContactRow>(
+    `INSERT INTO contacts (id, account_id, phone, created_at, updated_at)
+     SELECT n.id, n.account_id, n.phone, $2, $2 FROM jsonb_to_recordset($1::jsonb) AS n (id text, account_id text, phone text)
+     ON CONFLICT (account_id, phone) DO NOTHING
+     RETURNING ${CONTACT_COLUMNS}`,
+    [
+      JSON.stringify(pairs.map((p) => ({ id: newId('contact'), account_id: p.accountId, phone: p.phone }))),
+      now,
+    ],
+  );
+  return rows;
+}
 
 /** Inserts a contact, or answers the id of the account's contact that already has this phone. */
 /** Inserts contacts (ON CONFLICT of the phone, nothing); answers those inserted. */

@@ -1,7 +1,7 @@
 // Conversation rows. Every function takes the account: another tenant's conversation is not found.
 import type { Sql } from '../../kernel/database/db.ts';
 import { invalid } from '../../kernel/http/errors.ts';
-import { MESSAGE_COLUMNS, type MessageRow, messageFromJson } from '../messages/repo.ts';
+import { type MessageRow, messageFromJson } from '../messages/repo.ts';
 
 export type ConversationStatus = 'open' | 'closed';
 
@@ -46,7 +46,7 @@ const viewSql = (where: string, tail = '') => `
          CASE WHEN m.id IS NULL THEN NULL ELSE row_to_json(m) END AS last_message
     FROM conversations cv
     LEFT JOIN contacts ct ON ct.id = cv.contact_id AND ct.account_id = cv.account_id
-    LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages
+    LEFT JOIN LATERAL (SELECT * FROM message_rows
                         WHERE id = cv.last_message_id AND account_id = cv.account_id) m ON true
    WHERE ${where} ${tail}`;
 
@@ -156,7 +156,7 @@ export async function listConversationMessages(
   const params: unknown[] = [accountId, conversationId];
   const before = page.before ? `AND id < $${params.push(page.before)}` : '';
   const { rows } = await sql.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM messages
+    `SELECT * FROM message_rows
       WHERE conversation_id = $2 AND account_id = $1 ${before}
       ORDER BY id DESC LIMIT ${page.limit + 1}`,
     params,

@@ -24,9 +24,7 @@ export const ERASED_EVENT_MARK = '"data": {"erased": true}';
 export const isErasedEvent = (payload: string): boolean =>
   payload === ERASED_DATA || payload.includes(ERASED_EVENT_MARK);
 
-/** The same in SQL, of a payload column. */
-export const erasedEventSql = (payload: string): string =>
-  `(${payload} = '${ERASED_DATA}' OR strpos(${payload}, '${ERASED_EVENT_MARK}') > 0)`;
+// The same in SQL is the database function event_erased(payload) (migrations/036_read_models.sql).
 /** What an erased message's error says instead of the provider's words (its code stays). */
 export const ERASED_ERROR_MESSAGE = 'Erased with the contact; the code says what happened.';
 

@@ -25,6 +25,39 @@ export function typesCondition(filters: string[], params: unknown[]): string {
   return `(${filters.map((f) => typeCondition(f, params)).join(' OR ')})`;
 }
 
+/**
+ * The events a webhook replay sends again: an account's (or every account's of a partner) with ids
+ * in [fromId, beforeId), matching each of the filter lists (an endpoint's, and the request's), never
+ * a `webhook.test`; oldest first, at most `limit`.
+ */
+export async function eventsToReplay(
+  sql: Sql,
+  q: {
+    owner: { accountId: string } | { partnerId: string };
+    fromId: string;
+    beforeId: string;
+    filters: string[][];
+    limit: number;
+  },
+): Promise<{ id: string; type: string }[]> {
+  const params: unknown[] = [
+    'accountId' in q.owner ? q.owner.accountId : q.owner.partnerId,
+    q.fromId,
+    q.beforeId,
+  ];
+  const accounts =
+    'accountId' in q.owner
+      ? 'e.account_id = $1'
+      : 'e.account_id IN (SELECT a.id FROM accounts a WHERE a.partner_id = $1)';
+  let where = `${accounts} AND e.id >= $2 AND e.id < $3 AND e.type <> 'webhook.test'`;
+  for (const filters of q.filters) where += ` AND ${typesCondition(filters, params)}`;
+  const { rows } = await sql.query<{ id: string; type: string }>(
+    `SELECT e.id, e.type FROM events e WHERE ${where} ORDER BY e.id LIMIT ${q.limit}`,
+    params,
+  );
+  return rows;
+}
+
 export async function listEvents(
   sql: Sql,
   accountId: string,

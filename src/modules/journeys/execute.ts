@@ -19,7 +19,7 @@ import {
 import { bodyBudget, renderMessage, renderWhole } from '../automation/render-fields.ts';
 import { durationMs, nextOpening, windowZone } from '../automation/time.ts';
 import { placeCallIn } from '../calls/service.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import type { ContactRow } from '../contacts/repo.ts';
 import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
 import type { MessageFieldsInput } from '../messages/content.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
@@ -65,10 +65,9 @@ function scopeFor(t: Turn, g: Going): JourneyScope {
 
 /** Reads the contact and its latest conversation again (an update_contact or assign changed them). */
 export async function reread(t: Turn, accountIds: string[], contactIds: string[]): Promise<void> {
-  const { rows: contacts } = await t.tx.query<ContactRow>(
-    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE id = ANY($1)`,
-    [contactIds],
-  );
+  const { rows: contacts } = await t.tx.query<ContactRow>('SELECT * FROM contact_rows WHERE id = ANY($1)', [
+    contactIds,
+  ]);
   for (const id of contactIds) t.contacts.delete(id);
   for (const c of contacts) t.contacts.set(c.id, c);
   // By account too: the conversations' indexes start with it.

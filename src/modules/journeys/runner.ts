@@ -17,9 +17,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventEnvelope, EventInput } from '../../kernel/outbox/events.ts';
+import { actorsOf } from '../automation/actors.ts';
 import { runDueBatch } from '../automation/batches.ts';
-import { ACTOR_COLUMNS, type ActorRow, actorFrom, type EffectServices } from '../automation/effects.ts';
-import { erasedEventSql } from '../erasure/erase.ts';
+import type { EffectServices } from '../automation/effects.ts';
 import type { SendResult } from '../messages/accept-batch.ts';
 import { type Going, reread, type Turn, walkAll } from './execute.ts';
 import type { Definition } from './graph.ts';
@@ -27,8 +27,8 @@ import type { RunRow, StepRow } from './repo.ts';
 import { toRun } from './schemas.ts';
 import { Walk } from './walk.ts';
 
-/** A due run, its version's definition and its account (`account_status`: the account's). */
-type Due = RunRow & Omit<ActorRow, 'status'> & { account_status: string; definition: Definition };
+/** A due run and its version's definition. */
+type Due = RunRow & { definition: Definition };
 
 const RUN_COLUMNS = [
   'id',
@@ -59,8 +59,7 @@ const RUN_COLUMNS = [
 // after this statement began is locked (and rechecked) in its new version, while a second read of
 // the table outside the subquery would still see the statement's older snapshot of it.
 const DUE_SQL = `
-  SELECT ${RUN_COLUMNS.map((c) => `d.${c}`).join(', ')}, v.definition,
-         ${ACTOR_COLUMNS.replace('a.status', 'a.status AS account_status')}
+  SELECT ${RUN_COLUMNS.map((c) => `d.${c}`).join(', ')}, v.definition
     FROM (SELECT ${RUN_COLUMNS.map((c) => `r.${c}`).join(', ')} FROM journey_runs r
             JOIN journeys j ON j.id = r.journey_id
             JOIN accounts a ON a.id = r.account_id
@@ -68,8 +67,6 @@ const DUE_SQL = `
              AND a.status = 'ACTIVE'
            ORDER BY r.resume_at LIMIT $2 FOR UPDATE OF r SKIP LOCKED) d
     JOIN journey_versions v ON v.journey_id = d.journey_id AND v.version = d.version
-    JOIN accounts a ON a.id = d.account_id
-    LEFT JOIN account_channels c ON c.account_id = d.account_id
    ORDER BY d.resume_at`;
 
 /** Writes the runs in one statement, their steps in another, and emits the ends. */
@@ -162,7 +159,7 @@ async function readTurn(
   const eventIds = rows.flatMap((r) => (r.trigger_event_id ? [r.trigger_event_id] : []));
   if (eventIds.length > 0) {
     const { rows: events } = await tx.query<{ id: string; payload: string }>(
-      `SELECT id, payload FROM events WHERE id = ANY($1) AND NOT ${erasedEventSql('payload')}`,
+      'SELECT id, payload FROM events WHERE id = ANY($1) AND NOT event_erased(payload)',
       [eventIds],
     );
     for (const e of events) {
@@ -183,19 +180,17 @@ async function runTurns(
 ): Promise<void> {
   const t = await readTurn(tx, s, rows, now, sent);
   const open = await openSteps(tx, rows);
+  const actors = await actorsOf(
+    tx,
+    rows.map((r) => r.account_id),
+  );
   const walks: Walk[] = [];
   const going: Going[] = [];
   for (const due of rows) {
-    const { definition, account_status, plan_code, addons, country_code, provider, ...run } = due;
+    const { definition, ...run } = due;
     const walk = new Walk(run, definition, open.get(run.id) ?? null, now);
     walks.push(walk);
-    const account = actorFrom(run.account_id, {
-      status: account_status,
-      plan_code,
-      addons,
-      country_code,
-      provider,
-    });
+    const account = actors.get(run.account_id);
     if (!account) {
       // The plan lost automation: the run holds where it is (and expires in time).
       walk.run.resume_at = new Date(now.getTime() + 3600_000);

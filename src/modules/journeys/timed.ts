@@ -13,14 +13,9 @@
 // Runs start live, as a rule's timed run acts live: a timed trigger comes from no sandbox key.
 import type { Database } from '../../kernel/database/db.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
-import { ACTOR_COLUMNS, type ActorRow, actorFrom } from '../automation/effects.ts';
+import { actorsOf } from '../automation/actors.ts';
 import { durationMs } from '../automation/time.ts';
-import {
-  INACTIVE_SINCE,
-  occasionSql,
-  UNANSWERED_FROM,
-  UNANSWERED_WHERE,
-} from '../automation/timed-occasions.ts';
+import { findOccasions } from '../automation/timed-occasions.ts';
 import type { JourneyRow } from './repo.ts';
 import { tryStart } from './start.ts';
 
@@ -33,62 +28,55 @@ interface Occasion {
   data: Record<string, unknown>;
 }
 
-/** Contacts the journey's reentry lets start a run now, and whose occasion has none: SQL on `contact`. */
-const STARTABLE = (occasion: string, contact: string) => `
-  NOT EXISTS (SELECT 1 FROM journey_runs r
-               WHERE r.journey_id = $3 AND r.contact_id = ${contact}
-                 AND (r.trigger_event_id = ${occasion} OR $4 = 'never'
-                      OR ($4 = 'after_exit' AND r.status IN ('running', 'waiting'))))`;
-
-async function inactive(db: Database, journey: JourneyRow, cutoff: Date): Promise<Occasion[]> {
-  const since = INACTIVE_SINCE;
-  const occasion = occasionSql('inactive', 'c.id', since);
-  const { rows } = await db.query<{ id: string; occasion: string; since: Date }>(
-    `SELECT c.id, ${occasion} AS occasion, ${since} AS since FROM contacts c
-      WHERE c.account_id = $1 AND ${since} <= $2 AND ${STARTABLE(occasion, 'c.id')}
-      LIMIT ${PER_SCAN}`,
-    [journey.account_id, cutoff, journey.id, journey.definition.entry.reentry],
-  );
-  return rows.map((r) => ({
-    id: r.occasion,
-    contactId: r.id,
-    data: { id: r.id, inactiveSince: new Date(r.since).toISOString() },
-  }));
-}
-
-async function unanswered(db: Database, journey: JourneyRow, cutoff: Date): Promise<Occasion[]> {
-  const occasion = occasionSql('unanswered', 'c.id', 'w.since');
-  const { rows } = await db.query<{ id: string; contact_id: string; occasion: string; since: Date }>(
-    `SELECT c.id, c.contact_id, ${occasion} AS occasion, w.since
-       FROM ${UNANSWERED_FROM}
-      WHERE c.account_id = $1 AND ${UNANSWERED_WHERE} AND w.since <= $2
-        AND ${STARTABLE(occasion, 'c.contact_id')}
-      LIMIT ${PER_SCAN}`,
-    [journey.account_id, cutoff, journey.id, journey.definition.entry.reentry],
-  );
-  return rows.map((r) => ({
-    id: r.occasion,
-    contactId: r.contact_id,
-    data: { id: r.id, contactId: r.contact_id, waitingSince: new Date(r.since).toISOString() },
+/**
+ * A journey's due waits of a kind: those of contacts its reentry lets start a run now ($4), whose
+ * occasion ($3: the journey) has no run yet.
+ */
+async function due(
+  db: Database,
+  kind: 'unanswered' | 'inactive',
+  journey: JourneyRow,
+  cutoff: Date,
+): Promise<Occasion[]> {
+  const found = await findOccasions(db, kind, {
+    accountId: journey.account_id,
+    cutoff,
+    limit: PER_SCAN,
+    untaken: (occasion, contact) => `
+      NOT EXISTS (SELECT 1 FROM journey_runs r
+                   WHERE r.journey_id = $3 AND r.contact_id = ${contact}
+                     AND (r.trigger_event_id = ${occasion} OR $4 = 'never'
+                          OR ($4 = 'after_exit' AND r.status IN ('running', 'waiting'))))`,
+    params: [journey.id, journey.definition.entry.reentry],
+  });
+  return found.map((f) => ({
+    id: f.occasion,
+    contactId: f.contactId,
+    data:
+      kind === 'unanswered'
+        ? { id: f.subjectId, contactId: f.contactId, waitingSince: f.since.toISOString() }
+        : { id: f.subjectId, inactiveSince: f.since.toISOString() },
   }));
 }
 
 /** Starts a run for every due occasion of the published journeys with a timed entry; answers how many. */
 export async function scanTimedEntries(s: { db: Database; now: () => Date }): Promise<number> {
-  const { rows: journeys } = await s.db.query<JourneyRow & ActorRow & { account_status: string }>(
-    `SELECT j.*, ${ACTOR_COLUMNS.replace('a.status', 'a.status AS account_status')}
-       FROM journeys j JOIN accounts a ON a.id = j.account_id
-       LEFT JOIN account_channels c ON c.account_id = j.account_id
+  const { rows: journeys } = await s.db.query<JourneyRow>(
+    `SELECT j.* FROM journeys j JOIN accounts a ON a.id = j.account_id
       WHERE j.status = 'published' AND j.definition->'entry'->>'after' IS NOT NULL AND a.status = 'ACTIVE'`,
+  );
+  const actors = await actorsOf(
+    s.db,
+    journeys.map((j) => j.account_id),
   );
   let started = 0;
   for (const journey of journeys) {
     // An account whose plan lost automation starts nothing.
-    if (!actorFrom(journey.account_id, { ...journey, status: journey.account_status })) continue;
+    if (!actors.get(journey.account_id)) continue;
     const { event, after } = journey.definition.entry;
     const cutoff = new Date(s.now().getTime() - durationMs(after!));
-    const due = event === 'conversation.unanswered' ? unanswered : inactive;
-    const occasions = await due(s.db, journey, cutoff);
+    const kind = event === 'conversation.unanswered' ? 'unanswered' : 'inactive';
+    const occasions = await due(s.db, kind, journey, cutoff);
     if (occasions.length === 0) continue;
     started += await s.db.transaction(async (tx) => {
       let n = 0;

@@ -13,7 +13,7 @@ import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { crossesBelow, emitIfBelowThreshold } from '../billing/wallet.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import { type ContactRow, insertNumbers } from '../contacts/repo.ts';
 import { toContact } from '../contacts/schemas.ts';
 import { quote, windowOpen } from '../pricing/quote.ts';
 import type { AcceptServices } from './accept.ts';
@@ -104,19 +104,12 @@ function contactsOf(rows: ContactRow[], pairs: Pair[]): Map<string, ContactRow> 
  */
 const pairedContacts = (n: number) =>
   `unnest($${n}::text[], $${n + 1}::text[]) AS p (account_id, phone)
-   JOIN contacts c ON c.account_id = p.account_id AND c.phone = p.phone`;
-
-const CONTACT_COLUMNS_OF_C = CONTACT_COLUMNS.split(', ')
-  .map((c) => `c.${c}`)
-  .join(', ');
+   JOIN contact_rows c ON c.account_id = p.account_id AND c.phone = p.phone`;
 
 const pairParams = (pairs: Pair[]) => [pairs.map((p) => p.accountId), pairs.map((p) => p.phone)];
 
 async function readContacts(tx: Tx, pairs: Pair[]): Promise<Map<string, ContactRow>> {
-  const { rows } = await tx.query<ContactRow>(
-    `SELECT ${CONTACT_COLUMNS_OF_C} FROM ${pairedContacts(1)}`,
-    pairParams(pairs),
-  );
+  const { rows } = await tx.query<ContactRow>(`SELECT c.* FROM ${pairedContacts(1)}`, pairParams(pairs));
   return contactsOf(rows, pairs);
 }
 
@@ -131,7 +124,7 @@ const readSql = (locked: boolean) => `
     SELECT id, wallet_balance_micros AS balance, currency, low_balance_threshold_micros AS threshold
       FROM accounts WHERE id = ANY($1::text[]) ORDER BY id ${locked ? 'FOR NO KEY UPDATE' : ''}
   )
-  SELECT ${CONTACT_COLUMNS_OF_C},
+  SELECT c.*,
          (SELECT coalesce(json_agg(w), '[]'::json) FROM wallets w) AS wallets
     FROM (SELECT 1) AS one
     LEFT JOIN (${pairedContacts(2)}) ON true`;
@@ -158,16 +151,7 @@ async function createContacts(
   pairs: Pair[],
   now: Date,
 ): Promise<Map<string, ContactRow>> {
-  const { rows: created } = await tx.query<ContactRow>(
-    `INSERT INTO contacts (id, account_id, phone, created_at, updated_at)
-     SELECT n.id, n.account_id, n.phone, $2, $2 FROM jsonb_to_recordset($1::jsonb) AS n (id text, account_id text, phone text)
-     ON CONFLICT (account_id, phone) DO NOTHING
-     RETURNING ${CONTACT_COLUMNS}`,
-    [
-      JSON.stringify(pairs.map((p) => ({ id: newId('contact'), account_id: p.accountId, phone: p.phone }))),
-      now,
-    ],
-  );
+  const created = await insertNumbers(tx, pairs, now);
   await s.events.emitMany(
     tx,
     created.map(

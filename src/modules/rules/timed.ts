@@ -10,19 +10,14 @@
 // claimed by another, committed or not, waits for it or skips it, so an occasion fires once
 // across any number of processes. A reply, or a new message, ends the occasion; the next wait is
 // another one.
-import type { Database, Tx } from '../../kernel/database/db.ts';
+import type { Database } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
+import { actorOf } from '../automation/actors.ts';
 import { loadScope } from '../automation/context.ts';
-import { ACTOR_COLUMNS, type Act, type Actor, type ActorRow, actorFrom } from '../automation/effects.ts';
+import type { Act } from '../automation/effects.ts';
 import { durationMs } from '../automation/time.ts';
-import {
-  INACTIVE_SINCE,
-  occasionId,
-  occasionSql,
-  UNANSWERED_FROM,
-  UNANSWERED_WHERE,
-} from '../automation/timed-occasions.ts';
+import { findOccasions, occasionId } from '../automation/timed-occasions.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
 import { recordRuns, runRule } from './engine.ts';
 import type { RuleRow } from './repo.ts';
@@ -37,40 +32,26 @@ interface Occasion {
   since: Date;
 }
 
-async function unanswered(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
-  const { rows } = await db.query<{ id: string; contact_id: string; since: Date }>(
-    `SELECT c.id, c.contact_id, w.since
-       FROM ${UNANSWERED_FROM}
-      WHERE c.account_id = $1 AND ${UNANSWERED_WHERE} AND w.since <= $2
-        AND NOT EXISTS (SELECT 1 FROM rule_runs r
-                         WHERE r.rule_id = $3 AND r.event_id = ${occasionSql('unanswered', 'c.id', 'w.since')})
-      LIMIT ${PER_SCAN}`,
-    [rule.account_id, cutoff, rule.id],
-  );
-  return rows.map((r) => ({
-    id: occasionId('unanswered', r.id, new Date(r.since)),
-    subjectId: r.id,
-    contactId: r.contact_id,
-    since: new Date(r.since),
-  }));
-}
-
-async function inactive(db: Database, rule: RuleRow, cutoff: Date): Promise<Occasion[]> {
-  const { rows } = await db.query<{ id: string; since: Date }>(
-    `SELECT c.id, ${INACTIVE_SINCE} AS since
-       FROM contacts c
-      WHERE c.account_id = $1 AND ${INACTIVE_SINCE} <= $2
-        AND NOT EXISTS (SELECT 1 FROM rule_runs r
-                         WHERE r.rule_id = $3
-                           AND r.event_id = ${occasionSql('inactive', 'c.id', INACTIVE_SINCE)})
-      LIMIT ${PER_SCAN}`,
-    [rule.account_id, cutoff, rule.id],
-  );
-  return rows.map((r) => ({
-    id: occasionId('inactive', r.id, new Date(r.since)),
-    subjectId: r.id,
-    contactId: r.id,
-    since: new Date(r.since),
+/** A rule's due waits of a kind: those it has not run for (its rule_runs keep the occasion's id). */
+async function due(
+  db: Database,
+  kind: 'unanswered' | 'inactive',
+  rule: RuleRow,
+  cutoff: Date,
+): Promise<Occasion[]> {
+  const found = await findOccasions(db, kind, {
+    accountId: rule.account_id,
+    cutoff,
+    limit: PER_SCAN,
+    untaken: (occasion) =>
+      `NOT EXISTS (SELECT 1 FROM rule_runs r WHERE r.rule_id = $3 AND r.event_id = ${occasion})`,
+    params: [rule.id],
+  });
+  return found.map((f) => ({
+    id: occasionId(kind, f.subjectId, f.since),
+    subjectId: f.subjectId,
+    contactId: f.contactId,
+    since: f.since,
   }));
 }
 
@@ -78,15 +59,6 @@ export interface TimedServices {
   db: Database;
   events: EventOutbox;
   now: () => Date;
-}
-
-/** The account a rule acts for, or null when it may not run (suspended, or no automation). */
-async function actorOf(tx: Tx, accountId: string): Promise<Omit<Actor, 'mode'> | null> {
-  const { rows } = await tx.query<ActorRow>(
-    `SELECT ${ACTOR_COLUMNS} FROM accounts a LEFT JOIN account_channels c ON c.account_id = a.id WHERE a.id = $1`,
-    [accountId],
-  );
-  return actorFrom(accountId, rows[0]);
 }
 
 /** Fires one occasion of a rule, unless another run of it claimed it first. */
@@ -137,8 +109,8 @@ export async function scanTimed(s: TimedServices, act: Act): Promise<number> {
   let fired = 0;
   for (const rule of rules) {
     const cutoff = new Date(s.now().getTime() - durationMs(rule.trigger_after!));
-    const due = rule.trigger_event === 'conversation.unanswered' ? unanswered : inactive;
-    for (const occasion of await due(s.db, rule, cutoff)) {
+    const kind = rule.trigger_event === 'conversation.unanswered' ? 'unanswered' : 'inactive';
+    for (const occasion of await due(s.db, kind, rule, cutoff)) {
       if (await fire(s, rule, occasion, act)) fired++;
     }
   }

@@ -12,28 +12,25 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventInput } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
+import { type AccountActor, actorsOf } from '../automation/actors.ts';
 import { runDueBatch } from '../automation/batches.ts';
 import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
-  ACTOR_COLUMNS,
-  type ActorRow,
-  actorFrom,
   automatedSendsLastHour,
   type EffectServices,
   failureOf,
   markCausedBy,
 } from '../automation/effects.ts';
 import { renderMessage } from '../automation/render-fields.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
-import { erasedEventSql } from '../erasure/erase.ts';
+import type { ContactRow } from '../contacts/repo.ts';
 import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
 import { prepareMessage, templateLookup } from '../messages/prepare.ts';
 import type { Definition, EnrollmentRow, ExitReason, Step, StepRecord } from './repo.ts';
 import { type ContactTime, nextRunAt, verdict } from './schedule.ts';
 import { toEnrollment } from './schemas.ts';
 
-/** A due enrollment (its status is `active`: `status` here is its account's) with its version and account. */
-type Due = Omit<EnrollmentRow, 'status'> & ActorRow & { definition: Definition };
+/** A due enrollment (its status is `active`, not read) with its version's definition. */
+type Due = Omit<EnrollmentRow, 'status'> & { definition: Definition };
 
 const ENROLLMENT_COLUMNS =
   'id, account_id, sequence_id, version, contact_id, exit_reason, reason, step_index, next_run_at, steps, sandbox, ' +
@@ -47,30 +44,20 @@ const columns = (table: string) =>
 // changed after this statement began is locked (and rechecked) in its new version, while a second
 // read of the table outside the subquery would still see the statement's older snapshot of it.
 const DUE_SQL = `
-  SELECT ${columns('d')}, v.definition, ${ACTOR_COLUMNS}
+  SELECT ${columns('d')}, v.definition
     FROM (SELECT ${columns('e')} FROM sequence_enrollments e
             JOIN sequences q ON q.id = e.sequence_id
             JOIN accounts a ON a.id = e.account_id
            WHERE e.status = 'active' AND e.next_run_at <= $1 AND q.status = 'active' AND a.status = 'ACTIVE'
            ORDER BY e.next_run_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED) d
     JOIN sequence_versions v ON v.sequence_id = d.sequence_id AND v.version = d.version
-    JOIN accounts a ON a.id = d.account_id
-    LEFT JOIN account_channels c ON c.account_id = d.account_id
    ORDER BY d.next_run_at`;
 
 /** Where an enrollment stands after its turn. */
 type Turn = EnrollmentRow;
 
 function enrollmentOf(row: Due): EnrollmentRow {
-  const {
-    definition: _,
-    status: __,
-    plan_code: ___,
-    addons: ____,
-    country_code: _____,
-    provider: ______,
-    ...e
-  } = row;
+  const { definition: _, ...e } = row;
   return { ...e, status: 'active' };
 }
 
@@ -92,6 +79,7 @@ function afterStep(e: EnrollmentRow, d: Definition, where: ContactTime, record: 
 
 interface Send {
   row: Due;
+  actor: AccountActor;
   e: EnrollmentRow;
   step: Step;
   contact: ContactRow;
@@ -99,12 +87,18 @@ interface Send {
 }
 
 /** Each due enrollment's turn, except the sends: those are answered as `sends`. */
-function triage(rows: Due[], contacts: Map<string, ContactRow>, now: Date) {
+function triage(
+  rows: Due[],
+  contacts: Map<string, ContactRow>,
+  actors: Map<string, AccountActor | null>,
+  now: Date,
+) {
   const turns: Turn[] = [];
   const sends: Send[] = [];
   for (const row of rows) {
     const e = enrollmentOf(row);
-    if (!actorFrom(row.account_id, row)) {
+    const actor = actors.get(row.account_id);
+    if (!actor) {
       // The plan lost automation: the step waits (and is past due if it stays so for an hour).
       turns.push({ ...e, next_run_at: new Date(now.getTime() + 3600_000) });
       continue;
@@ -131,7 +125,7 @@ function triage(rows: Due[], contacts: Map<string, ContactRow>, now: Date) {
         reason: v.reason,
       };
       turns.push(afterStep(e, row.definition, where, record, now));
-    } else sends.push({ row, e, step, contact, where });
+    } else sends.push({ row, actor, e, step, contact, where });
   }
   return { turns, sends };
 }
@@ -146,7 +140,7 @@ async function scopesFor(tx: Tx, sends: Send[]) {
   const eventIds = sends.flatMap((x) => (x.row.trigger_event_id ? [x.row.trigger_event_id] : []));
   const { rows: events } = eventIds.length
     ? await tx.query<{ id: string; payload: string }>(
-        `SELECT id, payload FROM events WHERE id = ANY($1) AND NOT ${erasedEventSql('payload')}`,
+        'SELECT id, payload FROM events WHERE id = ANY($1) AND NOT event_erased(payload)',
         [eventIds],
       )
     : { rows: [] };
@@ -199,11 +193,11 @@ async function send(
       const lookup = templateLookup(tx, x.row.account_id, s.approvedTemplates);
       const prepared = await prepareMessage(
         { ...message, to: x.contact.phone },
-        { countryCode: x.row.country_code, lookup },
+        { countryCode: x.actor.countryCode, lookup },
       );
       requests.push({
         sender: {
-          account: { id: x.row.account_id, channelProvider: x.row.provider ?? 'sandbox' },
+          account: { id: x.row.account_id, channelProvider: x.actor.channelProvider },
           mode: x.row.sandbox ? 'sandbox' : 'live',
           // The step's message, at most once whatever happens.
           idempotencyKey: `seq:${x.row.id}:${x.step.id}`,
@@ -283,11 +277,14 @@ async function runTurns(
   now: Date,
   sent: SendResult[],
 ): Promise<void> {
-  const { rows: contacts } = await tx.query<ContactRow>(
-    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE id = ANY($1)`,
-    [rows.map((r) => r.contact_id)],
+  const { rows: contacts } = await tx.query<ContactRow>('SELECT * FROM contact_rows WHERE id = ANY($1)', [
+    rows.map((r) => r.contact_id),
+  ]);
+  const actors = await actorsOf(
+    tx,
+    rows.map((r) => r.account_id),
   );
-  const { turns, sends } = triage(rows, new Map(contacts.map((c) => [c.id, c])), now);
+  const { turns, sends } = triage(rows, new Map(contacts.map((c) => [c.id, c])), actors, now);
   if (sends.length > 0) turns.push(...(await send(tx, s, sends, now, sent)));
   await write(tx, s, turns, now);
 }

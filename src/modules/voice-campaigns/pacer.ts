@@ -13,7 +13,7 @@ import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
 import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
 import { placeCallIn } from '../calls/service.ts';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/repo.ts';
+import type { ContactRow } from '../contacts/repo.ts';
 import { holdAgainstErasure } from '../erasure/lock.ts';
 import type { PriceTable } from '../pricing/prices.ts';
 import type { CampaignRow } from './repo.ts';
@@ -71,8 +71,7 @@ async function advance(tx: Tx, s: PacerServices, found: CampaignRow): Promise<nu
   if (free <= 0) return 0;
   const { rows: due } = await tx.query<{ contact_id: string; attempts: number; contact: ContactRow | null }>(
     `SELECT r.contact_id, r.attempts,
-            (SELECT row_to_json(c) FROM (SELECT ${CONTACT_COLUMNS} FROM contacts
-                                          WHERE account_id = $2 AND id = r.contact_id) c) AS contact
+            (SELECT row_to_json(c) FROM contact_rows c WHERE c.account_id = $2 AND c.id = r.contact_id) AS contact
        FROM voice_campaign_contacts r
       WHERE r.campaign_id = $1 AND r.state = 'pending' AND r.next_attempt_at <= $3
       ORDER BY r.next_attempt_at, r.contact_id LIMIT ${DUE_BATCH} FOR UPDATE OF r SKIP LOCKED`,

@@ -3,7 +3,6 @@
 // transaction per delivery.
 import type { Database } from '../../kernel/database/db.ts';
 import type { PostResult } from '../../kernel/outbound/egress.ts';
-import { erasedEventSql } from '../erasure/erase.ts';
 import { failPendingDeliveries } from './repo.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs } from './schedule.ts';
 
@@ -96,7 +95,7 @@ export async function writeOutcomes(db: Database, outcomes: Outcome[], now: Date
     await tx.query(
       `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
        SELECT a.delivery_id, a.attempted_at::timestamptz, a.status_code, a.latency_ms,
-              CASE WHEN ${erasedEventSql('ev.payload')} THEN NULL ELSE a.excerpt END, a.error
+              CASE WHEN event_erased(ev.payload) THEN NULL ELSE a.excerpt END, a.error
          FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[])
            AS a (delivery_id, attempted_at, status_code, latency_ms, excerpt, error, event_id)
          LEFT JOIN events ev ON ev.id = a.event_id`,

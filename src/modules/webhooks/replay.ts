@@ -6,7 +6,7 @@
 import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { filterProblem } from '../../kernel/outbox/events.ts';
 import { idAt, newId } from '../../kernel/values/ids.ts';
-import { typesCondition } from '../events/repo.ts';
+import { eventsToReplay } from '../events/repo.ts';
 import { DELIVERY_CHANNEL, wakePayload } from './outbox.ts';
 import { findEndpoint, type Owner } from './repo.ts';
 import { AUTOMATIC_ATTEMPTS } from './schedule.ts';
@@ -40,21 +40,15 @@ export async function replayEvents(
     if (!endpoint) throw notFound('webhook');
     if (!endpoint.enabled) throw conflict('The webhook is disabled; enable it before replaying events.');
     // The endpoint's account, or every account of its partner; a time range is an id range.
-    const params: unknown[] = [
-      endpoint.account_id ?? endpoint.partner_id,
-      idAt('event', since),
-      idAt('event', until),
-    ];
-    const accounts = endpoint.account_id
-      ? 'e.account_id = $1'
-      : 'e.account_id IN (SELECT a.id FROM accounts a WHERE a.partner_id = $1)';
-    let where = `${accounts} AND e.id >= $2 AND e.id < $3 AND e.type <> 'webhook.test'`;
-    where += ` AND ${typesCondition(endpoint.event_filters, params)}`;
-    if (input.types) where += ` AND ${typesCondition(input.types, params)}`;
-    const { rows } = await tx.query<{ id: string; type: string }>(
-      `SELECT e.id, e.type FROM events e WHERE ${where} ORDER BY e.id LIMIT ${MAX_REPLAY_EVENTS + 1}`,
-      params,
-    );
+    const rows = await eventsToReplay(tx, {
+      owner: endpoint.account_id
+        ? { accountId: endpoint.account_id }
+        : { partnerId: endpoint.partner_id as string },
+      fromId: idAt('event', since),
+      beforeId: idAt('event', until),
+      filters: input.types ? [endpoint.event_filters, input.types] : [endpoint.event_filters],
+      limit: MAX_REPLAY_EVENTS + 1,
+    });
     if (rows.length > MAX_REPLAY_EVENTS) {
       throw invalid(
         'since',

@@ -65,7 +65,7 @@ export function ConversationView({
           if (event.type === 'message.received') reload();
         }
         if (event.type.startsWith('conversation.') && data.id === id)
-          setValue(data as unknown as Conversation);
+          setValue((current) => latest(current, data as unknown as Conversation));
       }),
     [id, subscribe],
   );
@@ -74,7 +74,8 @@ export function ConversationView({
     setBusy(what);
     setActionError(null);
     try {
-      setValue(await run());
+      const next = await run();
+      setValue((current) => latest(current, next));
       onChanged();
     } catch (err) {
       setActionError(shownError(err));
@@ -194,6 +195,15 @@ export function ConversationView({
       ) : null}
     </section>
   );
+}
+
+/**
+ * The newer of two states of the conversation. An event can arrive after the answer to a later
+ * action (the stream is not the HTTP response): applied blindly, a late `conversation.assigned`
+ * showed a closed conversation as open, and the agent's next click landed on the wrong button.
+ */
+function latest(current: Conversation | null, next: Conversation): Conversation {
+  return current && Date.parse(current.updatedAt) > Date.parse(next.updatedAt) ? current : next;
 }
 
 const RANK: Record<Message['status'], number> = {
