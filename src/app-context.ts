@@ -3,16 +3,16 @@
 
 import type { Channels } from './channels/registry.ts';
 import type { KernelContext } from './kernel/context.ts';
-import type { ActionTargets } from './modules/automation/actions.ts';
-import type { AutomationWorker } from './modules/automation-worker/worker.ts';
-import type { VoiceDialer } from './modules/calls/dialer.ts';
-import type { CampaignSender } from './modules/campaigns/sender.ts';
-import type { MediaStore } from './modules/media/service.ts';
-import type { AcceptQueue } from './modules/messages/accept-queue.ts';
-import type { PriceTable } from './modules/pricing/prices.ts';
-import type { RetentionPruner } from './modules/retention/prune.ts';
-import type { ApprovedTemplates } from './modules/templates/approved.ts';
-import type { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
+import type { ActionTargets } from './modules/automation/index.ts';
+import type { AutomationWorker } from './modules/automation-worker/index.ts';
+import type { VoiceDialer } from './modules/calls/index.ts';
+import type { CampaignSender } from './modules/campaigns/index.ts';
+import type { MediaStore } from './modules/media/index.ts';
+import type { AcceptQueue } from './modules/messages/index.ts';
+import type { PriceTable } from './modules/pricing/index.ts';
+import type { RetentionPruner } from './modules/retention/index.ts';
+import type { ApprovedTemplates } from './modules/templates/index.ts';
+import type { WebhookDispatcher } from './modules/webhooks/index.ts';
 
 export type { RouteInfo } from './kernel/context.ts';
 

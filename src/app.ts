@@ -30,69 +30,68 @@ import { installMetrics, Metrics } from './kernel/observability/metrics.ts';
 import { installOpenApi } from './kernel/openapi/openapi.ts';
 import { Egress, type Resolver } from './kernel/outbound/egress.ts';
 import { EventOutbox } from './kernel/outbox/events.ts';
-import { PLAN_RULES } from './modules/accounts/plans.ts';
-import { accountRoutes } from './modules/accounts/routes.ts';
-import { automationInbox } from './modules/automation/outbox.ts';
-import { wakeRoutes } from './modules/automation-worker/wake-routes.ts';
-import { AutomationWorker } from './modules/automation-worker/worker.ts';
-import { walletRoutes } from './modules/billing/routes.ts';
-import { bulkContactsJob } from './modules/bulk/contacts-job.ts';
-import { subscribeBulkProgress } from './modules/bulk/messages-progress.ts';
-import { bulkRoutes } from './modules/bulk/routes.ts';
-import { whatsappCallbackRoutes } from './modules/callbacks/whatsapp-routes.ts';
-import { callActions } from './modules/calls/actions.ts';
-import { voiceCallbackRoutes } from './modules/calls/callback-routes.ts';
-import { VoiceDialer } from './modules/calls/dialer.ts';
-import { callRoutes } from './modules/calls/routes.ts';
-import { subscribeCampaignFeedback } from './modules/campaigns/feedback.ts';
-import { campaignRoutes } from './modules/campaigns/routes.ts';
-import { CampaignSender } from './modules/campaigns/sender.ts';
-import { channelRoutes } from './modules/channel/routes.ts';
-import { channelRefreshJob } from './modules/channel/signals.ts';
-import { consoleAppRoutes } from './modules/console-app/routes.ts';
-import { consoleAuthRoutes } from './modules/console-auth/routes.ts';
-import { contactRoutes } from './modules/contacts/routes.ts';
-import { conversationRoutes } from './modules/conversations/routes.ts';
-import { sandboxRoutes } from './modules/conversations/sandbox-routes.ts';
-import { subscribeConversationCleanup } from './modules/conversations/service.ts';
-import { eventRoutes } from './modules/events/routes.ts';
-import { journeyConfigRoutes } from './modules/journey-configs/routes.ts';
-import { journeyActions } from './modules/journeys/actions.ts';
-import { subscribeJourneyCallResumes } from './modules/journeys/call-ended.ts';
-import { findJourney } from './modules/journeys/repo.ts';
-import { journeyRoutes } from './modules/journeys/routes.ts';
-import { keyRoutes } from './modules/keys/routes.ts';
-import { mediaRoutes } from './modules/media/routes.ts';
-import { MediaStore } from './modules/media/service.ts';
-import { AcceptQueue, lanesFor } from './modules/messages/accept-queue.ts';
-import { dispatchJob } from './modules/messages/dispatch.ts';
-import { findMessage } from './modules/messages/repo.ts';
-import { messageRoutes } from './modules/messages/routes.ts';
-import { sandboxStatusJob } from './modules/messages/sandbox-job.ts';
-import { opsRoutes } from './modules/ops/routes.ts';
-import { partnerAccountRoutes } from './modules/partner/account-routes.ts';
-import { partnerRoutes } from './modules/partner/routes.ts';
-import { partnerWhatsAppAppRoutes } from './modules/partner/whatsapp-app-routes.ts';
-import { loadPrices } from './modules/pricing/prices.ts';
-import { RetentionPruner } from './modules/retention/prune.ts';
-import { ruleRoutes } from './modules/rules/routes.ts';
-import { sequenceActions } from './modules/sequences/actions.ts';
-import { bulkEnrollJob } from './modules/sequences/bulk-enroll-job.ts';
-import { findSequence } from './modules/sequences/repo.ts';
-import { sequenceRoutes } from './modules/sequences/routes.ts';
-import { teamRoutes } from './modules/team/routes.ts';
-import { ApprovedTemplates } from './modules/templates/approved.ts';
-import { templateReviewJob } from './modules/templates/review-job.ts';
-import { templateRoutes } from './modules/templates/routes.ts';
-import { templateSyncJob } from './modules/templates/sync-job.ts';
-import { subscribeCampaignCallOutcomes } from './modules/voice-campaigns/outcome.ts';
-import { advanceCampaigns } from './modules/voice-campaigns/pacer.ts';
-import { voiceCampaignRoutes } from './modules/voice-campaigns/routes.ts';
-import { voiceChannelRoutes } from './modules/voice-channel/routes.ts';
-import { voiceScriptRoutes } from './modules/voice-scripts/routes.ts';
-import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
-import { webhookFanOut } from './modules/webhooks/outbox.ts';
-import { ACCOUNT_WEBHOOKS, PARTNER_WEBHOOKS, webhookRoutes } from './modules/webhooks/routes.ts';
+import { accountRoutes, PLAN_RULES } from './modules/accounts/index.ts';
+import { automationInbox } from './modules/automation/index.ts';
+import { AutomationWorker, wakeRoutes } from './modules/automation-worker/index.ts';
+import { walletRoutes } from './modules/billing/index.ts';
+import { bulkContactsJob, bulkRoutes, subscribeBulkProgress } from './modules/bulk/index.ts';
+import { whatsappCallbackRoutes } from './modules/callbacks/index.ts';
+import { callActions, callRoutes, VoiceDialer, voiceCallbackRoutes } from './modules/calls/index.ts';
+import { CampaignSender, campaignRoutes, subscribeCampaignFeedback } from './modules/campaigns/index.ts';
+import { consoleAppRoutes } from './modules/console-app/index.ts';
+import { consoleAuthRoutes } from './modules/console-auth/index.ts';
+import { contactRoutes } from './modules/contacts/index.ts';
+import {
+  conversationRoutes,
+  sandboxRoutes,
+  subscribeConversationCleanup,
+} from './modules/conversations/index.ts';
+import { eventRoutes } from './modules/events/index.ts';
+import { journeyConfigRoutes } from './modules/journey-configs/index.ts';
+import {
+  findJourney,
+  journeyActions,
+  journeyRoutes,
+  subscribeJourneyCallResumes,
+} from './modules/journeys/index.ts';
+import { keyRoutes } from './modules/keys/index.ts';
+import { MediaStore, mediaRoutes } from './modules/media/index.ts';
+import {
+  AcceptQueue,
+  dispatchJob,
+  findMessage,
+  lanesFor,
+  messageRoutes,
+  sandboxStatusJob,
+} from './modules/messages/index.ts';
+import { opsRoutes } from './modules/ops/index.ts';
+import { partnerAccountRoutes, partnerRoutes, partnerWhatsAppAppRoutes } from './modules/partner/index.ts';
+import { loadPrices } from './modules/pricing/index.ts';
+import { RetentionPruner } from './modules/retention/index.ts';
+import { ruleRoutes } from './modules/rules/index.ts';
+import { bulkEnrollJob, findSequence, sequenceActions, sequenceRoutes } from './modules/sequences/index.ts';
+import { teamRoutes } from './modules/team/index.ts';
+import {
+  ApprovedTemplates,
+  templateReviewJob,
+  templateRoutes,
+  templateSyncJob,
+} from './modules/templates/index.ts';
+import {
+  advanceCampaigns,
+  subscribeCampaignCallOutcomes,
+  voiceCampaignRoutes,
+} from './modules/voice-campaigns/index.ts';
+import { voiceChannelRoutes } from './modules/voice-channel/index.ts';
+import { voiceScriptRoutes } from './modules/voice-scripts/index.ts';
+import {
+  ACCOUNT_WEBHOOKS,
+  PARTNER_WEBHOOKS,
+  WebhookDispatcher,
+  webhookFanOut,
+  webhookRoutes,
+} from './modules/webhooks/index.ts';
+import { channelRefreshJob, channelRoutes } from './modules/whatsapp-channel/index.ts';
 
 export { API_PREFIX };
 
@@ -264,7 +263,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         egress,
         secrets,
         contactCapPerHour: config.automationContactCapPerHour,
-        // The actions whose work is a module's above automation (automation/effects.ts).
+        // The actions whose work is a module's above automation (automation/run-actions.ts).
         actions: { ...sequenceActions, ...journeyActions, ...callActions },
       },
       app.log,

@@ -15,16 +15,15 @@ import type { Database } from './kernel/database/db.ts';
 import { ApiError } from './kernel/http/errors.ts';
 import { claimDataDir, DataDirError, PRIVATE_UMASK } from './kernel/runtime/data-dir.ts';
 import { TIDINGS_VERSION } from './kernel/runtime/version.ts';
-import { ADDONS, PLAN_CODES } from './modules/accounts/plans.ts';
-import { listAccounts } from './modules/accounts/repo.ts';
-import { createKey, revokeKey } from './modules/keys/service.ts';
-import { provisionAccount } from './modules/partner/accounts.ts';
+import { ADDONS, listAccounts, PLAN_CODES } from './modules/accounts/index.ts';
+import { createKey, revokeKey } from './modules/keys/index.ts';
 import {
   bootstrapTokenFile,
   installationPartner,
+  provisionAccount,
   readBootstrapToken,
   renewBootstrapToken,
-} from './modules/partner/bootstrap.ts';
+} from './modules/partner/index.ts';
 
 // The server (Fastify, the database drivers, every module) is loaded only by the commands that
 // need it: the API client commands start in a tenth of the time without it.
@@ -164,7 +163,7 @@ program
 /** Runs an operations command: a UsageError or a bad backup file is printed and exits 2 / 1. */
 async function operation(work: () => Promise<number | undefined>): Promise<void> {
   const { UsageError } = await import('./cli/usage-error.ts');
-  const { BackupFormatError } = await import('./modules/backup/format.ts');
+  const { BackupFormatError } = await import('./modules/backup/index.ts');
   try {
     process.exitCode = (await work()) ?? 0;
   } catch (err) {

@@ -12,11 +12,11 @@ import { migrate } from './kernel/database/migrate.ts';
 import { pruneIdempotencyKeys } from './kernel/http/idempotency.ts';
 import { Jobs } from './kernel/jobs/jobs.ts';
 import { claimDataDir, describeOpen } from './kernel/runtime/data-dir.ts';
-import { openAdminSocket } from './modules/backup/admin-socket.ts';
-import { prepareDummyHash } from './modules/console-auth/passwords.ts';
-import { ensureBootstrapToken } from './modules/partner/bootstrap.ts';
-import { startRetention } from './modules/retention/prune.ts';
-import { startTemplateSyncs } from './modules/templates/sync-job.ts';
+import { openAdminSocket } from './modules/backup/index.ts';
+import { prepareDummyHash } from './modules/console-auth/index.ts';
+import { ensureBootstrapToken } from './modules/partner/index.ts';
+import { startRetention } from './modules/retention/index.ts';
+import { startTemplateSyncs } from './modules/templates/index.ts';
 
 export interface RunningServer {
   app: App;

@@ -1,8 +1,8 @@
-// The pure rules of campaigns: the status machine both kinds share (campaign-engine/states.ts) and
+// The pure rules of campaigns: the status machine both kinds share (campaign-shared/states.ts) and
 // the pace's throttling hold (campaigns/pace.ts): halved once a second at most, within the
 // channel's throughput, doubled back each 10 s without another, lifted at the set rate.
 import { describe, expect, it } from 'vitest';
-import { allows, assertAllowed, goingStatus } from '../src/modules/campaign-engine/states.ts';
+import { allows, assertAllowed, goingStatus } from '../src/modules/campaign-shared/states.ts';
 import {
   BACKOFF_RECOVERY_MS,
   recoveredBackoff,

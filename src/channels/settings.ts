@@ -76,7 +76,7 @@ export interface WhatsAppSecrets {
   accessToken: string;
   /**
    * The Meta app's secret: callbacks are signed with it (X-Hub-Signature-256). Absent when the
-   * account's partner has set its app (channel/partner-app.ts): the partner's is used.
+   * account's partner has set its app (whatsapp-channel/partner-app.ts): the partner's is used.
    */
   appSecret?: string;
   /** What Meta sends back in the `hub.verify_token` of the callback handshake (absent: the partner's). */

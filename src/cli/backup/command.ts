@@ -10,9 +10,13 @@ import { readSecretsKeyFile, secretsKeyFile } from '../../kernel/crypto/secrets.
 import { embeddedDir, loadPgliteDump, openDatabase, openPglite } from '../../kernel/database/db.ts';
 import { hasDatabase } from '../../kernel/database/pglite-initdb.ts';
 import { claimDataDir } from '../../kernel/runtime/data-dir.ts';
-import { adminSocketPath } from '../../modules/backup/admin-socket.ts';
-import { type BackupManifest, decodeBackup } from '../../modules/backup/format.ts';
-import { countRows, takeBackup } from '../../modules/backup/take.ts';
+import {
+  adminSocketPath,
+  type BackupManifest,
+  countRows,
+  decodeBackup,
+  takeBackup,
+} from '../../modules/backup/index.ts';
 import { serverRunning } from '../server-pid.ts';
 import { UsageError } from '../usage-error.ts';
 

@@ -1,5 +1,5 @@
 // The CSV's header and rows, turned into the contacts the bulk endpoint takes.
-import { ATTRIBUTE_NAME } from '../../modules/contacts/fields.ts';
+import { ATTRIBUTE_NAME } from '../../modules/contacts/index.ts';
 import { type ContactInput, type RowError, UsageError } from './types.ts';
 
 type Field = 'phone' | 'name' | 'email' | 'tags' | 'optedIn' | 'marketingOptOut';

@@ -6,7 +6,7 @@
 // (--since). One line per event says what the local receiver answered; a failed forward is not
 // retried (the server's webhooks and POST /webhooks/{id}/replay are for that).
 import { Command } from 'commander';
-import { generateSecret, secretProblem, signatureHeaders } from '../../modules/webhooks/signing.ts';
+import { generateSecret, secretProblem, signatureHeaders } from '../../modules/webhooks/index.ts';
 import { withConnectionOptions } from '../api/command.ts';
 import { API_PREFIX, apiBase, refusalOf, transportFor } from '../api-client.ts';
 import { type Connection, resolveConnection, saveProfile } from '../profiles.ts';

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { AccountSnapshot } from '../../kernel/access/auth.ts';
 import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { money } from '../billing/money.ts';
+import { money } from '../billing/index.ts';
 import {
   ADDONS,
   type Addon,

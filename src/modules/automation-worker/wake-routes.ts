@@ -7,11 +7,9 @@ import { Type } from 'typebox';
 import { accountOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError, invalid } from '../../kernel/http/errors.ts';
-import { dueEverywhere } from '../automation/outbox.ts';
-import { wakeRun } from '../journeys/runs.ts';
-import { RunSchema, toRun } from '../journeys/schemas.ts';
-import { EnrollmentSchema, toEnrollment, WakeBody } from '../sequences/schemas.ts';
-import { wakeEnrollment } from '../sequences/wake.ts';
+import { dueEverywhere } from '../automation/index.ts';
+import { RunSchema, toRun, wakeRun } from '../journeys/index.ts';
+import { EnrollmentSchema, toEnrollment, WakeBody, wakeEnrollment } from '../sequences/index.ts';
 import type { AutomationWorker } from './worker.ts';
 
 /** The kernel's context and the services these routes uses. */

@@ -17,24 +17,24 @@ import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
-import { actor } from '../automation/act.ts';
-import { type AccountActor, actorsOf } from '../automation/actors.ts';
-import { batchOrOneByOne } from '../automation/batches.ts';
-import { CallSender } from '../automation/calls.ts';
-import { loadScope, type RunScope } from '../automation/context.ts';
-import type { EffectServices } from '../automation/effects.ts';
-import { AUTOMATION_CHANNEL, AUTOMATION_DUE_CHANNEL } from '../automation/outbox.ts';
-import { isErasedEvent } from '../erasure/erase.ts';
-import { holdAgainstErasure } from '../erasure/lock.ts';
-import { answerRuns, startOnEvent } from '../journeys/engine.ts';
-import { runDueJourneys } from '../journeys/runner.ts';
-import { scanTimedEntries } from '../journeys/timed.ts';
-import { type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
-import { recordRuns, runRulesFor } from '../rules/engine.ts';
-import type { RuleRow } from '../rules/repo.ts';
-import { scanTimed } from '../rules/timed.ts';
-import { enrollOnEvent, exitOnEvent } from '../sequences/engine.ts';
-import { runDue } from '../sequences/timer.ts';
+import type { EffectServices } from '../automation/index.ts';
+import {
+  type AccountActor,
+  AUTOMATION_CHANNEL,
+  AUTOMATION_DUE_CHANNEL,
+  actor,
+  actorsOf,
+  batchOrOneByOne,
+  CallSender,
+  loadScope,
+  type RunScope,
+} from '../automation/index.ts';
+import { holdAgainstErasure, isErasedEvent } from '../erasure/index.ts';
+import { answerRuns, runDueJourneys, scanTimedEntries, startOnEvent } from '../journeys/index.ts';
+import { type SendResult, wakeDispatchers } from '../messages/index.ts';
+import type { RuleRow } from '../rules/index.ts';
+import { recordRuns, runRulesFor, scanTimed } from '../rules/index.ts';
+import { enrollOnEvent, exitOnEvent, runDue } from '../sequences/index.ts';
 
 /** What the worker needs beyond what actions need: the egress and secrets of call_webhook. */
 export interface WorkerServices extends EffectServices {

@@ -3,8 +3,8 @@
 // statement, rather than join the account's columns into their own SQL (what those columns are, and
 // what makes an account one that may run, stay in this file).
 import type { Sql } from '../../kernel/database/db.ts';
-import { hasFeature, planOf } from '../accounts/plans.ts';
-import type { Actor } from './effects.ts';
+import { hasFeature, planOf } from '../accounts/index.ts';
+import type { Actor } from './run-actions.ts';
 
 /** The account an action acts for, before the run says live or sandbox. */
 export type AccountActor = Omit<Actor, 'mode'>;

@@ -5,8 +5,8 @@
 // `sent` only for the work that stood, so the dispatchers are woken for nothing rolled back.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Tx } from '../../kernel/database/db.ts';
-import { tryHoldAgainstErasure } from '../erasure/lock.ts';
-import type { SendResult } from '../messages/accept-batch.ts';
+import { tryHoldAgainstErasure } from '../erasure/index.ts';
+import type { SendResult } from '../messages/index.ts';
 
 export async function batchOrOneByOne<R>(
   tx: Tx,

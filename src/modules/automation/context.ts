@@ -5,8 +5,8 @@
 import type { Sql } from '../../kernel/database/db.ts';
 import type { EventEnvelope } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import type { ContactRow } from '../contacts/repo.ts';
-import { toContact } from '../contacts/schemas.ts';
+import type { ContactRow } from '../contacts/index.ts';
+import { toContact } from '../contacts/index.ts';
 import type { Context } from './conditions.ts';
 import { contactZone, localTime } from './time.ts';
 

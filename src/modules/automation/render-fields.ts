@@ -4,8 +4,8 @@
 // message is never longer than one written by hand could be. A webhook body's or trigger data's
 // strings make one whole and share one budget.
 import { Type } from 'typebox';
-import { MAX_ATTRIBUTE_VALUE_LENGTH } from '../contacts/fields.ts';
-import { messageFields } from '../messages/schemas.ts';
+import { MAX_ATTRIBUTE_VALUE_LENGTH } from '../contacts/index.ts';
+import { messageFields } from '../messages/index.ts';
 import { MAX_DATA_JSON } from './liquid-data.ts';
 import { OutputBudget } from './render-budget.ts';
 import { render } from './templating.ts';

@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { JobDefinition } from '../../kernel/jobs/jobs.ts';
-import { holdAgainstErasure } from '../erasure/lock.ts';
+import { holdAgainstErasure } from '../erasure/index.ts';
 import { accountOfJob, type BulkJobRow, itemsOf, lockJob, recordChunk } from './repo.ts';
 
 export interface ChunkedJobDeps {

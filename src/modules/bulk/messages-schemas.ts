@@ -6,7 +6,7 @@ import {
   messageFields,
   RecipientSchema,
   templateSendFields,
-} from '../messages/schemas.ts';
+} from '../messages/index.ts';
 import type { BulkJobRow } from './repo.ts';
 import { jobProperties, toJobBase } from './schemas.ts';
 

@@ -9,10 +9,16 @@ import type { AccountSnapshot } from '../../kernel/access/auth.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import { type ApiError, notFound } from '../../kernel/http/errors.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { type AcceptServices, insufficientBalance } from '../messages/accept.ts';
-import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
-import { prepareRecipients, type RecipientInput } from '../messages/batch.ts';
-import type { SendFieldsInput } from '../messages/content.ts';
+import type { SendFieldsInput } from '../messages/index.ts';
+import {
+  type AcceptServices,
+  acceptBatch,
+  insufficientBalance,
+  prepareRecipients,
+  type RecipientInput,
+  type SendResult,
+  wakeDispatchers,
+} from '../messages/index.ts';
 import { emitSendCompleted } from './messages-progress.ts';
 import type { AcceptOutcome } from './messages-schemas.ts';
 import { type BulkJobRow, findJob, JOB_COLUMNS } from './repo.ts';

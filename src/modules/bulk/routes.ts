@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Channels } from '../../channels/registry.ts';
 import { accountOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
-import type { AcceptQueue } from '../messages/accept-queue.ts';
-import type { PriceTable } from '../pricing/prices.ts';
-import type { ApprovedTemplates } from '../templates/approved.ts';
+import type { AcceptQueue } from '../messages/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
+import type { ApprovedTemplates } from '../templates/index.ts';
 import { BulkMessageJob, BulkMessagesBody, MAX_BULK_RECIPIENTS, toMessageJob } from './messages-schemas.ts';
 import { acceptBulkSend, getBulkSend } from './messages-service.ts';
 import {

@@ -7,25 +7,21 @@
 //   - customers' messages → conversations/inbound.ts (and their files → media/service.ts);
 //   - played voice messages → messages/played.ts;
 //   - marketing preferences → contacts/marketing-preference.ts;
-//   - the number's quality, the account's updates and errors → channel/signals.ts.
+//   - the number's quality, the account's updates and errors → whatsapp-channel/signals.ts.
 // Statuses and template updates are one transaction; customers' messages another. Either part may
 // be repeated (a provider retries a callback that failed half-way): statuses only move forward and
 // a stored message id is not stored again, so a repeat changes nothing.
 import type { ProviderUpdate } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
-import { applyChannelSignal, isChannelSignal } from '../channel/signals.ts';
-import { applyMarketingPreference } from '../contacts/marketing-preference.ts';
-import { rememberWaIds } from '../contacts/repo.ts';
-import { receiveInbound } from '../conversations/inbound.ts';
-import type { ConversationServices } from '../conversations/service.ts';
-import type { MediaStore } from '../media/service.ts';
-import { notePlayed } from '../messages/played.ts';
-import { contactIdsOf } from '../messages/repo.ts';
-import { applyStatuses, type TargetedChange } from '../messages/status.ts';
-import type { ApprovedTemplates } from '../templates/approved.ts';
-import { applyTemplateCategory, applyTemplateQuality } from '../templates/meta.ts';
-import { applyTemplateStatus } from '../templates/service.ts';
+import { applyMarketingPreference, rememberWaIds } from '../contacts/index.ts';
+import type { ConversationServices } from '../conversations/index.ts';
+import { receiveInbound } from '../conversations/index.ts';
+import type { MediaStore } from '../media/index.ts';
+import { applyStatuses, contactIdsOf, notePlayed, type TargetedChange } from '../messages/index.ts';
+import type { ApprovedTemplates } from '../templates/index.ts';
+import { applyTemplateCategory, applyTemplateQuality, applyTemplateStatus } from '../templates/index.ts';
+import { applyChannelSignal, isChannelSignal } from '../whatsapp-channel/index.ts';
 
 export interface CallbackSource {
   accountId: string;

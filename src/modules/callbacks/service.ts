@@ -27,10 +27,15 @@ import {
 } from '../../channels/types.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError, notFound } from '../../kernel/http/errors.ts';
-import { allPartnerApps, partnerAppOfAccount } from '../channel/partner-app.ts';
-import { type ChannelDestination, channelsOfPartner, loadChannel } from '../channel/repo.ts';
-import type { MediaStore } from '../media/service.ts';
-import type { ApprovedTemplates } from '../templates/approved.ts';
+import type { MediaStore } from '../media/index.ts';
+import type { ApprovedTemplates } from '../templates/index.ts';
+import {
+  allPartnerApps,
+  type ChannelDestination,
+  channelsOfPartner,
+  loadChannel,
+  partnerAppOfAccount,
+} from '../whatsapp-channel/index.ts';
 import { applyProviderUpdates } from './apply.ts';
 
 /** The kernel's context and the services this file uses. */
@@ -219,7 +224,7 @@ export function routeBatch(
   // A template belongs to the WABA, and each account on it keeps its own copy: the update goes to
   // all of them. Messages without a number can only go where there is one account to go to.
   // So do the number's quality and the account's updates, which name no phone number id: each
-  // account applies those that name its own number (channel/signals.ts).
+  // account applies those that name its own number (whatsapp-channel/signals.ts).
   const wabaWide = batch.updates.every(
     (u) =>
       u.kind === 'template_status' ||

@@ -11,8 +11,7 @@
 import type { Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { formatMicros } from '../billing/money.ts';
-import { changeBalance } from '../billing/wallet.ts';
+import { changeBalance, formatMicros } from '../billing/index.ts';
 import type { CallRow } from './repo.ts';
 import { billableMinutes } from './transition.ts';
 

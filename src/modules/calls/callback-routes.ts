@@ -12,8 +12,8 @@ import type { Channels } from '../../channels/registry.ts';
 import type { FormParams } from '../../channels/voice.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import type { ErrorCode } from '../../kernel/http/errors.ts';
-import { TwilioVoiceForm } from '../callbacks/envelope-schema.ts';
-import type { PriceTable } from '../pricing/prices.ts';
+import { TwilioVoiceForm } from '../callbacks/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
 import { answerTwiml, receiveStatus, type VoiceCallback } from './callbacks.ts';
 
 /** The kernel's context and the services these routes uses. */

@@ -13,7 +13,7 @@ import type { FormParams, VoiceChannel, VoiceProvider } from '../../channels/voi
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { loadVoiceChannel } from '../voice-channel/repo.ts';
+import { loadVoiceChannel } from '../voice-channel/index.ts';
 import { type IvrServices, type TwimlRequest, twimlFor } from './ivr.ts';
 import { type CallRow, callForCallback, firstHeard } from './repo.ts';
 import { applyCallUpdate } from './status.ts';

@@ -1,7 +1,7 @@
 // The dialler: places queued calls, and plays sandbox calls (docs/voice.md § Placing calls). It
 // runs in every process that runs workers, each loop round in three parts:
 //   1. Due calls are taken FOR UPDATE SKIP LOCKED; each takes a slot of its account's calls per
-//      second (campaign-engine/rate-slots.ts: exact across processes) and its wallet hold, and is leased; all commit
+//      second (campaign-shared/rate-slots.ts: exact across processes) and its wallet hold, and is leased; all commit
 //      before any provider is asked. A call without a slot stays queued for the next second.
 //   2. Each is placed, and the outcome recorded: placed → initiated with the provider's id;
 //      refused → failed; a passing failure → queued again after a backoff (at most MAX_DIALS
@@ -21,12 +21,11 @@ import type { FormParams, PlaceOutcome } from '../../channels/voice.ts';
 import { PollingLoop } from '../../kernel/async/polling-loop.ts';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { planOf } from '../accounts/plans.ts';
-import { pruneSlots, takeSlots } from '../campaign-engine/rate-slots.ts';
-import { ERASED } from '../erasure/erase.ts';
-import type { PriceTable } from '../pricing/prices.ts';
-import { loadVoiceChannel } from '../voice-channel/repo.ts';
-import { callUrls } from '../voice-channel/urls.ts';
+import { planOf } from '../accounts/index.ts';
+import { pruneSlots, takeSlots } from '../campaign-shared/index.ts';
+import { ERASED } from '../erasure/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
+import { callUrls, loadVoiceChannel } from '../voice-channel/index.ts';
 import { holdForCall } from './billing.ts';
 import type { CallRow } from './repo.ts';
 import { findCall, updateCall } from './repo.ts';

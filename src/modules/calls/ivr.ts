@@ -11,12 +11,11 @@
 import twilio from 'twilio';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { queueCall } from '../automation/calls.ts';
-import { joinTransaction } from '../automation/effects.ts';
-import { addTags } from '../contacts/service.ts';
-import { callUrls } from '../voice-channel/urls.ts';
-import type { Action, Definition, Route } from '../voice-scripts/definition.ts';
-import { nodeTwiml, type TwimlContext, ttsTwiml } from '../voice-scripts/twiml.ts';
+import { joinTransaction, queueCall } from '../automation/index.ts';
+import { addTags } from '../contacts/index.ts';
+import { callUrls } from '../voice-channel/index.ts';
+import type { Action, Definition, Route } from '../voice-scripts/index.ts';
+import { nodeTwiml, type TwimlContext, ttsTwiml } from '../voice-scripts/index.ts';
 import { appendDigit, type CallRow, firstHeard } from './repo.ts';
 import { ENDED } from './transition.ts';
 

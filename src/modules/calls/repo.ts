@@ -5,7 +5,7 @@
 import type { VoiceProvider } from '../../channels/voice.ts';
 import type { Sql } from '../../kernel/database/db.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
-import { ERASED } from '../erasure/erase.ts';
+import { ERASED } from '../erasure/index.ts';
 import type { CallStatus } from './transition.ts';
 
 export interface Digit {

@@ -7,7 +7,7 @@ import type { KernelContext } from '../../kernel/context.ts';
 import { invalid } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
-import type { PriceTable } from '../pricing/prices.ts';
+import type { PriceTable } from '../pricing/index.ts';
 import type { VoiceDialer } from './dialer.ts';
 import { listCalls } from './repo.ts';
 import {

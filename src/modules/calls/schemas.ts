@@ -2,8 +2,8 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
-import { liquidData } from '../automation/liquid-data.ts';
-import { money } from '../billing/money.ts';
+import { liquidData } from '../automation/index.ts';
+import { money } from '../billing/index.ts';
 import type { CallRow } from './repo.ts';
 
 export const CALL_STATUSES = [

@@ -1,7 +1,7 @@
 // GET /voice/usage: what an account's calls came to over a period (by when they were made), in
 // total, by status and by country, counted from the calls themselves, so it always agrees with them.
 import type { Sql } from '../../kernel/database/db.ts';
-import { money } from '../billing/money.ts';
+import { money } from '../billing/index.ts';
 
 interface Row {
   status: string;

@@ -7,9 +7,9 @@
 import type { Provider, TemplateCategory } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/database/db.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { eachAudiencePage } from '../campaign-engine/audience.ts';
-import type { PriceTable } from '../pricing/prices.ts';
-import { categoryOf, quote, windowOpen } from '../pricing/quote.ts';
+import { eachAudiencePage } from '../campaign-shared/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
+import { categoryOf, quote, windowOpen } from '../pricing/index.ts';
 import type { CampaignRow } from './repo.ts';
 
 export interface EstimateLine {

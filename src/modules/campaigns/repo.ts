@@ -3,10 +3,9 @@
 // message's (or, once the message was deleted with its conversation, the status it had then).
 import type { Sql } from '../../kernel/database/db.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
-import type { Weekday } from '../automation/time.ts';
-import type { Audience } from '../campaign-engine/audience.ts';
-import type { CampaignStatus } from '../campaign-engine/states.ts';
-import { campaignTable } from '../campaign-engine/table.ts';
+import type { Weekday } from '../automation/index.ts';
+import type { Audience, CampaignStatus } from '../campaign-shared/index.ts';
+import { campaignTable } from '../campaign-shared/index.ts';
 
 export interface CampaignMessage {
   templateName: string;

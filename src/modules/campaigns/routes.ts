@@ -7,8 +7,8 @@ import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/ac
 import type { KernelContext } from '../../kernel/context.ts';
 import type { ErrorCode } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { money } from '../billing/money.ts';
-import type { PriceTable } from '../pricing/prices.ts';
+import { money } from '../billing/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
 import { countersOf, listCampaigns, listRecipients } from './repo.ts';
 import {
   CampaignIdParams,

@@ -2,10 +2,9 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
-import { WEEKDAYS } from '../automation/time.ts';
-import { money } from '../billing/money.ts';
-import { AudienceSchema } from '../campaign-engine/audience.ts';
-import { CAMPAIGN_STATUSES } from '../campaign-engine/states.ts';
+import { WEEKDAYS } from '../automation/index.ts';
+import { money } from '../billing/index.ts';
+import { AudienceSchema, CAMPAIGN_STATUSES } from '../campaign-shared/index.ts';
 import type { CampaignRow, Counters, RecipientRow } from './repo.ts';
 
 const Status = Type.Enum([...CAMPAIGN_STATUSES]);

@@ -27,16 +27,27 @@ import type { Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { idAt } from '../../kernel/values/ids.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { scopeOf } from '../automation/context.ts';
-import { type FieldSchema, renderFields } from '../automation/render-fields.ts';
-import { TemplateError } from '../automation/templating.ts';
-import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
-import { takeSlots } from '../campaign-engine/rate-slots.ts';
-import type { ContactRow } from '../contacts/repo.ts';
-import { holdAgainstErasure } from '../erasure/lock.ts';
-import type { AcceptServices } from '../messages/accept.ts';
-import { acceptBatch, type SendResult, wakeDispatchers } from '../messages/accept-batch.ts';
-import { type PreparedMessage, prepareMessage, templateLookup } from '../messages/prepare.ts';
+import {
+  contactZone,
+  type FieldSchema,
+  nextOpening,
+  renderFields,
+  scopeOf,
+  TemplateError,
+  WEEKDAYS,
+} from '../automation/index.ts';
+import { takeSlots } from '../campaign-shared/index.ts';
+import type { ContactRow } from '../contacts/index.ts';
+import { holdAgainstErasure } from '../erasure/index.ts';
+import type { AcceptServices } from '../messages/index.ts';
+import {
+  acceptBatch,
+  type PreparedMessage,
+  prepareMessage,
+  type SendResult,
+  templateLookup,
+  wakeDispatchers,
+} from '../messages/index.ts';
 import { channelLimits } from './channel-limits.ts';
 import { recoveredBackoff, setRate } from './pace.ts';
 import type { CampaignRow } from './repo.ts';

@@ -1,5 +1,5 @@
 // Broadcast campaigns from the API (docs/messaging.md § Campaigns). The status machine is the
-// campaign engine's (campaign-engine/states.ts; a move from a wrong state is 409). Saving checks
+// campaign engine's (campaign-shared/states.ts; a move from a wrong state is 409). Saving checks
 // every field at once (400, each fault at its field). Estimating walks the audience as the start
 // will; starting fixes it (a row per contact, opted-out contacts skipped), stores the estimate,
 // and refuses (402, with the shortfall) when the wallet cannot pay it. The sender (sender.ts) then
@@ -10,13 +10,18 @@ import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
 import { ApiError, conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { templateProblem } from '../automation/templating.ts';
-import { type Audience, audienceProblems, unknownContactIds } from '../campaign-engine/audience.ts';
-import { assertAllowed, type CampaignAction, goingStatus } from '../campaign-engine/states.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import type { PriceTable } from '../pricing/prices.ts';
-import { findTemplateByName, type TemplateRow } from '../templates/repo.ts';
-import { namedParameterIssues } from '../templates/send-rules.ts';
+import { templateProblem } from '../automation/index.ts';
+import {
+  type Audience,
+  assertAllowed,
+  audienceProblems,
+  type CampaignAction,
+  goingStatus,
+  unknownContactIds,
+} from '../campaign-shared/index.ts';
+import { invalidFields } from '../contacts/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
+import { findTemplateByName, namedParameterIssues, type TemplateRow } from '../templates/index.ts';
 import { walkAudience } from './audience-walk.ts';
 import {
   type CampaignMessage,

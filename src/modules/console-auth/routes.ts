@@ -7,7 +7,7 @@ import { accountOf, partnerOf } from '../../kernel/access/access.ts';
 import { checkOrigin, sessionToken } from '../../kernel/access/console-principal.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
-import { isBootstrapped } from '../partner/bootstrap.ts';
+import { isBootstrapped } from '../partner/index.ts';
 import {
   AcceptInvitationBody,
   BootstrapConsoleBody,

@@ -6,8 +6,8 @@ import type { KernelContext } from '../../kernel/context.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { bootstrapWith, precheckBootstrap } from '../partner/bootstrap.ts';
-import { findMember } from '../team/repo.ts';
+import { bootstrapWith, precheckBootstrap } from '../partner/index.ts';
+import { findMember } from '../team/index.ts';
 import { noteLoginSuccess, takeLoginAttempt } from './login-limits.ts';
 import { checkPassword, hashPassword, passwordMatches } from './passwords.ts';
 import {

@@ -7,8 +7,7 @@ import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.
 import type { EventOutbox, EventType } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
-import { eraseData } from '../erasure/erase.ts';
-import { lockForErasure } from '../erasure/lock.ts';
+import { eraseData, lockForErasure } from '../erasure/index.ts';
 import { changeIssues } from './change-checks.ts';
 import {
   type AttributeValue,

@@ -11,8 +11,14 @@ import type { InboundContent, InboundMessage, Provider } from '../../channels/ty
 import { sqlState, type Tx } from '../../kernel/database/db.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { type ContactRow, insertSender, lockSender, noteInbound, rememberWaIds } from '../contacts/repo.ts';
-import { toContact } from '../contacts/schemas.ts';
+import {
+  type ContactRow,
+  insertSender,
+  lockSender,
+  noteInbound,
+  rememberWaIds,
+  toContact,
+} from '../contacts/index.ts';
 import {
   adoptIntoConversation,
   findByProviderId,
@@ -21,8 +27,8 @@ import {
   type MessageContext,
   type MessageRow,
   type StoredContent,
-} from '../messages/repo.ts';
-import { toMessage } from '../messages/view.ts';
+  toMessage,
+} from '../messages/index.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow, type ConversationView } from './repo.ts';
 import { toConversation } from './schemas.ts';
 import type { ConversationServices } from './service.ts';

@@ -1,7 +1,7 @@
 // Conversation rows. Every function takes the account: another tenant's conversation is not found.
 import type { Sql } from '../../kernel/database/db.ts';
 import { invalid } from '../../kernel/http/errors.ts';
-import { type MessageRow, messageFromJson } from '../messages/repo.ts';
+import { type MessageRow, messageFromJson } from '../messages/index.ts';
 
 export type ConversationStatus = 'open' | 'closed';
 

@@ -4,10 +4,8 @@ import { Type } from 'typebox';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
 import { conflict, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { MessageSchema } from '../messages/schemas.ts';
-import type { SendContext } from '../messages/send-request.ts';
-import { sendForRequest } from '../messages/send-request.ts';
-import { toMessage } from '../messages/view.ts';
+import type { SendContext } from '../messages/index.ts';
+import { MessageSchema, sendForRequest, toMessage } from '../messages/index.ts';
 import {
   activityCursor,
   findConversation,

@@ -10,9 +10,9 @@ import { type Static, Type } from 'typebox';
 import type { InboundContent, InboundMediaKind, InboundMessage, InboundType } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import { findMessage, type MessageRow, type OutboundContent } from '../messages/repo.ts';
-import { findTemplate } from '../templates/repo.ts';
+import { invalidFields } from '../contacts/index.ts';
+import { findMessage, type MessageRow, type OutboundContent } from '../messages/index.ts';
+import { findTemplate } from '../templates/index.ts';
 
 const MessageId = Type.String({ minLength: 1, maxLength: 100, examples: ['msg_01jv4e2k7qf3x8m2n5p6r9s0tb'] });
 const Text = (max: number, description?: string) =>

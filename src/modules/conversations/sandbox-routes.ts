@@ -7,9 +7,8 @@ import { accountOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import { MessageSchema } from '../messages/schemas.ts';
-import { toMessage } from '../messages/view.ts';
+import { invalidFields } from '../contacts/index.ts';
+import { MessageSchema, toMessage } from '../messages/index.ts';
 import { receiveInbound } from './inbound.ts';
 import { SandboxInboundBody, simulatedInbound } from './sandbox-inbound.ts';
 

@@ -2,9 +2,8 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { chatSendFields, MessageSchema, templateSendFields } from '../messages/schemas.ts';
-import { toMessage } from '../messages/view.ts';
-import { SERVICE_WINDOW_MS } from '../pricing/quote.ts';
+import { chatSendFields, MessageSchema, templateSendFields, toMessage } from '../messages/index.ts';
+import { SERVICE_WINDOW_MS } from '../pricing/index.ts';
 import type { ConversationView } from './repo.ts';
 
 const StatusSchema = Type.Enum(['open', 'closed'], { description: '`open` or `closed`.' });

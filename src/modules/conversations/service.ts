@@ -5,8 +5,8 @@ import { type Database, DEADLOCK, sqlState, type Tx } from '../../kernel/databas
 import { type ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import type { Hooks } from '../../kernel/outbox/hooks.ts';
-import { changeBalance } from '../billing/wallet.ts';
-import { findMember } from '../team/repo.ts';
+import { changeBalance } from '../billing/index.ts';
+import { findMember } from '../team/index.ts';
 import {
   CONVERSATION_COLUMNS,
   type ConversationRow,

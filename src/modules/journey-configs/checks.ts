@@ -8,8 +8,8 @@ import type { Duration } from 'luxon';
 import { validationIssues } from '../../kernel/http/error-handler.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
 import { boundedValidators, type CheckFunction } from '../../kernel/http/validator.ts';
-import { durationMs, durationProblem } from '../automation/time.ts';
-import { MAX_REPLY_TIMEOUT, MAX_RUN_DURATION, MAX_WAIT } from '../journeys/nodes.ts';
+import { durationMs, durationProblem } from '../automation/index.ts';
+import { MAX_REPLY_TIMEOUT, MAX_RUN_DURATION, MAX_WAIT } from '../journeys/index.ts';
 import { CONFIG_SCHEMAS, type ConfigType, type TypedConfig } from './schemas.ts';
 
 /** Where an appointment's time may be read: a contact attribute, or the trigger's data. */

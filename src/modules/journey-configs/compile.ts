@@ -16,9 +16,9 @@
 // ends there). Every node records the config field it comes from, so a fault the journey checks
 // find is reported at that field (configIssue).
 import type { FieldIssue } from '../../kernel/http/errors.ts';
-import { durationMs } from '../automation/time.ts';
-import { MAX_REPLY_TIMEOUT } from '../journeys/nodes.ts';
-import type { JourneyInput } from '../journeys/service.ts';
+import { durationMs } from '../automation/index.ts';
+import type { JourneyInput } from '../journeys/index.ts';
+import { MAX_REPLY_TIMEOUT } from '../journeys/index.ts';
 import type { AppointmentReminder, ReEngagement, TypedConfig, WelcomeMessage } from './schemas.ts';
 
 const MAX_REPLY_MS = MAX_REPLY_TIMEOUT.toMillis();

@@ -5,7 +5,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { Timestamp } from '../../kernel/http/schemas.ts';
-import { messageFields } from '../messages/schemas.ts';
+import { messageFields } from '../messages/index.ts';
 import type { ConfigRow } from './repo.ts';
 
 export const CONFIG_TYPES = ['appointment_reminder', 'welcome_message', 're_engagement'] as const;

@@ -12,14 +12,14 @@
 import type { Sql, Tx } from '../../kernel/database/db.ts';
 import { ApiError, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { invalidFields } from '../contacts/fields.ts';
+import { invalidFields } from '../contacts/index.ts';
 import {
   createJourney,
   type JourneyServices,
   moveJourney,
   patchJourney,
   removeJourney,
-} from '../journeys/service.ts';
+} from '../journeys/index.ts';
 import { configProblems, shapeProblems } from './checks.ts';
 import { type Compiled, compile, configIssue } from './compile.ts';
 import {

@@ -14,7 +14,7 @@
 //     come.
 import type { MessageContent, TemplateComponent } from '../../channels/types.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
-import type { MessageFieldsInput } from '../messages/content.ts';
+import type { MessageFieldsInput } from '../messages/index.ts';
 import type { Definition, JourneyNode } from './graph.ts';
 
 /** A template's components, found by name and language (null: the account has no such template). */

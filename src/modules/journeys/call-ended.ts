@@ -1,8 +1,8 @@
 // A journey's run waiting at its place_call node goes on when the call ends, along the edge the
 // call's end names (calls' `calls.ended` hook, in the transaction that ends the call).
 import type { Hooks } from '../../kernel/outbox/hooks.ts';
-import type { CallRow } from '../calls/repo.ts';
-import { toCall } from '../calls/schemas.ts';
+import type { CallRow } from '../calls/index.ts';
+import { toCall } from '../calls/index.ts';
 import { resumeAfterCall } from './runs.ts';
 
 /** How a call's end leads a journey on from its place_call node. */

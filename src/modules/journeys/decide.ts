@@ -2,10 +2,18 @@
 // when a wait ends, whether a message is the reply a wait_for_reply waits for, and the run limits.
 // No database here: every function answers from what it is given.
 import { createHash } from 'node:crypto';
-import { type Condition, type Conditions, evaluate } from '../automation/conditions.ts';
-import { conditionContext, fieldValue, type RunScope } from '../automation/context.ts';
-import { type KeywordMatch, matchesKeyword } from '../automation/keywords.ts';
-import { durationMs, signedDurationMs } from '../automation/time.ts';
+import {
+  type Condition,
+  type Conditions,
+  conditionContext,
+  durationMs,
+  evaluate,
+  fieldValue,
+  type KeywordMatch,
+  matchesKeyword,
+  type RunScope,
+  signedDurationMs,
+} from '../automation/index.ts';
 import type { JourneyNode } from './graph.ts';
 import { untilSource } from './nodes.ts';
 

@@ -9,9 +9,7 @@
 //     journey, and a chain of automation deeper than the rules' bound starts nothing.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
-import { evaluate } from '../automation/conditions.ts';
-import { conditionContext, contactIdOf, type RunScope } from '../automation/context.ts';
-import { MAX_DEPTH } from '../automation/triggers.ts';
+import { conditionContext, contactIdOf, evaluate, MAX_DEPTH, type RunScope } from '../automation/index.ts';
 import { replyMatches } from './decide.ts';
 import type { Definition } from './graph.ts';
 import type { JourneyRow } from './repo.ts';

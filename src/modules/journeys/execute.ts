@@ -4,25 +4,36 @@
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { actor as actionsOf } from '../automation/act.ts';
-import { type Action, contactChange } from '../automation/actions.ts';
-import { queueCall } from '../automation/calls.ts';
-import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
+  type Action,
   type Actor,
+  actor as actionsOf,
   automatedSendsLastHour,
+  bodyBudget,
+  type ConversationRef,
+  contactChange,
+  durationMs,
   type EffectServices,
   failureOf,
   markCausedBy,
+  nextOpening,
+  queueCall,
+  renderMessage,
+  renderWhole,
   runActions,
-} from '../automation/effects.ts';
-import { bodyBudget, renderMessage, renderWhole } from '../automation/render-fields.ts';
-import { durationMs, nextOpening, windowZone } from '../automation/time.ts';
-import { placeCallIn } from '../calls/service.ts';
-import type { ContactRow } from '../contacts/repo.ts';
-import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
-import type { MessageFieldsInput } from '../messages/content.ts';
-import { prepareMessage, templateLookup } from '../messages/prepare.ts';
+  scopeOf,
+  windowZone,
+} from '../automation/index.ts';
+import { placeCallIn } from '../calls/index.ts';
+import type { ContactRow } from '../contacts/index.ts';
+import type { MessageFieldsInput } from '../messages/index.ts';
+import {
+  acceptBatch,
+  prepareMessage,
+  type SendRequest,
+  type SendResult,
+  templateLookup,
+} from '../messages/index.ts';
 import { missingButtons, offeredIds } from './buttons.ts';
 import { conditionEdge, type JourneyScope, splitEdge, switchEdge, waitEnd } from './decide.ts';
 import { type JourneyNode, LATE_MS } from './graph.ts';

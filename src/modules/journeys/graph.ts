@@ -7,8 +7,7 @@
 // Each fault is one `details` entry, located at the node or edge it is about. A node left by a
 // kind that has no edge ends the run there (completed, or failed after a failure): that is allowed.
 import type { FieldIssue } from '../../kernel/http/errors.ts';
-import type { Conditions } from '../automation/conditions.ts';
-import type { SendWindow } from '../automation/time.ts';
+import type { Conditions, SendWindow } from '../automation/index.ts';
 
 export const NODE_TYPES = [
   'send_message',

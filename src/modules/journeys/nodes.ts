@@ -5,19 +5,24 @@
 // the settings. The graph as a whole is checked when the journey is published (graph.ts).
 import { Duration } from 'luxon';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
-import { type Action, type ActionChecks, actionProblems, contactChange } from '../automation/actions.ts';
 import {
+  type Action,
+  type ActionChecks,
+  actionProblems,
   type Condition,
   type Conditions,
   conditionProblems,
+  contactChange,
+  durationProblem,
   fieldType,
   JOURNEY_PREFIXES,
+  sendWindowProblems,
+  signedDurationMs,
+  TIMED_TRIGGERS,
+  templateProblem,
   triggerConditionProblems,
-} from '../automation/conditions.ts';
-import { templateProblem } from '../automation/templating.ts';
-import { durationProblem, sendWindowProblems, signedDurationMs } from '../automation/time.ts';
-import { TIMED_TRIGGERS } from '../automation/triggers.ts';
-import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
+} from '../automation/index.ts';
+import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/index.ts';
 import type { Definition, JourneyNode } from './graph.ts';
 
 export const MAX_WAIT = Duration.fromObject({ days: 30 });

@@ -6,9 +6,8 @@ import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { liquidDataIssue } from '../automation/liquid-data.ts';
-import { dueEverywhere } from '../automation/outbox.ts';
-import { contactIdNamedBy } from '../contacts/service.ts';
+import { dueEverywhere, liquidDataIssue } from '../automation/index.ts';
+import { contactIdNamedBy } from '../contacts/index.ts';
 import { findRun, listJourneys, listRuns, stepsOf } from './repo.ts';
 import { cancelRun, journeyStats } from './runs.ts';
 import {

@@ -9,7 +9,7 @@
 //   - send_message nodes are collected in rounds: each round's messages are accepted together by one
 //     acceptBatch (window rule, price, charge; idempotency key `jrn:<run>:<seq>`), then each run goes
 //     on by `next` or `failed`;
-//   - waits set `resume_at`; a webhook node queues its call (automation/calls.ts) and waits for it;
+//   - waits set `resume_at`; a webhook node queues its call (automation/webhook-calls.ts) and waits for it;
 //   - every run and every step touched is written by one statement each.
 // A crash rolls the batch back, messages and records together; a commit does both once. A batch that
 // throws is undone and its runs taken one by one, each in a savepoint: one that still throws is put
@@ -17,10 +17,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventEnvelope, EventInput } from '../../kernel/outbox/events.ts';
-import { actorsOf } from '../automation/actors.ts';
-import { runDueBatch } from '../automation/batches.ts';
-import type { EffectServices } from '../automation/effects.ts';
-import type { SendResult } from '../messages/accept-batch.ts';
+import type { EffectServices } from '../automation/index.ts';
+import { actorsOf, runDueBatch } from '../automation/index.ts';
+import type { SendResult } from '../messages/index.ts';
 import { type Going, reread, type Turn, walkAll } from './execute.ts';
 import type { Definition } from './graph.ts';
 import type { RunRow, StepRow } from './repo.ts';

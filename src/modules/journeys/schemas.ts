@@ -4,13 +4,9 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { CONTACT_CHANGE } from '../automation/actions-schema.ts';
-import { OPS } from '../automation/conditions.ts';
-import { ConditionsSchema } from '../automation/conditions-schema.ts';
-import { liquidData } from '../automation/liquid-data.ts';
-import { TRIGGER_EVENTS } from '../automation/triggers.ts';
-import { messageFields, Phone } from '../messages/schemas.ts';
-import { SendWindowSchema } from '../sequences/schemas.ts';
+import { CONTACT_CHANGE, ConditionsSchema, liquidData, OPS, TRIGGER_EVENTS } from '../automation/index.ts';
+import { messageFields, Phone } from '../messages/index.ts';
+import { SendWindowSchema } from '../sequences/index.ts';
 import { type Definition, MAX_NODES } from './graph.ts';
 import type { JourneyRow, RunRow, StepRow } from './repo.ts';
 

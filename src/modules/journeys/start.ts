@@ -10,8 +10,8 @@
 import type { Tx } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { durationMs } from '../automation/time.ts';
-import { findContact } from '../contacts/repo.ts';
+import { durationMs } from '../automation/index.ts';
+import { findContact } from '../contacts/index.ts';
 import { insertRun, type JourneyRow, type RunRow } from './repo.ts';
 
 export interface StartOptions {

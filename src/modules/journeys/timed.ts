@@ -13,9 +13,7 @@
 // Runs start live, as a rule's timed run acts live: a timed trigger comes from no sandbox key.
 import type { Database } from '../../kernel/database/db.ts';
 import { sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
-import { actorsOf } from '../automation/actors.ts';
-import { durationMs } from '../automation/time.ts';
-import { findOccasions } from '../automation/timed-occasions.ts';
+import { actorsOf, durationMs, findOccasions } from '../automation/index.ts';
 import type { JourneyRow } from './repo.ts';
 import { tryStart } from './start.ts';
 

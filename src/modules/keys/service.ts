@@ -6,8 +6,7 @@ import type { Sql, Tx } from '../../kernel/database/db.ts';
 import { ApiError, invalid, notFound } from '../../kernel/http/errors.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { hasFeature, planOf } from '../accounts/plans.ts';
-import { findAccount } from '../accounts/repo.ts';
+import { findAccount, hasFeature, planOf } from '../accounts/index.ts';
 
 export interface KeyRow {
   id: string;

@@ -1,6 +1,6 @@
 // Media rows and their chunks. Reads always name the account, so another tenant's media is not found.
 import type { Sql } from '../../kernel/database/db.ts';
-import { ERASED } from '../erasure/erase.ts';
+import { ERASED } from '../erasure/index.ts';
 import type { StoredMediaKind } from './kinds.ts';
 
 export interface MediaRow {

@@ -18,7 +18,7 @@ import type { Database, Sql } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { loadChannel } from '../channel/repo.ts';
+import { loadChannel } from '../whatsapp-channel/index.ts';
 import { ChunkedFile } from './chunks.ts';
 import { defaultFilename, LARGEST_MEDIA_BYTES, type StoredMediaKind } from './kinds.ts';
 import {

@@ -4,7 +4,7 @@
 // checked against its kind's limit while it arrives: a file over it is read to its end but not kept.
 import type { FastifyRequest } from 'fastify';
 import { ApiError, type FieldIssue } from '../../kernel/http/errors.ts';
-import { invalidFields } from '../contacts/fields.ts';
+import { invalidFields } from '../contacts/index.ts';
 import { ChunkedFile } from './chunks.ts';
 import {
   declaredType,

@@ -12,10 +12,9 @@ import { ApiError } from '../../kernel/http/errors.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { crossesBelow, emitIfBelowThreshold } from '../billing/wallet.ts';
-import { type ContactRow, insertNumbers } from '../contacts/repo.ts';
-import { toContact } from '../contacts/schemas.ts';
-import { quote, windowOpen } from '../pricing/quote.ts';
+import { crossesBelow, emitIfBelowThreshold } from '../billing/index.ts';
+import { type ContactRow, insertNumbers, toContact } from '../contacts/index.ts';
+import { quote, windowOpen } from '../pricing/index.ts';
 import type { AcceptServices } from './accept.ts';
 import {
   type AcceptCache,

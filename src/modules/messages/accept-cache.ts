@@ -8,7 +8,7 @@
 // batch is then decided again from a fresh read. And a decision that refuses a send (402, 422) is
 // never taken from it, since a refusal writes nothing that could check it: a wallet topped up
 // meanwhile would otherwise answer 402 from a stale balance.
-import type { ContactRow } from '../contacts/repo.ts';
+import type { ContactRow } from '../contacts/index.ts';
 
 export interface Wallet {
   id: string;

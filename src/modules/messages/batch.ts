@@ -5,7 +5,7 @@
 import type { TemplateParameters } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
-import type { ApprovedTemplates } from '../templates/approved.ts';
+import type { ApprovedTemplates } from '../templates/index.ts';
 import type { SendFieldsInput } from './content.ts';
 import { type PreparedMessage, prepareMessage, templateLookup } from './prepare.ts';
 

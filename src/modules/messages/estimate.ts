@@ -3,11 +3,11 @@
 import { providerFor, type SendMode } from '../../channels/registry.ts';
 import type { AccountSnapshot } from '../../kernel/access/auth.ts';
 import type { Database } from '../../kernel/database/db.ts';
-import { findAccount } from '../accounts/repo.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import type { PriceTable } from '../pricing/prices.ts';
-import { quote, windowOpen } from '../pricing/quote.ts';
-import type { ApprovedTemplates } from '../templates/approved.ts';
+import { findAccount } from '../accounts/index.ts';
+import { invalidFields } from '../contacts/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
+import { quote, windowOpen } from '../pricing/index.ts';
+import type { ApprovedTemplates } from '../templates/index.ts';
 import { cswViolation } from './accept.ts';
 import { lastInboundOf, prepareRecipients, type RecipientInput } from './batch.ts';
 import type { SendFieldsInput } from './content.ts';

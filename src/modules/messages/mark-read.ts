@@ -17,7 +17,7 @@ import type { Channels } from '../../channels/registry.ts';
 import { ChannelNotConfigured, type SendMode } from '../../channels/registry.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
-import { loadChannel } from '../channel/repo.ts';
+import { loadChannel } from '../whatsapp-channel/index.ts';
 import { findMessage, MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
 
 export interface MarkReadServices {

@@ -5,12 +5,17 @@ import type { MessageContent, TemplateCategory, TemplateComponent } from '../../
 import type { Sql } from '../../kernel/database/db.ts';
 import { ApiError, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
 import { countryOf, normalizePhone } from '../../kernel/values/phones.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import type { PriceCategory } from '../pricing/prices.ts';
-import { categoryOf } from '../pricing/quote.ts';
-import type { ApprovedTemplates } from '../templates/approved.ts';
-import { type TemplateRow, toDefinition } from '../templates/repo.ts';
-import { buttonPayloadIssues, namedParameterIssues, renderNamedBody } from '../templates/send-rules.ts';
+import { invalidFields } from '../contacts/index.ts';
+import type { PriceCategory } from '../pricing/index.ts';
+import { categoryOf } from '../pricing/index.ts';
+import type { ApprovedTemplates } from '../templates/index.ts';
+import {
+  buttonPayloadIssues,
+  namedParameterIssues,
+  renderNamedBody,
+  type TemplateRow,
+  toDefinition,
+} from '../templates/index.ts';
 import { type ChatMessageInput, type CheckedContent, checkContent } from './content.ts';
 import { type MessageReferences, referencedMessage } from './references.ts';
 import type { OutboundContent, StoredContent } from './repo.ts';

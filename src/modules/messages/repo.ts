@@ -11,7 +11,7 @@ import type {
 import type { Sql } from '../../kernel/database/db.ts';
 import { ACCOUNT_ORDER, type Page } from '../../kernel/http/pagination.ts';
 import { idAt } from '../../kernel/values/ids.ts';
-import type { PriceCategory } from '../pricing/prices.ts';
+import type { PriceCategory } from '../pricing/index.ts';
 import { raiseSkewSql, readIdSkew, skewOf } from './id-skew.ts';
 
 export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';

@@ -19,7 +19,7 @@
 // message fails undelivered.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { changeBalance } from '../billing/wallet.ts';
+import { changeBalance } from '../billing/index.ts';
 import type { MessageRow } from './repo.ts';
 
 type Settled = Pick<

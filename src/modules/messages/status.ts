@@ -14,8 +14,8 @@
 // statement to lock its messages, one to write them and one for their events, whatever its size.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventInput, EventOutbox, EventType } from '../../kernel/outbox/events.ts';
-import { changeBalance } from '../billing/wallet.ts';
-import { ERASED, ERASED_ERROR_MESSAGE } from '../erasure/erase.ts';
+import { changeBalance } from '../billing/index.ts';
+import { ERASED, ERASED_ERROR_MESSAGE } from '../erasure/index.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
 import { adjustmentDue, settleCharge } from './settlement.ts';
 import { nextState, type StatusChange } from './transition.ts';

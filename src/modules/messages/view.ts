@@ -1,6 +1,6 @@
 // A message row as the API shows it (GET /messages, the 202 of a send, and message.* events).
 import type { InboundReferral } from '../../channels/types.ts';
-import { money } from '../billing/money.ts';
+import { money } from '../billing/index.ts';
 import type { MessageContext, MessageRow } from './repo.ts';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;

@@ -3,8 +3,7 @@
 // its work in flight committed (erasure/lock.ts).
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { eraseData, erasePeople } from '../erasure/erase.ts';
-import { lockForErasure } from '../erasure/lock.ts';
+import { eraseData, erasePeople, lockForErasure } from '../erasure/index.ts';
 import { setAccountStatus } from './accounts.ts';
 
 export async function eraseAccount(

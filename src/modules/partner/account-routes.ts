@@ -5,12 +5,25 @@ import { Type } from 'typebox';
 import { partnerOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { listAccounts } from '../accounts/repo.ts';
-import { PartnerAccount, toPartnerAccount, UsageQuery, UsageReportSchema } from '../accounts/schemas.ts';
-import { usageBetween } from '../accounts/usage.ts';
-import { CreditBody, toTransaction, WalletTransactionSchema } from '../billing/schemas.ts';
-import { ApiKeyInfo, CreateAccountKeyBody, CreatedApiKey, toCreatedKey, toKeyInfo } from '../keys/schemas.ts';
-import { createKey, listKeys, revokeKey } from '../keys/service.ts';
+import {
+  listAccounts,
+  PartnerAccount,
+  toPartnerAccount,
+  UsageQuery,
+  UsageReportSchema,
+  usageBetween,
+} from '../accounts/index.ts';
+import { CreditBody, toTransaction, WalletTransactionSchema } from '../billing/index.ts';
+import {
+  ApiKeyInfo,
+  CreateAccountKeyBody,
+  CreatedApiKey,
+  createKey,
+  listKeys,
+  revokeKey,
+  toCreatedKey,
+  toKeyInfo,
+} from '../keys/index.ts';
 import { eraseAccount } from './account-erasure.ts';
 import {
   changePartnerAccount,

@@ -13,11 +13,10 @@ import {
   type AccountStatus,
   findAccount,
   insertAccount,
+  toPartnerAccount,
   updateAccount,
-} from '../accounts/repo.ts';
-import { toPartnerAccount } from '../accounts/schemas.ts';
-import { parseAmount } from '../billing/money.ts';
-import { changeBalance } from '../billing/wallet.ts';
+} from '../accounts/index.ts';
+import { changeBalance, parseAmount } from '../billing/index.ts';
 
 export interface ProvisionInput {
   accountName: string;

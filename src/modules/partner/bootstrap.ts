@@ -10,7 +10,7 @@ import { generateToken, hashSecret, sameSecret } from '../../kernel/access/key-t
 import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { createKey } from '../keys/service.ts';
+import { createKey } from '../keys/index.ts';
 
 /** Where a generated token waits for its one use. */
 export function bootstrapTokenFile(config: Pick<Config, 'dataDir'>): string {

@@ -5,8 +5,16 @@ import { partnerOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { conflict } from '../../kernel/http/errors.ts';
 import { listOf, PageQuery, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { ApiKeyInfo, CreatedApiKey, CreatePartnerKeyBody, toCreatedKey, toKeyInfo } from '../keys/schemas.ts';
-import { createKey, listKeys, revokeKey } from '../keys/service.ts';
+import {
+  ApiKeyInfo,
+  CreatedApiKey,
+  CreatePartnerKeyBody,
+  createKey,
+  listKeys,
+  revokeKey,
+  toCreatedKey,
+  toKeyInfo,
+} from '../keys/index.ts';
 import { bootstrap } from './bootstrap.ts';
 import { BootstrapResult, KeyIdParams } from './schemas.ts';
 

@@ -1,6 +1,6 @@
 // Request bodies and queries of the partner endpoints.
 import { Type } from 'typebox';
-import { AccountStatusSchema, AddonsSchema, PlanCodeSchema } from '../accounts/schemas.ts';
+import { AccountStatusSchema, AddonsSchema, PlanCodeSchema } from '../accounts/index.ts';
 
 const accountName = Type.String({
   minLength: 1,

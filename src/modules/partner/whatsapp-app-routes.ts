@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { partnerOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { NullableTimestamp } from '../../kernel/http/schemas.ts';
-import { configurePartnerApp, loadPartnerApp, toPartnerApp } from '../channel/partner-app.ts';
+import { configurePartnerApp, loadPartnerApp, toPartnerApp } from '../whatsapp-channel/index.ts';
 
 const PartnerAppSchema = Type.Object(
   {

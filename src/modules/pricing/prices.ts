@@ -4,7 +4,7 @@
 // it lists replace the shipped ones, category by category. A bad file stops the start.
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config.ts';
-import { MICROS_PER_UNIT } from '../billing/money.ts';
+import { MICROS_PER_UNIT } from '../billing/index.ts';
 import { DEFAULT_PRICES } from './default-prices.ts';
 
 export const CATEGORIES = ['marketing', 'utility', 'authentication', 'service'] as const;

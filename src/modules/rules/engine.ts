@@ -10,10 +10,18 @@
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventEnvelope, EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { evaluate, type TraceEntry } from '../automation/conditions.ts';
-import { conditionContext, loadScope, type RunScope } from '../automation/context.ts';
-import { type Act, type ActionResult, type Actor, runActions } from '../automation/effects.ts';
-import { MAX_DEPTH } from '../automation/triggers.ts';
+import {
+  type Act,
+  type ActionResult,
+  type Actor,
+  conditionContext,
+  evaluate,
+  loadScope,
+  MAX_DEPTH,
+  type RunScope,
+  runActions,
+  type TraceEntry,
+} from '../automation/index.ts';
 import type { RuleRow } from './repo.ts';
 
 export type RunStatus = 'not_matched' | 'succeeded' | 'failed' | 'suppressed';

@@ -3,9 +3,7 @@
 // (lockRules) so that two writers never interleave their shifts.
 import type { Sql } from '../../kernel/database/db.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
-import type { Action } from '../automation/actions.ts';
-import type { Conditions } from '../automation/conditions.ts';
-import type { TriggerEvent } from '../automation/triggers.ts';
+import type { Action, Conditions, TriggerEvent } from '../automation/index.ts';
 
 export interface RuleRow {
   id: string;

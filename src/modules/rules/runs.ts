@@ -4,9 +4,9 @@ import type { Database } from '../../kernel/database/db.ts';
 import { notFound } from '../../kernel/http/errors.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
 import type { CausedBy, EventEnvelope, EventType } from '../../kernel/outbox/events.ts';
-import { loadScope } from '../automation/context.ts';
-import type { TriggerEvent } from '../automation/triggers.ts';
-import { isErasedEvent } from '../erasure/erase.ts';
+import type { TriggerEvent } from '../automation/index.ts';
+import { loadScope } from '../automation/index.ts';
+import { isErasedEvent } from '../erasure/index.ts';
 import { type RuleRunRow, runRule } from './engine.ts';
 import { findRule } from './repo.ts';
 

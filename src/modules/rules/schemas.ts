@@ -1,9 +1,7 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { ActionSchema, MAX_ACTIONS } from '../automation/actions-schema.ts';
-import { ConditionsSchema } from '../automation/conditions-schema.ts';
-import { TRIGGER_EVENTS } from '../automation/triggers.ts';
+import { ActionSchema, ConditionsSchema, MAX_ACTIONS, TRIGGER_EVENTS } from '../automation/index.ts';
 import type { RuleRow } from './repo.ts';
 
 const TriggerSchema = Type.Object(

@@ -8,15 +8,21 @@ import type { Database, Sql } from '../../kernel/database/db.ts';
 import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { type Action, type ActionTargets, actionProblems } from '../automation/actions.ts';
-import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
-import { refreshInterest } from '../automation/interest.ts';
-import { durationProblem } from '../automation/time.ts';
-import { TIMED_TRIGGERS, type TriggerEvent } from '../automation/triggers.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import { findMember } from '../team/repo.ts';
-import { callableScriptProblem } from '../voice-scripts/repo.ts';
-import { generateSecret } from '../webhooks/signing.ts';
+import {
+  type Action,
+  type ActionTargets,
+  actionProblems,
+  type Conditions,
+  durationProblem,
+  refreshInterest,
+  TIMED_TRIGGERS,
+  type TriggerEvent,
+  triggerConditionProblems,
+} from '../automation/index.ts';
+import { invalidFields } from '../contacts/index.ts';
+import { findMember } from '../team/index.ts';
+import { callableScriptProblem } from '../voice-scripts/index.ts';
+import { generateSecret } from '../webhooks/index.ts';
 import {
   countRules,
   deleteRule,

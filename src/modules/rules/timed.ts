@@ -13,12 +13,9 @@
 import type { Database } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { actorOf } from '../automation/actors.ts';
-import { loadScope } from '../automation/context.ts';
-import type { Act } from '../automation/effects.ts';
-import { durationMs } from '../automation/time.ts';
-import { findOccasions, occasionId } from '../automation/timed-occasions.ts';
-import { holdAgainstErasure } from '../erasure/lock.ts';
+import type { Act } from '../automation/index.ts';
+import { actorOf, durationMs, findOccasions, loadScope, occasionId } from '../automation/index.ts';
+import { holdAgainstErasure } from '../erasure/index.ts';
 import { recordRuns, runRule } from './engine.ts';
 import type { RuleRow } from './repo.ts';
 

@@ -7,16 +7,18 @@ import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { type ChunkedJobDeps, chunkedJob, endForAccount } from '../bulk/chunked-job.ts';
 import {
   type BulkJobRow,
+  type ChunkedJobDeps,
+  chunkedJob,
+  endForAccount,
   fairPriority,
   type ItemResult,
   insertJob,
   lockJob,
   recordChunk,
-} from '../bulk/repo.ts';
-import { toJobBase } from '../bulk/schemas.ts';
+  toJobBase,
+} from '../bulk/index.ts';
 import { tryEnroll } from './enroll.ts';
 import { findSequence, type SequenceRow } from './repo.ts';
 

@@ -6,10 +6,14 @@
 // rules' bound enrols nowhere.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
-import { evaluate } from '../automation/conditions.ts';
-import { conditionContext, contactIdOf, type RunScope } from '../automation/context.ts';
-import { EXIT_EVENTS } from '../automation/interest.ts';
-import { MAX_DEPTH } from '../automation/triggers.ts';
+import {
+  conditionContext,
+  contactIdOf,
+  EXIT_EVENTS,
+  evaluate,
+  MAX_DEPTH,
+  type RunScope,
+} from '../automation/index.ts';
 import { type EnrollServices, exitEnrollments, tryEnroll } from './enroll.ts';
 import type { Definition, ExitReason, SequenceRow } from './repo.ts';
 

@@ -12,7 +12,7 @@ import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { findContact } from '../contacts/repo.ts';
+import { findContact } from '../contacts/index.ts';
 import {
   type EnrollmentRow,
   type EnrollmentStatus,

@@ -2,9 +2,8 @@
 // account: another tenant's sequence or enrollment is not found.
 import type { Sql } from '../../kernel/database/db.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
-import type { Conditions } from '../automation/conditions.ts';
-import type { SendWindow } from '../automation/time.ts';
-import type { MessageFieldsInput } from '../messages/content.ts';
+import type { Conditions, SendWindow } from '../automation/index.ts';
+import type { MessageFieldsInput } from '../messages/index.ts';
 
 export type Delay = { after: string } | { at: string; offset?: string };
 

@@ -8,7 +8,7 @@
 //     contact's zone. A step tried more than an hour after that time (the service was down, the
 //     sequence paused) is skipped with reason past_due: a reminder is not sent after the fact.
 import { DateTime } from 'luxon';
-import { contactZone, durationMs, nextOpening, signedDurationMs, windowZone } from '../automation/time.ts';
+import { contactZone, durationMs, nextOpening, signedDurationMs, windowZone } from '../automation/index.ts';
 import type { Definition, Step } from './repo.ts';
 
 export const PAST_DUE_MS = 3600_000;

@@ -1,12 +1,10 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import type { Conditions } from '../automation/conditions.ts';
-import { ConditionsSchema } from '../automation/conditions-schema.ts';
-import { WEEKDAYS } from '../automation/time.ts';
-import { TRIGGER_EVENTS } from '../automation/triggers.ts';
-import { jobProperties } from '../bulk/schemas.ts';
-import { messageFields } from '../messages/schemas.ts';
+import type { Conditions } from '../automation/index.ts';
+import { ConditionsSchema, TRIGGER_EVENTS, WEEKDAYS } from '../automation/index.ts';
+import { jobProperties } from '../bulk/index.ts';
+import { messageFields } from '../messages/index.ts';
 import type { EnrollmentRow, SequenceRow } from './repo.ts';
 
 export const MAX_STEPS = 20;

@@ -9,18 +9,19 @@ import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { actionProblems } from '../automation/actions.ts';
-import { type Conditions, triggerConditionProblems } from '../automation/conditions.ts';
-import { refreshInterest } from '../automation/interest.ts';
 import {
+  actionProblems,
+  type Conditions,
   durationProblem,
   MAX_DELAY,
+  refreshInterest,
   type SendWindow,
   sendWindowProblems,
   signedDurationMs,
-} from '../automation/time.ts';
-import { invalidFields, normalizeTag } from '../contacts/fields.ts';
-import type { MessageFieldsInput } from '../messages/content.ts';
+  triggerConditionProblems,
+} from '../automation/index.ts';
+import { invalidFields, normalizeTag } from '../contacts/index.ts';
+import type { MessageFieldsInput } from '../messages/index.ts';
 import { endEnrollment } from './enroll.ts';
 import {
   countSequences,

@@ -12,19 +12,26 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventInput } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { type AccountActor, actorsOf } from '../automation/actors.ts';
-import { runDueBatch } from '../automation/batches.ts';
-import { type ConversationRef, scopeOf } from '../automation/context.ts';
 import {
+  type AccountActor,
+  actorsOf,
   automatedSendsLastHour,
+  type ConversationRef,
   type EffectServices,
   failureOf,
   markCausedBy,
-} from '../automation/effects.ts';
-import { renderMessage } from '../automation/render-fields.ts';
-import type { ContactRow } from '../contacts/repo.ts';
-import { acceptBatch, type SendRequest, type SendResult } from '../messages/accept-batch.ts';
-import { prepareMessage, templateLookup } from '../messages/prepare.ts';
+  renderMessage,
+  runDueBatch,
+  scopeOf,
+} from '../automation/index.ts';
+import type { ContactRow } from '../contacts/index.ts';
+import {
+  acceptBatch,
+  prepareMessage,
+  type SendRequest,
+  type SendResult,
+  templateLookup,
+} from '../messages/index.ts';
 import type { Definition, EnrollmentRow, ExitReason, Step, StepRecord } from './repo.ts';
 import { type ContactTime, nextRunAt, verdict } from './schedule.ts';
 import { toEnrollment } from './schemas.ts';

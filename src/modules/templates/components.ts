@@ -12,7 +12,7 @@ import type {
   TemplateDefinition,
 } from '../../channels/types.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
-import { invalidFields } from '../contacts/fields.ts';
+import { invalidFields } from '../contacts/index.ts';
 import { languageHint, TEMPLATE_LANGUAGES } from './languages.ts';
 import { checkNamedBody, checkNamedHeader, type NamedContext, positionalMisuse } from './named.ts';
 

@@ -27,7 +27,7 @@ import type { Database, Tx } from '../../kernel/database/db.ts';
 import { ApiError, conflict } from '../../kernel/http/errors.ts';
 import { canonicalJson } from '../../kernel/values/canonical-json.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { loadChannel } from '../channel/repo.ts';
+import { loadChannel } from '../whatsapp-channel/index.ts';
 import { CATEGORIES, NAME_PATTERN } from './components.ts';
 import { qualityChange, writeFromMeta } from './meta.ts';
 import { namesIn, templateNames } from './named.ts';

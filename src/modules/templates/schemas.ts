@@ -8,7 +8,7 @@ import { validationIssues } from '../../kernel/http/error-handler.ts';
 import type { ApiError } from '../../kernel/http/errors.ts';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { invalidFields } from '../contacts/fields.ts';
+import { invalidFields } from '../contacts/index.ts';
 import { CATEGORIES, LIMITS } from './components.ts';
 import { TEMPLATE_STATUSES, type TemplateRow } from './repo.ts';
 

@@ -17,7 +17,7 @@ import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { loadChannel } from '../channel/repo.ts';
+import { loadChannel } from '../whatsapp-channel/index.ts';
 import type { ApprovedTemplates } from './approved.ts';
 import { type CheckedTemplate, checkTemplate } from './components.ts';
 import {

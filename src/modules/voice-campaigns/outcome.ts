@@ -3,8 +3,8 @@
 // attempt is left (and the campaign is not canceled), else it is done with the call's outcome.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Hooks } from '../../kernel/outbox/hooks.ts';
-import { durationMs } from '../automation/time.ts';
-import type { CallRow } from '../calls/repo.ts';
+import { durationMs } from '../automation/index.ts';
+import type { CallRow } from '../calls/index.ts';
 
 /** A campaign's call ended (calls' `calls.ended` hook), wired in app.ts. */
 export function subscribeCampaignCallOutcomes(hooks: Hooks, now: () => Date): void {

@@ -11,11 +11,11 @@ import type { Database, Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { contactZone, nextOpening, WEEKDAYS } from '../automation/time.ts';
-import { placeCallIn } from '../calls/service.ts';
-import type { ContactRow } from '../contacts/repo.ts';
-import { holdAgainstErasure } from '../erasure/lock.ts';
-import type { PriceTable } from '../pricing/prices.ts';
+import { contactZone, nextOpening, WEEKDAYS } from '../automation/index.ts';
+import { placeCallIn } from '../calls/index.ts';
+import type { ContactRow } from '../contacts/index.ts';
+import { holdAgainstErasure } from '../erasure/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
 import type { CampaignRow } from './repo.ts';
 import { moveCampaign } from './service.ts';
 

@@ -1,9 +1,8 @@
 // Voice campaigns and their audience rows in the database. Reads take the account: another
 // tenant's campaign is not found.
 import type { Sql } from '../../kernel/database/db.ts';
-import type { Audience } from '../campaign-engine/audience.ts';
-import type { CampaignStatus } from '../campaign-engine/states.ts';
-import { campaignTable } from '../campaign-engine/table.ts';
+import type { Audience, CampaignStatus } from '../campaign-shared/index.ts';
+import { campaignTable } from '../campaign-shared/index.ts';
 
 export type { Audience, CampaignStatus };
 

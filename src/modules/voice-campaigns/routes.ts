@@ -5,11 +5,10 @@ import { Type } from 'typebox';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { planOf } from '../accounts/plans.ts';
-import type { VoiceDialer } from '../calls/dialer.ts';
-import { listCalls } from '../calls/repo.ts';
-import { CallSchema, toCall } from '../calls/schemas.ts';
-import type { PriceTable } from '../pricing/prices.ts';
+import { planOf } from '../accounts/index.ts';
+import type { VoiceDialer } from '../calls/index.ts';
+import { CallSchema, listCalls, toCall } from '../calls/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
 import { countersOf, listCampaigns } from './repo.ts';
 import {
   CampaignCallsQuery,

@@ -1,6 +1,6 @@
 // Voice campaigns from the API (docs/voice.md § Campaigns), on the campaign engine shared with
-// broadcast campaigns: its status machine (campaign-engine/states.ts: a move from a wrong state is
-// 409) and its audience (campaign-engine/audience.ts: a tag, tags, contact ids or conditions, read a
+// broadcast campaigns: its status machine (campaign-shared/states.ts: a move from a wrong state is
+// 409) and its audience (campaign-shared/audience.ts: a tag, tags, contact ids or conditions, read a
 // page at a time). Starting fixes the audience (a row per contact) and the estimate; the pacer
 // (pacer.ts) makes the calls. Saving checks every field at once.
 import type { Database, Tx } from '../../kernel/database/db.ts';
@@ -8,17 +8,21 @@ import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
-import { liquidDataIssue } from '../automation/liquid-data.ts';
-import { durationMs, durationProblem } from '../automation/time.ts';
-import type { CallRow } from '../calls/repo.ts';
-import { applyCallUpdate } from '../calls/status.ts';
-import { billableMinutes } from '../calls/transition.ts';
-import { audienceProblems, eachAudiencePage, unknownContactIds } from '../campaign-engine/audience.ts';
-import { assertAllowed, type CampaignAction, goingStatus } from '../campaign-engine/states.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import type { PriceTable } from '../pricing/prices.ts';
-import { loadVoiceChannel } from '../voice-channel/repo.ts';
-import { callableScriptProblem } from '../voice-scripts/repo.ts';
+import { durationMs, durationProblem, liquidDataIssue } from '../automation/index.ts';
+import type { CallRow } from '../calls/index.ts';
+import { applyCallUpdate, billableMinutes } from '../calls/index.ts';
+import {
+  assertAllowed,
+  audienceProblems,
+  type CampaignAction,
+  eachAudiencePage,
+  goingStatus,
+  unknownContactIds,
+} from '../campaign-shared/index.ts';
+import { invalidFields } from '../contacts/index.ts';
+import type { PriceTable } from '../pricing/index.ts';
+import { loadVoiceChannel } from '../voice-channel/index.ts';
+import { callableScriptProblem } from '../voice-scripts/index.ts';
 import {
   type Audience,
   type CampaignRow,

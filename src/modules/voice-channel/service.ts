@@ -7,7 +7,7 @@ import { SANDBOX_VOICE, type VoiceChannel } from '../../channels/voice.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
-import { invalidFields } from '../contacts/fields.ts';
+import { invalidFields } from '../contacts/index.ts';
 import { loadVoiceChannel, saveVoiceChannel } from './repo.ts';
 
 export interface VoiceChannelInput {

@@ -7,8 +7,8 @@
 // and invalid leads to a node that exists or to an action, option keys are digits of the gather's
 // length, and every node does something; each fault is one `details` entry at its node.
 import type { FieldIssue } from '../../kernel/http/errors.ts';
-import { isTemplated, templateProblem } from '../automation/templating.ts';
-import { normalizeTag } from '../contacts/fields.ts';
+import { isTemplated, templateProblem } from '../automation/index.ts';
+import { normalizeTag } from '../contacts/index.ts';
 import { sayLimitBytes } from './say-limits.ts';
 
 export type Action =

@@ -3,7 +3,7 @@
 // script without a voice is spoken in the Twilio account's default voice, which may be any of them:
 // the smallest bound holds for it. A call's texts are rendered within their voice's bound, so a call
 // never carries a text the provider would not speak.
-import { OutputBudget } from '../automation/templating.ts';
+import { OutputBudget } from '../automation/index.ts';
 
 const BASIC_VOICES = new Set(['man', 'woman', 'alice']);
 

@@ -12,9 +12,9 @@ import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
-import { invalidFields } from '../contacts/fields.ts';
-import { voiceCallbackBase } from '../voice-channel/urls.ts';
-import { generateSecret } from '../webhooks/signing.ts';
+import { invalidFields } from '../contacts/index.ts';
+import { voiceCallbackBase } from '../voice-channel/index.ts';
+import { generateSecret } from '../webhooks/index.ts';
 import { actionsOf, type Definition, definitionProblems, graphProblems } from './definition.ts';
 import {
   countScripts,

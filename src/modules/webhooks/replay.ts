@@ -6,7 +6,7 @@
 import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { filterProblem } from '../../kernel/outbox/events.ts';
 import { idAt, newId } from '../../kernel/values/ids.ts';
-import { eventsToReplay } from '../events/repo.ts';
+import { eventsToReplay } from '../events/index.ts';
 import { DELIVERY_CHANNEL, wakePayload } from './outbox.ts';
 import { findEndpoint, type Owner } from './repo.ts';
 import { AUTOMATIC_ATTEMPTS } from './schedule.ts';

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { accountOf, partnerOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
-import { ReplayBody, ReplaySchema } from '../events/schemas.ts';
+import { ReplayBody, ReplaySchema } from '../events/index.ts';
 import { MAX_REPLAY_EVENTS, replayEvents } from './replay.ts';
 import { attemptsOf, type DeliveryRow, listDeliveries, listEndpoints, type Owner } from './repo.ts';
 import {

@@ -9,9 +9,9 @@ import type { Database, Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { CausedBy, EventOutbox } from '../../kernel/outbox/events.ts';
-import type { PriceTable } from '../pricing/prices.ts';
-import type { ApprovedTemplates } from '../templates/approved.ts';
-import type { Action } from './actions.ts';
+import type { PriceTable } from '../pricing/index.ts';
+import type { ApprovedTemplates } from '../templates/index.ts';
+import type { Action } from './action-checks.ts';
 import type { RunScope } from './context.ts';
 import { TemplateError } from './templating.ts';
 
@@ -55,7 +55,7 @@ export interface OwnedActionRun {
   causedBy: CausedBy;
 }
 
-/** Each owned action's handler (sequences/actions.ts, journeys/actions.ts, calls/actions.ts). */
+/** Each owned action's handler (sequences/owned-actions.ts, journeys/owned-actions.ts, calls/owned-actions.ts). */
 export type OwnedActions = Partial<Record<OwnedActionType, (run: OwnedActionRun) => Promise<ActionOutcome>>>;
 
 export interface ActionResult {

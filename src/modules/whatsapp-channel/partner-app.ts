@@ -8,7 +8,7 @@
 
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Sql } from '../../kernel/database/db.ts';
-import { invalidFields } from '../contacts/fields.ts';
+import { invalidFields } from '../contacts/index.ts';
 
 export interface PartnerWhatsAppApp {
   partnerId: string;

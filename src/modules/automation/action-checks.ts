@@ -8,9 +8,8 @@
 import type { Sql } from '../../kernel/database/db.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
-import { changeIssues } from '../contacts/change-checks.ts';
-import { ATTRIBUTE_NAME, normalizeTag } from '../contacts/fields.ts';
-import { checkContent, type MessageFieldsInput } from '../messages/content.ts';
+import { ATTRIBUTE_NAME, changeIssues, normalizeTag } from '../contacts/index.ts';
+import { checkContent, type MessageFieldsInput } from '../messages/index.ts';
 import { liquidDataIssue } from './liquid-data.ts';
 import { isTemplated, templateProblem } from './templating.ts';
 

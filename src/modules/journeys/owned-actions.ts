@@ -1,7 +1,7 @@
 // The journey action of rules and journeys (trigger_journey): automation runs it through this
-// handler (automation/effects.ts, OwnedActions), given in app.ts.
-import { failed, type OwnedActions, ok } from '../automation/effects.ts';
-import { dataBudget, renderWhole } from '../automation/render-fields.ts';
+// handler (automation/run-actions.ts, OwnedActions), given in app.ts.
+
+import { dataBudget, failed, type OwnedActions, ok, renderWhole } from '../automation/index.ts';
 import { findJourney } from './repo.ts';
 import { tryStart } from './start.ts';
 

@@ -1,6 +1,6 @@
 // The sequence actions of rules and journeys (enroll_in_sequence, exit_sequences): automation runs
-// them through this handler (automation/effects.ts, OwnedActions), given in app.ts.
-import { failed, type OwnedActions, ok } from '../automation/effects.ts';
+// them through this handler (automation/run-actions.ts, OwnedActions), given in app.ts.
+import { failed, type OwnedActions, ok } from '../automation/index.ts';
 import { exitEnrollments, tryEnroll } from './enroll.ts';
 import { findSequence } from './repo.ts';
 

@@ -1,8 +1,8 @@
 // The call action of rules (place_call): automation runs it through this handler
-// (automation/effects.ts, OwnedActions), given in app.ts.
+// (automation/run-actions.ts, OwnedActions), given in app.ts.
 import { ApiError } from '../../kernel/http/errors.ts';
-import { failed, type OwnedActions, ok } from '../automation/effects.ts';
-import { findContact } from '../contacts/repo.ts';
+import { failed, type OwnedActions, ok } from '../automation/index.ts';
+import { findContact } from '../contacts/index.ts';
 import { placeCallIn } from './service.ts';
 
 export const callActions: OwnedActions = {

@@ -1,8 +1,8 @@
 // The actions rules run (and, next, journey nodes): one object per action, told apart by `type`.
 // The schema checks their shape (a OneOf with a discriminator: a bad action is reported against its
-// own type's fields only); actions.ts checks what a schema cannot (templates, tags, keys, ids).
+// own type's fields only); action-checks.ts checks what a schema cannot (templates, tags, keys, ids).
 import { Type } from 'typebox';
-import { messageFields } from '../messages/schemas.ts';
+import { messageFields } from '../messages/index.ts';
 import { liquidData } from './liquid-data.ts';
 
 const action = <P extends Record<string, Parameters<typeof Type.Object>[0][string]>>(

@@ -12,7 +12,7 @@ import {
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Database } from '../../kernel/database/db.ts';
 import { ApiError, conflict } from '../../kernel/http/errors.ts';
-import { invalidFields } from '../contacts/fields.ts';
+import { invalidFields } from '../contacts/index.ts';
 import { partnerAppOfAccount } from './partner-app.ts';
 import { accountWithNumber, loadChannel, saveChannel } from './repo.ts';
 

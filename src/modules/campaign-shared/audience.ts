@@ -6,9 +6,14 @@
 import { Type } from 'typebox';
 import type { Sql } from '../../kernel/database/db.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
-import { type Conditions, conditionProblems, evaluate } from '../automation/conditions.ts';
-import { conditionContext, scopeOf } from '../automation/context.ts';
-import type { ContactRow } from '../contacts/repo.ts';
+import {
+  type Conditions,
+  conditionContext,
+  conditionProblems,
+  evaluate,
+  scopeOf,
+} from '../automation/index.ts';
+import type { ContactRow } from '../contacts/index.ts';
 
 export type Audience =
   | { tag: string }

@@ -16,8 +16,7 @@ import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { retryDelayMs } from '../webhooks/schedule.ts';
-import { signatureHeaders } from '../webhooks/signing.ts';
+import { retryDelayMs, signatureHeaders } from '../webhooks/index.ts';
 
 const USER_AGENT = 'Tidings-Automation/1.0';
 /** Calls taken per round. */

@@ -1,18 +1,17 @@
-// What each action does, inside the run's transaction (effects.ts runs them in order, each in a
+// What each action does, inside the run's transaction (run-actions.ts runs them in order, each in a
 // savepoint). The contacts, conversations and messages modules do the work, given the run's
 // transaction as their database and an outbox that marks their events with the run as the cause.
 // The actions that reach modules above automation (a sequence's enrollment, a journey's start, a
-// call) are theirs: each registers its handler in app.ts (`OwnedActions`, effects.ts).
+// call) are theirs: each registers its handler in app.ts (`OwnedActions`, run-actions.ts).
 
 import type { CausedBy } from '../../kernel/outbox/events.ts';
-import type { ContactFields } from '../contacts/fields.ts';
-import { addTags, removeTag, updateContact } from '../contacts/service.ts';
-import { assignConversation, closeConversation } from '../conversations/service.ts';
-import { acceptBatch, type SendResult } from '../messages/accept-batch.ts';
-import type { MessageFieldsInput } from '../messages/content.ts';
-import { prepareMessage, templateLookup } from '../messages/prepare.ts';
-import { type Action, CONTACT_CHANGE_FIELDS } from './actions.ts';
-import { queueCall } from './calls.ts';
+import type { ContactFields } from '../contacts/index.ts';
+import { addTags, removeTag, updateContact } from '../contacts/index.ts';
+import { assignConversation, closeConversation } from '../conversations/index.ts';
+import type { MessageFieldsInput } from '../messages/index.ts';
+import { acceptBatch, prepareMessage, type SendResult, templateLookup } from '../messages/index.ts';
+import { type Action, CONTACT_CHANGE_FIELDS } from './action-checks.ts';
+import { attributeBudget, bodyBudget, renderMessage, renderWhole } from './render-fields.ts';
 import {
   type Act,
   automatedSendsLastHour,
@@ -22,9 +21,9 @@ import {
   markCausedBy,
   type OwnedActionType,
   ok,
-} from './effects.ts';
-import { attributeBudget, bodyBudget, renderMessage, renderWhole } from './render-fields.ts';
+} from './run-actions.ts';
 import { render } from './templating.ts';
+import { queueCall } from './webhook-calls.ts';
 
 /** The team member with the fewest open conversations (then the first added): round robin. */
 async function leastBusyMember(tx: Parameters<Act>[1]['tx'], accountId: string): Promise<string | null> {
@@ -160,7 +159,7 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
       default: {
         // The actions of modules above automation, registered by them in app.ts (OwnedActions).
         const owned = s.actions[action.type as OwnedActionType];
-        // Refused when the rule was saved (actions.ts): never reached by a saved rule.
+        // Refused when the rule was saved (action-checks.ts): never reached by a saved rule.
         if (!owned) return failed('INVALID_REQUEST', `${action.type} is not available in this release.`);
         if (!contact)
           return failed('RESOURCE_NOT_FOUND', 'The event is about no contact (or it was deleted).');

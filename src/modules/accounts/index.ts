@@ -1,0 +1,14 @@
+export { ADDONS, hasFeature, PLAN_CODES, PLAN_RULES, planOf } from './plans.ts';
+export type { AccountChanges, AccountRow, AccountStatus } from './repo.ts';
+export { findAccount, insertAccount, listAccounts, updateAccount } from './repo.ts';
+export { accountRoutes } from './routes.ts';
+export {
+  AccountStatusSchema,
+  AddonsSchema,
+  PartnerAccount,
+  PlanCodeSchema,
+  toPartnerAccount,
+  UsageQuery,
+  UsageReportSchema,
+} from './schemas.ts';
+export { usageBetween } from './usage.ts';

@@ -1,0 +1,2 @@
+export { wakeRoutes } from './wake-routes.ts';
+export { AutomationWorker } from './worker.ts';

@@ -1,0 +1,2 @@
+export { TwilioVoiceForm } from './envelope-schema.ts';
+export { whatsappCallbackRoutes } from './whatsapp-routes.ts';

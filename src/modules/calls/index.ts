@@ -1,0 +1,10 @@
+export { voiceCallbackRoutes } from './callback-routes.ts';
+export { VoiceDialer } from './dialer.ts';
+export { callActions } from './owned-actions.ts';
+export type { CallRow } from './repo.ts';
+export { listCalls } from './repo.ts';
+export { callRoutes } from './routes.ts';
+export { CallSchema, toCall } from './schemas.ts';
+export { placeCallIn } from './service.ts';
+export { applyCallUpdate } from './status.ts';
+export { billableMinutes } from './transition.ts';

@@ -1,0 +1,3 @@
+export { subscribeCampaignFeedback } from './feedback.ts';
+export { campaignRoutes } from './routes.ts';
+export { CampaignSender } from './sender.ts';

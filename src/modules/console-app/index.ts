@@ -1,0 +1,1 @@
+export { consoleAppRoutes } from './routes.ts';

@@ -1,0 +1,2 @@
+export { prepareDummyHash } from './passwords.ts';
+export { consoleAuthRoutes } from './routes.ts';

@@ -1,0 +1,1 @@
+export { journeyConfigRoutes } from './routes.ts';

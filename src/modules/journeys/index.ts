@@ -1,0 +1,12 @@
+export { subscribeJourneyCallResumes } from './call-ended.ts';
+export { answerRuns, startOnEvent } from './engine.ts';
+export { MAX_REPLY_TIMEOUT, MAX_RUN_DURATION, MAX_WAIT } from './nodes.ts';
+export { journeyActions } from './owned-actions.ts';
+export { findJourney } from './repo.ts';
+export { journeyRoutes } from './routes.ts';
+export { runDueJourneys } from './runner.ts';
+export { wakeRun } from './runs.ts';
+export { RunSchema, toRun } from './schemas.ts';
+export type { JourneyInput, JourneyServices } from './service.ts';
+export { createJourney, moveJourney, patchJourney, removeJourney } from './service.ts';
+export { scanTimedEntries } from './timed.ts';

@@ -1,0 +1,2 @@
+export { mediaRoutes } from './routes.ts';
+export { MediaStore } from './service.ts';

@@ -1,0 +1,40 @@
+export type { AcceptServices } from './accept.ts';
+export { insufficientBalance } from './accept.ts';
+export type { SendRequest, SendResult } from './accept-batch.ts';
+export { acceptBatch, wakeDispatchers } from './accept-batch.ts';
+export { AcceptQueue, lanesFor } from './accept-queue.ts';
+export type { RecipientInput } from './batch.ts';
+export { prepareRecipients } from './batch.ts';
+export type { MessageFieldsInput, SendFieldsInput } from './content.ts';
+export { checkContent } from './content.ts';
+export { dispatchJob } from './dispatch.ts';
+export { notePlayed } from './played.ts';
+export type { PreparedMessage } from './prepare.ts';
+export { prepareMessage, templateLookup } from './prepare.ts';
+export type { MessageContext, MessageRow, OutboundContent, StoredContent } from './repo.ts';
+export {
+  adoptIntoConversation,
+  contactIdsOf,
+  findByProviderId,
+  findMessage,
+  idsByProviderIds,
+  insertInbound,
+  messageFromJson,
+} from './repo.ts';
+export { messageRoutes } from './routes.ts';
+export { sandboxStatusJob } from './sandbox-job.ts';
+export {
+  chatSendFields,
+  ErrorInfo,
+  MessageSchema,
+  MessageStatusSchema,
+  messageFields,
+  Phone,
+  RecipientSchema,
+  templateSendFields,
+} from './schemas.ts';
+export type { SendContext } from './send-request.ts';
+export { sendForRequest } from './send-request.ts';
+export type { TargetedChange } from './status.ts';
+export { applyStatuses } from './status.ts';
+export { toMessage } from './view.ts';

@@ -1,0 +1,1 @@
+export { RetentionPruner, startRetention } from './prune.ts';

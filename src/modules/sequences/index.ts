@@ -1,0 +1,8 @@
+export { bulkEnrollJob } from './bulk-enroll-job.ts';
+export { enrollOnEvent, exitOnEvent } from './engine.ts';
+export { sequenceActions } from './owned-actions.ts';
+export { findSequence } from './repo.ts';
+export { sequenceRoutes } from './routes.ts';
+export { EnrollmentSchema, SendWindowSchema, toEnrollment, WakeBody } from './schemas.ts';
+export { runDue } from './timer.ts';
+export { wakeEnrollment } from './wake.ts';

@@ -1,0 +1,2 @@
+export { findMember } from './repo.ts';
+export { teamRoutes } from './routes.ts';

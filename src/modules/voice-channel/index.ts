@@ -1,0 +1,3 @@
+export { loadVoiceChannel } from './repo.ts';
+export { voiceChannelRoutes } from './routes.ts';
+export { callUrls, voiceCallbackBase } from './urls.ts';
