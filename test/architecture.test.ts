@@ -93,7 +93,8 @@ describe('the module stack', () => {
               .split(/\s+as\s+/)
               .pop() ?? '',
         ))
-          if (/(COLUMNS|_SQL|[a-z]Sql|_FROM|_WHERE|[a-z]Condition)$/.test(name)) problems.push(`${face}: ${name}`);
+          if (/(COLUMNS|_SQL|[a-z]Sql|_FROM|_WHERE|[a-z]Condition)$/.test(name))
+            problems.push(`${face}: ${name}`);
     }
     expect(problems).toEqual([]);
   });
