@@ -1,3 +1,5 @@
+// The face of automation: what other modules and app.ts may use of it, by name. The rest of the folder
+// is its own; docs/architecture.md § The stack says which modules may import it.
 export type { Action, ActionChecks, ActionTargets } from './action-checks.ts';
 export { actionProblems, contactChange } from './action-checks.ts';
 export { actor } from './action-handlers.ts';

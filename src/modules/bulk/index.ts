@@ -1,3 +1,5 @@
+// The face of bulk: what other modules and app.ts may use of it, by name. The rest of the folder
+// is its own; docs/architecture.md § The stack says which modules may import it.
 export type { ChunkedJobDeps } from './chunked-job.ts';
 export { chunkedJob, endForAccount } from './chunked-job.ts';
 export { bulkContactsJob } from './contacts-job.ts';

@@ -1,3 +1,5 @@
+// The face of calls: what other modules and app.ts may use of it, by name. The rest of the folder
+// is its own; docs/architecture.md § The stack says which modules may import it.
 export { voiceCallbackRoutes } from './callback-routes.ts';
 export { VoiceDialer } from './dialer.ts';
 export { callActions } from './owned-actions.ts';

@@ -1,2 +1,4 @@
+// The face of console-auth: what other modules and app.ts may use of it, by name. The rest of the folder
+// is its own; docs/architecture.md § The stack says which modules may import it.
 export { prepareDummyHash } from './passwords.ts';
 export { consoleAuthRoutes } from './routes.ts';

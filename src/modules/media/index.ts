@@ -1,2 +1,4 @@
+// The face of media: what other modules and app.ts may use of it, by name. The rest of the folder
+// is its own; docs/architecture.md § The stack says which modules may import it.
 export { mediaRoutes } from './routes.ts';
 export { MediaStore } from './service.ts';

@@ -1,3 +1,5 @@
+// The face of messages: what other modules and app.ts may use of it, by name. The rest of the folder
+// is its own; docs/architecture.md § The stack says which modules may import it.
 export type { AcceptServices } from './accept.ts';
 export { insufficientBalance } from './accept.ts';
 export type { SendRequest, SendResult } from './accept-batch.ts';

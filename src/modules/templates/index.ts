@@ -1,3 +1,5 @@
+// The face of templates: what other modules and app.ts may use of it, by name. The rest of the folder
+// is its own; docs/architecture.md § The stack says which modules may import it.
 export { ApprovedTemplates } from './approved.ts';
 export { applyTemplateCategory, applyTemplateQuality } from './meta.ts';
 export type { TemplateRow } from './repo.ts';
