@@ -1,12 +1,13 @@
 // How a failed Twilio REST call becomes a Tidings outcome. Twilio's error answers are JSON
 // `{code, message, more_info, status}`; its `code` says what went wrong more precisely than the HTTP
 // status (most refusals are a plain 400), so the table looks at Twilio's code first and falls back
-// to the HTTP status for codes it does not know. The first matching row wins.
+// to the HTTP status for codes it does not know. The first matching row wins (provider-errors.ts).
 //
 // Three outcomes, as a call needs them (voice.ts): `rejected` (for good), `retry` (Twilio certainly
 // did not take it: throttled, down, unreachable before the request left) and `in_doubt` (the request
 // went out and no usable answer came back: Twilio may be ringing the person, so never place it again).
 import { trimMessage } from '../../kernel/outbound/http-answers.ts';
+import { anything, coded, http, httpRange, lostAnswer, notSent, ProviderErrors } from '../provider-errors.ts';
 import type { ProviderError } from '../types.ts';
 
 export type TwilioVoiceErrorCode =
@@ -58,32 +59,8 @@ export interface Failure {
   mayHaveArrived?: boolean;
 }
 
-type Match = (failure: Failure) => boolean;
-
-const coded =
-  (...codes: readonly number[]): Match =>
-  (f) =>
-    f.twilioCode !== null && codes.includes(f.twilioCode);
-const http =
-  (...statuses: number[]): Match =>
-  (f) =>
-    f.status !== null && statuses.includes(f.status);
-const httpRange =
-  (from: number, to: number): Match =>
-  (f) =>
-    f.status !== null && f.status >= from && f.status <= to;
-const notSent: Match = (f) => f.status === null && !f.mayHaveArrived;
-const lostAnswer: Match = (f) => f.status === null && f.mayHaveArrived === true;
-const anything: Match = () => true;
-
-interface Rule {
-  match: Match;
-  code: TwilioVoiceErrorCode;
-  kind: FailureKind;
-}
-
 // biome-ignore format: one rule a line, so the table reads top to bottom
-const RULES: readonly Rule[] = [
+const TABLE = new ProviderErrors<{ code: TwilioVoiceErrorCode; kind: FailureKind }>([
   // Nothing came back. Refused, DNS, connect timeout: Twilio cannot have it. Anything later (a
   // timeout waiting for the answer, a reset mid-exchange) may have placed the call.
   { match: notSent, code: 'PROVIDER_UNAVAILABLE', kind: 'retry' },
@@ -93,7 +70,7 @@ const RULES: readonly Rule[] = [
   // Wrong Account SID / Auth Token (20003); a 20404 that comes as a 401 is an account the
   // credentials cannot see.
   { match: coded(20003), code: 'CHANNEL_UNAUTHORIZED', kind: 'rejected' },
-  { match: (f) => f.twilioCode === 20404 && f.status === 401, code: 'CHANNEL_UNAUTHORIZED', kind: 'rejected' },
+  { match: (f) => f.code === 20404 && f.status === 401, code: 'CHANNEL_UNAUTHORIZED', kind: 'rejected' },
   // "An API Request that receives an error 429 response is never processed and is always safe to
   // retry" (Twilio's page for 20429).
   { match: coded(20429), code: 'PROVIDER_THROTTLED', kind: 'retry' },
@@ -107,11 +84,14 @@ const RULES: readonly Rule[] = [
   // A success we cannot use (no sid) or an answer Twilio never gives (a 3xx): the request reached
   // something that may have acted on it, so it is not sent again.
   { match: anything, code: 'PROVIDER_UNKNOWN_OUTCOME', kind: 'in_doubt' },
-];
+]);
 
 export function classify(failure: Failure): { code: TwilioVoiceErrorCode; kind: FailureKind } {
-  const rule = RULES.find((r) => r.match(failure))!;
-  return { code: rule.code, kind: rule.kind };
+  return TABLE.classify({
+    status: failure.status,
+    code: failure.twilioCode,
+    mayHaveArrived: failure.mayHaveArrived,
+  });
 }
 
 /**
@@ -119,9 +99,7 @@ export function classify(failure: Failure): { code: TwilioVoiceErrorCode; kind: 
  * ErrorCode (13224, 21216, …) with no HTTP status. Null for a code the table does not know.
  */
 export function codeForTwilioCode(twilioCode: number): TwilioVoiceErrorCode | null {
-  // Status 0: no HTTP row matches, so only Twilio's code decides.
-  const rule = RULES.find((r) => r.match({ status: 0, twilioCode }))!;
-  return rule.match === anything ? null : rule.code;
+  return TABLE.codeOf(twilioCode);
 }
 
 export { trimMessage };

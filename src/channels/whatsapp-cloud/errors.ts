@@ -1,8 +1,18 @@
 // How a failed Graph API call becomes a Tidings outcome. Meta asks integrators to decide on the
 // error `code` rather than the HTTP status (several codes come with a status that says little, and
 // 190 has come as 400 as well as 401), so the table below looks at Meta's code first and falls back
-// to the HTTP status only for codes it does not know. The first matching row wins.
+// to the HTTP status only for codes it does not know. The first matching row wins (provider-errors.ts).
 import { trimMessage } from '../../kernel/outbound/http-answers.ts';
+import {
+  anything,
+  coded,
+  codedRange,
+  codedSub,
+  http,
+  httpRange,
+  noAnswer,
+  ProviderErrors,
+} from '../provider-errors.ts';
 import type { ProviderError, SendOutcome, SubmitOutcome } from '../types.ts';
 import { isRecord } from './json.ts';
 
@@ -24,68 +34,37 @@ export interface Failure {
   metaSubcode?: number | null;
 }
 
-type Match = (failure: Failure) => boolean;
-
-const meta =
-  (...codes: number[]): Match =>
-  (f) =>
-    f.metaCode !== null && codes.includes(f.metaCode);
-const metaSub =
-  (code: number, subcode: number): Match =>
-  (f) =>
-    f.metaCode === code && f.metaSubcode === subcode;
-const metaRange =
-  (from: number, to: number): Match =>
-  (f) =>
-    f.metaCode !== null && f.metaCode >= from && f.metaCode <= to;
-const http =
-  (...statuses: number[]): Match =>
-  (f) =>
-    f.status !== null && statuses.includes(f.status);
-const httpRange =
-  (from: number, to: number): Match =>
-  (f) =>
-    f.status !== null && f.status >= from && f.status <= to;
-const noAnswer: Match = (f) => f.status === null;
-const anything: Match = () => true;
-
-interface Rule {
-  match: Match;
-  code: WhatsAppErrorCode;
-  retry: boolean;
-}
-
 // biome-ignore format: one rule a line, so the table reads top to bottom
-const RULES: readonly Rule[] = [
+const TABLE = new ProviderErrors<{ code: WhatsAppErrorCode; retry: boolean }>([
   // Nothing came back: connection refused or reset, DNS, timeouts.
   { match: noAnswer, code: 'PROVIDER_UNAVAILABLE', retry: true },
   // The token is invalid or expired (190), or lacks a permission (0, 3, 10, 200-299, 131005).
-  { match: meta(190, 0, 3, 10, 131005), code: 'CHANNEL_UNAUTHORIZED', retry: false },
-  { match: metaRange(200, 299), code: 'CHANNEL_UNAUTHORIZED', retry: false },
+  { match: coded(190, 0, 3, 10, 131005), code: 'CHANNEL_UNAUTHORIZED', retry: false },
+  { match: codedRange(200, 299), code: 'CHANNEL_UNAUTHORIZED', retry: false },
   // "Object with ID … does not exist, cannot be loaded due to missing permissions": the phone
   // number or account id is wrong, or the token may not use it; Meta does not say which.
-  { match: metaSub(100, 33), code: 'CHANNEL_UNAUTHORIZED', retry: false },
+  { match: codedSub(100, 33), code: 'CHANNEL_UNAUTHORIZED', retry: false },
   // The number cannot get this message: not on WhatsApp / old client (131026), not in a test
   // number's allowed list (131030), Meta's per-user marketing limit (131049), opted out of
   // marketing (131050), part of a Meta experiment (130472).
-  { match: meta(131026, 131030, 131049, 131050, 130472), code: 'RECIPIENT_UNREACHABLE', retry: false },
+  { match: coded(131026, 131030, 131049, 131050, 130472), code: 'RECIPIENT_UNREACHABLE', retry: false },
   // More than 24 hours since the customer last wrote: only a template may be sent.
-  { match: meta(131047), code: 'OUTSIDE_SERVICE_WINDOW', retry: false },
+  { match: coded(131047), code: 'OUTSIDE_SERVICE_WINDOW', retry: false },
   // The template cannot be used as sent: parameter count (132000), unknown name/language (132001),
   // text too long once filled (132005), format policy (132007), parameter format (132012),
   // paused (132015) or disabled (132016) for low quality.
-  { match: meta(132000, 132001, 132005, 132007, 132012, 132015, 132016), code: 'TEMPLATE_NOT_USABLE', retry: false },
+  { match: coded(132000, 132001, 132005, 132007, 132012, 132015, 132016), code: 'TEMPLATE_NOT_USABLE', retry: false },
   // Meta does not take the message as built: invalid parameter (100), required parameter missing
   // (131008), parameter value invalid (131009), unsupported message type (131051).
-  { match: meta(100, 131008, 131009, 131051), code: 'MESSAGE_NOT_SUPPORTED', retry: false },
+  { match: coded(100, 131008, 131009, 131051), code: 'MESSAGE_NOT_SUPPORTED', retry: false },
   // The business account is blocked for a policy violation (368), locked (131031) or barred from
   // the recipient's country (130497).
-  { match: meta(368, 131031, 130497), code: 'ACCOUNT_RESTRICTED', retry: false },
+  { match: coded(368, 131031, 130497), code: 'ACCOUNT_RESTRICTED', retry: false },
   // Rate limits: app (4), WABA (80007), number throughput (130429), same-recipient pair (131056).
-  { match: meta(4, 80007, 130429, 131056), code: 'PROVIDER_THROTTLED', retry: true },
+  { match: coded(4, 80007, 130429, 131056), code: 'PROVIDER_THROTTLED', retry: true },
   // Meta's own trouble: unknown (1), service down or overloaded (2), something went wrong
   // (131000), service unavailable (131016), number in maintenance mode (131057).
-  { match: meta(1, 2, 131000, 131016, 131057), code: 'PROVIDER_UNAVAILABLE', retry: true },
+  { match: coded(1, 2, 131000, 131016, 131057), code: 'PROVIDER_UNAVAILABLE', retry: true },
   // Codes the table does not know: by HTTP status.
   { match: http(401, 403), code: 'CHANNEL_UNAUTHORIZED', retry: false },
   { match: http(429), code: 'PROVIDER_THROTTLED', retry: true },
@@ -93,18 +72,15 @@ const RULES: readonly Rule[] = [
   { match: httpRange(400, 499), code: 'PROVIDER_REJECTED', retry: false },
   // Anything else (a 3xx, a 2xx without the expected body) is an answer we cannot read: try again.
   { match: anything, code: 'PROVIDER_UNAVAILABLE', retry: true },
-];
+]);
 
 export function classify(failure: Failure): { code: WhatsAppErrorCode; retry: boolean } {
-  const rule = RULES.find((r) => r.match(failure))!;
-  return { code: rule.code, retry: rule.retry };
+  return TABLE.classify({ status: failure.status, code: failure.metaCode, subcode: failure.metaSubcode });
 }
 
 /** The Tidings code for one of Meta's codes on its own (a failed status webhook has no HTTP status). */
 export function codeForMetaCode(metaCode: number): WhatsAppErrorCode | null {
-  // Status 0: an HTTP status no row matches, so only Meta's code decides.
-  const rule = RULES.find((r) => r.match({ status: 0, metaCode }))!;
-  return rule.match === anything ? null : rule.code;
+  return TABLE.codeOf(metaCode);
 }
 
 export { trimMessage };

@@ -1,6 +1,7 @@
 // Journeys, their versions, runs and steps in the database. Every function takes the account:
 // another tenant's journey or run is not found.
 import type { Sql } from '../../kernel/database/db.ts';
+import { Versioned } from '../../kernel/database/versioned.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
 import type { Definition } from './graph.ts';
 
@@ -77,105 +78,45 @@ export interface StepRow {
 const triggerEventOf = (d: Definition) =>
   d.entry.trigger === 'event' && d.entry.after === undefined ? (d.entry.event ?? null) : null;
 
-export async function countJourneys(sql: Sql, accountId: string): Promise<number> {
-  const { rows } = await sql.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM journeys WHERE account_id = $1',
-    [accountId],
-  );
-  return rows[0]!.n;
-}
+/** Journeys one account may have (journey configs' own count among them). */
+export const MAX_JOURNEYS_PER_ACCOUNT = 200;
 
-export async function insertJourney(
-  sql: Sql,
-  row: Pick<
-    JourneyRow,
-    'id' | 'account_id' | 'name' | 'description' | 'definition' | 'config_id' | 'signing_secret_sealed'
-  >,
-  now: Date,
-): Promise<JourneyRow> {
-  const { rows } = await sql.query<JourneyRow>(
-    `INSERT INTO journeys (id, account_id, name, description, status, version, definition, trigger_event,
-                           config_id, signing_secret_sealed, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'draft', 1, $5, $6, $7, $8, $9, $9) RETURNING *`,
-    [
-      row.id,
-      row.account_id,
-      row.name,
-      row.description,
-      JSON.stringify(row.definition),
-      triggerEventOf(row.definition),
-      row.config_id,
-      row.signing_secret_sealed,
-      now,
-    ],
-  );
-  return rows[0]!;
-}
+export type Move = 'publish' | 'pause' | 'archive';
 
-export async function findJourney(
+export const JOURNEYS = new Versioned<JourneyRow, Move>({
+  table: 'journeys',
+  noun: 'journey',
+  nouns: 'journeys',
+  limit: MAX_JOURNEYS_PER_ACCOUNT,
+  created: ['name', 'description', 'config_id', 'signing_secret_sealed'],
+  edited: ['name', 'description'],
+  derived: { trigger_event: triggerEventOf },
+  versions: { table: 'journey_versions', key: 'journey_id' },
+  alsoDeletes: [{ table: 'automation_calls', column: 'journey_id' }],
+  deletable: ['draft', 'archived'],
+  moves: {
+    publish: { from: ['draft', 'paused'], to: 'published', done: 'published' },
+    pause: { from: ['published'], to: 'paused', done: 'paused' },
+    archive: { from: ['draft', 'published', 'paused'], to: 'archived', done: 'archived' },
+  },
+});
+
+export function findJourney(
   sql: Sql,
   accountId: string,
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<JourneyRow | null> {
-  const { rows } = await sql.query<JourneyRow>(
-    `SELECT * FROM journeys WHERE id = $1 AND account_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, accountId],
-  );
-  return rows[0] ?? null;
+  return JOURNEYS.find(sql, accountId, id, options);
 }
 
-export async function updateJourney(
-  sql: Sql,
-  id: string,
-  values: Pick<JourneyRow, 'name' | 'description' | 'status' | 'version' | 'definition'>,
-  now: Date,
-): Promise<JourneyRow> {
-  const { rows } = await sql.query<JourneyRow>(
-    `UPDATE journeys SET name = $2, description = $3, status = $4, version = $5, definition = $6,
-                         trigger_event = $7, updated_at = $8
-      WHERE id = $1 RETURNING *`,
-    [
-      id,
-      values.name,
-      values.description,
-      values.status,
-      values.version,
-      JSON.stringify(values.definition),
-      triggerEventOf(values.definition),
-      now,
-    ],
-  );
-  return rows[0]!;
-}
-
-/** Keeps the journey's current version as published (runs started on it read it). */
-export async function saveVersion(sql: Sql, row: JourneyRow, now: Date): Promise<void> {
-  await sql.query(
-    `INSERT INTO journey_versions (journey_id, version, definition, created_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (journey_id, version) DO UPDATE SET definition = EXCLUDED.definition`,
-    [row.id, row.version, JSON.stringify(row.definition), now],
-  );
-}
-
-export async function deleteJourney(sql: Sql, id: string): Promise<void> {
-  await sql.query('DELETE FROM automation_calls WHERE journey_id = $1', [id]);
-  await sql.query('DELETE FROM journeys WHERE id = $1', [id]);
-}
-
-export async function listJourneys(
+export function listJourneys(
   sql: Sql,
   accountId: string,
   page: Page,
   filters: { status?: string },
 ): Promise<JourneyRow[]> {
-  const { rows } = await sql.query<JourneyRow>(
-    `SELECT * FROM journeys
-      WHERE account_id = $1 AND ($2::text IS NULL OR id < $2) AND ($3::text IS NULL OR status = $3)
-      ORDER BY id DESC LIMIT $4`,
-    [accountId, page.before, filters.status ?? null, page.limit + 1],
-  );
-  return rows;
+  return JOURNEYS.list(sql, accountId, page, filters);
 }
 
 export async function findRun(

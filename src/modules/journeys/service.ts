@@ -13,7 +13,7 @@
 import type { TemplateComponent } from '../../channels/types.ts';
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
-import { conflict, notFound } from '../../kernel/http/errors.ts';
+import { conflict } from '../../kernel/http/errors.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
@@ -27,19 +27,9 @@ import { generateSecret } from '../webhooks/index.ts';
 import { buttonProblems } from './buttons.ts';
 import { type Definition, graphProblems, type JourneyNode, type Reentry } from './graph.ts';
 import { definitionProblems } from './nodes.ts';
-import {
-  countJourneys,
-  deleteJourney,
-  findJourney,
-  insertJourney,
-  type JourneyRow,
-  type JourneyStatus,
-  saveVersion,
-  updateJourney,
-} from './repo.ts';
+import { JOURNEYS, type JourneyRow, type Move } from './repo.ts';
 
-/** Journeys one account may have (journey configs' own count among them). */
-export const MAX_JOURNEYS_PER_ACCOUNT = 200;
+export { MAX_JOURNEYS_PER_ACCOUNT, type Move } from './repo.ts';
 
 export interface JourneyServices {
   db: Database;
@@ -128,11 +118,6 @@ async function check(
   if (issues.length > 0) throw invalidFields(issues);
 }
 
-/** Serialises the writers of one account's journeys (their count) until the transaction ends. */
-async function lockJourneys(sql: Sql, accountId: string): Promise<void> {
-  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('journeys:' || $1, 0))`, [accountId]);
-}
-
 export async function createJourney(
   s: JourneyServices,
   accountId: string,
@@ -142,12 +127,9 @@ export async function createJourney(
   const definition = definitionOf(input);
   const work = async (tx: Tx): Promise<SavedJourney> => {
     await check(s, tx, accountId, input.name, definition, false);
-    await lockJourneys(tx, accountId);
-    if ((await countJourneys(tx, accountId)) >= MAX_JOURNEYS_PER_ACCOUNT) {
-      throw conflict(`At most ${MAX_JOURNEYS_PER_ACCOUNT} journeys are allowed; delete one first.`);
-    }
+    await JOURNEYS.reserve(tx, accountId);
     const signingSecret = generateSecret();
-    const row = await insertJourney(
+    const row = await JOURNEYS.insert(
       tx,
       {
         id: newId('journey'),
@@ -165,15 +147,12 @@ export async function createJourney(
   return options.tx ? work(options.tx) : s.db.transaction(work);
 }
 
-export async function getJourney(db: Sql, accountId: string, id: string): Promise<JourneyRow> {
-  const row = await findJourney(db, accountId, id);
-  if (!row) throw notFound('journey');
-  return row;
+export function getJourney(db: Sql, accountId: string, id: string): Promise<JourneyRow> {
+  return JOURNEYS.get(db, accountId, id);
 }
 
 async function lockedJourney(tx: Tx, accountId: string, id: string, owner: Owner): Promise<JourneyRow> {
-  const row = await findJourney(tx, accountId, id, { forUpdate: true });
-  if (!row) throw notFound('journey');
+  const row = await JOURNEYS.locked(tx, accountId, id);
   if (owner === 'api' && row.config_id) {
     throw conflict(`The journey belongs to journey config ${row.config_id}: change it there.`);
   }
@@ -189,7 +168,7 @@ export async function patchJourney(
 ): Promise<JourneyRow> {
   const work = async (tx: Tx) => {
     const before = await lockedJourney(tx, accountId, id, options.owner ?? 'api');
-    if (before.status === 'archived') throw conflict('An archived journey cannot be changed.');
+    JOURNEYS.refuseArchived(before);
     const name = patch.name ?? before.name;
     const d = before.definition;
     const definition = definitionOf(
@@ -203,36 +182,21 @@ export async function patchJourney(
     );
     const published = before.status !== 'draft';
     await check(s, tx, accountId, name, definition, published);
-    const row = await updateJourney(
+    const row = await JOURNEYS.edit(
       tx,
-      id,
+      before,
       {
         name: name.trim(),
         description: patch.description === undefined ? before.description : patch.description,
-        status: before.status,
-        version: published ? before.version + 1 : before.version,
         definition,
       },
-      s.now(),
+      () => s.now(),
     );
-    if (published) {
-      await saveVersion(tx, row, s.now());
-      await refreshInterest(tx, accountId);
-    }
+    if (published) await refreshInterest(tx, accountId);
     return row;
   };
   return options.tx ? work(options.tx) : s.db.transaction(work);
 }
-
-export type Move = 'publish' | 'pause' | 'archive';
-
-const MOVES: Record<Move, { from: JourneyStatus[]; to: JourneyStatus }> = {
-  publish: { from: ['draft', 'paused'], to: 'published' },
-  pause: { from: ['published'], to: 'paused' },
-  archive: { from: ['draft', 'published', 'paused'], to: 'archived' },
-};
-
-const DONE = { publish: 'published', pause: 'paused', archive: 'archived' } as const;
 
 export async function moveJourney(
   s: JourneyServices,
@@ -243,13 +207,12 @@ export async function moveJourney(
 ): Promise<JourneyRow> {
   const work = async (tx: Tx) => {
     const before = await lockedJourney(tx, accountId, id, options.owner ?? 'api');
-    const { from, to } = MOVES[move];
-    if (!from.includes(before.status)) throw conflict(`A ${before.status} journey cannot be ${DONE[move]}.`);
+    const to = JOURNEYS.moveTo(before, move);
     if (move === 'publish' && before.status === 'draft') {
       await check(s, tx, accountId, before.name, before.definition, true);
     }
-    const row = await updateJourney(tx, id, { ...before, status: to }, s.now());
-    if (move === 'publish' && before.status === 'draft') await saveVersion(tx, row, s.now());
+    const row = await JOURNEYS.update(tx, id, { ...before, status: to }, s.now());
+    if (move === 'publish' && before.status === 'draft') await JOURNEYS.keepVersion(tx, row, s.now());
     if (move === 'archive') await cancelRuns(tx, id, s.now());
     await refreshInterest(tx, accountId);
     return row;
@@ -282,10 +245,7 @@ export async function removeJourney(
 ): Promise<void> {
   const work = async (tx: Tx) => {
     const before = await lockedJourney(tx, accountId, id, options.owner ?? 'api');
-    if (before.status !== 'draft' && before.status !== 'archived') {
-      throw conflict(`A ${before.status} journey cannot be deleted: archive it first.`);
-    }
-    await deleteJourney(tx, id);
+    await JOURNEYS.remove(tx, before);
     await refreshInterest(tx, accountId);
   };
   await (options.tx ? work(options.tx) : s.db.transaction(work));

@@ -1,6 +1,7 @@
 // Sequences, their versions and their enrollments in the database. Every function takes the
 // account: another tenant's sequence or enrollment is not found.
 import type { Sql } from '../../kernel/database/db.ts';
+import { Versioned } from '../../kernel/database/versioned.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
 import type { Conditions, SendWindow } from '../automation/index.ts';
 import type { MessageFieldsInput } from '../messages/index.ts';
@@ -69,99 +70,45 @@ export interface EnrollmentRow {
   ended_at: Date | null;
 }
 
-export async function countSequences(sql: Sql, accountId: string): Promise<number> {
-  const { rows } = await sql.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM sequences WHERE account_id = $1',
-    [accountId],
-  );
-  return rows[0]!.n;
-}
+/** Sequences one account may have. */
+export const MAX_SEQUENCES_PER_ACCOUNT = 200;
 
-export async function insertSequence(
-  sql: Sql,
-  row: Pick<SequenceRow, 'id' | 'account_id' | 'name' | 'description' | 'definition'>,
-  now: Date,
-): Promise<SequenceRow> {
-  const { rows } = await sql.query<SequenceRow>(
-    `INSERT INTO sequences (id, account_id, name, description, status, version, definition, trigger_event,
-                            created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'draft', 1, $5, $6, $7, $7) RETURNING *`,
-    [
-      row.id,
-      row.account_id,
-      row.name,
-      row.description,
-      JSON.stringify(row.definition),
-      row.definition.enrollment.trigger?.event ?? null,
-      now,
-    ],
-  );
-  return rows[0]!;
-}
+export type Move = 'publish' | 'pause' | 'resume' | 'archive';
 
-export async function findSequence(
+export const SEQUENCES = new Versioned<SequenceRow, Move>({
+  table: 'sequences',
+  noun: 'sequence',
+  nouns: 'sequences',
+  limit: MAX_SEQUENCES_PER_ACCOUNT,
+  created: ['name', 'description'],
+  edited: ['name', 'description'],
+  derived: { trigger_event: (d) => d.enrollment.trigger?.event ?? null },
+  versions: { table: 'sequence_versions', key: 'sequence_id' },
+  deletable: ['draft', 'archived'],
+  moves: {
+    publish: { from: ['draft'], to: 'active', done: 'published' },
+    pause: { from: ['active'], to: 'paused', done: 'paused' },
+    resume: { from: ['paused'], to: 'active', done: 'resumed' },
+    archive: { from: ['draft', 'active', 'paused'], to: 'archived', done: 'archived' },
+  },
+});
+
+export function findSequence(
   sql: Sql,
   accountId: string,
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<SequenceRow | null> {
-  const { rows } = await sql.query<SequenceRow>(
-    `SELECT * FROM sequences WHERE id = $1 AND account_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, accountId],
-  );
-  return rows[0] ?? null;
+  return SEQUENCES.find(sql, accountId, id, options);
 }
 
-export async function updateSequence(
-  sql: Sql,
-  id: string,
-  values: Pick<SequenceRow, 'name' | 'description' | 'status' | 'version' | 'definition'>,
-  now: Date,
-): Promise<SequenceRow> {
-  const { rows } = await sql.query<SequenceRow>(
-    `UPDATE sequences SET name = $2, description = $3, status = $4, version = $5, definition = $6,
-                          trigger_event = $7, updated_at = $8
-      WHERE id = $1 RETURNING *`,
-    [
-      id,
-      values.name,
-      values.description,
-      values.status,
-      values.version,
-      JSON.stringify(values.definition),
-      values.definition.enrollment.trigger?.event ?? null,
-      now,
-    ],
-  );
-  return rows[0]!;
-}
-
-/** Keeps the sequence's current version as published (enrollments started on it run on it). */
-export async function saveVersion(sql: Sql, row: SequenceRow, now: Date): Promise<void> {
-  await sql.query(
-    `INSERT INTO sequence_versions (sequence_id, version, definition, created_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (sequence_id, version) DO UPDATE SET definition = EXCLUDED.definition`,
-    [row.id, row.version, JSON.stringify(row.definition), now],
-  );
-}
-
-export async function deleteSequence(sql: Sql, id: string): Promise<void> {
-  await sql.query('DELETE FROM sequences WHERE id = $1', [id]);
-}
-
-export async function listSequences(
+export function listSequences(
   sql: Sql,
   accountId: string,
   page: Page,
   filters: { status?: string },
 ): Promise<SequenceRow[]> {
-  const { rows } = await sql.query<SequenceRow>(
-    `SELECT * FROM sequences
-      WHERE account_id = $1 AND ($2::text IS NULL OR id < $2) AND ($3::text IS NULL OR status = $3)
-      ORDER BY id DESC LIMIT $4`,
-    [accountId, page.before, filters.status ?? null, page.limit + 1],
-  );
-  return rows;
+  return SEQUENCES.list(sql, accountId, page, filters);
 }
 
 export async function findEnrollment(

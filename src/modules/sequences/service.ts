@@ -4,8 +4,8 @@
 // A draft is edited in place (its version stays 1). Once published, each edit makes the next
 // version, kept in sequence_versions; enrollments run on the version they started on. An archived
 // sequence is read-only. Only a draft or an archived sequence may be deleted (with its enrollments).
-import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
-import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import type { Database, Sql } from '../../kernel/database/db.ts';
+import type { FieldIssue } from '../../kernel/http/errors.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
@@ -24,21 +24,15 @@ import { invalidFields, normalizeTag } from '../contacts/index.ts';
 import type { MessageFieldsInput } from '../messages/index.ts';
 import { endEnrollment } from './enroll.ts';
 import {
-  countSequences,
   type Definition,
-  deleteSequence,
   type EnrollmentRow,
-  findSequence,
-  insertSequence,
+  type Move,
   type Reenroll,
+  SEQUENCES,
   type SequenceRow,
-  type SequenceStatus,
-  saveVersion,
-  updateSequence,
 } from './repo.ts';
 
-/** Sequences one account may have. */
-export const MAX_SEQUENCES_PER_ACCOUNT = 200;
+export { MAX_SEQUENCES_PER_ACCOUNT } from './repo.ts';
 
 /** The delay of a step given none: due at once (on enrolment, or right after the step before). */
 const AT_ONCE = 'PT0S';
@@ -147,11 +141,6 @@ async function sequenceProblems(
   return issues;
 }
 
-/** Serialises the writers of one account's sequences (their count) until the transaction ends. */
-async function lockSequences(sql: Sql, accountId: string): Promise<void> {
-  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('sequences:' || $1, 0))`, [accountId]);
-}
-
 export async function createSequence(
   s: SequenceServices,
   accountId: string,
@@ -161,11 +150,8 @@ export async function createSequence(
   const issues = await sequenceProblems(s, input.name, definition);
   if (issues.length > 0) throw invalidFields(issues);
   return s.db.transaction(async (tx) => {
-    await lockSequences(tx, accountId);
-    if ((await countSequences(tx, accountId)) >= MAX_SEQUENCES_PER_ACCOUNT) {
-      throw conflict(`At most ${MAX_SEQUENCES_PER_ACCOUNT} sequences are allowed; delete one first.`);
-    }
-    return insertSequence(
+    await SEQUENCES.reserve(tx, accountId);
+    return SEQUENCES.insert(
       tx,
       {
         id: newId('sequence'),
@@ -179,16 +165,8 @@ export async function createSequence(
   });
 }
 
-export async function getSequence(db: Sql, accountId: string, id: string): Promise<SequenceRow> {
-  const row = await findSequence(db, accountId, id);
-  if (!row) throw notFound('sequence');
-  return row;
-}
-
-async function lockedSequence(tx: Tx, accountId: string, id: string): Promise<SequenceRow> {
-  const row = await findSequence(tx, accountId, id, { forUpdate: true });
-  if (!row) throw notFound('sequence');
-  return row;
+export function getSequence(db: Sql, accountId: string, id: string): Promise<SequenceRow> {
+  return SEQUENCES.get(db, accountId, id);
 }
 
 export async function patchSequence(
@@ -198,8 +176,8 @@ export async function patchSequence(
   patch: Partial<SequenceInput>,
 ): Promise<SequenceRow> {
   return s.db.transaction(async (tx) => {
-    const before = await lockedSequence(tx, accountId, id);
-    if (before.status === 'archived') throw conflict('An archived sequence cannot be changed.');
+    const before = await SEQUENCES.locked(tx, accountId, id);
+    SEQUENCES.refuseArchived(before);
     const name = patch.name ?? before.name;
     const definition = definitionOf(
       { ...patch, name, steps: patch.steps ?? before.definition.steps },
@@ -207,51 +185,32 @@ export async function patchSequence(
     );
     const issues = await sequenceProblems(s, name, definition);
     if (issues.length > 0) throw invalidFields(issues);
-    const published = before.status !== 'draft';
-    const row = await updateSequence(
+    const row = await SEQUENCES.edit(
       tx,
-      id,
+      before,
       {
         name: name.trim(),
         description: patch.description === undefined ? before.description : patch.description,
-        status: before.status,
-        version: published ? before.version + 1 : before.version,
         definition,
       },
-      s.now(),
+      () => s.now(),
     );
-    if (published) await saveVersion(tx, row, s.now());
     await refreshInterest(tx, accountId);
     return row;
   });
 }
 
-const MOVES: Record<
-  'publish' | 'pause' | 'resume' | 'archive',
-  { from: SequenceStatus[]; to: SequenceStatus }
-> = {
-  publish: { from: ['draft'], to: 'active' },
-  pause: { from: ['active'], to: 'paused' },
-  resume: { from: ['paused'], to: 'active' },
-  archive: { from: ['draft', 'active', 'paused'], to: 'archived' },
-};
-
-const DONE = { publish: 'published', pause: 'paused', resume: 'resumed', archive: 'archived' } as const;
-
 export async function moveSequence(
   s: SequenceServices,
   accountId: string,
   id: string,
-  move: keyof typeof MOVES,
+  move: Move,
 ): Promise<SequenceRow> {
   return s.db.transaction(async (tx) => {
-    const before = await lockedSequence(tx, accountId, id);
-    const { from, to } = MOVES[move];
-    if (!from.includes(before.status)) {
-      throw conflict(`A ${before.status} sequence cannot be ${DONE[move]}.`);
-    }
-    const row = await updateSequence(tx, id, { ...before, status: to }, s.now());
-    if (move === 'publish') await saveVersion(tx, row, s.now());
+    const before = await SEQUENCES.locked(tx, accountId, id);
+    const to = SEQUENCES.moveTo(before, move);
+    const row = await SEQUENCES.update(tx, id, { ...before, status: to }, s.now());
+    if (move === 'publish') await SEQUENCES.keepVersion(tx, row, s.now());
     if (move === 'archive') {
       const { rows } = await tx.query<EnrollmentRow>(
         `SELECT * FROM sequence_enrollments WHERE sequence_id = $1 AND status = 'active' ORDER BY id FOR UPDATE`,
@@ -268,11 +227,8 @@ export async function moveSequence(
 
 export async function removeSequence(s: SequenceServices, accountId: string, id: string): Promise<void> {
   await s.db.transaction(async (tx) => {
-    const before = await lockedSequence(tx, accountId, id);
-    if (before.status !== 'draft' && before.status !== 'archived') {
-      throw conflict(`A ${before.status} sequence cannot be deleted: archive it first.`);
-    }
-    await deleteSequence(tx, id);
+    const before = await SEQUENCES.locked(tx, accountId, id);
+    await SEQUENCES.remove(tx, before);
     await refreshInterest(tx, accountId);
   });
 }

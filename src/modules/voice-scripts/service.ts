@@ -7,8 +7,8 @@
 // versions), and an archived script no longer changes.
 
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
-import type { Database, Sql, Tx } from '../../kernel/database/db.ts';
-import { conflict, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
+import type { Database, Sql } from '../../kernel/database/db.ts';
+import { conflict, type FieldIssue } from '../../kernel/http/errors.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
@@ -16,20 +16,10 @@ import { invalidFields } from '../contacts/index.ts';
 import { voiceCallbackBase } from '../voice-channel/index.ts';
 import { generateSecret } from '../webhooks/index.ts';
 import { actionsOf, type Definition, definitionProblems, graphProblems } from './definition.ts';
-import {
-  countScripts,
-  deleteScript,
-  findScript,
-  insertScript,
-  type ScriptWithTwiml,
-  saveVersion,
-  setSigningSecret,
-  updateScript,
-} from './repo.ts';
+import { type ScriptWithTwiml, setSigningSecret, VOICE_SCRIPTS } from './repo.ts';
 import { compile } from './twiml.ts';
 
-/** Scripts one account may have. */
-export const MAX_SCRIPTS_PER_ACCOUNT = 200;
+export { MAX_SCRIPTS_PER_ACCOUNT } from './repo.ts';
 
 export interface ScriptServices {
   db: Database;
@@ -111,10 +101,6 @@ export function previewTwiml(s: ScriptServices, accountId: string, d: Definition
   });
 }
 
-async function lockScripts(sql: Sql, accountId: string): Promise<void> {
-  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('voice_scripts:' || $1, 0))`, [accountId]);
-}
-
 export async function createScript(
   s: ScriptServices,
   accountId: string,
@@ -125,11 +111,8 @@ export async function createScript(
   // Its webhook actions sign with it; shown in this answer only.
   const signingSecret = generateSecret();
   return s.db.transaction(async (tx) => {
-    await lockScripts(tx, accountId);
-    if ((await countScripts(tx, accountId)) >= MAX_SCRIPTS_PER_ACCOUNT) {
-      throw conflict(`At most ${MAX_SCRIPTS_PER_ACCOUNT} voice scripts are allowed; delete one first.`);
-    }
-    const row = await insertScript(
+    await VOICE_SCRIPTS.reserve(tx, accountId);
+    const row = await VOICE_SCRIPTS.insert(
       tx,
       {
         id: newId('voiceScript'),
@@ -145,16 +128,8 @@ export async function createScript(
   });
 }
 
-export async function getScript(db: Sql, accountId: string, id: string): Promise<ScriptWithTwiml> {
-  const row = await findScript(db, accountId, id);
-  if (!row) throw notFound('voice script');
-  return row;
-}
-
-async function locked(tx: Tx, accountId: string, id: string): Promise<ScriptWithTwiml> {
-  const row = await findScript(tx, accountId, id, { forUpdate: true });
-  if (!row) throw notFound('voice script');
-  return row;
+export function getScript(db: Sql, accountId: string, id: string): Promise<ScriptWithTwiml> {
+  return VOICE_SCRIPTS.get(db, accountId, id);
 }
 
 export async function patchScript(
@@ -164,17 +139,15 @@ export async function patchScript(
   patch: Partial<Omit<ScriptInput, 'type'>>,
 ): Promise<ScriptWithTwiml> {
   return s.db.transaction(async (tx) => {
-    const before = await locked(tx, accountId, id);
-    if (before.status === 'archived') throw conflict('An archived voice script cannot be changed.');
+    const before = await VOICE_SCRIPTS.locked(tx, accountId, id);
+    VOICE_SCRIPTS.refuseArchived(before);
     const name = patch.name ?? before.name;
     const definition = definitionOf({ ...patch, type: before.type }, before.definition);
     const published = before.status === 'published';
     await check(s, name, definition, published);
-    const version = published ? before.version + 1 : before.version;
-    await updateScript(tx, id, { name: name.trim(), status: before.status, version, definition }, s.now());
-    if (published)
-      await saveVersion(tx, id, version, definition, previewTwiml(s, accountId, definition), s.now());
-    return (await findScript(tx, accountId, id))!;
+    const twiml = published ? { twiml: previewTwiml(s, accountId, definition) } : {};
+    await VOICE_SCRIPTS.edit(tx, before, { name: name.trim(), definition }, () => s.now(), twiml);
+    return (await VOICE_SCRIPTS.find(tx, accountId, id))!;
   });
 }
 
@@ -184,29 +157,24 @@ export async function publishScript(
   id: string,
 ): Promise<ScriptWithTwiml> {
   return s.db.transaction(async (tx) => {
-    const before = await locked(tx, accountId, id);
-    if (before.status !== 'draft') throw conflict(`A ${before.status} voice script cannot be published.`);
+    const before = await VOICE_SCRIPTS.locked(tx, accountId, id);
+    const to = VOICE_SCRIPTS.moveTo(before, 'publish');
     await check(s, before.name, before.definition, true);
-    await updateScript(tx, id, { ...before, status: 'published' }, s.now());
-    await saveVersion(
-      tx,
-      id,
-      before.version,
-      before.definition,
-      previewTwiml(s, accountId, before.definition),
-      s.now(),
-    );
-    return (await findScript(tx, accountId, id))!;
+    await VOICE_SCRIPTS.update(tx, id, { ...before, status: to }, s.now());
+    await VOICE_SCRIPTS.keepVersion(tx, before, s.now(), {
+      twiml: previewTwiml(s, accountId, before.definition),
+    });
+    return (await VOICE_SCRIPTS.find(tx, accountId, id))!;
   });
 }
 
 /** Deletes a draft; archives a published script (its versions stay for the calls that played them). */
 export async function removeScript(s: ScriptServices, accountId: string, id: string): Promise<void> {
   await s.db.transaction(async (tx) => {
-    const before = await locked(tx, accountId, id);
-    if (before.status === 'draft') await deleteScript(tx, id);
+    const before = await VOICE_SCRIPTS.locked(tx, accountId, id);
+    if (before.status === 'draft') await VOICE_SCRIPTS.delete(tx, id);
     else if (before.status === 'published')
-      await updateScript(tx, id, { ...before, status: 'archived' }, s.now());
+      await VOICE_SCRIPTS.update(tx, id, { ...before, status: 'archived' }, s.now());
     else throw conflict('The voice script is archived already.');
   });
 }
