@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Database, openPglite, openPostgres } from '../../src/kernel/database/db.ts';
-import { AUTOMATION_DUE_CHANNEL } from '../../src/modules/automation/outbox.ts';
+import { type Database, openPglite, openPostgres } from '../src/kernel/database/db.ts';
+import { AUTOMATION_DUE_CHANNEL } from '../src/modules/automation/outbox.ts';
 import {
   BULK_CONCURRENCY,
   bootstrap,

@@ -18,11 +18,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { type Database, openPostgres } from '../../src/kernel/database/db.ts';
-import { migrate } from '../../src/kernel/database/migrate.ts';
-import { EventOutbox } from '../../src/kernel/outbox/events.ts';
-import { newId } from '../../src/kernel/values/ids.ts';
-import { webhookFanOut } from '../../src/modules/webhooks/outbox.ts';
+import { type Database, openPostgres } from '../src/kernel/database/db.ts';
+import { migrate } from '../src/kernel/database/migrate.ts';
+import { EventOutbox } from '../src/kernel/outbox/events.ts';
+import { newId } from '../src/kernel/values/ids.ts';
+import { webhookFanOut } from '../src/modules/webhooks/outbox.ts';
 import { record } from './report.ts';
 import {
   benchDatabase,
@@ -50,7 +50,7 @@ function child(args: string[], env: Record<string, string> = {}): ChildProcess {
 }
 
 async function startReceiver(): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = child(['scripts/bench/webhook-receiver.ts']);
+  const proc = child(['bench/webhook-receiver.ts']);
   const line = await new Promise<string>((resolve) =>
     createInterface({ input: proc.stdout! }).once('line', resolve),
   );

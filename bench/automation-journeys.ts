@@ -1,10 +1,10 @@
-// The journey phases of the automation benchmark (scripts/bench/automation.ts § 3): due runs,
+// The journey phases of the automation benchmark (bench/automation.ts § 3): due runs,
 // trigger → first message, and the memory of waiting runs.
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Database } from '../../src/kernel/database/db.ts';
-import { newId } from '../../src/kernel/values/ids.ts';
-import { AUTOMATION_DUE_CHANNEL } from '../../src/modules/automation/outbox.ts';
+import type { Database } from '../src/kernel/database/db.ts';
+import { newId } from '../src/kernel/values/ids.ts';
+import { AUTOMATION_DUE_CHANNEL } from '../src/modules/automation/outbox.ts';
 import {
   type Account,
   type Client,

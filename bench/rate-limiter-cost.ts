@@ -1,11 +1,11 @@
 // Micro-benchmark: what the in-process per-second limiter costs a call, the sliding log
 // (RateLimits, src/kernel/access/sliding-log.ts) beside the fixed window it replaced (rate-limiter-flexible's
 // RateLimiterMemory, called as RateLimits called it), in the same run. Not part of `npm run bench`.
-//   node scripts/bench/rate-limiter-cost.ts
+//   node bench/rate-limiter-cost.ts
 // Admitted: 5,000 accounts in turn, 200 calls each (all admitted); refused: one account at 10 a
 // second, nearly every call refused. ns per consume, as the request path awaits it.
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { RateLimits } from '../../src/kernel/access/rate-limits.ts';
+import { RateLimits } from '../src/kernel/access/rate-limits.ts';
 
 const CALLS = 1_000_000;
 

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { BENCH, record, recordFailure } from './report.ts';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-export const ROOT = new URL('../..', import.meta.url).pathname;
+export const ROOT = new URL('..', import.meta.url).pathname;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -9,7 +9,7 @@
 // The last two exist when DATABASE_URL is set.
 import Fastify from 'fastify';
 import pg from 'pg';
-import { newId } from '../../src/kernel/values/ids.ts';
+import { newId } from '../src/kernel/values/ids.ts';
 
 const app = Fastify({ logger: false });
 app.get('/echo', async (request) => ({ echo: request.headers['x-api-key'] ?? null }));

@@ -62,7 +62,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 function run(name: string, file: string): Promise<number> {
   // Its own process group, which its servers join: whatever it leaves running (if it was killed
   // before it could stop them) is killed with the group once it has exited.
-  const proc = spawn(process.execPath, [`scripts/bench/${name}.ts`], {
+  const proc = spawn(process.execPath, [`bench/${name}.ts`], {
     cwd: ROOT,
     env: { ...process.env, BENCH_RESULTS_FILE: file },
     stdio: 'inherit',

@@ -142,7 +142,7 @@ const server = await startServer(
 const echoPort = port + 1;
 const echo = await startServer(
   { PORT: String(echoPort), DATABASE_URL: database.url },
-  { label: 'Fastify baseline server', command: ['scripts/bench/echo-server.ts'], readyPath: '/echo' },
+  { label: 'Fastify baseline server', command: ['bench/echo-server.ts'], readyPath: '/echo' },
 );
 
 const tenants = await provision(port, ACCOUNTS);

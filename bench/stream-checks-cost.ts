@@ -2,13 +2,13 @@
 // (src/modules/events/hub.ts): the hub's one check of N streams (a statement each for their keys,
 // sessions and accounts, `= ANY` over the ids) beside what checking each stream on its own would
 // cost (a statement per stream for its key). Not part of `npm run bench`.
-//   node scripts/bench/stream-checks-cost.ts      (BENCH_DATABASE_URL as for the other benchmarks)
+//   node bench/stream-checks-cost.ts      (BENCH_DATABASE_URL as for the other benchmarks)
 // Median of 21 checks for each N; the hub checks every 250 ms.
-import { Authenticator } from '../../src/kernel/access/auth.ts';
-import { ConsoleSessions } from '../../src/kernel/access/console-principal.ts';
-import { openPostgres } from '../../src/kernel/database/db.ts';
-import { migrate } from '../../src/kernel/database/migrate.ts';
-import { CHECK_MS } from '../../src/modules/events/hub.ts';
+import { Authenticator } from '../src/kernel/access/auth.ts';
+import { ConsoleSessions } from '../src/kernel/access/console-principal.ts';
+import { openPostgres } from '../src/kernel/database/db.ts';
+import { migrate } from '../src/kernel/database/migrate.ts';
+import { CHECK_MS } from '../src/modules/events/hub.ts';
 import { benchDatabase } from './support.ts';
 
 const MAX = 10_000;

@@ -9,9 +9,9 @@
 // The two run in turns (BENCH_ROUNDS each, BENCH_SECONDS long, closed loops of BENCH_CONCURRENCY),
 // and the figure is the median; every answer must say all its entries were stored.
 import { createHmac, randomBytes } from 'node:crypto';
-import { openPostgres } from '../../src/kernel/database/db.ts';
-import { migrate } from '../../src/kernel/database/migrate.ts';
-import { type FakeBusiness, FakeWhatsAppCloud } from '../../test/fakes/whatsapp-cloud.ts';
+import { openPostgres } from '../src/kernel/database/db.ts';
+import { migrate } from '../src/kernel/database/migrate.ts';
+import { type FakeBusiness, FakeWhatsAppCloud } from '../test/fakes/whatsapp-cloud.ts';
 import { closedLoop, describe, expectNoFailures } from './load.ts';
 import { record } from './report.ts';
 import { answerOf, BenchFailure, benchDatabase, phase, startServer, stopServer } from './support.ts';

@@ -32,8 +32,8 @@ import { readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { sandboxVoiceToken } from '../../src/channels/sandbox/voice.ts';
-import { signTwilioRequest } from '../../src/channels/twilio-voice/callbacks.ts';
+import { sandboxVoiceToken } from '../src/channels/sandbox/voice.ts';
+import { signTwilioRequest } from '../src/channels/twilio-voice/callbacks.ts';
 import {
   type Account,
   bootstrap,

@@ -22,7 +22,7 @@
 // clients (the default is 4, for a pool of 10 connections shared with the API).
 // Contacts are written straight into the database beforehand (their import is not what is measured).
 import pg from 'pg';
-import { newId } from '../../src/kernel/values/ids.ts';
+import { newId } from '../src/kernel/values/ids.ts';
 import { type Account, bootstrap, type Client, client, provision, SERVER_ENV } from './automation-common.ts';
 import { record } from './report.ts';
 import { benchDatabase, peakRssKib, sleep, startServer, stopServer } from './support.ts';

@@ -10,17 +10,17 @@
 // BENCH_LISTS_KEEP=1 keeps the database (its URL is printed) for EXPLAIN by hand.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { QueryResult, Sql } from '../../src/kernel/database/db.ts';
-import { readPage } from '../../src/kernel/http/pagination.ts';
-import { normalizePhone } from '../../src/kernel/values/phones.ts';
-import { type ContactListParams, contactFilters } from '../../src/modules/contacts/filters.ts';
-import { listContacts } from '../../src/modules/contacts/repo.ts';
+import type { QueryResult, Sql } from '../src/kernel/database/db.ts';
+import { readPage } from '../src/kernel/http/pagination.ts';
+import { normalizePhone } from '../src/kernel/values/phones.ts';
+import { type ContactListParams, contactFilters } from '../src/modules/contacts/filters.ts';
+import { listContacts } from '../src/modules/contacts/repo.ts';
 import {
   listConversationMessages,
   listConversations,
   readActivityCursor,
-} from '../../src/modules/conversations/repo.ts';
-import { listMessages, type MessageFilters } from '../../src/modules/messages/repo.ts';
+} from '../src/modules/conversations/repo.ts';
+import { listMessages, type MessageFilters } from '../src/modules/messages/repo.ts';
 import { HOT_CONVERSATIONS, type Layout, load, PHONE_SPREAD, phoneOf } from './lists-load.ts';
 import { record } from './report.ts';
 import { benchDatabase, percentile, sleep, startServer, stopServer } from './support.ts';
