@@ -5,7 +5,6 @@
 // message acknowledged before the backup began is there, every message there reaches `delivered`,
 // and every pending webhook delivery is delivered, signed with the secret made before (the backup
 // carried the server's secrets key). On PostgreSQL runs: the commands refuse and point to pg_dump.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,14 +17,15 @@ import {
   processApi as api,
   bootstrapOnProcess,
   exited,
+  ROOT,
   running,
   type ServerProcess,
   startServerProcess,
+  watchProcess,
 } from '../helpers/processes.ts';
 import { Receiver } from '../helpers/receiver.ts';
 import { eventually, sleep, until } from '../helpers/wait.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const TOTAL = 1000;
 const phone = (i: number) => `+1415556${String(i).padStart(4, '0')}`;
 
@@ -33,19 +33,13 @@ const phone = (i: number) => `+1415556${String(i).padStart(4, '0')}`;
 function cli(
   args: string[],
   env: Record<string, string>,
-): { child: ChildProcess; done: Promise<{ code: number; output: string }> } {
-  const child = spawn('node', ['src/cli.ts', ...args], {
+): { done: Promise<{ code: number; output: string }> } {
+  const { done } = watchProcess('node', ['src/cli.ts', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (c) => (output += String(c)));
-  child.stderr?.on('data', (c) => (output += String(c)));
-  const done = new Promise<{ code: number; output: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code: code ?? -1, output })),
-  );
-  return { child, done };
+  return { done: done.then((run) => ({ code: run.code ?? -1, output: run.output })) };
 }
 
 const dirs: string[] = [];

@@ -1,38 +1,20 @@
 // The `tidings` command line, run as a real process on an embedded database in a temporary folder.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/kernel/database/db.ts';
 import { call } from '../helpers/client.ts';
 import { createTestApp } from '../helpers/harness.ts';
+import { runProcess, watchProcess } from '../helpers/processes.ts';
 
 const dataDir = mkdtempSync(`${tmpdir()}/tidings-cli-`);
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tidings(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/tidings.js', ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+const tidings = (args: string[], env: Record<string, string> = {}) =>
+  runProcess(process.execPath, ['bin/tidings.js', ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env },
   });
-}
 
 /** Opens the CLI's embedded database in this process (the CLI has exited) and builds an app on it. */
 async function withApp<T>(work: (app: Awaited<ReturnType<typeof createTestApp>>) => Promise<T>): Promise<T> {
@@ -119,19 +101,15 @@ describe('tidings CLI', { timeout: 120_000 }, () => {
 
   it('serve prints the bootstrap token at first start and shuts down cleanly on SIGTERM', async () => {
     const fresh = mkdtempSync(`${tmpdir()}/tidings-serve-`);
-    const child = spawn(process.execPath, ['bin/tidings.js', 'serve'], {
+    const serve = watchProcess(process.execPath, ['bin/tidings.js', 'serve'], {
       env: { PATH: process.env.PATH, DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     // A first start migrates a new embedded database: slow on a machine busy with the rest of the
     // suite. A SIGTERM before the server listens would find no handler yet and kill it outright.
     const deadline = Date.now() + 60_000;
-    while (!out.includes('Server listening') && Date.now() < deadline)
+    while (!serve.stdout().includes('Server listening') && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
+    const out = serve.stdout();
     expect(out).toContain('Tidings bootstrap token');
     expect(out).toContain('Server listening');
     const printed = /\n {4}(\S+)\n/.exec(out)?.[1];
@@ -142,8 +120,8 @@ describe('tidings CLI', { timeout: 120_000 }, () => {
     const shown = await tidings(['bootstrap-token', '--show'], { DATA_DIR: fresh });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout.trim()).toBe(printed);
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    serve.child.kill('SIGTERM');
+    expect((await serve.done).code).toBe(0);
     rmSync(fresh, { recursive: true, force: true });
   }, 90_000);
 });

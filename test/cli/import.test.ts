@@ -3,10 +3,8 @@
 // attribute columns, 15 bad rows, a phone repeated), its summary, exit code and rejects file, the
 // contacts as the API shows them, an upsert re-run in smaller chunks with a partner key, retries
 // of a lost 202 with the same Idempotency-Key, a 429 waited out, and the usage errors.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
@@ -15,9 +13,9 @@ import { csvLine, describeError } from '../../src/cli/contacts-import/rejects.ts
 import { type Columns, mapHeader, toContactInput } from '../../src/cli/contacts-import/rows.ts';
 import { parseRetryAfter } from '../../src/cli/sdk.ts';
 import { listAll, tenant } from '../helpers/client.ts';
+import { projectPath, ROOT, runProcess } from '../helpers/processes.ts';
 import { useTestApp } from '../helpers/setup.ts';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(`${tmpdir()}/tidings-import-`);
 
 /** Faults the app injects into bulk requests, for the retry test. */
@@ -69,37 +67,19 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `node src/cli.ts contacts import …` in the repo, with a clean environment. */
-function tidingsImport(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('node', ['src/cli.ts', 'contacts', 'import', ...args], {
-      cwd: repo,
-      env: {
-        PATH: `${repo}node_modules/.bin:${process.env.PATH}`,
-        HOME: process.env.HOME,
-        DATA_DIR: `${dir}/data`,
-        LOG_LEVEL: 'silent',
-        // No profile (tidings login) of the machine's user: the key and server are the test's.
-        TIDINGS_CONFIG: `${dir}/no-profiles.json`,
-        ...extraEnv,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function tidingsImport(args: string[], extraEnv: Record<string, string> = {}) {
+  return runProcess('node', ['src/cli.ts', 'contacts', 'import', ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: projectPath(),
+      HOME: process.env.HOME,
+      DATA_DIR: `${dir}/data`,
+      LOG_LEVEL: 'silent',
+      // No profile (tidings login) of the machine's user: the key and server are the test's.
+      TIDINGS_CONFIG: `${dir}/no-profiles.json`,
+      ...extraEnv,
+    },
   });
 }
 

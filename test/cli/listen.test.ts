@@ -3,19 +3,17 @@
 // (checked with the `standardwebhooks` package); one line per event with the receiver's answer;
 // --since forwards what happened while it was stopped; --events filters; after the server went away
 // it reconnects with Last-Event-ID and misses nothing; a bad key stops it.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call, tenant } from '../helpers/client.ts';
 import { createTestApp } from '../helpers/harness.ts';
 import { customerWrote, sandboxTenant, useMessagingApp } from '../helpers/messaging.ts';
+import { projectPath, ROOT, useWatchedProcesses } from '../helpers/processes.ts';
 import { verifySignature } from '../helpers/receiver.ts';
 import { until } from '../helpers/wait.ts';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
 const env = useMessagingApp({ config: { eventStreamPollMs: 50 } });
 let base: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   await env.app.listen({ port: 0, host: '127.0.0.1' });
@@ -23,9 +21,7 @@ beforeAll(async () => {
   if (!address || typeof address === 'string') throw new Error('not listening');
   base = `http://127.0.0.1:${address.port}`;
 });
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
+const processes = useWatchedProcesses();
 
 interface Listener {
   child: ChildProcess;
@@ -35,24 +31,15 @@ interface Listener {
 }
 
 function listen(args: string[], envVars: Record<string, string> = {}): Listener {
-  const child = spawn('node', ['src/cli.ts', 'webhooks', 'listen', ...args], {
-    cwd: repo,
-    env: { PATH: `${repo}node_modules/.bin:${process.env.PATH}`, HOME: process.env.HOME, ...envVars },
+  const { child, output, done } = processes.watch('node', ['src/cli.ts', 'webhooks', 'listen', ...args], {
+    cwd: ROOT,
+    env: { PATH: projectPath(), HOME: process.env.HOME, ...envVars },
   });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,
-    output: () => out,
-    secret: () => /signing secret is (whsec_\S+)/.exec(out)?.[1] ?? '',
-    exited,
+    output,
+    secret: () => /signing secret is (whsec_\S+)/.exec(output())?.[1] ?? '',
+    exited: done.then((run) => run.code),
   };
 }
 

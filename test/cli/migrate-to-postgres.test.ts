@@ -7,7 +7,6 @@
 // into the now full database is refused; and the pending work goes on: a webhook delivery queued
 // on the embedded database is delivered by the PostgreSQL server, signed with its old secret.
 // PostgreSQL runs only (the target is a server).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,24 +20,21 @@ import { bootstrapPartner, call } from '../helpers/client.ts';
 import { databaseUrl } from '../helpers/global-setup.ts';
 import { adminQuery, createTestApp, onPostgres, TEST_SECRETS_KEY } from '../helpers/harness.ts';
 import { fixtureKey, operationsOf, PREFIX } from '../helpers/isolation-rules.ts';
+import { ROOT, runProcess } from '../helpers/processes.ts';
 import { Receiver } from '../helpers/receiver.ts';
 import { until } from '../helpers/wait.ts';
 import { buildWorld, type World } from '../helpers/world.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 // A server-sent event stream never ends; the rest of the GETs are compared.
 const NOT_COMPARED = new Set(['streamEvents']);
 
-function migrateCli(url: string, dataDir: string): Promise<{ code: number; output: string }> {
-  const child = spawn('node', ['src/cli.ts', 'migrate-to-postgres', '--database-url', url], {
+async function migrateCli(url: string, dataDir: string): Promise<{ code: number; output: string }> {
+  const run = await runProcess('node', ['src/cli.ts', 'migrate-to-postgres', '--database-url', url], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (c) => (output += String(c)));
-  child.stderr?.on('data', (c) => (output += String(c)));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code: code ?? -1, output })));
+  return { code: run.code ?? -1, output: run.output };
 }
 
 type Answer = { status: number; body: unknown };

@@ -3,10 +3,8 @@
 // `send` and `messages get` through the profile, `contacts list` over several pages, `contacts
 // import` at the profile's URL, partner keys with an account, flags and environment over the
 // profile, the errors with nothing configured, `logout`, and `--version`.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPrefix, resolveConnection, saveProfile } from '../../src/cli/profiles.ts';
 import { UsageError } from '../../src/cli/usage-error.ts';
@@ -18,82 +16,56 @@ import {
   sandboxTenant,
   useMessagingApp,
 } from '../helpers/messaging.ts';
+import { type ProcessRun, projectPath, ROOT, runProcess, useWatchedProcesses } from '../helpers/processes.ts';
 import { verifySignature } from '../helpers/receiver.ts';
 import { until } from '../helpers/wait.ts';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(`${tmpdir()}/tidings-profiles-`);
 const env = useMessagingApp({ config: { eventStreamPollMs: 50 } });
 let base: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   base = await env.app.listen({ port: 0, host: '127.0.0.1' });
   expect(new URL(base).port).not.toBe('3000');
 });
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+// Registered after the removal above, so its afterAll (killing the listeners left) runs before it.
+const processes = useWatchedProcesses();
 
 /** `node src/cli.ts …` with a clean environment: a HOME of its own, no TIDINGS_* but those given. */
-function tidings(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('node', ['src/cli.ts', ...args], {
-      cwd: repo,
-      env: {
-        PATH: `${repo}node_modules/.bin:${process.env.PATH}`,
-        HOME: `${dir}/home`,
-        DATA_DIR: `${dir}/data`,
-        LOG_LEVEL: 'silent',
-        ...extraEnv,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function tidings(args: string[], extraEnv: Record<string, string> = {}) {
+  return runProcess('node', ['src/cli.ts', ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: projectPath(),
+      HOME: `${dir}/home`,
+      DATA_DIR: `${dir}/data`,
+      LOG_LEVEL: 'silent',
+      ...extraEnv,
+    },
   });
 }
 
 /** A long-running `tidings webhooks listen …`, its output, and its exit. */
 function listen(args: string[], extraEnv: Record<string, string>) {
-  const child = spawn('node', ['src/cli.ts', 'webhooks', 'listen', ...args], {
-    cwd: repo,
-    env: { PATH: `${repo}node_modules/.bin:${process.env.PATH}`, HOME: `${dir}/home`, ...extraEnv },
+  const listener = processes.watch('node', ['src/cli.ts', 'webhooks', 'listen', ...args], {
+    cwd: ROOT,
+    env: { PATH: projectPath(), HOME: `${dir}/home`, ...extraEnv },
   });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  child.stderr.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const out = listener.output;
   const ready = () =>
     until(
-      () => out.includes('Ready: forwarding'),
+      () => out().includes('Ready: forwarding'),
       15_000,
-      () => out,
+      () => out(),
     );
   const stop = async () => {
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    listener.child.kill('SIGINT');
+    expect((await listener.done).code).toBe(0);
   };
-  return { output: () => out, ready, stop, secret: () => /signing secret is (whsec_\S+)/.exec(out)?.[1] };
+  return { output: out, ready, stop, secret: () => /signing secret is (whsec_\S+)/.exec(out())?.[1] };
 }
 
 let configs = 0;
@@ -101,7 +73,7 @@ let configs = 0;
 const newConfig = () => `${dir}/config-${++configs}.json`;
 const profilesIn = (path: string) => JSON.parse(readFileSync(path, 'utf8')).profiles;
 
-async function login(config: string, args: string[]): Promise<Run> {
+async function login(config: string, args: string[]): Promise<ProcessRun> {
   const run = await tidings(['login', '--url', base, ...args], { TIDINGS_CONFIG: config });
   expect(run.code, run.stderr).toBe(0);
   return run;
@@ -410,7 +382,7 @@ describe('tidings API commands with a profile', { timeout: 120_000 }, () => {
 
     const version = await tidings(['--version']);
     expect(version.code).toBe(0);
-    const pkg = JSON.parse(readFileSync(`${repo}package.json`, 'utf8'));
+    const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'));
     expect(version.stdout.trim()).toBe(pkg.version);
   });
 });

@@ -6,10 +6,9 @@
 // minutes make. Each runs twice on that one account (a second run must find what the first made,
 // not trip over it), exits 0, and what it says it did is checked through the API; a flow whose
 // outcome did not happen exits 1, saying so.
-import { spawn } from 'node:child_process';
 import { delimiter } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processApi } from '../helpers/processes.ts';
+import { processApi, ROOT, runProcess } from '../helpers/processes.ts';
 import {
   quickStartLocalEnv,
   type ReaderAccount,
@@ -17,8 +16,6 @@ import {
   readerAccount,
   startReaderServer,
 } from '../helpers/reader.ts';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
 
 let reader: ReaderServer;
 let account: ReaderAccount;
@@ -46,9 +43,11 @@ interface Run {
   result: any;
 }
 
-function npmRunExample(name: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', 'example', '--', name, ...args], {
+async function npmRunExample(name: string, ...args: string[]): Promise<Run> {
+  const { code, stdout, stderr } = await runProcess(
+    'npm',
+    ['run', '--silent', 'example', '--', name, ...args],
+    {
       cwd: ROOT,
       env: {
         PATH: readersPath(),
@@ -57,27 +56,16 @@ function npmRunExample(name: string, ...args: string[]): Promise<Run> {
         TIDINGS_API_KEY: account.API_KEY,
         SANDBOX_KEY: account.SANDBOX_KEY,
       },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      let result: any = null;
-      try {
-        result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
-      } catch {
-        // no outcome line: the run failed before it
-      }
-      resolve({ code, stdout, stderr, result });
-    });
-  });
+      timeoutMs: 60_000,
+    },
+  );
+  let result: any = null;
+  try {
+    result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+  } catch {
+    // no outcome line: the run failed before it
+  }
+  return { code, stdout, stderr, result };
 }
 
 /** Runs the example twice on the account; each run must exit 0. Answers both runs' outcomes. */

@@ -8,7 +8,6 @@
 // which is what a reader pasting an example again does: each command must answer as before, or
 // as the page says a second time answers (`again: …`). WhatsApp and Twilio are fakes that take the
 // pages' own ids and numbers (and hand out the credentials a reader would paste for `…`).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +25,7 @@ import {
 } from '../helpers/doc-examples.ts';
 import { BOOTSTRAP_TOKEN } from '../helpers/harness.ts';
 import { type OpenApiDocument, operationsOf } from '../helpers/openapi-operations.ts';
-import { processApi } from '../helpers/processes.ts';
+import { processApi, runProcess } from '../helpers/processes.ts';
 import {
   firstFiveMinutes,
   quickStartLocalEnv,
@@ -190,7 +189,7 @@ interface Answer {
 }
 
 /** Runs one command in bash, curl answering through a wrapper that records its status and body. */
-function bash(command: string, state: PageState): Promise<Answer> {
+async function bash(command: string, state: PageState): Promise<Answer> {
   const headers = join(state.dir, '.headers');
   const body = join(state.dir, '.body');
   const envDump = join(state.dir, '.env');
@@ -203,53 +202,43 @@ function bash(command: string, state: PageState): Promise<Answer> {
     command,
     `__rc=$?; env -0 > ${JSON.stringify(envDump)}; exit $__rc`,
   ].join('\n');
-  return new Promise((done) => {
-    const child = spawn('bash', ['-c', script], {
-      cwd: state.dir,
-      env: { PATH: process.env.PATH, HOME: state.dir, ...state.vars },
-    });
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', () => {
-      clearTimeout(timer);
-      // Gone only when the file's time ran out and its folder was removed: no answer then.
-      const read = (file: string) => {
-        try {
-          return readFileSync(file, 'utf8');
-        } catch {
-          return '';
-        }
-      };
-      const head = read(headers);
-      const statuses = [...head.matchAll(/^HTTP\/[\d.]+ (\d{3})/gm)];
-      const raw = read(body);
-      let parsed: unknown = null;
-      try {
-        parsed = raw ? JSON.parse(raw) : null;
-      } catch {
-        // not JSON (a file downloaded with -o, a TwiML answer): only the status is checked
-      }
-      // Variables the command set (NAME=$(curl … | field …)) are the page's from now on.
-      for (const m of command.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)) {
-        const entry = read(envDump)
-          .split('\0')
-          .find((e) => e.startsWith(`${m[1]}=`));
-        if (entry) state.vars[m[1]!] = entry.slice(m[1]!.length + 1);
-      }
-      const retryAfter = Number([...head.matchAll(/^retry-after: *(\d+)/gim)].at(-1)?.[1] ?? 1);
-      done({
-        status: statuses.length ? Number(statuses.at(-1)![1]) : null,
-        body: parsed,
-        raw,
-        stderr,
-        retryAfter,
-      });
-    });
+  const { stderr } = await runProcess('bash', ['-c', script], {
+    cwd: state.dir,
+    env: { PATH: process.env.PATH, HOME: state.dir, ...state.vars },
+    timeoutMs: 30_000,
   });
+  // Gone only when the file's time ran out and its folder was removed: no answer then.
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const head = read(headers);
+  const statuses = [...head.matchAll(/^HTTP\/[\d.]+ (\d{3})/gm)];
+  const raw = read(body);
+  let parsed: unknown = null;
+  try {
+    parsed = raw ? JSON.parse(raw) : null;
+  } catch {
+    // not JSON (a file downloaded with -o, a TwiML answer): only the status is checked
+  }
+  // Variables the command set (NAME=$(curl … | field …)) are the page's from now on.
+  for (const m of command.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)) {
+    const entry = read(envDump)
+      .split('\0')
+      .find((e) => e.startsWith(`${m[1]}=`));
+    if (entry) state.vars[m[1]!] = entry.slice(m[1]!.length + 1);
+  }
+  const retryAfter = Number([...head.matchAll(/^retry-after: *(\d+)/gim)].at(-1)?.[1] ?? 1);
+  return {
+    status: statuses.length ? Number(statuses.at(-1)![1]) : null,
+    body: parsed,
+    raw,
+    stderr,
+    retryAfter,
+  };
 }
 
 function answered(expected: Command['expected'], answer: Answer): boolean {

@@ -1,14 +1,13 @@
 // The README's "first five minutes" block, pasted as one: taken from README.md as it is and run by
 // bash against a fresh server process (its generated bootstrap token read from DATA_DIR, as a
 // newcomer's would be), on this run's database. It must finish, and show each step.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX } from '../../src/app.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/harness.ts';
-import { exited, type ServerProcess, startServerProcess } from '../helpers/processes.ts';
+import { exited, runProcess, type ServerProcess, startServerProcess } from '../helpers/processes.ts';
 import { firstFiveMinutes } from '../helpers/reader.ts';
 
 /** The sh block of the section that runs the walkthrough (the one that bootstraps). */
@@ -45,24 +44,10 @@ afterAll(async () => {
 });
 
 function bash(script: string, env: Record<string, string>, timeoutMs: number) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    // -e: a step whose answer lacks the field it needs stops the block (a human sees the answer).
-    const child = spawn('bash', ['-e', '-c', script], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+  // -e: a step whose answer lacks the field it needs stops the block (a human sees the answer).
+  return runProcess('bash', ['-e', '-c', script], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    timeoutMs,
   });
 }
 

@@ -4,7 +4,6 @@
 // over a stale partial file). A DATA_DIR of an earlier version (files 0666, directories 0755) fails
 // `tidings doctor` and is closed when the server starts. The database is always the embedded one:
 // DATA_DIR is what is tested (with PostgreSQL it holds the bootstrap token only).
-import { spawn } from 'node:child_process';
 import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,9 +13,8 @@ import { makeConfig } from '../../src/config.ts';
 import { loadPgliteDump } from '../../src/kernel/database/db.ts';
 import { startServer } from '../../src/server.ts';
 import { BOOTSTRAP_TOKEN, TEST_SECRETS_KEY } from '../helpers/harness.ts';
-import { exited, processApi, startServerProcess } from '../helpers/processes.ts';
+import { exited, processApi, ROOT, runProcess, startServerProcess } from '../helpers/processes.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const parent = mkdtempSync(join(tmpdir(), 'tidings-modes-'));
 // The usual umask around the commands (a stricter one would hide what they leave open themselves).
 let umask: number;
@@ -46,25 +44,11 @@ const count = (dir: string): number =>
   1 +
   (lstatSync(dir).isDirectory() ? readdirSync(dir).reduce((n, name) => n + count(join(dir, name)), 0) : 0);
 
-function tidings(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['src/cli.ts', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
-    });
-    let output = '';
-    child.stdout.on('data', (d) => {
-      output += d;
-    });
-    child.stderr.on('data', (d) => {
-      output += d;
-    });
-    child.on('close', (code) => resolve({ code, output }));
+const tidings = (args: string[], env: Record<string, string>) =>
+  runProcess(process.execPath, ['src/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
   });
-}
 
 // The doctor's network checks pointed at a closed port: they answer at once (only `files` is read).
 const doctorEnv = (dataDir: string) => ({
