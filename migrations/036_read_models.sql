@@ -1,7 +1,7 @@
 -- Read models: the rows of a module's table that other modules read, by name. A reader above the
 -- owner (automation reading a contact, conversations reading its last message) joins the view in its
 -- own statement, so the owner's column list stays in the owner (src/modules/contacts/repo.ts
--- CONTACT_COLUMNS, src/modules/messages/repo.ts MESSAGE_COLUMNS; test/read-models.test.ts holds them
+-- CONTACT_COLUMNS, src/modules/messages/repo.ts MESSAGE_COLUMNS; test/platform/read-models.test.ts holds them
 -- equal). Plain views: the planner inlines them, the statements' plans do not change.
 -- A later migration that drops or retypes a column a view shows recreates the view.
 CREATE VIEW contact_rows AS

@@ -1,5 +1,5 @@
 // The request examples of a docs page, read as docs/README.md § Examples defines them, so that
-// test/docs-examples.test.ts can run each as written:
+// test/docs/page-examples.test.ts can run each as written:
 //
 // - An example is a fenced `sh` block holding `curl` commands (a block with no `curl` is not one:
 //   `npm start`, `npx tidings …`). Every command of an example block calls the API through

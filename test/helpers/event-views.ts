@@ -1,6 +1,6 @@
 // What a caller sees of tenant A's events through each way of reading them (GET /events,
 // GET /events/{id}, /events/stream, a webhook it makes), and what the routes that read the events'
-// resources show it, for the isolation matrix (test/isolation-matrix.test.ts).
+// resources show it, for the isolation matrix (test/security/isolation-matrix.test.ts).
 import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import type { EventType } from '../../src/kernel/outbox/events.ts';

@@ -1,11 +1,14 @@
-// Real server processes (`node src/cli.ts serve`) for tests that need more than one process, a
-// crash, or a signal: started on a free port, ready once /healthz answers.
-import { type ChildProcess, spawn } from 'node:child_process';
+// Real processes for the tests that start them: server processes (`node src/cli.ts serve`) for tests
+// that need more than one process, a crash, or a signal, started on a free port, ready once /healthz
+// answers; and commands (the CLI, npm, bash), their output collected as it comes and their end
+// awaited, and long-running ones killed when the file ends.
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { API_PREFIX } from '../../src/app.ts';
 import {
@@ -16,7 +19,93 @@ import {
   type TestDatabase,
 } from './harness.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+/** The repository, with a trailing slash: where the processes run (`src/cli.ts`, `bin/tidings.js`). */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** PATH with the project's own binaries first (its Node 24 among them), for `node src/cli.ts …`. */
+export const projectPath = (): string => `${ROOT}node_modules/.bin:${process.env.PATH}`;
+
+/** How a command ended and what it printed: stdout, stderr, and both in the order they came. */
+export interface ProcessRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  output: string;
+}
+
+/** A started command: its output so far, and its end (after its output is all read). */
+export interface WatchedProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  output: () => string;
+  done: Promise<ProcessRun>;
+}
+
+/**
+ * Starts a command with its output collected as it comes (stdio as spawn's options say: pipes by
+ * default); `timeoutMs` SIGKILLs it if it has not ended by then. `done` rejects only when the
+ * command could not be started.
+ */
+export function watchProcess(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { timeoutMs?: number } = {},
+): WatchedProcess {
+  const { timeoutMs, ...spawnOptions } = options;
+  const child = spawn(command, args, spawnOptions);
+  let stdout = '';
+  let stderr = '';
+  let output = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+    output += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+    output += d;
+  });
+  const done = new Promise<ProcessRun>((resolve, reject) => {
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, output });
+    });
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, output: () => output, done };
+}
+
+/** Runs a command to its end (see watchProcess). */
+export function runProcess(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { timeoutMs?: number } = {},
+): Promise<ProcessRun> {
+  return watchProcess(command, args, options).done;
+}
+
+/**
+ * For a file's long-running commands: `watch` starts one (as watchProcess does), and every one
+ * still running when the file ends is SIGKILLed.
+ */
+export function useWatchedProcesses(): { watch: typeof watchProcess } {
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) if (running(c)) c.kill('SIGKILL');
+  });
+  return {
+    watch: (command, args, options) => {
+      const watched = watchProcess(command, args, options);
+      children.push(watched.child);
+      return watched;
+    },
+  };
+}
 
 export interface ServerProcess {
   child: ChildProcess;

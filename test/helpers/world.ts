@@ -1,5 +1,5 @@
 // One tenant holding one of every kind of resource, made through the public API, plus the callers
-// that must not reach it: for the tenant isolation matrix (test/isolation-matrix.test.ts).
+// that must not reach it: for the tenant isolation matrix (test/security/isolation-matrix.test.ts).
 //
 // Tenant A is on the fake WhatsApp Cloud API, so that a sandbox key's live-only refusals (submitting
 // or deleting a template Meta holds) are reachable. Nothing here needs the job workers: queued jobs

@@ -41,7 +41,7 @@ export interface TransactionOptions {
    * over `unnest` of arrays (whose generic plan counts 100 elements where the call has 1) or with
    * a flag the custom plan folds away, it always does: on the accept path that was 0.9 ms of
    * planning for every send to a new number. Only for statements whose generic plan is checked
-   * (test/accept-plan.test.ts). PGlite plans every statement anyway and ignores this.
+   * (test/messages/accept-plan.test.ts). PGlite plans every statement anyway and ignores this.
    */
   genericPlans?: boolean;
 }

@@ -127,7 +127,7 @@ const readSql = (locked: boolean) => `
          (SELECT coalesce(json_agg(w), '[]'::json) FROM wallets w) AS wallets
     FROM (SELECT 1) AS one
     LEFT JOIN (${pairedContacts(2)}) ON true`;
-/** Exported for the plan test (test/accept-plan.test.ts). */
+/** Exported for the plan test (test/messages/accept-plan.test.ts). */
 export const READ_LOCKED = readSql(true);
 export const READ_UNLOCKED = readSql(false);
 
@@ -432,7 +432,7 @@ const crossings = (p: Plan) =>
 
 /**
  * How to open the transaction acceptBatch runs in: its read and write are prepared statements run
- * for most sends, on their generic plans (checked by test/accept-plan.test.ts) rather than planned
+ * for most sends, on their generic plans (checked by test/messages/accept-plan.test.ts) rather than planned
  * again on every call (see TransactionOptions.genericPlans).
  */
 export const ACCEPT_TRANSACTION: TransactionOptions = { genericPlans: true };
