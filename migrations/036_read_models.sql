@@ -23,3 +23,10 @@ CREATE VIEW message_rows AS
 CREATE FUNCTION event_erased(payload text) RETURNS boolean
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   AS $$ SELECT payload = '{"erased":true}' OR strpos(payload, '"data": {"erased": true}') > 0 $$;
+
+-- The account a run acts for, with its channel's provider (src/modules/automation/actors.ts, whose
+-- actorFrom says whether it may run): joined by the automation worker's batch statement, which
+-- reads it with the events it took in one round trip.
+CREATE VIEW account_actors AS
+  SELECT a.id AS account_id, a.status, a.plan_code, a.addons, a.country_code, c.provider
+    FROM accounts a LEFT JOIN account_channels c ON c.account_id = a.id;

@@ -2,6 +2,7 @@
 // owners say: the views show exactly the owner's columns, in its order, and event_erased agrees
 // with the erasure module's isErasedEvent.
 import { describe, expect, it } from 'vitest';
+import type { ActorRow } from '../../src/modules/automation/actors.ts';
 import { CONTACT_COLUMNS } from '../../src/modules/contacts/repo.ts';
 import { ERASED_DATA, isErasedEvent } from '../../src/modules/erasure/erase.ts';
 import { MESSAGE_COLUMNS } from '../../src/modules/messages/repo.ts';
@@ -19,9 +20,18 @@ async function columnsOf(view: string): Promise<string[]> {
 }
 
 describe('read models', () => {
-  it('contact_rows and message_rows show their owners’ columns', async () => {
+  it('contact_rows, message_rows and account_actors show their owners’ columns', async () => {
     expect(await columnsOf('contact_rows')).toEqual(CONTACT_COLUMNS.split(', '));
     expect(await columnsOf('message_rows')).toEqual(MESSAGE_COLUMNS.split(', '));
+    const actor: Record<keyof ActorRow, true> = {
+      account_id: true,
+      status: true,
+      plan_code: true,
+      addons: true,
+      country_code: true,
+      provider: true,
+    };
+    expect(await columnsOf('account_actors')).toEqual(Object.keys(actor));
   });
 
   it('event_erased(payload) answers as isErasedEvent does', async () => {

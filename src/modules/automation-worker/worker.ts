@@ -20,10 +20,11 @@ import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import type { EffectServices } from '../automation/index.ts';
 import {
   type AccountActor,
+  type ActorRow,
   AUTOMATION_CHANNEL,
   AUTOMATION_DUE_CHANNEL,
   actor,
-  actorsOf,
+  actorFrom,
   batchOrOneByOne,
   CallSender,
   loadScope,
@@ -53,9 +54,8 @@ export interface WorkerSettings {
   scanIntervalMs: number;
 }
 
-interface Taken {
+interface Taken extends ActorRow {
   event_id: string;
-  account_id: string;
   payload: string;
 }
 
@@ -75,10 +75,10 @@ const TAKE_SQL = `
    ORDER BY created_at, event_id LIMIT $2 FOR UPDATE SKIP LOCKED`;
 
 const TAKEN_SQL = `
-  SELECT i.event_id, i.account_id, e.payload
+  SELECT i.event_id, e.payload, a.*
     FROM unnest($1::text[], $2::text[]) AS i (event_id, account_id)
     JOIN events e ON e.id = i.event_id
-    JOIN accounts a ON a.id = i.account_id
+    JOIN account_actors a ON a.account_id = i.account_id
    ORDER BY e.created_at, i.event_id`;
 
 /**
@@ -286,14 +286,10 @@ export class AutomationWorker {
         inbox.map((r) => r.account_id),
       ]);
       const { sequenced, journeyed } = await accountsWithState(tx, rows);
-      const actors = await actorsOf(
-        tx,
-        rows.map((r) => r.account_id),
-      );
       const rules = new Map<string, RuleRow[]>();
       const run = (row: Taken, into: SendResult[]) =>
         this.#runEvent(tx, row, into, {
-          account: actors.get(row.account_id) ?? null,
+          account: actorFrom(row),
           sequenced: sequenced.has(row.account_id),
           journeyed: journeyed.has(row.account_id),
           rules,

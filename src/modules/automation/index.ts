@@ -4,8 +4,8 @@ export type { Action, ActionChecks, ActionTargets } from './action-checks.ts';
 export { actionProblems, contactChange } from './action-checks.ts';
 export { actor } from './action-handlers.ts';
 export { ActionSchema, CONTACT_CHANGE, MAX_ACTIONS } from './action-schema.ts';
-export type { AccountActor } from './actors.ts';
-export { actorOf, actorsOf } from './actors.ts';
+export type { AccountActor, ActorRow } from './actors.ts';
+export { actorFrom, actorOf, actorsOf } from './actors.ts';
 export { batchOrOneByOne, runDueBatch } from './batches.ts';
 export type { Condition, Conditions, TraceEntry } from './conditions.ts';
 export {
