@@ -19,7 +19,6 @@ import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
 import type { EffectServices } from '../automation/index.ts';
 import {
-  type AccountActor,
   type ActorRow,
   AUTOMATION_CHANNEL,
   AUTOMATION_DUE_CHANNEL,
@@ -289,7 +288,6 @@ export class AutomationWorker {
       const rules = new Map<string, RuleRow[]>();
       const run = (row: Taken, into: SendResult[]) =>
         this.#runEvent(tx, row, into, {
-          account: actorFrom(row),
           sequenced: sequenced.has(row.account_id),
           journeyed: journeyed.has(row.account_id),
           rules,
@@ -347,14 +345,10 @@ export class AutomationWorker {
     tx: Tx,
     taken: Taken,
     sent: SendResult[],
-    batch: {
-      account: AccountActor | null;
-      sequenced: boolean;
-      journeyed: boolean;
-      rules: Map<string, RuleRow[]>;
-    },
+    batch: { sequenced: boolean; journeyed: boolean; rules: Map<string, RuleRow[]> },
   ): Promise<void> {
-    const { account, sequenced, journeyed } = batch;
+    const { sequenced, journeyed } = batch;
+    const account = actorFrom(taken);
     // An event erased before it ran says nothing to act on.
     if (!account || isErasedEvent(taken.payload)) return;
     const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
