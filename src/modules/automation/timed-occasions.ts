@@ -52,18 +52,21 @@ export async function findOccasions(
     params: unknown[];
   },
 ): Promise<FoundOccasion[]> {
+  const occasion =
+    kind === 'unanswered'
+      ? occasionSql('unanswered', 'c.id', 'w.since')
+      : occasionSql('inactive', 'c.id', INACTIVE_SINCE);
   const text =
     kind === 'unanswered'
-      ? `SELECT c.id, c.contact_id, ${occasionSql('unanswered', 'c.id', 'w.since')} AS occasion, w.since
+      ? `SELECT c.id, c.contact_id, ${occasion} AS occasion, w.since
            FROM ${UNANSWERED_FROM}
           WHERE c.account_id = $1 AND ${UNANSWERED_WHERE} AND w.since <= $2
-            AND ${q.untaken(occasionSql('unanswered', 'c.id', 'w.since'), 'c.contact_id')}
+            AND ${q.untaken(occasion, 'c.contact_id')}
           LIMIT ${q.limit}`
-      : `SELECT c.id, c.id AS contact_id, ${occasionSql('inactive', 'c.id', INACTIVE_SINCE)} AS occasion,
-                ${INACTIVE_SINCE} AS since
+      : `SELECT c.id, c.id AS contact_id, ${occasion} AS occasion, ${INACTIVE_SINCE} AS since
            FROM contacts c
           WHERE c.account_id = $1 AND ${INACTIVE_SINCE} <= $2
-            AND ${q.untaken(occasionSql('inactive', 'c.id', INACTIVE_SINCE), 'c.id')}
+            AND ${q.untaken(occasion, 'c.id')}
           LIMIT ${q.limit}`;
   const { rows } = await sql.query<{ id: string; contact_id: string; occasion: string; since: Date }>(text, [
     q.accountId,
