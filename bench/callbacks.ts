@@ -5,8 +5,11 @@
 // Each request carries BENCH_ENTRIES entries, each a customer's text to one of ACCOUNTS numbers:
 //   per-account: POST /api/v1/callbacks/whatsapp/{accountId}, all its entries for that account;
 //   app-level:   POST /api/v1/callbacks/whatsapp, its entries for numbers of different accounts,
-//                the partner found by the signature and each entry routed by its phone number id.
-// The two run in turns (BENCH_ROUNDS each, BENCH_SECONDS long, closed loops of BENCH_CONCURRENCY),
+//                the partner found by the signature and each entry routed by its phone number id;
+//   phone-less:  the per-account URL, each text from a customer with a username who withholds their
+//                number (their user id and username only), beside the first's customers, who come
+//                with their number and user id as Meta sends every message since April 2026.
+// The three run in turns (BENCH_ROUNDS each, BENCH_SECONDS long, closed loops of BENCH_CONCURRENCY),
 // and the figure is the median; every answer must say all its entries were stored.
 import { createHmac, randomBytes } from 'node:crypto';
 import { openPostgres } from '../src/kernel/database/db.ts';
@@ -86,11 +89,18 @@ for (let i = 0; i < ACCOUNTS; i++) {
 }
 
 let sequence = 0;
-/** One entry: a customer's text to `business`, as Meta's `messages` webhook carries it. */
-function entry(business: FakeBusiness) {
-  const customer = `1415555${String(1000 + (sequence % CUSTOMERS)).padStart(4, '0')}`;
+/**
+ * One entry: a customer's text to `business`, as Meta's `messages` webhook carries it: with the
+ * customer's number and user id, or (`withheld`) with their user id and username alone.
+ */
+function entry(business: FakeBusiness, withheld = false) {
+  const n = 1000 + (sequence % CUSTOMERS);
   sequence++;
-  return fake.inboundPayload(business, { from: `+${customer}`, text: `message ${sequence}` }).entry[0]!;
+  const userId = `US.${withheld ? 2 : 1}34912086553027${n}`;
+  const sender = withheld
+    ? { userId, username: `customer.${n}` }
+    : { from: `+1415555${String(n).padStart(4, '0')}`, userId };
+  return fake.inboundPayload(business, { ...sender, text: `message ${sequence}` }).entry[0]!;
 }
 
 function signed(entries: unknown[]) {
@@ -120,6 +130,13 @@ const perAccount = (i: number) => {
     Array.from({ length: ENTRIES }, () => entry(business)),
   );
 };
+const phoneless = (i: number) => {
+  const { accountId, business } = accounts[i % ACCOUNTS]!;
+  return post(
+    `/whatsapp/${accountId}`,
+    Array.from({ length: ENTRIES }, () => entry(business, true)),
+  );
+};
 const appLevel = (i: number) =>
   post(
     '/whatsapp',
@@ -127,27 +144,30 @@ const appLevel = (i: number) =>
   );
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const rates = { account: [] as number[], app: [] as number[] };
-// Warm both paths (connections, plans, the first contacts) before measuring.
+const rates = { account: [] as number[], app: [] as number[], phoneless: [] as number[] };
+// Warm the paths (connections, plans, the first contacts) before measuring.
 phase('warm-up');
 expectNoFailures('warm-up, per-account callbacks', await closedLoop(CONCURRENCY, 2, perAccount));
 expectNoFailures('warm-up, app-level callbacks', await closedLoop(CONCURRENCY, 2, appLevel));
+expectNoFailures('warm-up, phone-less customers', await closedLoop(CONCURRENCY, 2, phoneless));
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [name, work] of [
     ['account', perAccount],
     ['app', appLevel],
+    ['phoneless', phoneless],
   ] as const) {
     phase(`${name} round ${round}`);
     const r = await closedLoop(CONCURRENCY, SECONDS, work);
     expectNoFailures(`${name} round ${round}`, r);
     rates[name].push(r.perSecond * ENTRIES);
     console.log(
-      `round ${round} ${name.padEnd(7)} ${describe(r)}; ${(r.perSecond * ENTRIES).toFixed(0)} entries/s`,
+      `round ${round} ${name.padEnd(9)} ${describe(r)}; ${(r.perSecond * ENTRIES).toFixed(0)} entries/s`,
     );
   }
 }
 const account = median(rates.account);
 const app = median(rates.app);
+const withheld = median(rates.phoneless);
 console.log(
   `per-account callback: ${account.toFixed(0)} entries/s; app-level callback: ${app.toFixed(0)} entries/s`,
 );
@@ -164,6 +184,14 @@ record({
   baseline: { name: 'per-account callback', value: account },
   target: '≥ 0.8× per-account',
   met: app >= 0.8 * account,
+});
+record({
+  figure: 'per-account WhatsApp callback, texts from customers without a phone number (user id only)',
+  value: withheld,
+  unit: 'entries/s',
+  baseline: { name: 'per-account callback (customers with number and user id)', value: account },
+  target: '≥ 0.9× per-account',
+  met: withheld >= 0.9 * account,
 });
 
 await stopServer(server);

@@ -36,8 +36,19 @@ import { AutomationWorker, wakeRoutes } from './modules/automation-worker/index.
 import { walletRoutes } from './modules/billing/index.ts';
 import { bulkContactsJob, bulkRoutes, subscribeBulkProgress } from './modules/bulk/index.ts';
 import { whatsappCallbackRoutes } from './modules/callbacks/index.ts';
-import { callActions, callRoutes, VoiceDialer, voiceCallbackRoutes } from './modules/calls/index.ts';
-import { CampaignSender, campaignRoutes, subscribeCampaignFeedback } from './modules/campaigns/index.ts';
+import {
+  callActions,
+  callRoutes,
+  subscribeCallMerges,
+  VoiceDialer,
+  voiceCallbackRoutes,
+} from './modules/calls/index.ts';
+import {
+  CampaignSender,
+  campaignRoutes,
+  subscribeCampaignFeedback,
+  subscribeRecipientMerges,
+} from './modules/campaigns/index.ts';
 import { consoleAppRoutes } from './modules/console-app/index.ts';
 import { consoleAuthRoutes } from './modules/console-auth/index.ts';
 import { contactRoutes } from './modules/contacts/index.ts';
@@ -53,6 +64,7 @@ import {
   journeyActions,
   journeyRoutes,
   subscribeJourneyCallResumes,
+  subscribeJourneyRunMerges,
 } from './modules/journeys/index.ts';
 import { keyRoutes } from './modules/keys/index.ts';
 import { MediaStore, mediaRoutes } from './modules/media/index.ts';
@@ -63,13 +75,20 @@ import {
   lanesFor,
   messageRoutes,
   sandboxStatusJob,
+  subscribeMessageMerges,
 } from './modules/messages/index.ts';
 import { opsRoutes } from './modules/ops/index.ts';
 import { partnerAccountRoutes, partnerRoutes, partnerWhatsAppAppRoutes } from './modules/partner/index.ts';
 import { loadPrices } from './modules/pricing/index.ts';
 import { RetentionPruner } from './modules/retention/index.ts';
 import { ruleRoutes } from './modules/rules/index.ts';
-import { bulkEnrollJob, findSequence, sequenceActions, sequenceRoutes } from './modules/sequences/index.ts';
+import {
+  bulkEnrollJob,
+  findSequence,
+  sequenceActions,
+  sequenceRoutes,
+  subscribeEnrollmentMerges,
+} from './modules/sequences/index.ts';
 import { teamRoutes } from './modules/team/index.ts';
 import {
   ApprovedTemplates,
@@ -80,6 +99,7 @@ import {
 import {
   advanceCampaigns,
   subscribeCampaignCallOutcomes,
+  subscribeVoiceCampaignMerges,
   voiceCampaignRoutes,
 } from './modules/voice-campaigns/index.ts';
 import { voiceChannelRoutes } from './modules/voice-channel/index.ts';
@@ -205,6 +225,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   subscribeConversationCleanup(hooks, now);
   subscribeCampaignCallOutcomes(hooks, now);
   subscribeJourneyCallResumes(hooks, { now, prices: sending.prices });
+  // Two contacts that are one customer: each module moves the merged one's rows (contacts/merge.ts).
+  subscribeMessageMerges(hooks);
+  subscribeEnrollmentMerges(hooks, now);
+  subscribeJourneyRunMerges(hooks, now);
+  subscribeRecipientMerges(hooks);
+  subscribeVoiceCampaignMerges(hooks);
+  subscribeCallMerges(hooks);
   const ctx: AppContext = {
     ...sending,
     actionTargets: {

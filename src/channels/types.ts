@@ -110,11 +110,21 @@ export interface InteractiveLocationRequest {
   body: string;
 }
 
+/**
+ * A body with WhatsApp's "Share contact info" button (Meta's request_contact_info): asks a customer
+ * who wrote without their number for it.
+ */
+export interface InteractiveContactRequest {
+  kind: 'contact_request';
+  body: string;
+}
+
 export type OutboundInteractive =
   | InteractiveButtons
   | InteractiveList
   | InteractiveCtaUrl
-  | InteractiveLocationRequest;
+  | InteractiveLocationRequest
+  | InteractiveContactRequest;
 
 /** A contact card exactly as the WhatsApp Cloud API takes it (snake_case, Meta's own JSON). */
 export interface ContactCard {
@@ -179,7 +189,7 @@ export type MessageContent =
 export interface OutboundMessage {
   /** Tidings' id (msg_…). */
   id: string;
-  /** E.164, with the leading +. */
+  /** The chat's address: E.164 with the leading +, or a WhatsApp user id (isPhoneAddress). */
   to: string;
   content: MessageContent;
   /** The provider's id of the message this one quotes (a reply), if any. */
@@ -283,6 +293,10 @@ export type ProviderUpdate =
       error?: ProviderError;
       /** The provider's id for the recipient's number (WhatsApp's recipient_id, its wa_id). */
       recipientWaId?: string;
+      /** The recipient's business-scoped user id (recipient_user_id), parent id and username. */
+      recipientUserId?: string;
+      recipientParentUserId?: string;
+      recipientUsername?: string;
       /** What the provider says it bills for the message, when it says. */
       pricing?: ProviderPricing;
       conversation?: ProviderConversation;
@@ -300,8 +314,37 @@ export type ProviderUpdate =
   | { kind: 'inbound_message'; message: InboundMessage }
   /** A voice message (or audio) the customer played (WhatsApp's `played` status); its status stays. */
   | { kind: 'message_played'; providerMessageId: string; messageId?: string; at: Date }
-  /** A customer stopped (or resumed) marketing messages (WhatsApp's `user_preferences`). */
-  | { kind: 'marketing_preference'; waId: string; stopped: boolean; at: Date; detail: string | null }
+  /**
+   * A customer stopped (or resumed) marketing messages (WhatsApp's `user_preferences`), named by the
+   * number's wa_id, the user id, or both.
+   */
+  | {
+      kind: 'marketing_preference';
+      waId: string | null;
+      userId: string | null;
+      parentUserId: string | null;
+      stopped: boolean;
+      at: Date;
+      detail: string | null;
+    }
+  /**
+   * A customer's WhatsApp identity changed (a `system` message: user_changed_number, with the new
+   * number, or user_changed_user_id; the withdrawn `user_id_update` field): the contact known by
+   * the previous number or user id takes the new ones.
+   */
+  | {
+      kind: 'identity_change';
+      change: 'number' | 'user_id';
+      previous: { phone: string | null; userId: string | null };
+      /** The new number (E.164, with its wa_id) and user id, where given. */
+      current: {
+        phone: string | null;
+        waId: string | null;
+        userId: string | null;
+        parentUserId: string | null;
+      };
+      at: Date;
+    }
   /** The number's quality or messaging limit moved (WhatsApp's `phone_number_quality_update`, WABA-wide). */
   | { kind: 'number_quality'; signal: NumberQualitySignal }
   /** Meta changed something about the business account (WhatsApp's `account_update`, WABA-wide). */
@@ -434,13 +477,26 @@ export type InboundType =
 export interface InboundMessage {
   /** The provider's id for it (Meta's wamid): a message reported twice is stored once. */
   providerMessageId: string;
-  /** The customer's number, E.164 with the leading +. */
-  from: string;
+  /**
+   * The customer's number, E.164 with the leading +; null when the provider withheld it (a
+   * WhatsApp customer with a username: `userId` names them then).
+   */
+  from: string | null;
   /**
    * The provider's id for the customer's number (WhatsApp's wa_id, digits), when it has one: the
    * contact is found by it first, since it can differ from the number the business wrote to.
    */
   waId?: string | null;
+  /** The customer's business-scoped user id (Meta's `from_user_id`), its parent id, their username. */
+  userId?: string | null;
+  parentUserId?: string | null;
+  username?: string | null;
+  /**
+   * The number the customer shared when the business asked for it (a `contacts` message answering
+   * Meta's request-contact-info button: origin `contact_request`). A contact card the customer
+   * forwards is somebody else's and never sets it.
+   */
+  sharedPhone?: string | null;
   /** The name on the customer's profile, when the provider gives one. */
   profileName: string | null;
   /** When the customer sent it (the provider's timestamp). */

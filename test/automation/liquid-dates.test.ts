@@ -23,6 +23,9 @@ const scope = (phone: string, attributes: Record<string, string> = {}) => {
     updated_at: at,
     last_inbound_at: null,
     wa_id: null,
+    whatsapp_user_id: null,
+    whatsapp_parent_user_id: null,
+    whatsapp_username: null,
   };
   return scopeOf(row, null, event, at);
 };

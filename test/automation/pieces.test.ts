@@ -160,6 +160,9 @@ describe('contact.marketingOptOut', () => {
     updated_at: at,
     last_inbound_at: null,
     wa_id: null,
+    whatsapp_user_id: null,
+    whatsapp_parent_user_id: null,
+    whatsapp_username: null,
   });
   const optedOut = { all: [{ field: 'contact.marketingOptOut', op: 'eq' as const, value: true }] };
 

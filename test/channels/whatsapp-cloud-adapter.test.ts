@@ -1395,7 +1395,15 @@ describe('parseCallback', () => {
           at,
         },
       },
-      { kind: 'marketing_preference', waId: '15550002222', stopped: true, at, detail: 'stop' },
+      {
+        kind: 'marketing_preference',
+        waId: '15550002222',
+        userId: null,
+        parentUserId: null,
+        stopped: true,
+        at,
+        detail: 'stop',
+      },
       {
         kind: 'unknown',
         field: 'user_preferences',

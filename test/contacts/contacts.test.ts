@@ -81,6 +81,9 @@ describe('creating a contact', () => {
       updatedAt: res.body.createdAt,
       lastInboundAt: null,
       waId: null,
+      whatsappUserId: null,
+      whatsappParentUserId: null,
+      whatsappUsername: null,
     });
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(res.body.createdAt)).toBeLessThanOrEqual(Date.now() + 1000);
@@ -512,6 +515,9 @@ describe('PUT /contacts/{id}', () => {
       updatedAt: expect.stringMatching(ISO),
       lastInboundAt: null,
       waId: null,
+      whatsappUserId: null,
+      whatsappParentUserId: null,
+      whatsappUsername: null,
     });
     expect(await getOk(t, c.id)).toEqual(res.body);
     const [reset] = (await eventsOf(t.accountId)).filter((e) => e.type === 'contact.updated');

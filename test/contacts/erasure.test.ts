@@ -333,6 +333,51 @@ describe('erasing a contact', () => {
     expect(found.data[0].id).not.toBe(erased.contactId);
   }, 180_000);
 
+  it('of a customer known by WhatsApp user id alone leaves no trace of the id, the username or the name', async () => {
+    const b = await business('erasure: user id only');
+    const { a } = b;
+    const userId = 'US.77731208655302741918';
+    const person = { name: 'Quillon Ravensmoor', username: 'quillon.r' };
+    const wrote = await ok(
+      call(env.app, 'POST', '/sandbox/inbound-messages', {
+        key: b.sandboxKey,
+        body: {
+          whatsappUserId: userId,
+          username: person.username,
+          name: person.name,
+          text: 'Do you deliver?',
+        },
+      }),
+      201,
+    );
+    const contact = await ok(a('GET', `/contacts/${wrote.contactId}`), 200);
+    expect(contact).toMatchObject({ phone: null, whatsappUserId: userId });
+    const reply = await ok(
+      call(env.app, 'POST', '/messages', {
+        key: b.sandboxKey,
+        body: { contactId: contact.id, type: 'text', text: `Yes, ${person.name}` },
+      }),
+      202,
+    );
+    await eventually(
+      () => a('GET', `/messages/${reply.id}`),
+      (r) => r.body.status === 'read',
+    );
+    await ok(a('POST', `/contacts/${contact.id}/tags`, { tags: ['asked'] }), 200);
+    // Every event about it delivered before it goes, so the receiver's echoes are kept to erase too.
+    await until(
+      () => receiver.received.some((r) => r.body.includes(reply.id)),
+      10_000,
+      () => "the reply's events delivered",
+    );
+
+    expect((await a('DELETE', `/contacts/${contact.id}?erase=true`)).status).toBe(204);
+    for (const needle of [userId, person.username, person.name, 'Quillon']) {
+      expect({ needle, places: await placesHolding(env.tdb.db, needle) }).toEqual({ needle, places: [] });
+    }
+    expect((await a('GET', `/contacts/${contact.id}`)).status).toBe(404);
+  }, 120_000);
+
   it('answers 404 for a contact of another account, erasing nothing', async () => {
     const { app } = env;
     const one = await whatsappTenant(app, env.partner.partnerKey, fake);

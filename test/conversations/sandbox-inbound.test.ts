@@ -48,7 +48,9 @@ async function fromMeta(
   from: string,
   message: Record<string, unknown>,
 ) {
-  const payload = env.fake.inboundPayload(t.business, { from, name: 'Ann', message });
+  // With the sender's business-scoped user id, as Meta sends every message since April 2026.
+  const userId = `US.${from.replace(/\D/g, '').padEnd(19, '7')}`;
+  const payload = env.fake.inboundPayload(t.business, { from, userId, name: 'Ann', message });
   const res = await env.fake.postCallback(
     `${base}/api/v1/callbacks/whatsapp/${t.accountId}`,
     t.business,
@@ -78,7 +80,8 @@ function comparable(m: any) {
     ...rest
   } = m;
   const media = rest.media && { ...rest.media, id: typeof rest.media.id, sha256: typeof rest.media.sha256 };
-  return { ...rest, media, from: typeof rest.from };
+  // The user id is each business's own for the customer (the sandbox's, Meta's): compared by kind.
+  return { ...rest, media, from: typeof rest.from, whatsappUserId: typeof rest.whatsappUserId };
 }
 
 describe('every kind a customer can send, as from Meta', () => {

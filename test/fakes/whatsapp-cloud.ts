@@ -735,14 +735,19 @@ export class FakeWhatsAppCloud {
     this.#statusSinks.set(business.phoneNumberId, deliver);
   }
 
-  #reportSent(business: FakeBusiness, wamid: string, waId: string, body: any): void {
+  #reportSent(
+    business: FakeBusiness,
+    wamid: string,
+    recipient: { recipientId: string } | { recipientUserId: string },
+    body: any,
+  ): void {
     const deliver = this.#statusSinks.get(business.phoneNumberId);
     if (!deliver) return;
     const payload = JSON.stringify(
       this.statusPayload(business, {
         wamid,
         status: 'sent',
-        recipientId: waId,
+        ...recipient,
         ...(typeof body.biz_opaque_callback_data === 'string'
           ? { bizOpaqueCallbackData: body.biz_opaque_callback_data }
           : {}),
@@ -792,9 +797,13 @@ export class FakeWhatsAppCloud {
     const problem = this.#checkMessage(business, body);
     if (problem) return problem;
     const wamid = newWamid();
-    this.#sends.push({ businessPhoneNumberId: business.phoneNumberId, to: body.to, body, wamid });
-    const waId = this.waIds.get(body.to) ?? String(body.to).replace(/\D/g, '');
-    this.#reportSent(business, wamid, waId, body);
+    // By number (`to`, which wins when both are given), or by business-scoped user id (`recipient`):
+    // the answer names the wa_id, or echoes the user id (Meta's BSUID page, "Sending messages").
+    const byNumber = typeof body.to === 'string';
+    const to: string = byNumber ? body.to : body.recipient;
+    this.#sends.push({ businessPhoneNumberId: business.phoneNumberId, to, body, wamid });
+    const waId = byNumber ? (this.waIds.get(body.to) ?? String(body.to).replace(/\D/g, '')) : null;
+    this.#reportSent(business, wamid, byNumber ? { recipientId: waId! } : { recipientUserId: to }, body);
     // message_status (template pacing) is only in answers to template sends.
     const message: Record<string, string> = { id: wamid };
     if (body.type === 'template') message.message_status = 'accepted';
@@ -802,7 +811,7 @@ export class FakeWhatsAppCloud {
       status: 200,
       body: {
         messaging_product: 'whatsapp',
-        contacts: [{ input: body.to, wa_id: waId }],
+        contacts: [byNumber ? { input: body.to, wa_id: waId } : { input: to, user_id: to }],
         messages: [message],
       },
     };
@@ -823,12 +832,21 @@ export class FakeWhatsAppCloud {
     if (body.recipient_type !== undefined && !['individual', 'group'].includes(body.recipient_type)) {
       return graphError(100, { message: '(#100) Param recipient_type must be one of {GROUP, INDIVIDUAL}' });
     }
-    if (typeof body.to !== 'string' || !body.to) {
-      return graphError(100, { message: '(#100) The parameter to is required.' });
-    }
-    const toDigits = body.to.replace(/\D/g, '');
-    if (!/^\+?[\d\s()-]+$/.test(body.to) || toDigits.length < 7 || toDigits.length > 15) {
-      return invalid(`Invalid recipient phone number: ${body.to}`);
+    if (body.to === undefined && body.recipient !== undefined) {
+      // A business-scoped user id: the country, a dot, up to 128 letters and digits (ENT. for a parent).
+      if (
+        typeof body.recipient !== 'string' ||
+        !/^[A-Z]{2}\.(ENT\.)?[A-Za-z0-9]{1,128}$/.test(body.recipient)
+      )
+        return invalid(`Invalid recipient: ${String(body.recipient)}`);
+    } else {
+      if (typeof body.to !== 'string' || !body.to) {
+        return graphError(100, { message: '(#100) The parameter to is required.' });
+      }
+      const toDigits = body.to.replace(/\D/g, '');
+      if (!/^\+?[\d\s()-]+$/.test(body.to) || toDigits.length < 7 || toDigits.length > 15) {
+        return invalid(`Invalid recipient phone number: ${body.to}`);
+      }
     }
     // An arbitrary string Meta echoes in the message's status callbacks, up to 512 characters.
     const opaque = body.biz_opaque_callback_data;
@@ -1171,7 +1189,11 @@ export class FakeWhatsAppCloud {
     update: {
       wamid: string;
       status: 'sent' | 'delivered' | 'read' | 'failed' | 'played';
-      recipientId: string;
+      /** The recipient's number (wa_id); left out for a message sent to a user id whose number Meta withholds. */
+      recipientId?: string;
+      /** The recipient's business-scoped user id (recipient_user_id), and their username (contacts[]). */
+      recipientUserId?: string;
+      username?: string;
       /** Unix seconds; now by default. */
       timestamp?: number;
       /** What the send carried in biz_opaque_callback_data: Meta echoes it in each status. */
@@ -1184,7 +1206,8 @@ export class FakeWhatsAppCloud {
       id: update.wamid,
       status: update.status,
       timestamp: String(timestamp),
-      recipient_id: update.recipientId.replace(/\D/g, ''),
+      ...(update.recipientId !== undefined && { recipient_id: update.recipientId.replace(/\D/g, '') }),
+      ...(update.recipientUserId !== undefined && { recipient_user_id: update.recipientUserId }),
     };
     if (update.bizOpaqueCallbackData !== undefined)
       status.biz_opaque_callback_data = update.bizOpaqueCallbackData;
@@ -1200,16 +1223,32 @@ export class FakeWhatsAppCloud {
     } else if (update.status !== 'played') {
       // One conversation per business and customer, as Meta counts them: a repeated status repeats it.
       const conversation: Record<string, unknown> = {
-        id: createHash('md5').update(`${business.phoneNumberId}/${status.recipient_id}`).digest('hex'),
+        id: createHash('md5')
+          .update(`${business.phoneNumberId}/${status.recipient_id ?? status.recipient_user_id}`)
+          .digest('hex'),
         origin: { type: 'utility' },
       };
       if (update.status === 'sent') conversation.expiration_timestamp = String(timestamp + 86_400);
       status.conversation = conversation;
       status.pricing = { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' };
     }
+    // Since April 2026 a status (but a failed one) has a contacts[] entry for its recipient, with the
+    // username on delivered and read (Meta's BSUID page, "Status messages webhooks").
+    const contact =
+      update.recipientUserId !== undefined && update.status !== 'failed' && update.status !== 'played'
+        ? {
+            profile: {
+              name: 'Test Customer',
+              ...(update.username !== undefined && update.status !== 'sent' && { username: update.username }),
+            },
+            ...(status.recipient_id !== undefined && { wa_id: status.recipient_id }),
+            user_id: update.recipientUserId,
+          }
+        : null;
     return this.#envelope(business, 'messages', {
       messaging_product: 'whatsapp',
       metadata: this.#metadata(business),
+      ...(contact && { contacts: [contact] }),
       statuses: [status],
     });
   }
@@ -1429,7 +1468,11 @@ export class FakeWhatsAppCloud {
   inboundPayload(
     business: FakeBusiness,
     inbound: {
-      from: string;
+      /** The customer's number; left out for a customer with a username who withholds it. */
+      from?: string;
+      /** Their business-scoped user id (from_user_id), and username. */
+      userId?: string;
+      username?: string;
       name?: string;
       text?: string;
       message?: Record<string, unknown>;
@@ -1437,14 +1480,15 @@ export class FakeWhatsAppCloud {
       context?: { id: string };
     },
   ) {
-    const from = inbound.from.replace(/\D/g, '');
+    const from = inbound.from?.replace(/\D/g, '');
     const wamid = newWamid();
     this.#inboundWamids.set(wamid, business.phoneNumberId);
     const message: Record<string, unknown> = {
       ...(inbound.context && {
         context: { from: this.#metadata(business).display_phone_number, id: inbound.context.id },
       }),
-      from,
+      ...(from !== undefined && { from }),
+      ...(inbound.userId !== undefined && { from_user_id: inbound.userId }),
       id: wamid,
       timestamp: String(inbound.timestamp ?? Math.floor(Date.now() / 1000)),
       // Meta sends only the content of the message's own type: no `text` beside an `image`.
@@ -1454,7 +1498,16 @@ export class FakeWhatsAppCloud {
     return this.#envelope(business, 'messages', {
       messaging_product: 'whatsapp',
       metadata: this.#metadata(business),
-      contacts: [{ profile: { name: inbound.name ?? 'Test Customer' }, wa_id: from }],
+      contacts: [
+        {
+          profile: {
+            name: inbound.name ?? 'Test Customer',
+            ...(inbound.username !== undefined && { username: inbound.username }),
+          },
+          ...(from !== undefined && { wa_id: from }),
+          ...(inbound.userId !== undefined && { user_id: inbound.userId }),
+        },
+      ],
       messages: [message],
     });
   }
@@ -1702,7 +1755,7 @@ function checkInteractive(interactive: Record<string, any>): GraphAnswer | null 
   const invalid = (details: string) => graphError(131009, { details });
   const missing = (details: string) => graphError(131008, { details });
   const kind = interactive.type;
-  if (!['button', 'list', 'cta_url', 'location_request_message'].includes(kind))
+  if (!['button', 'list', 'cta_url', 'location_request_message', 'request_contact_info'].includes(kind))
     return invalid(`interactive.type ${JSON.stringify(kind)} is not supported`);
   if (typeof interactive.body?.text !== 'string' || !interactive.body.text)
     return missing("Parameter 'interactive.body.text' is required");
@@ -1726,7 +1779,8 @@ function checkInteractive(interactive: Record<string, any>): GraphAnswer | null 
   }
   const action = interactive.action;
   if (!isRecord(action)) return missing("Parameter 'interactive.action' is required");
-  if (kind === 'cta_url' || kind === 'location_request_message') return checkActionKinds(kind, interactive);
+  if (kind === 'cta_url' || kind === 'location_request_message' || kind === 'request_contact_info')
+    return checkActionKinds(kind, interactive);
   if (kind === 'button') {
     const buttons = action.buttons;
     if (!Array.isArray(buttons) || buttons.length < 1 || buttons.length > 3)
@@ -1839,9 +1893,19 @@ function checkContacts(contacts: unknown): GraphAnswer | null {
   return null;
 }
 
-function checkActionKinds(kind: 'cta_url' | 'location_request_message', interactive: Record<string, any>) {
+function checkActionKinds(
+  kind: 'cta_url' | 'location_request_message' | 'request_contact_info',
+  interactive: Record<string, any>,
+) {
   const invalid = (details: string) => graphError(131009, { details });
   const action = interactive.action as Record<string, any>;
+  // Meta's BSUID page, "Requesting contact information" (the type was contact_request until May 28, 2026).
+  if (kind === 'request_contact_info') {
+    if (action.name !== 'request_contact_info') return invalid("action.name must be 'request_contact_info'");
+    if (interactive.header !== undefined || interactive.footer !== undefined)
+      return invalid('a contact information request has only a body');
+    return null;
+  }
   if (kind === 'location_request_message') {
     if (action.name !== 'send_location') return invalid("action.name must be 'send_location'");
     if (interactive.header !== undefined || interactive.footer !== undefined)

@@ -260,6 +260,16 @@ export const EXCEPTIONS: Record<string, Exception> = {
     why: 'docs/conversations.md: a **sandbox key** plays the customer; decisions.md: a live key gets 403',
   },
   'simulateInboundMessage:sandbox': { expected: 'success', why: 'the control of the row above' },
+  'simulateNumberChange:owner': {
+    expected: FORBIDDEN,
+    why: 'docs/messaging.md § Who a customer is: a sandbox key plays the customer; a live key gets 403',
+  },
+  // The world's customers stay as they are: the number changed is nobody's, so the control's
+  // answer is the documented 404 (no contact at `from`), not a change other rows would see.
+  'simulateNumberChange:sandbox': {
+    expected: NOT_FOUND,
+    why: 'docs/messaging.md § Who a customer is: 404 when no contact is at `from`',
+  },
   // GET /messages/{id}/media reads a message that carries a file (docs/messaging.md § Media: a
   // message without one is a 404): A's own readers get it from one that does.
   'getMessageMedia:owner': {
@@ -503,4 +513,5 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   replyInConversation: () => ({ type: 'text', text: 'Thanks, on it.' }),
   assignConversation: (w) => ({ assigneeId: w.memberId }),
   simulateInboundMessage: (w) => ({ from: w.customerPhone, text: 'Still there?' }),
+  simulateNumberChange: () => ({ from: '+14155550188', to: '+14155550189' }),
 };

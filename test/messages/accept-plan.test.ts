@@ -1,5 +1,6 @@
 // The query plan of the read every batch of sends starts with (accept-batch.ts): the recipients'
-// contacts must be found through the (account_id, phone) unique index, one lookup per recipient,
+// contacts must be found through the (account_id, phone) unique index, one lookup per recipient
+// (and a recipient named by WhatsApp user id through the (account_id, whatsapp_user_id) one),
 // also under the generic plan that PostgreSQL settles on for a prepared statement run thousands of
 // times. An earlier form (`account_id = ANY(…) AND phone = ANY(…)`) got, on a table of many small
 // lists, a generic plan that read every contact of the sending accounts through an index on
@@ -27,12 +28,13 @@ const ACCOUNTS = 20;
 const PER_ACCOUNT = 100;
 const SEED_TIMEOUT = 240_000;
 const phone = (n: number) => `+1201${String(n).padStart(7, '0')}`;
+const userId = (n: number) => `US.1${String(n).padStart(18, '0')}`;
 
 /** The generic plan of `statement` (a prepared statement's plan once it stopped re-planning). */
 async function genericPlan(statement: string, params: unknown[]): Promise<string> {
   return env.tdb.db.transaction(async (tx) => {
     await tx.exec('SET LOCAL plan_cache_mode = force_generic_plan');
-    await tx.exec(`PREPARE accept_read_plan (text[], text[], text[]) AS ${statement}`);
+    await tx.exec(`PREPARE accept_read_plan (text[], text[], text[], text[], text[]) AS ${statement}`);
     try {
       const literal = (v: unknown) => `'${JSON.stringify(v).replace(/^\[/, '{').replace(/\]$/, '}')}'`;
       const { rows } = await tx.query<Record<string, string>>(
@@ -53,8 +55,9 @@ describe(`the accept read's plan with ${ACCOUNTS} accounts of ${PER_ACCOUNT} con
       const { accountId } = await tenant(env.app, env.partner.partnerKey);
       accounts.push(accountId);
       await env.tdb.db.query(
-        `INSERT INTO contacts (id, account_id, phone, created_at, updated_at)
-         SELECT 'ctc_' || $2 || lpad(g::text, 20, '0'), $1, '+1201' || lpad(g::text, 7, '0'), now(), now()
+        `INSERT INTO contacts (id, account_id, phone, whatsapp_user_id, created_at, updated_at)
+         SELECT 'ctc_' || $2 || lpad(g::text, 20, '0'), $1, '+1201' || lpad(g::text, 7, '0'),
+                'US.1' || lpad(g::text, 18, '0'), now(), now()
            FROM generate_series(1, $3) AS g`,
         [accountId, String(i).padStart(3, '0'), PER_ACCOUNT],
       );
@@ -72,9 +75,12 @@ describe(`the accept read's plan with ${ACCOUNTS} accounts of ${PER_ACCOUNT} con
         [a, b],
         [a, a, b],
         [phone(7), phone(8), phone(9)],
+        [b],
+        [userId(5)],
       ]);
       console.log(`[${env.tdb.db.kind}] ${name}\n${plan}`);
       expect(plan).toMatch(/Index (Only )?Scan using contacts_phone_unique on contacts/);
+      expect(plan).toMatch(/Index (Only )?Scan using contacts_whatsapp_user_unique on contacts/);
       expect(plan).not.toMatch(/Seq Scan on contacts|Bitmap Heap Scan on contacts/);
     });
   }
@@ -82,12 +88,13 @@ describe(`the accept read's plan with ${ACCOUNTS} accounts of ${PER_ACCOUNT} con
   it('finds exactly the recipients asked for, pair by pair', async () => {
     const [a, b] = accounts as [string, string];
     // a/7 and b/8 exist; a/8 and b/7 exist too but were not asked for; a/99,999,999 does not exist.
+    // By user id: b/5 exists, a/5 exists but was not asked for.
     const { rows } = await env.tdb.db.query<{ account_id: string | null; phone: string | null }>(
       READ_UNLOCKED,
-      [[a], [a, b, a], [phone(7), phone(8), '+12019999999']],
+      [[a], [a, b, a], [phone(7), phone(8), '+12019999999'], [b], [userId(5)]],
     );
     expect(rows.map((r) => `${r.account_id}/${r.phone}`).sort()).toEqual(
-      [`${a}/${phone(7)}`, `${b}/${phone(8)}`].sort(),
+      [`${a}/${phone(7)}`, `${b}/${phone(8)}`, `${b}/${phone(5)}`].sort(),
     );
   });
 });

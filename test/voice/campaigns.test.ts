@@ -133,6 +133,7 @@ describe('voice campaigns', () => {
       noAnswer: 1,
       failed: 1,
       canceled: 0,
+      skipped: 0,
     });
     expect(settled.body.status).toBe('running');
     const calls = (await call(env.app, 'GET', `/voice/campaigns/${made.body.id}/calls`, { key: t.apiKey }))

@@ -4,6 +4,7 @@
 // number or the app (`errors`). Like callbacks.ts, parsing never throws: what cannot be read comes
 // back as `unknown`, to be logged.
 import { providerDigits } from '../../kernel/values/phones.ts';
+import { providerUserId } from '../../kernel/values/whatsapp-user-ids.ts';
 import type { ProviderUpdate } from '../types.ts';
 import { isRecord, type Json, records, unixSeconds } from './json.ts';
 
@@ -14,19 +15,25 @@ function timeOf(value: unknown, entryTime: unknown): Date {
   return unixSeconds(value) ?? unixSeconds(entryTime) ?? new Date();
 }
 
-/** `user_preferences`: each marketing stop or resume. */
+/**
+ * `user_preferences`: each marketing stop or resume, naming the customer by wa_id, by user id
+ * (since April 2026; the wa_id may then be left out), or both.
+ */
 export function userPreferencesChange(value: Json, entryTime: unknown): ProviderUpdate[] {
   const preferences = records(value.user_preferences);
   if (preferences.length === 0) return [{ kind: 'unknown', field: 'user_preferences', raw: value }];
   return preferences.map((p): ProviderUpdate => {
     const waId = providerDigits(p.wa_id);
+    const userId = providerUserId(p.user_id);
     const category = text(p.category);
     const stop = p.value === 'stop';
-    if (!waId || category !== 'marketing_messages' || (!stop && p.value !== 'resume'))
+    if ((!waId && !userId) || category !== 'marketing_messages' || (!stop && p.value !== 'resume'))
       return { kind: 'unknown', field: 'user_preferences', raw: p };
     return {
       kind: 'marketing_preference',
       waId,
+      userId,
+      parentUserId: providerUserId(p.parent_user_id),
       stopped: stop,
       at: timeOf(p.timestamp, entryTime),
       detail: text(p.detail),

@@ -4,6 +4,7 @@
 // comes back as `unknown` to be logged rather than dropped.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { providerDigits } from '../../kernel/values/phones.ts';
+import { providerUserId, usernameFrom } from '../../kernel/values/whatsapp-user-ids.ts';
 import {
   type CallbackAdapter,
   type CallbackBatch,
@@ -23,6 +24,7 @@ import {
   userPreferencesChange,
 } from './account-signals.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
+import { identityChangeOf, userIdUpdateChange } from './identity.ts';
 import { parseInboundMessage } from './inbound.ts';
 import { isRecord, type Json, records, unixSeconds } from './json.ts';
 import { qualityOf } from './templates.ts';
@@ -127,6 +129,7 @@ export function parseCallbackBatches(payload: unknown): CallbackBatch[] {
         updates = [templateQualityChange(value)];
       else if (field === 'template_category_update' && isRecord(value))
         updates = [templateCategoryChange(value)];
+      else if (field === 'user_id_update' && isRecord(value)) updates = userIdUpdateChange(value, entry.time);
       else updates = [{ kind: 'unknown', field, raw: value ?? null }];
       batches.push({ destination, updates });
     }
@@ -163,28 +166,44 @@ function messagesChange(value: Json): ProviderUpdate[] {
   if (statuses.length === 0 && messages.length === 0)
     return [{ kind: 'unknown', field: 'messages', raw: value }];
   const contacts = records(value.contacts);
-  return [...statuses.map(statusUpdate), ...messages.map((message) => inboundUpdate(message, contacts))];
-}
-
-/** A customer's message, or `unknown` (to be logged) when it has no id, sender or time to store it by. */
-function inboundUpdate(message: unknown, contacts: Json[]): ProviderUpdate {
-  const parsed = parseInboundMessage(message, senderContact(message, contacts));
-  return parsed
-    ? { kind: 'inbound_message', message: parsed }
-    : { kind: 'unknown', field: 'messages', raw: message };
+  return [
+    ...statuses.map((status) => statusUpdate(status, contacts)),
+    ...messages.map((message) => inboundUpdate(message, contacts)),
+  ];
 }
 
 /**
- * The `contacts[]` entry of a message's sender: the one whose wa_id is its `from`. Meta warns that a
- * user's wa_id and phone number may differ, so a lone contact is taken as the sender's when none matches.
+ * A customer's message, a change of their identity (a `system` message: identity.ts), or `unknown`
+ * (to be logged) when it has no id, sender or time to store it by.
  */
-function senderContact(message: unknown, contacts: Json[]): Json | null {
-  const from = isRecord(message) && typeof message.from === 'string' ? message.from : null;
-  const match = from === null ? undefined : contacts.find((c) => c.wa_id === from);
+function inboundUpdate(message: unknown, contacts: Json[]): ProviderUpdate {
+  const unknown: ProviderUpdate = { kind: 'unknown', field: 'messages', raw: message };
+  // Whatever shape came off the wire: a bad message must not take its batch down with it.
+  try {
+    const change = identityChangeOf(message);
+    if (change) return change;
+    const parsed = parseInboundMessage(message, partyOf(contacts, message, 'from', 'from_user_id'));
+    return parsed ? { kind: 'inbound_message', message: parsed } : unknown;
+  } catch {
+    return unknown;
+  }
+}
+
+/**
+ * The `contacts[]` entry of a message's sender (or a status's recipient): the one whose wa_id is its
+ * number (`from`, `recipient_id`), or whose user_id is its user id. Meta warns that a user's wa_id
+ * and phone number may differ, so a lone contact is taken as theirs when none matches.
+ */
+function partyOf(contacts: Json[], item: unknown, numberField: string, userIdField: string): Json | null {
+  const number = isRecord(item) && typeof item[numberField] === 'string' ? item[numberField] : null;
+  const userId = isRecord(item) && typeof item[userIdField] === 'string' ? item[userIdField] : null;
+  const match = contacts.find(
+    (c) => (number !== null && c.wa_id === number) || (userId !== null && c.user_id === userId),
+  );
   return match ?? (contacts.length === 1 ? contacts[0]! : null);
 }
 
-function statusUpdate(status: unknown): ProviderUpdate {
+function statusUpdate(status: unknown, contacts: Json[]): ProviderUpdate {
   const unknown: ProviderUpdate = { kind: 'unknown', field: 'messages', raw: status };
   if (!isRecord(status) || typeof status.id !== 'string' || !status.id) return unknown;
   const at = unixSeconds(status.timestamp);
@@ -197,6 +216,12 @@ function statusUpdate(status: unknown): ProviderUpdate {
   const kind = STATUSES.find((s) => s === status.status);
   if (!kind || !at) return unknown;
   const waId = providerDigits(status.recipient_id);
+  // Since April 2026: the recipient's user id, and (delivered and read) a contacts[] entry with the
+  // username. A failed status has no contacts[], nor a user id when it was sent to a number.
+  const userId = providerUserId(status.recipient_user_id);
+  const parentUserId = providerUserId(status.recipient_parent_user_id ?? status.parent_recipient_user_id);
+  const party = partyOf(contacts, status, 'recipient_id', 'recipient_user_id');
+  const username = usernameFrom(isRecord(party?.profile) ? party.profile.username : null);
   const pricing = statusPricing(status.pricing);
   const conversation = statusConversation(status.conversation);
   const update = {
@@ -206,6 +231,9 @@ function statusUpdate(status: unknown): ProviderUpdate {
     status: kind,
     at,
     ...(waId ? { recipientWaId: waId } : {}),
+    ...(userId ? { recipientUserId: userId } : {}),
+    ...(parentUserId ? { recipientParentUserId: parentUserId } : {}),
+    ...(username ? { recipientUsername: username } : {}),
     ...(pricing ? { pricing } : {}),
     ...(conversation ? { conversation } : {}),
   } as const;

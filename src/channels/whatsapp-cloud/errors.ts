@@ -55,8 +55,10 @@ const TABLE = new ProviderErrors<{ code: WhatsAppErrorCode; retry: boolean }>([
   // paused (132015) or disabled (132016) for low quality.
   { match: coded(132000, 132001, 132005, 132007, 132012, 132015, 132016), code: 'TEMPLATE_NOT_USABLE', retry: false },
   // Meta does not take the message as built: invalid parameter (100), required parameter missing
-  // (131008), parameter value invalid (131009), unsupported message type (131051).
-  { match: coded(100, 131008, 131009, 131051), code: 'MESSAGE_NOT_SUPPORTED', retry: false },
+  // (131008), parameter value invalid (131009), unsupported message type (131051), a message a
+  // business-scoped user id cannot receive (131062: one-tap, zero-tap and copy-code authentication
+  // templates need a number).
+  { match: coded(100, 131008, 131009, 131051, 131062), code: 'MESSAGE_NOT_SUPPORTED', retry: false },
   // The business account is blocked for a policy violation (368), locked (131031) or barred from
   // the recipient's country (130497).
   { match: coded(368, 131031, 130497), code: 'ACCOUNT_RESTRICTED', retry: false },

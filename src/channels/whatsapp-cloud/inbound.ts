@@ -3,7 +3,10 @@
 // are missing or mistyped, and any type it does not model (order, system, unsupported, whatever Meta
 // adds next), comes back as `unsupported` with Meta's message whole. Only a message without an id,
 // a sender or a time is refused (null), since it could be neither stored once nor shown in order.
+// The sender is their number (`from`), their business-scoped user id (`from_user_id`), or both:
+// since usernames (2026) Meta may leave the number out (docs/history/issue-45-meta-identity.md).
 import { fromProviderDigits, providerDigits } from '../../kernel/values/phones.ts';
+import { providerUserId, usernameFrom } from '../../kernel/values/whatsapp-user-ids.ts';
 import type {
   InboundContent,
   InboundMediaKind,
@@ -12,7 +15,7 @@ import type {
   InboundType,
   ReferredProduct,
 } from '../types.ts';
-import { isRecord, type Json, unixSeconds } from './json.ts';
+import { isRecord, type Json, records, unixSeconds } from './json.ts';
 
 /** What a message's content parses to; null when the fields its type needs are missing or mistyped. */
 type Parsed = { type: InboundType; content: InboundContent } | null;
@@ -38,14 +41,16 @@ function parse(message: unknown, contact: Json | null): InboundMessage | null {
   if (!isRecord(message)) return null;
   const providerMessageId = optionalString(message.id);
   const from = fromProviderDigits(message.from);
+  const userId = providerUserId(message.from_user_id) ?? providerUserId(contact?.user_id);
   const sentAt = unixSeconds(message.timestamp);
-  if (!providerMessageId || !from || !sentAt) return null;
+  if (!providerMessageId || (!from && !userId) || !sentAt) return null;
   const providerType = typeof message.type === 'string' ? message.type : (contentKeyOf(message) ?? '');
   const parsed = parseContent(providerType, message) ?? {
     type: 'unsupported',
     content: { unsupported: { providerType, raw: message } },
   };
   const context = isRecord(message.context) ? message.context : {};
+  const shared = parsed.type === 'contacts' ? sharedPhone(message.contacts) : null;
   const product = referredProduct(context.referred_product);
   const ad = referral(message.referral);
   // Left out where Meta said nothing: most messages are neither forwarded nor from an ad.
@@ -59,6 +64,9 @@ function parse(message: unknown, contact: Json | null): InboundMessage | null {
     type: parsed.type,
     content: parsed.content,
     replyTo: optionalString(context.id),
+    // The sender's user id, parent id and username, and a number shared on request, where given.
+    ...identityOf(message, contact, userId),
+    ...(shared ? { sharedPhone: shared } : {}),
     ...(context.forwarded === true ? { forwarded: true } : {}),
     ...(context.frequently_forwarded === true ? { frequentlyForwarded: true } : {}),
     ...(product ? { referredProduct: product } : {}),
@@ -221,6 +229,31 @@ function location(body: unknown): Parsed {
 function contacts(body: unknown): Parsed {
   if (!Array.isArray(body) || body.length === 0 || !body.every(isRecord)) return null;
   return { type: 'contacts', content: { contacts: body } };
+}
+
+/** The sender's WhatsApp identity beside their number, each field only where Meta gave it. */
+function identityOf(message: Json, contact: Json | null, userId: string | null) {
+  const parentUserId = providerUserId(message.from_parent_user_id) ?? providerUserId(contact?.parent_user_id);
+  const username = usernameFrom(isRecord(contact?.profile) ? contact.profile.username : null);
+  return {
+    ...(userId ? { userId } : {}),
+    ...(parentUserId ? { parentUserId } : {}),
+    ...(username ? { username } : {}),
+  };
+}
+
+/**
+ * The customer's own number, when the message answers the business's request for it: its first
+ * card has origin `contact_request` (Meta: the vcard is left out then; a card the customer shares of
+ * their own accord is origin `other`, somebody else's, and names nobody here).
+ */
+function sharedPhone(cards: unknown): string | null {
+  const card = Array.isArray(cards) && isRecord(cards[0]) ? cards[0] : null;
+  if (card?.origin !== 'contact_request') return null;
+  const phone = records(card.phones)[0];
+  if (!phone) return null;
+  const written = typeof phone.phone === 'string' ? phone.phone.replace(/[^\d+]/g, '') : null;
+  return fromProviderDigits(phone.wa_id) ?? fromProviderDigits(written);
 }
 
 function profileName(contact: Json | null): string | null {

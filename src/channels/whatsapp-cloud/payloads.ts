@@ -1,6 +1,7 @@
 // Tidings' outbound message and template shapes turned into the JSON bodies the Graph API takes
 // (POST /{phone-number-id}/messages and POST /{waba-id}/message_templates). Pure functions: no I/O,
 // no validation beyond what the shapes need (content reaching here was validated when accepted).
+import { isPhoneAddress } from '../../kernel/values/whatsapp-user-ids.ts';
 import type {
   MessageContent,
   OutboundInteractive,
@@ -23,8 +24,10 @@ export function messageBody(message: OutboundMessage): Json {
   return {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
-    // E.164 with its +: without the +, Meta prepends the business number's own country code.
-    to: message.to,
+    // A number in `to`, E.164 with its +: without the +, Meta prepends the business number's own
+    // country code. A business-scoped user id in `recipient` (Meta drops one put in `to` without a
+    // word: docs/history/issue-45-meta-identity.md § 7), exactly as Meta gave it.
+    ...(isPhoneAddress(message.to) ? { to: message.to } : { recipient: message.to }),
     ...contentFields(message.content),
     // A quoted reply: Meta shows the earlier message (its wamid) above this one.
     ...(message.replyTo ? { context: { message_id: message.replyTo } } : {}),
@@ -80,6 +83,15 @@ function contentFields(content: MessageContent): Json {
 }
 
 function interactiveObject(interactive: OutboundInteractive): Json {
+  // Meta's request_contact_info (named contact_request until May 2026): the button's label is
+  // WhatsApp's own, in the customer's language.
+  if (interactive.kind === 'contact_request') {
+    return {
+      type: 'request_contact_info',
+      body: { text: interactive.body },
+      action: { name: 'request_contact_info' },
+    };
+  }
   if (interactive.kind === 'location_request') {
     return {
       type: 'location_request_message',

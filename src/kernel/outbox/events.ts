@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
   'contact.updated',
   'contact.deleted',
   'contact.erased',
+  'contact.merged',
   'contact.tagged',
   'contact.untagged',
   'conversation.opened',

@@ -6,7 +6,7 @@
 
 import type { CausedBy } from '../../kernel/outbox/events.ts';
 import type { ContactFields } from '../contacts/index.ts';
-import { addTags, removeTag, updateContact } from '../contacts/index.ts';
+import { addTags, recipientOf, removeTag, updateContact } from '../contacts/index.ts';
 import { assignConversation, closeConversation } from '../conversations/index.ts';
 import type { MessageFieldsInput } from '../messages/index.ts';
 import { acceptBatch, prepareMessage, type SendResult, templateLookup } from '../messages/index.ts';
@@ -118,7 +118,7 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         }
         const message = await renderMessage(action.message as MessageFieldsInput, scope);
         const prepared = await prepareMessage(
-          { ...message, to: contact.phone },
+          { ...message, ...recipientOf(contact) },
           { countryCode: actor.countryCode, lookup: templateLookup(tx, account.id, s.approvedTemplates) },
         );
         const [result] = await acceptBatch(services, tx, [

@@ -4,9 +4,8 @@
 // templates (`{{ contact.name }}`, `{{ event.data.… }}`, `{{ run.vars.… }}`).
 import type { Sql } from '../../kernel/database/db.ts';
 import type { EventEnvelope } from '../../kernel/outbox/events.ts';
-import { countryOf } from '../../kernel/values/phones.ts';
 import type { ContactRow } from '../contacts/index.ts';
-import { toContact } from '../contacts/index.ts';
+import { contactCountry, toContact } from '../contacts/index.ts';
 import type { Context } from './conditions.ts';
 import { contactZone, localTime } from './time.ts';
 
@@ -93,7 +92,7 @@ export function scopeOf(
   now: Date,
   message: RunScope['message'] = null,
 ): RunScope {
-  const contact = row ? { ...toContact(row), country: countryOf(row.phone) } : null;
+  const contact = row ? { ...toContact(row), country: contactCountry(row) } : null;
   const zone = contactZone(
     contact ? { attributes: contact.attributes, country: contact.country } : null,
     'UTC',

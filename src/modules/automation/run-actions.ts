@@ -48,7 +48,8 @@ export interface OwnedActionRun {
   tx: Tx;
   /** The run's services: its transaction as their database, its outbox marking the run as cause. */
   services: EffectServices;
-  contact: { id: string; phone: string };
+  /** Its phone, or (a customer without one) its WhatsApp user id: contacts/address.ts. */
+  contact: { id: string; phone: string | null; whatsappUserId: string | null };
   account: { id: string; countryCode: string };
   actor: Actor;
   scope: RunScope;

@@ -1,12 +1,13 @@
 // What a provider reported, applied to one account, whichever provider reported it: the
 // ProviderUpdates a channel adapter parsed from a verified callback. Each kind goes to the module
 // that owns what it changes:
-//   - message statuses → messages/status.ts (with the provider's id for the recipient's number
-//     remembered on the contact first: contacts/repo.ts);
+//   - message statuses → messages/status.ts (with what the provider says of the recipient, its
+//     number's wa_id, user id and username, remembered on the contact first: contacts/identity.ts);
 //   - template statuses → templates/service.ts;
 //   - customers' messages → conversations/inbound.ts (and their files → media/service.ts);
 //   - played voice messages → messages/played.ts;
 //   - marketing preferences → contacts/marketing-preference.ts;
+//   - a customer's changed number or user id (system messages) → contacts/identity.ts;
 //   - the number's quality, the account's updates and errors → whatsapp-channel/signals.ts.
 // Statuses and template updates are one transaction; customers' messages another. Either part may
 // be repeated (a provider retries a callback that failed half-way): statuses only move forward and
@@ -14,7 +15,7 @@
 import type { ProviderUpdate } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
-import { applyMarketingPreference, rememberWaIds } from '../contacts/index.ts';
+import { applyIdentityChange, applyMarketingPreference, rememberIdentities } from '../contacts/index.ts';
 import type { ConversationServices } from '../conversations/index.ts';
 import { receiveInbound } from '../conversations/index.ts';
 import type { MediaStore } from '../media/index.ts';
@@ -64,18 +65,32 @@ async function applyStatusUpdates(
 ): Promise<number> {
   const statuses = updates.filter((u): u is StatusUpdate => u.kind === 'message_status');
   const changes = statuses.map((u) => changeOf(accountId, u));
-  // The recipient's wa_id first: contacts are locked before messages, as inbound processing does.
-  const withWaId = statuses.flatMap((u, i) => (u.recipientWaId ? [{ u, target: changes[i]!.target }] : []));
-  if (withWaId.length > 0) {
+  // What Meta says of the recipient first: contacts are locked before messages, as inbound
+  // processing does.
+  const told = statuses.flatMap((u, i) =>
+    u.recipientWaId || u.recipientUserId || u.recipientUsername ? [{ u, target: changes[i]!.target }] : [],
+  );
+  if (told.length > 0) {
     const contactIds = await contactIdsOf(
       tx,
-      withWaId.map((w) => w.target),
+      told.map((w) => w.target),
     );
-    await rememberWaIds(
+    await rememberIdentities(
+      s,
       tx,
-      withWaId.flatMap(({ u }, i) => {
+      told.flatMap(({ u }, i) => {
         const contactId = contactIds[i];
-        return contactId ? [{ accountId, contactId, waId: u.recipientWaId! }] : [];
+        if (!contactId) return [];
+        return [
+          {
+            accountId,
+            contactId,
+            waId: u.recipientWaId ?? null,
+            userId: u.recipientUserId ?? null,
+            parentUserId: u.recipientParentUserId ?? null,
+            username: u.recipientUsername ?? null,
+          },
+        ];
       }),
     );
   }
@@ -84,9 +99,13 @@ async function applyStatusUpdates(
     if (update.kind === 'template_status' && (await applyTemplateStatus(s, tx, accountId, update))) applied++;
     else if (update.kind === 'message_played' && (await notePlayed(tx, accountId, update))) applied++;
     else if (update.kind === 'marketing_preference') {
-      const events = await applyMarketingPreference(tx, accountId, update, s.now());
+      const events = await applyMarketingPreference(s, tx, accountId, update);
       await s.events.emitMany(tx, events);
       if (events.length > 0) applied++;
+    } else if (update.kind === 'identity_change') {
+      const events = await applyIdentityChange(s, tx, accountId, update);
+      await s.events.emitMany(tx, events);
+      applied++;
     } else if (isChannelSignal(update) && (await applyChannelSignal(s, tx, accountId, update))) applied++;
     else if (update.kind === 'template_quality' && (await applyTemplateQuality(s, tx, accountId, update)))
       applied++;

@@ -3,18 +3,19 @@
 import { ApiError } from '../../kernel/http/errors.ts';
 import { failed, type OwnedActions, ok } from '../automation/index.ts';
 import { findContact } from '../contacts/index.ts';
-import { placeCallIn } from './service.ts';
+import { NO_PHONE, placeCallIn } from './service.ts';
 
 export const callActions: OwnedActions = {
   async place_call({ action, tx, services, contact, account, actor, causedBy }) {
     const row = await findContact(tx, account.id, contact.id);
     if (!row) return failed('RESOURCE_NOT_FOUND', 'The contact was deleted.');
+    if (!row.phone) return { status: 'skipped', error: { ...NO_PHONE } };
     try {
       const placed = await placeCallIn(
         tx,
         services,
         account.id,
-        row,
+        { ...row, phone: row.phone },
         { scriptId: action.scriptId as string },
         { sandbox: actor.mode === 'sandbox', causedBy },
       );

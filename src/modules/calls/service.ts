@@ -105,7 +105,7 @@ async function prepareCall(
   const country = countryOf(to.phone);
   const variables = input.variables ?? {};
   const rendered = await renderTexts(script.definition, {
-    contact: to.contact ? { ...toContact(to.contact), country: countryOf(to.contact.phone) } : null,
+    contact: to.contact ? { ...toContact(to.contact), country: countryOf(to.phone) } : null,
     variables,
   });
   return {
@@ -165,6 +165,16 @@ export async function createCall(
 }
 
 /**
+ * Why a contact is not called: it has no phone (WhatsApp knows the customer by their user id alone,
+ * and a call goes to a number). Rules' place_call skips it, a journey's place_call node leaves by
+ * its `failed` edge, a voice campaign counts it `skipped`: never an error of the run or the start.
+ */
+export const NO_PHONE = {
+  code: 'no_phone',
+  message: 'The contact has no phone number (WhatsApp knows them by their user id alone): a call needs one.',
+} as const;
+
+/**
  * Makes a call to a contact inside an automation's (or a campaign's) transaction: a rule's
  * place_call action, a journey's place_call node. Throws ApiError when the account's plan has no
  * voice, the script is not published, or the wallet cannot pay a minute.
@@ -173,7 +183,7 @@ export async function placeCallIn(
   tx: Tx,
   s: Pick<CallServices, 'events' | 'prices' | 'now'>,
   accountId: string,
-  contact: ContactRow,
+  contact: ContactRow & { phone: string },
   input: Omit<CallInput, 'to'>,
   origin: CallOrigin,
 ): Promise<CallRow> {

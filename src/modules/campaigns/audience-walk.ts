@@ -6,8 +6,8 @@
 // audience in memory.
 import type { Provider, TemplateCategory } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/database/db.ts';
-import { countryOf } from '../../kernel/values/phones.ts';
 import { eachAudiencePage } from '../campaign-shared/index.ts';
+import { contactCountry } from '../contacts/index.ts';
 import type { PriceTable } from '../pricing/index.ts';
 import { categoryOf, quote, windowOpen } from '../pricing/index.ts';
 import type { CampaignRow } from './repo.ts';
@@ -55,7 +55,7 @@ export async function walkAudience(
       states.push('pending');
       walked.recipients++;
       const priced = {
-        country: countryOf(c.phone),
+        country: contactCountry(c),
         category,
         windowOpen: windowOpen(c.last_inbound_at, now),
       };

@@ -14,17 +14,18 @@ export const REPLY_WINDOW_MS = 72 * 3600 * 1000;
 
 /**
  * The contact wrote at `wroteAt`: the recipients its campaign messages of the 72 hours before went
- * to have replied (found through the messages to its number, newest ids only).
+ * to have replied (found through the messages to its number or its user id, newest ids only).
  */
 export async function noteCampaignReply(
   tx: Tx,
-  contact: { account_id: string; id: string; phone: string },
+  contact: { account_id: string; id: string; phone: string | null; whatsapp_user_id: string | null },
   wroteAt: Date,
 ): Promise<void> {
   await tx.query(
     `UPDATE campaign_recipients r SET replied_at = $5
        FROM messages m
-      WHERE m.account_id = $1 AND m.phone = $2 AND m.id >= $4 AND m.campaign_id IS NOT NULL
+      WHERE m.account_id = $1 AND (m.phone = $2 OR m.whatsapp_user_id = $6) AND m.id >= $4
+        AND m.campaign_id IS NOT NULL
         AND m.created_at <= $5
         AND r.campaign_id = m.campaign_id AND r.contact_id = $3 AND r.message_id = m.id
         AND r.replied_at IS NULL`,
@@ -34,6 +35,7 @@ export async function noteCampaignReply(
       contact.id,
       idAt('message', new Date(wroteAt.getTime() - REPLY_WINDOW_MS)),
       wroteAt,
+      contact.whatsapp_user_id,
     ],
   );
 }

@@ -201,7 +201,8 @@ export type RecipientStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed
 export interface RecipientRow {
   id: string;
   contact_id: string;
-  phone: string;
+  /** Null for a contact known by WhatsApp user id alone. */
+  phone: string | null;
   status: RecipientStatus;
   message_id: string | null;
   reason: string | null;

@@ -196,7 +196,9 @@ export const RECIPIENT_STATUSES = ['queued', 'sent', 'delivered', 'read', 'faile
 export const RecipientSchema = Type.Object(
   {
     contactId: Type.String(),
-    phone: Type.String(),
+    phone: Type.Union([Type.String(), Type.Null()], {
+      description: "The contact's number; null for one known by WhatsApp user id alone (sent to by that id).",
+    }),
     status: Type.Enum([...RECIPIENT_STATUSES]),
     messageId: Type.Union([Type.String(), Type.Null()]),
     reason: Type.Union([Type.String(), Type.Null()], {

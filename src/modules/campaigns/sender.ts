@@ -26,7 +26,6 @@ import { PollingLoop } from '../../kernel/async/polling-loop.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
 import { idAt } from '../../kernel/values/ids.ts';
-import { countryOf } from '../../kernel/values/phones.ts';
 import {
   contactZone,
   type FieldSchema,
@@ -38,6 +37,7 @@ import {
 } from '../automation/index.ts';
 import { takeSlots } from '../campaign-shared/index.ts';
 import type { ContactRow } from '../contacts/index.ts';
+import { contactCountry, recipientOf } from '../contacts/index.ts';
 import { holdAgainstErasure } from '../erasure/index.ts';
 import type { AcceptServices } from '../messages/index.ts';
 import {
@@ -251,7 +251,7 @@ async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> 
       continue;
     }
     if (window) {
-      const zone = contactZone({ attributes: contact.attributes, country: countryOf(contact.phone) }, 'UTC');
+      const zone = contactZone({ attributes: contact.attributes, country: contactCountry(contact) }, 'UTC');
       const opening = nextOpening(now, window, zone);
       if (opening > now) {
         later.push({ id: r.contact_id, at: opening });
@@ -275,7 +275,7 @@ async function sendRound(tx: Tx, d: SenderDeps, campaign: Live): Promise<Round> 
       });
       const message = await prepareMessage(
         {
-          to: contact.phone,
+          ...recipientOf(contact),
           templateName: campaign.message.templateName,
           templateLanguage: campaign.message.templateLanguage,
           parameters,

@@ -85,6 +85,9 @@ export async function applyContactRows(
     updated_at: now,
     last_inbound_at: before?.last_inbound_at ?? null,
     wa_id: before?.wa_id ?? null,
+    whatsapp_user_id: before?.whatsapp_user_id ?? null,
+    whatsapp_parent_user_id: before?.whatsapp_parent_user_id ?? null,
+    whatsapp_username: before?.whatsapp_username ?? null,
   });
 
   const attempts = rows.map(({ index, fields }) => ({

@@ -9,6 +9,7 @@ export interface ContactListParams {
   q?: string;
   tag?: string[];
   phone?: string;
+  whatsappUserId?: string;
   optedIn?: boolean;
   marketingOptOut?: boolean;
   createdAfter?: string;
@@ -57,6 +58,7 @@ export function contactFilters(query: ContactListParams, country: string): Conta
     if (!phone) throw invalid('phone', 'is not a valid phone number');
     filters.phone = phone;
   }
+  if (query.whatsappUserId !== undefined) filters.whatsappUserId = query.whatsappUserId;
   if (query.optedIn !== undefined) filters.optedIn = query.optedIn;
   if (query.marketingOptOut !== undefined) filters.marketingOptOut = query.marketingOptOut;
   if (query.createdAfter) filters.createdAfter = new Date(query.createdAfter);

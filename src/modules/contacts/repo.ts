@@ -2,12 +2,14 @@
 import type { Sql } from '../../kernel/database/db.ts';
 import { ACCOUNT_ORDER, type Page } from '../../kernel/http/pagination.ts';
 import { idAt, newId } from '../../kernel/values/ids.ts';
+import { isPhoneAddress } from '../../kernel/values/whatsapp-user-ids.ts';
 import type { AttributeValue } from './fields.ts';
 
 export interface ContactRow {
   id: string;
   account_id: string;
-  phone: string;
+  /** E.164; null for a customer known only by their WhatsApp user id (migrations/037_whatsapp_user_ids.sql). */
+  phone: string | null;
   name: string | null;
   email: string | null;
   tags: string[];
@@ -20,11 +22,16 @@ export interface ContactRow {
   last_inbound_at: Date | null;
   /** WhatsApp's id for the number, as Meta reported it (migrations/008_contacts_wa_id.sql). */
   wa_id: string | null;
+  /** Meta's business-scoped user id (BSUID), its parent id and the username, as Meta reported them. */
+  whatsapp_user_id: string | null;
+  whatsapp_parent_user_id: string | null;
+  whatsapp_username: string | null;
 }
 
 /** The stored fields a write sets. */
 export interface ContactValues {
-  phone: string;
+  /** Null only for a contact Meta knows by its user id alone (a write never takes a phone away). */
+  phone: string | null;
   name: string | null;
   email: string | null;
   tags: string[];
@@ -34,31 +41,40 @@ export interface ContactValues {
 }
 
 export const CONTACT_COLUMNS =
-  'id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out, created_at, updated_at, last_inbound_at, wa_id';
+  'id, account_id, phone, name, email, tags, attributes, opted_in, marketing_opt_out, created_at, updated_at, last_inbound_at, wa_id, ' +
+  'whatsapp_user_id, whatsapp_parent_user_id, whatsapp_username';
 
 /**
- * Makes a bare contact (a number, nothing else) for each pair that has none, in one statement;
- * answers those made (a pair another transaction made meanwhile is not among them).
+ * Makes a bare contact (an address, nothing else: a number, or a WhatsApp user id) for each pair that
+ * has none, in one statement; answers those made (a pair another transaction made meanwhile is not
+ * among them: its number or its user id is taken).
  */
 export async function insertNumbers(
   sql: Sql,
-  pairs: { accountId: string; phone: string }[],
+  pairs: { accountId: string; address: string }[],
   now: Date,
 ): Promise<ContactRow[]> {
   const { rows } = await sql.query<ContactRow>(
-    `INSERT INTO contacts (id, account_id, phone, created_at, updated_at)
-     SELECT n.id, n.account_id, n.phone, $2, $2 FROM jsonb_to_recordset($1::jsonb) AS n (id text, account_id text, phone text)
-     ON CONFLICT (account_id, phone) DO NOTHING
+    `INSERT INTO contacts (id, account_id, phone, whatsapp_user_id, created_at, updated_at)
+     SELECT n.id, n.account_id, n.phone, n.whatsapp_user_id, $2, $2
+       FROM jsonb_to_recordset($1::jsonb) AS n (id text, account_id text, phone text, whatsapp_user_id text)
+     ON CONFLICT DO NOTHING
      RETURNING ${CONTACT_COLUMNS}`,
     [
-      JSON.stringify(pairs.map((p) => ({ id: newId('contact'), account_id: p.accountId, phone: p.phone }))),
+      JSON.stringify(
+        pairs.map((p) => ({
+          id: newId('contact'),
+          account_id: p.accountId,
+          phone: isPhoneAddress(p.address) ? p.address : null,
+          whatsapp_user_id: isPhoneAddress(p.address) ? null : p.address,
+        })),
+      ),
       now,
     ],
   );
   return rows;
 }
 
-/** Inserts a contact, or answers the id of the account's contact that already has this phone. */
 /** Inserts contacts (ON CONFLICT of the phone, nothing); answers those inserted. */
 export async function insertContacts(
   sql: Sql,
@@ -127,7 +143,7 @@ export async function writeContact(
         SET phone = $3, name = $4, email = $5, tags = $6, attributes = $7, opted_in = $8,
             marketing_opt_out = $9, updated_at = $10,
             -- WhatsApp's id belongs to the number: a new number's is learnt again from Meta.
-            wa_id = CASE WHEN phone = $3 THEN wa_id END
+            wa_id = CASE WHEN phone IS NOT DISTINCT FROM $3 THEN wa_id END
       WHERE account_id = $1 AND id = $2
       RETURNING ${CONTACT_COLUMNS}`,
     [
@@ -147,32 +163,6 @@ export async function writeContact(
   return rows[0];
 }
 
-/** A provider's id for a contact's number, to remember (WhatsApp's wa_id). */
-export interface WaIdReport {
-  accountId: string;
-  contactId: string;
-  waId: string;
-}
-
-/**
- * Remembers the wa_id Meta reported for each contact (the latest report wins), in one statement
- * that locks the contacts it changes in id order. Callers run it before they lock messages, as
- * inbound processing does (contact, then conversation, then messages), so the two never wait on
- * each other in a cycle. No event: like lastInboundAt, it is the provider's bookkeeping.
- */
-export async function rememberWaIds(sql: Sql, reports: WaIdReport[]): Promise<void> {
-  const latest = new Map(reports.map((r) => [`${r.accountId}/${r.contactId}`, r]));
-  if (latest.size === 0) return;
-  const sorted = [...latest.values()].sort((a, b) => a.contactId.localeCompare(b.contactId));
-  await sql.query(
-    `UPDATE contacts c SET wa_id = u.wa_id
-       FROM (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS u (account_id, id, wa_id)
-              ORDER BY id) u
-      WHERE c.account_id = u.account_id AND c.id = u.id AND c.wa_id IS DISTINCT FROM u.wa_id`,
-    [sorted.map((r) => r.accountId), sorted.map((r) => r.contactId), sorted.map((r) => r.waId)],
-  );
-}
-
 export async function deleteContact(sql: Sql, accountId: string, id: string): Promise<ContactRow | null> {
   const { rows } = await sql.query<ContactRow>(
     `DELETE FROM contacts WHERE account_id = $1 AND id = $2 RETURNING ${CONTACT_COLUMNS}`,
@@ -186,6 +176,7 @@ export interface ContactFilters {
   searchPattern?: string;
   tags?: string[];
   phone?: string;
+  whatsappUserId?: string;
   optedIn?: boolean;
   marketingOptOut?: boolean;
   createdAfter?: Date;
@@ -231,6 +222,7 @@ export async function listContacts(
     indexed.push(`contact_tag_keys(account_id, tags) @> contact_tag_keys(${account}, ${tags}::text[])`);
   }
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
+  if (filters.whatsappUserId) where.push(`whatsapp_user_id = ${param(filters.whatsappUserId)}`);
   if (filters.optedIn !== undefined) where.push(`opted_in = ${param(filters.optedIn)}`);
   // Written out, not a parameter: the planner then sees that the opted-out rows' own index
   // (migrations/032) holds every row the list wants.
@@ -303,53 +295,6 @@ export async function listContacts(
     params,
   );
   return rows;
-}
-
-/**
- * The contact a customer's message comes from, locked for the caller's transaction (FOR NO KEY
- * UPDATE: rows referencing it may still be inserted). Found by the provider's id for the number
- * first (WhatsApp's wa_id, which the number the business wrote to may not match), then by phone.
- */
-export async function lockSender(
-  sql: Sql,
-  accountId: string,
-  phone: string,
-  waId: string | null,
-): Promise<ContactRow | null> {
-  const { rows } = await sql.query<ContactRow>(
-    `SELECT ${CONTACT_COLUMNS} FROM contacts
-      WHERE account_id = $1 AND (phone = $2 OR wa_id = $3)
-      ORDER BY coalesce(wa_id = $3, false) DESC, id
-      LIMIT 1 FOR NO KEY UPDATE`,
-    [accountId, phone, waId],
-  );
-  return rows[0] ?? null;
-}
-
-/**
- * A contact made by a customer's first message (its profile name, its wa_id, its service window
- * open from `lastInboundAt`); null if the phone was taken meanwhile.
- */
-export async function insertSender(
-  sql: Sql,
-  row: {
-    id: string;
-    accountId: string;
-    phone: string;
-    name: string | null;
-    waId: string | null;
-    now: Date;
-    lastInboundAt?: Date;
-  },
-): Promise<ContactRow | null> {
-  const { rows } = await sql.query<ContactRow>(
-    `INSERT INTO contacts (id, account_id, phone, name, created_at, updated_at, wa_id, last_inbound_at)
-     VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
-     ON CONFLICT (account_id, phone) DO NOTHING
-     RETURNING ${CONTACT_COLUMNS}`,
-    [row.id, row.accountId, row.phone, row.name, row.now, row.waId, row.lastInboundAt ?? null],
-  );
-  return rows[0] ?? null;
 }
 
 /** The customer wrote at `at`: their service window runs from then (it only ever moves forward). */

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { nullable, Timestamp } from '../../kernel/http/schemas.ts';
+import { WHATSAPP_USER_ID_PATTERN } from '../../kernel/values/whatsapp-user-ids.ts';
 import {
   MAX_ATTRIBUTE_VALUE_LENGTH,
   MAX_ATTRIBUTES,
@@ -110,7 +111,7 @@ export const ContactListQuery = Type.Object(
         minLength: 3,
         maxLength: 100,
         description:
-          'Finds contacts whose name, phone or email contains this text (case-insensitive; at least 3 characters). Spaces, dashes and brackets in a phone-like query are ignored.',
+          'Finds contacts whose name, phone, email or WhatsApp username contains this text (case-insensitive; at least 3 characters). Spaces, dashes and brackets in a phone-like query are ignored.',
       }),
     ),
     tag: Type.Optional(
@@ -121,6 +122,13 @@ export const ContactListQuery = Type.Object(
     ),
     phone: Type.Optional(
       Type.String({ maxLength: 40, description: 'Exactly this number (normalised first).' }),
+    ),
+    whatsappUserId: Type.Optional(
+      Type.String({
+        pattern: WHATSAPP_USER_ID_PATTERN,
+        maxLength: 131,
+        description: 'The contact Meta knows by this business-scoped user id (exactly, as Meta reported it).',
+      }),
     ),
     optedIn: Type.Optional(Type.Boolean()),
     marketingOptOut: Type.Optional(
@@ -141,7 +149,10 @@ export const ContactListQuery = Type.Object(
 export const ContactSchema = Type.Object(
   {
     id: Type.String({ examples: ['ctc_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
-    phone: Type.String(),
+    phone: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'E.164. Null for a customer who wrote from WhatsApp without sharing their number (a username): they are known by `whatsappUserId` (docs/messaging.md § Who a customer is).',
+    }),
     name: nullable(Type.String()),
     email: nullable(Type.String()),
     tags: Type.Array(Type.String()),
@@ -156,6 +167,19 @@ export const ContactSchema = Type.Object(
     waId: Type.Union([Type.String(), Type.Null()], {
       description:
         "WhatsApp's id for the number (wa_id, digits), as Meta reported it; it can differ from `phone` (Brazilian numbers with or without the ninth digit, Mexican ones with or without the 1 after +52), and the customer's messages from it reach this contact. Read-only; cleared when the phone changes.",
+    }),
+    whatsappUserId: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Meta's business-scoped user id for the customer (`US.13491208655302741918`): one contact per user id per account, as per phone. Read-only, as Meta reported it; a customer's messages find their contact by it first.",
+      examples: ['US.13491208655302741918'],
+    }),
+    whatsappParentUserId: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Meta's parent user id (`US.ENT.…`), where the business portfolio shares one with others. Read-only.",
+    }),
+    whatsappUsername: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The WhatsApp username Meta last showed for the customer (without a leading @). Read-only; `q` finds it; never a key: the customer may change it.',
     }),
   },
   { title: 'Contact' },
@@ -175,5 +199,8 @@ export function toContact(row: ContactRow) {
     updatedAt: row.updated_at.toISOString(),
     lastInboundAt: row.last_inbound_at?.toISOString() ?? null,
     waId: row.wa_id,
+    whatsappUserId: row.whatsapp_user_id,
+    whatsappParentUserId: row.whatsapp_parent_user_id,
+    whatsappUsername: row.whatsapp_username,
   };
 }

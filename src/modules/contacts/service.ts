@@ -2,11 +2,12 @@
 // event (contact.created|updated|deleted|tagged|untagged) commit in one transaction.
 import type { AccountSnapshot } from '../../kernel/access/auth.ts';
 import { Batcher } from '../../kernel/async/batcher.ts';
-import { type Database, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
+import { type Database, type Sql, sqlState, type Tx, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
 import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import type { EventOutbox, EventType } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
+import { isWhatsAppUserId } from '../../kernel/values/whatsapp-user-ids.ts';
 import { eraseData, lockForErasure } from '../erasure/index.ts';
 import { changeIssues } from './change-checks.ts';
 import {
@@ -20,6 +21,8 @@ import {
   normalizeTag,
   normalizeTags,
 } from './fields.ts';
+import { findCustomer } from './identity.ts';
+import { currentContactId, forgetMerges } from './merge.ts';
 import {
   type ContactRow,
   type ContactValues,
@@ -27,6 +30,7 @@ import {
   deleteContact,
   findContact,
   insertContacts,
+  insertNumbers,
   writeContact,
 } from './repo.ts';
 import { toContact } from './schemas.ts';
@@ -56,7 +60,7 @@ export function phoneConflict(contactId: string): ApiError {
 }
 
 /** Fields as stored when creating (or fully replacing): what is not given takes its default. */
-export function valuesOf(fields: NormalizedFields & { phone: string }): ContactValues {
+export function valuesOf(fields: NormalizedFields & { phone: string }): ContactValues & { phone: string } {
   return {
     phone: fields.phone,
     name: fields.name ?? null,
@@ -72,10 +76,26 @@ async function emit(s: ContactServices, tx: Tx, type: EventType, row: ContactRow
   await s.events.emit(tx, { type, accountId: row.account_id, data: { ...toContact(row), ...extra } });
 }
 
-async function contactOf(tx: Tx, accountId: string, id: string): Promise<ContactRow> {
-  const row = await findContact(tx, accountId, id, { forUpdate: true });
+/**
+ * `find` of the contact an id names, following a merge: a merged contact's id answers with the
+ * survivor (docs/messaging.md § Who a customer is). Looked up only when the id finds nothing.
+ */
+async function following<T>(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  find: (id: string) => Promise<T | null>,
+) {
+  const found = await find(id);
+  if (found) return found;
+  const survivor = await currentContactId(sql, accountId, id);
+  const row = survivor === id ? null : await find(survivor);
   if (!row) throw notFound('contact');
   return row;
+}
+
+async function contactOf(tx: Tx, accountId: string, id: string): Promise<ContactRow> {
+  return following(tx, accountId, id, (i) => findContact(tx, accountId, i, { forUpdate: true }));
 }
 
 /**
@@ -86,7 +106,7 @@ async function contactOf(tx: Tx, accountId: string, id: string): Promise<Contact
 async function withPhoneCheck<T>(
   s: ContactServices,
   accountId: string,
-  phone: string | undefined,
+  phone: string | null | undefined,
   work: () => Promise<T>,
 ) {
   try {
@@ -111,7 +131,8 @@ export async function createContact(
 
 interface NewContact {
   accountId: string;
-  values: ContactValues;
+  /** A contact the API makes has a phone (only Meta makes one known by user id alone). */
+  values: ContactValues & { phone: string };
 }
 
 type Made = { row: ContactRow } | { existingId: string };
@@ -168,9 +189,7 @@ async function createContacts(s: ContactServices, batch: NewContact[]): Promise<
 }
 
 export async function getContact(s: ContactServices, accountId: string, id: string): Promise<ContactRow> {
-  const row = await findContact(s.db, accountId, id);
-  if (!row) throw notFound('contact');
-  return row;
+  return following(s.db, accountId, id, (i) => findContact(s.db, accountId, i));
 }
 
 /**
@@ -241,12 +260,11 @@ export async function replaceContact(
 
 export async function removeContact(s: ContactServices, accountId: string, id: string): Promise<void> {
   await s.db.transaction(async (tx) => {
-    const row = await deleteContact(tx, accountId, id);
-    if (!row) throw notFound('contact');
+    const row = await following(tx, accountId, id, (i) => deleteContact(tx, accountId, i));
     await emit(s, tx, 'contact.deleted', row, { deleted: true });
     // A conversation left open on a deleted contact could never be continued: the number's next
     // message makes a new contact, and a new conversation.
-    await s.events.hook(tx, 'contacts.removed', { accountId, contactId: id });
+    await s.events.hook(tx, 'contacts.removed', { accountId, contactId: row.id });
   });
 }
 
@@ -258,12 +276,37 @@ export async function removeContact(s: ContactServices, accountId: string, id: s
 export async function eraseContact(s: ContactServices, accountId: string, id: string): Promise<void> {
   await s.db.transaction(async (tx) => {
     await lockForErasure(tx, accountId);
-    const row = await deleteContact(tx, accountId, id);
-    if (!row) throw notFound('contact');
+    const row = await following(tx, accountId, id, (i) => deleteContact(tx, accountId, i));
+    // The ids merged into it go too: nothing is left that names the customer.
+    await forgetMerges(tx, accountId, row.id);
     // First, so that the conversation.closed events this emits are erased with the rest.
-    await s.events.hook(tx, 'contacts.removed', { accountId, contactId: id });
-    await eraseData(tx, { kind: 'contact', accountId, contactId: id, phone: row.phone });
-    await s.events.emit(tx, { type: 'contact.erased', accountId, data: { id } });
+    await s.events.hook(tx, 'contacts.removed', { accountId, contactId: row.id });
+    await eraseData(tx, {
+      kind: 'contact',
+      accountId,
+      contactId: row.id,
+      phone: row.phone,
+      whatsappUserId: row.whatsapp_user_id,
+    });
+    await s.events.emit(tx, { type: 'contact.erased', accountId, data: { id: row.id } });
+  });
+}
+
+/** The contact Meta knows by this user id; a bare one (contact.created) when the account has none. */
+async function contactOfUserId(s: ContactServices, accountId: string, userId: string): Promise<string> {
+  if (!isWhatsAppUserId(userId)) {
+    throw invalid(
+      'whatsappUserId',
+      "is not a WhatsApp user id (Meta's business-scoped id, e.g. US.13491208655302741918)",
+    );
+  }
+  const known = await findCustomer(s.db, accountId, { phone: null, userId });
+  if (known) return known.id;
+  return s.db.transaction(async (tx) => {
+    const [made] = await insertNumbers(tx, [{ accountId, address: userId }], s.now());
+    if (!made) return (await findCustomer(tx, accountId, { phone: null, userId }))!.id;
+    await emit(s, tx, 'contact.created', made);
+    return made.id;
   });
 }
 
@@ -334,16 +377,19 @@ function valuesOfRow(row: ContactRow): ContactValues {
   };
 }
 
-/** The contact a request names: by id, or by number (made if the account has none with it). */
+/**
+ * The contact a request names: by id (a merged one's survivor), by number or by WhatsApp user id
+ * (made if the account has none with it, as a send makes one).
+ */
 export async function contactIdNamedBy(
   s: ContactServices,
   account: { id: string; countryCode: string },
-  body: { contactId?: string; to?: string },
+  body: { contactId?: string; to?: string; whatsappUserId?: string },
 ): Promise<string> {
-  if ((body.contactId === undefined) === (body.to === undefined)) {
-    throw invalid('body', 'takes either contactId or to');
-  }
-  if (body.contactId !== undefined) return body.contactId;
+  const named = [body.contactId, body.to, body.whatsappUserId].filter((v) => v !== undefined);
+  if (named.length !== 1) throw invalid('body', 'takes exactly one of contactId, to or whatsappUserId');
+  if (body.contactId !== undefined) return currentContactId(s.db, account.id, body.contactId);
+  if (body.whatsappUserId !== undefined) return contactOfUserId(s, account.id, body.whatsappUserId);
   const phone = normalizePhone(body.to!, account.countryCode);
   if (!phone) throw invalid('to', 'is not a phone number (E.164, such as +14155550123)');
   const known = await contactIdByPhone(s.db, account.id, phone);

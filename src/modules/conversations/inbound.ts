@@ -1,8 +1,10 @@
 // A customer's messages arriving, from any channel (the WhatsApp Cloud callback, the sandbox's
 // POST /sandbox/inbound-messages). Each one, in one transaction with the rest of its batch:
 //   - is stored once: a provider message id already stored is a redelivery and changes nothing;
-//   - finds or makes the sender's contact, and (re)opens the customer service window on it (the
-//     contact's last_inbound_at, which the send path reads: 24 hours from the customer's message);
+//   - finds or makes the sender's contact (by user id, wa_id or number: contacts/identity.ts, which
+//     merges two contacts the message shows to be one customer), and (re)opens the customer service
+//     window on it (the contact's last_inbound_at, which the send path reads: 24 hours from the
+//     customer's message);
 //   - continues the contact's open conversation, or opens a new one, which takes in the business's
 //     messages sent since the contact's previous conversation closed (the template the customer is
 //     answering belongs to the conversation the answer opens);
@@ -13,11 +15,10 @@ import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import {
   type ContactRow,
-  insertSender,
-  lockSender,
+  type CustomerIdentity,
+  customerContact,
+  identityKey,
   noteInbound,
-  rememberWaIds,
-  toContact,
 } from '../contacts/index.ts';
 import {
   adoptIntoConversation,
@@ -36,7 +37,10 @@ import type { ConversationServices } from './service.ts';
 declare module '../../kernel/outbox/hooks.ts' {
   interface HookPayloads {
     /** A known contact wrote, in the transaction that stores the message (modules/campaigns: a reply). */
-    'conversations.customer-wrote': { contact: { account_id: string; id: string; phone: string }; at: Date };
+    'conversations.customer-wrote': {
+      contact: { account_id: string; id: string; phone: string | null; whatsapp_user_id: string | null };
+      at: Date;
+    };
   }
 }
 
@@ -67,10 +71,8 @@ export async function receiveInbound(
   // One sender's messages in the order sent, senders in a fixed order: two batches never lock
   // contacts in a cycle.
   const order = messages
-    .map((m, i) => ({ m, i }))
-    .sort(
-      (a, b) => a.m.from.localeCompare(b.m.from) || a.m.sentAt.getTime() - b.m.sentAt.getTime() || a.i - b.i,
-    );
+    .map((m, i) => ({ m, i, key: identityKey(identityOf(m)) }))
+    .sort((a, b) => a.key.localeCompare(b.key) || a.m.sentAt.getTime() - b.m.sentAt.getTime() || a.i - b.i);
   for (let attempt = 1; ; attempt++) {
     try {
       const results = await s.db.transaction(async (tx) => {
@@ -110,7 +112,7 @@ async function receiveOne(
   const events: EventInput[] = [];
   // The window runs from when the customer wrote (never from the future, whatever the clock said).
   const wroteAt = new Date(Math.min(m.sentAt.getTime(), now.getTime()));
-  const { contact, isNew } = await lockOrCreateContact(tx, accountId, m, now, wroteAt, events);
+  const { contact, isNew } = await lockOrCreateContact(s, tx, accountId, m, now, wroteAt, events);
   // A contact made by this message has nothing before it: no window to move, no campaign message to
   // answer, no conversation to continue and no message to adopt (nothing else can have referred to
   // its row, which no other transaction sees yet). Five statements fewer for a first message.
@@ -128,6 +130,7 @@ async function receiveOne(
     conversationId: conversation.id,
     type: m.type,
     phone: contact.phone,
+    whatsappUserId: m.userId ?? contact.whatsapp_user_id,
     content: await storedContent(tx, accountId, m),
     provider: source.provider,
     sandbox: source.sandbox,
@@ -163,12 +166,28 @@ async function receiveOne(
 }
 
 /**
- * The sender's contact, locked for this transaction; made (contact.created) if the number is new.
- * Found by the provider's id for the number first (WhatsApp's wa_id, which the business's number
- * for the customer may not match: Brazil's ninth digit, Mexico's 1 after +52), then by phone; a
- * contact found by phone learns the wa_id.
+ * Who the sender is, as the message says: their number (or, writing without one, the number they
+ * shared when the business asked for it), wa_id, user id, parent id and username.
+ */
+function identityOf(m: InboundMessage): CustomerIdentity {
+  return {
+    phone: m.from ?? m.sharedPhone ?? null,
+    waId: m.waId ?? null,
+    userId: m.userId ?? null,
+    parentUserId: m.parentUserId ?? null,
+    username: m.username ?? null,
+  };
+}
+
+/**
+ * The sender's contact, locked for this transaction; made (contact.created) if the customer is new.
+ * Found by user id, then by the provider's id for the number (WhatsApp's wa_id, which the
+ * business's number for the customer may not match: Brazil's ninth digit, Mexico's 1 after +52),
+ * then by number; what it did not know is learnt, and two contacts the message names are merged
+ * (contacts/identity.ts). A number shared on request (sharedPhone) names the sender like `from`.
  */
 async function lockOrCreateContact(
+  s: ConversationServices,
   tx: Tx,
   accountId: string,
   m: InboundMessage,
@@ -176,28 +195,9 @@ async function lockOrCreateContact(
   wroteAt: Date,
   events: EventInput[],
 ): Promise<{ contact: ContactRow; isNew: boolean }> {
-  const waId = m.waId ?? null;
-  const found = await lockSender(tx, accountId, m.from, waId);
-  if (found) {
-    if (!waId || found.wa_id === waId) return { contact: found, isNew: false };
-    await rememberWaIds(tx, [{ accountId, contactId: found.id, waId }]);
-    return { contact: { ...found, wa_id: waId }, isNew: false };
-  }
-  const created = await insertSender(tx, {
-    id: newId('contact'),
-    accountId,
-    phone: m.from,
-    name: m.profileName?.trim().slice(0, 200) || null,
-    waId,
-    now,
-    lastInboundAt: wroteAt,
-  });
-  if (created) {
-    events.push({ type: 'contact.created', accountId, data: toContact(created) });
-    return { contact: created, isNew: true };
-  }
-  // Made meanwhile by another transaction (a send to the number, the API): a new statement sees it.
-  return { contact: (await lockSender(tx, accountId, m.from, waId))!, isNew: false };
+  const who = identityOf(m);
+  const name = m.profileName?.trim().slice(0, 200) || null;
+  return customerContact(s, tx, accountId, who, { name, now, lastInboundAt: wroteAt }, events);
 }
 
 /**
@@ -225,6 +225,7 @@ async function openOrContinue(
     accountId,
     contactId: contact.id,
     phone: contact.phone,
+    whatsappUserId: contact.whatsapp_user_id,
     conversationId: conversation.id,
     since: closed.rows[0]?.at ?? null,
   });

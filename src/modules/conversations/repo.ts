@@ -9,7 +9,8 @@ export interface ConversationRow {
   id: string;
   account_id: string;
   contact_id: string;
-  phone: string;
+  /** The contact's number when it opened; null for a customer known by WhatsApp user id alone. */
+  phone: string | null;
   status: ConversationStatus;
   assignee_id: string | null;
   last_inbound_at: Date | null;

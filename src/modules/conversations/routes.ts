@@ -152,7 +152,9 @@ export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox 
         const row = await findConversationRow(ctx.db, accountOf(request).id, request.params.id);
         if (!row) throw notFound('conversation');
         if (row.status !== 'open') throw conflict('The conversation is closed; reopen it to reply.');
-        const message = await sendForRequest(ctx, request, { ...request.body, to: row.phone });
+        // To the number it opened with; a customer without one, at their contact's user id.
+        const recipient = row.phone ? { to: row.phone } : { contactId: row.contact_id };
+        const message = await sendForRequest(ctx, request, { ...request.body, ...recipient });
         reply.status(202);
         return message;
       },

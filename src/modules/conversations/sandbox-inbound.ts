@@ -3,13 +3,16 @@
 // is stored and emitted exactly as one from Meta (inbound.ts): a text, a tap on a reply button or
 // a list row of one of the business's interactive messages, a tap on a template's quick-reply
 // button, media, a location, contact cards, or a reaction. What a customer answers must be a
-// message the business sent to that same number, and already sent: a customer cannot answer, or
-// react to, a message that has not reached them.
+// message the business sent to that same customer (their number or user id), and already sent: a
+// customer cannot answer, or react to, a message that has not reached them. The customer is named
+// as Meta names them (channels/sandbox/user-ids.ts): their number and user id, or, for a customer
+// with a username who withholds the number, the user id and username alone.
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { type Static, Type } from 'typebox';
 import type { InboundContent, InboundMediaKind, InboundMessage, InboundType } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import { WHATSAPP_USER_ID_PATTERN } from '../../kernel/values/whatsapp-user-ids.ts';
 import { invalidFields } from '../contacts/index.ts';
 import { findMessage, type MessageRow, type OutboundContent } from '../messages/index.ts';
 import { findTemplate } from '../templates/index.ts';
@@ -22,12 +25,32 @@ const CONTENT_KEYS = ['text', 'interactive', 'button', 'media', 'location', 'con
 
 export const SandboxInboundBody = Type.Object(
   {
-    from: Type.String({
-      minLength: 1,
-      maxLength: 40,
-      description: "The customer's number (E.164; without a country code, the account's country's).",
-      examples: ['+14155550123'],
-    }),
+    from: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description:
+          "The customer's number (E.164; without a country code, the account's country's). The sandbox gives them their user id, as Meta does. A test number +1 NXX 555-011Y is a customer with a username who withholds the number: the message comes with the user id and username only.",
+        examples: ['+14155550123'],
+      }),
+    ),
+    whatsappUserId: Type.Optional(
+      Type.String({
+        pattern: WHATSAPP_USER_ID_PATTERN,
+        maxLength: 131,
+        description:
+          'Instead of `from` (or beside it): the customer by their WhatsApp user id. Without `from`, a customer who did not share their number writes in.',
+        examples: ['US.13491208655302741918'],
+      }),
+    ),
+    username: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 35,
+        pattern: '^[a-z0-9._]+$',
+        description: "The customer's WhatsApp username (a–z, 0–9, . and _).",
+      }),
+    ),
     name: Type.Optional(Text(200, "The customer's profile name (a new contact's name).")),
     replyTo: Type.Optional({
       ...MessageId,
@@ -145,18 +168,27 @@ const MIME_TYPES: Record<InboundMediaKind, string> = {
   sticker: 'image/webp',
 };
 
-/** One of the account's messages that a customer at `from` can answer: sent to them, and sent. */
+/** The simulated customer: their number (null: withheld) and user id, as the message carries them. */
+export interface SandboxCustomer {
+  phone: string | null;
+  userId: string | null;
+  username: string | null;
+  /** Every address the customer is written to at: their number (withheld or not) and user id. */
+  addresses: string[];
+}
+
+/** One of the account's messages that the customer can answer: sent to them, and sent. */
 async function answerable(
   sql: Sql,
   accountId: string,
   id: string,
-  from: string,
+  customer: SandboxCustomer,
   field: string,
 ): Promise<MessageRow> {
   const message = await findMessage(sql, accountId, id);
   if (message?.direction !== 'outbound') throw notFound('message');
-  if (message.phone !== from)
-    throw invalidFields([{ field, issue: 'names a message sent to another number' }]);
+  if (!customer.addresses.includes(message.phone ?? message.whatsapp_user_id ?? ''))
+    throw invalidFields([{ field, issue: 'names a message sent to another customer' }]);
   if (!message.provider_message_id) {
     throw conflict('The message has not been sent yet: the customer cannot answer it.', [
       { field, issue: 'has not been sent yet' },
@@ -281,7 +313,7 @@ async function sentUpload(
 async function contentOf(
   sql: Sql,
   accountId: string,
-  from: string,
+  customer: SandboxCustomer,
   body: SandboxInbound,
   replyTo: MessageRow | null,
 ): Promise<{ type: InboundType; content: InboundContent }> {
@@ -306,7 +338,7 @@ async function contentOf(
   }
   if (body.contacts) return { type: 'contacts', content: { contacts: body.contacts } };
   const reaction = body.reaction!;
-  const target = await answerable(sql, accountId, reaction.messageId, from, 'reaction.messageId');
+  const target = await answerable(sql, accountId, reaction.messageId, customer, 'reaction.messageId');
   return {
     type: 'reaction',
     content: {
@@ -319,7 +351,7 @@ async function contentOf(
 export async function simulatedInbound(
   sql: Sql,
   accountId: string,
-  from: string,
+  customer: SandboxCustomer,
   body: SandboxInbound,
   now: Date,
 ): Promise<InboundMessage> {
@@ -332,12 +364,14 @@ export async function simulatedInbound(
       })),
     });
   }
-  const replyTo = body.replyTo ? await answerable(sql, accountId, body.replyTo, from, 'replyTo') : null;
-  const { type, content } = await contentOf(sql, accountId, from, body, replyTo);
+  const replyTo = body.replyTo ? await answerable(sql, accountId, body.replyTo, customer, 'replyTo') : null;
+  const { type, content } = await contentOf(sql, accountId, customer, body, replyTo);
   return {
     providerMessageId: `sandbox.in.${randomBytes(16).toString('hex')}`,
-    from,
-    waId: from.slice(1),
+    from: customer.phone,
+    waId: customer.phone?.slice(1) ?? null,
+    userId: customer.userId,
+    username: customer.username,
     profileName: body.name ?? null,
     sentAt: now,
     type,

@@ -12,7 +12,10 @@ export const ConversationSchema = Type.Object(
   {
     id: Type.String({ examples: ['cnv_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
     contactId: Type.String(),
-    phone: Type.String({ description: "The contact's number when the conversation opened." }),
+    phone: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The contact's number when the conversation opened; null for a customer who did not share it (known by WhatsApp user id: see the contact).",
+    }),
     status: StatusSchema,
     assigneeId: nullable(Type.String({ description: 'The team member it is assigned to.' })),
     serviceWindowExpiresAt: {

@@ -7,6 +7,7 @@ import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import { changeBalance } from '../billing/index.ts';
 import { findMember } from '../team/index.ts';
+import { mergeConversationsOf } from './contact-merges.ts';
 import {
   CONVERSATION_COLUMNS,
   type ConversationRow,
@@ -185,6 +186,9 @@ export function subscribeConversationCleanup(hooks: Hooks, now: () => Date): voi
   );
   hooks.on('contacts.removed', (tx, { accountId, contactId }, events) =>
     closeConversationsOf({ events, now }, tx, accountId, contactId),
+  );
+  hooks.on('contacts.merging', (tx, { accountId, survivorId, mergedId }) =>
+    mergeConversationsOf(tx, accountId, survivorId, mergedId, now()),
   );
 }
 

@@ -29,12 +29,20 @@ export const isErasedEvent = (payload: string): boolean =>
 export const ERASED_ERROR_MESSAGE = 'Erased with the contact; the code says what happened.';
 
 export type Scope =
-  | { kind: 'contact'; accountId: string; contactId: string /** E.164 */; phone: string }
+  | {
+      kind: 'contact';
+      accountId: string;
+      contactId: string;
+      /** E.164; null for a customer known only by their WhatsApp user id. */
+      phone: string | null;
+      whatsappUserId: string | null;
+    }
   | { kind: 'account'; accountId: string };
 
 /**
- * One statement's WHERE for the scope: `byContact` (its id is $2, its number $3, its digits $4)
- * narrows the account's rows to the contact's; the whole account takes them all.
+ * One statement's WHERE for the scope: `byContact` (its id is $2, its number $3, its digits $4, its
+ * WhatsApp user id $5; a contact without one has it null, which matches nothing) narrows the
+ * account's rows to the contact's; the whole account takes them all.
  */
 interface Where {
   clause: string;
@@ -43,16 +51,19 @@ interface Where {
 
 function whereOf(scope: Scope, byContact: string): Where {
   if (scope.kind === 'account') return { clause: 'account_id = $1', params: [scope.accountId] };
-  const digits = scope.phone.replace(/^\+/, '');
-  // Every statement names all four parameters, so each has a type whichever the clause uses.
+  const digits = scope.phone?.replace(/^\+/, '') ?? null;
+  // Every statement names all five parameters, so each has a type whichever the clause uses (the
+  // coalesce is never null: $2, the contact's id, is not).
   return {
-    clause: `account_id = $1 AND (${byContact}) AND $2::text IS NOT NULL AND $3::text IS NOT NULL AND $4::text IS NOT NULL`,
-    params: [scope.accountId, scope.contactId, scope.phone, digits],
+    clause: `account_id = $1 AND (${byContact}) AND coalesce($2::text, $3::text, $4::text, $5::text) IS NOT NULL`,
+    params: [scope.accountId, scope.contactId, scope.phone, digits, scope.whatsappUserId],
   };
 }
 
 const BY_ID_OR_NUMBER = (column: string) => `contact_id = $2 OR ${column} = $3`;
-const NAMING = (column: string) => `strpos(${column}, $2) > 0 OR strpos(${column}, $4) > 0`;
+// strpos with a null name is null: that name matches nothing.
+const NAMING = (column: string) =>
+  `strpos(${column}, $2) > 0 OR strpos(${column}, $4) > 0 OR strpos(${column}, $5) > 0`;
 
 async function update(tx: Tx, sql: (where: string) => string, w: Where): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(sql(w.clause), w.params);
@@ -67,16 +78,17 @@ async function update(tx: Tx, sql: (where: string) => string, w: Where): Promise
  * when the events are scrubbed, and one that comes after finds the row erased (lock.ts).
  */
 export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: number }> {
+  // A message's address becomes ERASED whichever it was (a number or a user id): a queued one is then
+  // not sent (messages/dispatch.ts reads the mark).
   const messageIds = await update(
     tx,
-    (
-      w,
-    ) => `UPDATE messages SET phone = '${ERASED}', content = '{}', provider_message_id = NULL, idempotency_key = NULL,
+    (w) => `UPDATE messages SET phone = '${ERASED}', whatsapp_user_id = NULL,
+                   content = '{}', provider_message_id = NULL, idempotency_key = NULL,
                    error = CASE WHEN error IS NULL THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
                      'code', error->'code', 'providerCode', error->'providerCode',
                      'message', '${ERASED_ERROR_MESSAGE}')) END
              WHERE ${w} RETURNING id`,
-    whereOf(scope, BY_ID_OR_NUMBER('phone')),
+    whereOf(scope, `${BY_ID_OR_NUMBER('phone')} OR whatsapp_user_id = $5`),
   );
   // The customer's files (their chunks go with them); for a whole account, its uploads too.
   if (scope.kind === 'contact') {
@@ -89,7 +101,8 @@ export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: numbe
   }
   await update(
     tx,
-    (w) => `UPDATE conversations SET phone = '${ERASED}' WHERE ${w} RETURNING id`,
+    (w) =>
+      `UPDATE conversations SET phone = CASE WHEN phone IS NOT NULL THEN '${ERASED}' END WHERE ${w} RETURNING id`,
     whereOf(scope, BY_ID_OR_NUMBER('phone')),
   );
   await eraseStoredAnswers(tx, scope);
@@ -206,7 +219,8 @@ async function eraseVoiceAndCampaigns(tx: Tx, scope: Scope): Promise<void> {
   await tx.query(`UPDATE call_callbacks SET params = '{}' WHERE call_id = ANY ($1)`, [calls]);
   await update(
     tx,
-    (w) => `UPDATE campaign_recipients SET phone = '${ERASED}' WHERE ${w} RETURNING campaign_id AS id`,
+    (w) =>
+      `UPDATE campaign_recipients SET phone = CASE WHEN phone IS NOT NULL THEN '${ERASED}' END WHERE ${w} RETURNING campaign_id AS id`,
     whereOf(scope, BY_ID_OR_NUMBER('phone')),
   );
 }
@@ -231,29 +245,33 @@ async function eraseSharedTexts(tx: Tx, scope: Scope): Promise<void> {
     );
     return;
   }
-  const digits = scope.phone.replace(/^\+/, '');
-  const number = [scope.accountId, scope.phone, digits];
-  const without = (expr: string) => `replace(replace(${expr}, $2, '[erased]'), $3, '[erased]')`;
-  // A job not done yet: the items naming the number become {"erased":true} whole (their name,
-  // email and attributes too), in their places, so the chunks still to run fail them.
-  await tx.query(
-    `UPDATE bulk_jobs j
-        SET items = (SELECT jsonb_agg(CASE WHEN strpos(x.item::text, $3) > 0 THEN '${ERASED_DATA}'::jsonb ELSE x.item END
-                                      ORDER BY x.n)::text
-                       FROM jsonb_array_elements(j.items::jsonb) WITH ORDINALITY AS x (item, n))
-      WHERE j.account_id = $1 AND j.items IS NOT NULL AND strpos(j.items, $3) > 0 AND $2::text IS NOT NULL`,
-    number,
+  // Each name of the contact in turn: its number, the number's digits, its WhatsApp user id.
+  const names = [scope.phone, scope.phone?.replace(/^\+/, ''), scope.whatsappUserId].filter(
+    (name): name is string => !!name,
   );
-  await tx.query(
-    `UPDATE bulk_job_chunks ch SET results = ${without('results::text')}::jsonb FROM bulk_jobs j
-      WHERE j.id = ch.job_id AND j.account_id = $1 AND strpos(ch.results::text, $3) > 0`,
-    number,
-  );
-  await tx.query(
-    `UPDATE wallet_transactions SET description = ${without('description')}
-      WHERE account_id = $1 AND strpos(description, $3) > 0`,
-    number,
-  );
+  for (const name of names) {
+    const named = [scope.accountId, name];
+    // A job not done yet: the items naming the contact become {"erased":true} whole (their name,
+    // email and attributes too), in their places, so the chunks still to run fail them.
+    await tx.query(
+      `UPDATE bulk_jobs j
+          SET items = (SELECT jsonb_agg(CASE WHEN strpos(x.item::text, $2) > 0 THEN '${ERASED_DATA}'::jsonb ELSE x.item END
+                                        ORDER BY x.n)::text
+                         FROM jsonb_array_elements(j.items::jsonb) WITH ORDINALITY AS x (item, n))
+        WHERE j.account_id = $1 AND j.items IS NOT NULL AND strpos(j.items, $2) > 0`,
+      named,
+    );
+    await tx.query(
+      `UPDATE bulk_job_chunks ch SET results = replace(results::text, $2, '[erased]')::jsonb FROM bulk_jobs j
+        WHERE j.id = ch.job_id AND j.account_id = $1 AND strpos(ch.results::text, $2) > 0`,
+      named,
+    );
+    await tx.query(
+      `UPDATE wallet_transactions SET description = replace(description, $2, '[erased]')
+        WHERE account_id = $1 AND strpos(description, $2) > 0`,
+      named,
+    );
+  }
 }
 
 /** A closed sub-account's people: its contacts, team members' names and emails, console logins. */

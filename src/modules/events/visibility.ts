@@ -40,6 +40,7 @@ export const EVENT_READERS: Record<EventType, Readers> = {
   'contact.updated': CONTACT,
   'contact.deleted': CONTACT,
   'contact.erased': CONTACT,
+  'contact.merged': CONTACT,
   'contact.tagged': CONTACT,
   'contact.untagged': CONTACT,
   'conversation.opened': CONVERSATION,

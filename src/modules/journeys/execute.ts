@@ -3,7 +3,6 @@
 // the runs' messages are accepted together. Where a run goes next is the Walk's bookkeeping (walk.ts).
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy } from '../../kernel/outbox/events.ts';
-import { countryOf } from '../../kernel/values/phones.ts';
 import {
   type Action,
   type Actor,
@@ -24,8 +23,9 @@ import {
   scopeOf,
   windowZone,
 } from '../automation/index.ts';
-import { placeCallIn } from '../calls/index.ts';
+import { NO_PHONE, placeCallIn } from '../calls/index.ts';
 import type { ContactRow } from '../contacts/index.ts';
+import { contactCountry, recipientOf } from '../contacts/index.ts';
 import type { MessageFieldsInput } from '../messages/index.ts';
 import {
   acceptBatch,
@@ -128,7 +128,7 @@ function sendOrWait(t: Turn, g: Going, step: StepRow): void {
   const window = g.walk.definition.settings.sendWindow;
   if (window) {
     const contact = t.contacts.get(g.walk.run.contact_id);
-    const where = contact ? { attributes: contact.attributes, country: countryOf(contact.phone) } : null;
+    const where = contact ? { attributes: contact.attributes, country: contactCountry(contact) } : null;
     const opening = nextOpening(t.now, window, windowZone(window, where));
     if (opening > t.now) {
       g.walk.wait(step, opening, { sendWindowOpensAt: opening.toISOString() });
@@ -222,12 +222,17 @@ async function execute(t: Turn, g: Going, node: JourneyNode, step: StepRow): Pro
         });
         return;
       }
+      // No number to call: on by the edge of a call that could not be made, not an error of the run.
+      if (!contact.phone) {
+        w.leave(step, 'failed', { output: { skipped: true, reason: NO_PHONE.code } });
+        return;
+      }
       try {
         const call = await placeCallIn(
           t.tx,
           { ...t.s, events: t.s.events.withCause(g.causedBy) },
           w.run.account_id,
-          contact,
+          { ...contact, phone: contact.phone },
           {
             scriptId: node.config.scriptId as string,
             variables: { run: { id: w.run.id, vars: w.run.vars } },
@@ -335,7 +340,7 @@ async function sendRound(t: Turn, going: Going[]): Promise<void> {
     try {
       const message = await renderMessage(node.config.message as MessageFieldsInput, scopeFor(t, g));
       const prepared = await prepareMessage(
-        { ...message, to: contact.phone },
+        { ...message, ...recipientOf(contact) },
         {
           countryCode: g.actor.countryCode,
           lookup: templateLookup(t.tx, run.account_id, t.s.approvedTemplates),

@@ -1,6 +1,7 @@
 // The face of journeys: what other modules and app.ts may use of it, by name. The rest of the folder
 // is its own; docs/architecture.md § The stack says which modules may import it.
 export { subscribeJourneyCallResumes } from './call-ended.ts';
+export { subscribeJourneyRunMerges } from './contact-merges.ts';
 export { answerRuns, startOnEvent } from './engine.ts';
 export { MAX_REPLY_TIMEOUT, MAX_RUN_DURATION, MAX_WAIT } from './nodes.ts';
 export { journeyActions } from './owned-actions.ts';

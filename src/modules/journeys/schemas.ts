@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { CONTACT_CHANGE, ConditionsSchema, liquidData, OPS, TRIGGER_EVENTS } from '../automation/index.ts';
-import { messageFields, Phone } from '../messages/index.ts';
+import { messageFields, recipientFields } from '../messages/index.ts';
 import { SendWindowSchema } from '../sequences/index.ts';
 import { type Definition, MAX_NODES } from './graph.ts';
 import type { JourneyRow, RunRow, StepRow } from './repo.ts';
@@ -403,15 +403,15 @@ export const RunListQuery = Type.Object(
 
 export const TriggerBody = Type.Object(
   {
-    contactId: Type.Optional(Type.String({ maxLength: 100 })),
-    to: Type.Optional(Phone),
+    ...recipientFields,
     data: Type.Optional(
       liquidData('The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes.'),
     ),
   },
   {
     additionalProperties: false,
-    description: 'Either contactId, or `to` (the contact with that number, made if there is none).',
+    description:
+      'Exactly one of contactId, `to` (the contact with that number, made if there is none) or `whatsappUserId` (the contact Meta knows by that user id, made likewise).',
   },
 );
 

@@ -12,6 +12,7 @@ import { ApiError } from '../../kernel/http/errors.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
+import { isPhoneAddress } from '../../kernel/values/whatsapp-user-ids.ts';
 import { crossesBelow, emitIfBelowThreshold } from '../billing/index.ts';
 import { type ContactRow, insertNumbers, toContact } from '../contacts/index.ts';
 import { quote, windowOpen } from '../pricing/index.ts';
@@ -87,25 +88,43 @@ export function insufficientBalance(chargeMicros: number, balanceMicros: number)
 }
 
 function contactsOf(rows: ContactRow[], pairs: Pair[]): Map<string, ContactRow> {
-  const wanted = new Set(pairs.map((p) => pairKey(p.accountId, p.phone)));
+  const wanted = new Set(pairs.map((p) => pairKey(p.accountId, p.address)));
   const found = new Map<string, ContactRow>();
-  for (const c of rows)
-    if (c.id && wanted.has(pairKey(c.account_id, c.phone))) found.set(pairKey(c.account_id, c.phone), c);
+  for (const c of rows) {
+    if (!c.id) continue;
+    for (const address of [c.phone, c.whatsapp_user_id]) {
+      const key = address ? pairKey(c.account_id, address) : null;
+      if (key && wanted.has(key)) found.set(key, c);
+    }
+  }
   return found;
 }
 
 /**
- * The contacts of (account, phone) pairs, $N and $N+1 the pairs' accounts and phones, side by side:
- * one lookup in the (account_id, phone) unique index per pair, whatever the plan. (Written as
- * `account_id = ANY(…) AND phone = ANY(…)`, on a table of many small lists, the prepared read's
- * generic plan read every contact of the sending accounts through an index on account_id alone,
- * 1.2 ms a batch in bench:send.)
+ * The contacts of (account, address) pairs: $N and $N+1 the accounts and numbers of the pairs sent
+ * to a number, $N+2 and $N+3 those sent to a WhatsApp user id, side by side: one lookup in the
+ * (account_id, phone) or (account_id, whatsapp_user_id) unique index per pair, whatever the plan.
+ * (Written as `account_id = ANY(…) AND phone = ANY(…)`, on a table of many small lists, the
+ * prepared read's generic plan read every contact of the sending accounts through an index on
+ * account_id alone, 1.2 ms a batch in bench:send.) A batch without user ids passes empty lists.
  */
 const pairedContacts = (n: number) =>
-  `unnest($${n}::text[], $${n + 1}::text[]) AS p (account_id, phone)
-   JOIN contact_rows c ON c.account_id = p.account_id AND c.phone = p.phone`;
+  `(SELECT c.* FROM unnest($${n}::text[], $${n + 1}::text[]) AS p (account_id, phone)
+      JOIN contact_rows c ON c.account_id = p.account_id AND c.phone = p.phone
+    UNION ALL
+    SELECT c.* FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS p (account_id, user_id)
+      JOIN contact_rows c ON c.account_id = p.account_id AND c.whatsapp_user_id = p.user_id) c`;
 
-const pairParams = (pairs: Pair[]) => [pairs.map((p) => p.accountId), pairs.map((p) => p.phone)];
+function pairParams(pairs: Pair[]): string[][] {
+  const byPhone = pairs.filter((p) => isPhoneAddress(p.address));
+  const byUserId = pairs.filter((p) => !isPhoneAddress(p.address));
+  return [
+    byPhone.map((p) => p.accountId),
+    byPhone.map((p) => p.address),
+    byUserId.map((p) => p.accountId),
+    byUserId.map((p) => p.address),
+  ];
+}
 
 async function readContacts(tx: Tx, pairs: Pair[]): Promise<Map<string, ContactRow>> {
   const { rows } = await tx.query<ContactRow>(`SELECT c.* FROM ${pairedContacts(1)}`, pairParams(pairs));
@@ -126,7 +145,7 @@ const readSql = (locked: boolean) => `
   SELECT c.*,
          (SELECT coalesce(json_agg(w), '[]'::json) FROM wallets w) AS wallets
     FROM (SELECT 1) AS one
-    LEFT JOIN (${pairedContacts(2)}) ON true`;
+    LEFT JOIN ${pairedContacts(2)} ON true`;
 /** Exported for the plan test (test/messages/accept-plan.test.ts). */
 export const READ_LOCKED = readSql(true);
 export const READ_UNLOCKED = readSql(false);
@@ -157,9 +176,9 @@ async function createContacts(
       (c): EventInput => ({ type: 'contact.created', accountId: c.account_id, data: toContact(c) }),
     ),
   );
-  const made = new Map(created.map((c) => [pairKey(c.account_id, c.phone), c]));
+  const made = new Map(created.map((c) => [pairKey(c.account_id, (c.phone ?? c.whatsapp_user_id)!), c]));
   // Made by another transaction meanwhile: its insert won, and a new statement sees it.
-  const raced = pairs.filter((p) => !made.has(pairKey(p.accountId, p.phone)));
+  const raced = pairs.filter((p) => !made.has(pairKey(p.accountId, p.address)));
   if (raced.length > 0) for (const [key, c] of await readContacts(tx, raced)) made.set(key, c);
   return made;
 }
@@ -180,14 +199,15 @@ async function createContacts(
 function writeSql(jobs: Jobs): string {
   return `
   WITH msg AS (
-    INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, template_id,
-                          status, provider, sandbox, country, category, list_price_micros, charged_micros,
-                          free_reason, idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, updated_at)
-    SELECT m.id, m.account_id, m.contact_id, cv.id, 'outbound', m.type, m.phone, m.content, m.template_id, 'queued',
-           m.provider, m.sandbox, m.country, m.category, m.list_price_micros, m.charged_micros, m.free_reason,
-           m.idempotency_key, m.bulk_job_id, m.bulk_index, m.campaign_id, $3, $3
+    INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, whatsapp_user_id,
+                          content, template_id, status, provider, sandbox, country, category, list_price_micros,
+                          charged_micros, free_reason, idempotency_key, bulk_job_id, bulk_index, campaign_id,
+                          created_at, updated_at)
+    SELECT m.id, m.account_id, m.contact_id, cv.id, 'outbound', m.type, m.phone, m.whatsapp_user_id, m.content,
+           m.template_id, 'queued', m.provider, m.sandbox, m.country, m.category, m.list_price_micros,
+           m.charged_micros, m.free_reason, m.idempotency_key, m.bulk_job_id, m.bulk_index, m.campaign_id, $3, $3
       FROM jsonb_to_recordset($1::jsonb) AS m (id text, account_id text, contact_id text, type text, phone text,
-           content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
+           whatsapp_user_id text, content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
            list_price_micros bigint, charged_micros bigint, free_reason text, idempotency_key text,
            bulk_job_id text, bulk_index integer, campaign_id text)
       -- The recipient's open conversation, if any, takes the message in.
@@ -229,9 +249,12 @@ function writeSql(jobs: Jobs): string {
              (SELECT count(*) FROM msg) = jsonb_array_length($1::jsonb)
                AND (SELECT count(*) FROM moved) = (SELECT count(DISTINCT account_id) FROM ledger)
                AND (SELECT count(*) FROM jsonb_to_recordset($1::jsonb) AS m (contact_id text, phone text,
+                                                                         whatsapp_user_id text,
                                                                          last_inbound_at timestamptz,
                                                                          marketing_opt_out boolean)
-                      JOIN contacts c ON c.id = m.contact_id AND c.phone = m.phone
+                      JOIN contacts c ON c.id = m.contact_id
+                                     -- Still at the address the message goes to.
+                                     AND (c.phone = m.phone OR c.whatsapp_user_id = m.whatsapp_user_id)
                                      -- As the process knows it: Date, to the millisecond.
                                      AND date_trunc('milliseconds', c.last_inbound_at)
                                          IS NOT DISTINCT FROM m.last_inbound_at
@@ -283,7 +306,7 @@ function batchOf(s: AcceptServices, requests: SendRequest[]): Batch {
     now: s.now(),
     providers,
     charged: [...charged].sort(),
-    pairs: requests.map((r) => ({ accountId: r.sender.account.id, phone: r.message.to })),
+    pairs: requests.map((r) => ({ accountId: r.sender.account.id, address: r.message.to })),
   };
 }
 
@@ -297,7 +320,7 @@ interface Plan {
   results: (SendResult | null)[];
   messages: Record<string, unknown>[];
   ledger: Record<string, unknown>[];
-  /** Numbers being sent to that have no contact yet. */
+  /** Addresses being sent to that have no contact yet. */
   newNumbers: Map<string, Pair>;
 }
 
@@ -354,7 +377,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       });
     }
     // Contacts are made only for numbers actually being sent to: a refused send leaves nothing.
-    if (!contact) newNumbers.set(pairKey(accountId, m.to), { accountId, phone: m.to });
+    if (!contact) newNumbers.set(pairKey(accountId, m.to), { accountId, address: m.to });
     messages.push({
       id,
       account_id: accountId,
@@ -363,7 +386,8 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       last_inbound_at: contact?.last_inbound_at ?? null,
       marketing_opt_out: contact?.marketing_opt_out ?? false,
       type: m.type,
-      phone: m.to,
+      phone: isPhoneAddress(m.to) ? m.to : null,
+      whatsapp_user_id: isPhoneAddress(m.to) ? null : m.to,
       content: m.stored,
       template_id: m.templateId,
       provider: b.providers[i],
@@ -458,7 +482,9 @@ export async function acceptBatch(
   if (p.newNumbers.size > 0) {
     const made = await createContacts(s, tx, [...p.newNumbers.values()], p.now);
     for (const m of p.messages)
-      m.contact_id ??= made.get(pairKey(m.account_id as string, m.phone as string))!.id;
+      m.contact_id ??= made.get(
+        pairKey(m.account_id as string, (m.phone ?? m.whatsapp_user_id) as string),
+      )!.id;
     for (const c of made.values()) cache?.contact(c);
   }
   const written = await write(s, tx, p, false);

@@ -4,7 +4,7 @@
 //
 // Never trusted on its own. A batch decided from it is written by the strict write statement,
 // which writes nothing unless every wallet still has the balance and threshold it was decided
-// from and every contact still has its number and last inbound message (accept-batch.ts); the
+// from and every contact still has its address and last inbound message (accept-batch.ts); the
 // batch is then decided again from a fresh read. And a decision that refuses a send (402, 422) is
 // never taken from it, since a refusal writes nothing that could check it: a wallet topped up
 // meanwhile would otherwise answer 402 from a stale balance.
@@ -20,12 +20,13 @@ export interface Wallet {
 /** What deciding a send needs of its recipient's contact. */
 export type KnownContact = Pick<
   ContactRow,
-  'id' | 'account_id' | 'phone' | 'last_inbound_at' | 'marketing_opt_out'
+  'id' | 'account_id' | 'phone' | 'whatsapp_user_id' | 'last_inbound_at' | 'marketing_opt_out'
 >;
 
-export type Pair = { accountId: string; phone: string };
+/** A send's account and its recipient's address: a number, or a WhatsApp user id (isPhoneAddress). */
+export type Pair = { accountId: string; address: string };
 
-export const pairKey = (accountId: string, phone: string) => `${accountId}/${phone}`;
+export const pairKey = (accountId: string, address: string) => `${accountId}/${address}`;
 
 /** The wallets and contacts a batch is decided from. */
 export interface State {
@@ -57,8 +58,8 @@ export class AcceptCache {
       wallets.set(id, wallet);
     }
     const contacts = new Map<string, KnownContact>();
-    for (const { accountId, phone } of pairs) {
-      const key = pairKey(accountId, phone);
+    for (const { accountId, address } of pairs) {
+      const key = pairKey(accountId, address);
       const contact = this.#contacts.get(key);
       if (!contact) return null;
       contacts.set(key, contact);
@@ -72,14 +73,12 @@ export class AcceptCache {
     for (const c of state.contacts.values()) this.contact(c);
   }
 
+  /** A contact, under each address it is sent to by: its number and its user id. */
   contact(c: KnownContact): void {
-    const { id, account_id, phone, last_inbound_at, marketing_opt_out } = c;
-    keep(
-      this.#contacts,
-      pairKey(account_id, phone),
-      { id, account_id, phone, last_inbound_at, marketing_opt_out },
-      CONTACT_LIMIT,
-    );
+    const { id, account_id, phone, whatsapp_user_id, last_inbound_at, marketing_opt_out } = c;
+    const known = { id, account_id, phone, whatsapp_user_id, last_inbound_at, marketing_opt_out };
+    for (const address of [phone, whatsapp_user_id])
+      if (address) keep(this.#contacts, pairKey(account_id, address), known, CONTACT_LIMIT);
   }
 
   /** A write moved these wallets to these balances. */
@@ -91,6 +90,6 @@ export class AcceptCache {
   /** Something of these changed since it was known: read them again next time. */
   forget(charged: string[], pairs: Pair[]): void {
     for (const id of charged) this.#wallets.delete(id);
-    for (const { accountId, phone } of pairs) this.#contacts.delete(pairKey(accountId, phone));
+    for (const { accountId, address } of pairs) this.#contacts.delete(pairKey(accountId, address));
   }
 }

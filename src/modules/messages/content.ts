@@ -23,7 +23,7 @@ export interface MessageFieldsInput {
   /** `url`, or `id` (an upload, med_…): exactly one. */
   media?: { kind: MediaKind; url?: string; id?: string; caption?: string; filename?: string };
   interactive?: {
-    kind: 'buttons' | 'list' | 'cta_url' | 'location_request';
+    kind: 'buttons' | 'list' | 'cta_url' | 'location_request' | 'contact_request';
     header?: string;
     body: string;
     footer?: string;
@@ -108,7 +108,7 @@ function checkInteractive(
   input: NonNullable<MessageFieldsInput['interactive']>,
   issues: FieldIssue[],
 ): OutboundInteractive {
-  if (input.kind === 'cta_url' || input.kind === 'location_request') {
+  if (input.kind === 'cta_url' || input.kind === 'location_request' || input.kind === 'contact_request') {
     return interactiveKindIssues({ ...input, kind: input.kind }, issues);
   }
   if (input.button !== undefined)

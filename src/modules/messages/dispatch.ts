@@ -21,6 +21,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ChannelNotConfigured, type Channels } from '../../channels/registry.ts';
 import { simulatedStatuses } from '../../channels/sandbox/simulation.ts';
+import { sandboxUserId, sandboxUsername } from '../../channels/sandbox/user-ids.ts';
 import type { ChannelConfig } from '../../channels/settings.ts';
 import type { MessageContent, ProviderError, SendOutcome } from '../../channels/types.ts';
 import { Slots } from '../../kernel/async/slots.ts';
@@ -28,7 +29,7 @@ import type { Database, Sql } from '../../kernel/database/db.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { idAt } from '../../kernel/values/ids.ts';
-import { rememberWaIds, type WaIdReport } from '../contacts/index.ts';
+import { type IdentityReport, rememberIdentities } from '../contacts/index.ts';
 import { ERASED } from '../erasure/index.ts';
 import type { MediaStore } from '../media/index.ts';
 import type { TemplateRow } from '../templates/index.ts';
@@ -36,7 +37,7 @@ import { type ChannelRow, toChannelConfig } from '../whatsapp-channel/index.ts';
 import { DISPATCH_JOB } from './accept.ts';
 import { AccountBudget } from './account-budget.ts';
 import { PhoneOrder } from './phone-order.ts';
-import { MESSAGE_COLUMNS, type MessageRow, type OutboundContent } from './repo.ts';
+import { addressOf, MESSAGE_COLUMNS, type MessageRow, type OutboundContent } from './repo.ts';
 import { changesOf, type SandboxPlay, scheduleLater, split } from './sandbox-job.ts';
 import { applyStatuses, type TargetedChange } from './status.ts';
 
@@ -166,6 +167,13 @@ interface Loaded {
   previous: Date | null;
 }
 
+/** An older message of the claim's message `m` to its address in `column`, not claimed yet. */
+const olderUnclaimed = (column: 'phone' | 'whatsapp_user_id') => `
+                 SELECT 1 FROM messages o
+                  WHERE o.account_id = m.account_id AND o.${column} = m.${column}
+                    AND o.id < m.id AND o.id > $4 AND o.id <> ALL($1::text[])
+                    AND o.status = 'queued' AND o.accepted_at IS NULL AND o.handover_started_at IS NULL`;
+
 /**
  * Claims the hand-over of the jobs' messages that may go now, and loads each with its channel and
  * template, in one statement committed before any provider call. A message may go if it is queued
@@ -183,12 +191,10 @@ async function claim(d: DispatchDeps, ids: string[]): Promise<{ claimedAt: Date;
               FROM wanted
              WHERE m.id = wanted.id AND m.status = 'queued' AND m.accepted_at IS NULL
                AND (m.handover_started_at IS NULL OR m.handover_started_at <= $2 OR m.provider = 'sandbox')
-               -- An older message to the number, not claimed yet, goes first (phone-order.ts).
-               AND NOT EXISTS (
-                 SELECT 1 FROM messages o
-                  WHERE o.account_id = m.account_id AND o.phone = m.phone
-                    AND o.id < m.id AND o.id > $4 AND o.id <> ALL($1::text[])
-                    AND o.status = 'queued' AND o.accepted_at IS NULL AND o.handover_started_at IS NULL)
+               -- An older message to the address, not claimed yet, goes first (phone-order.ts): to
+               -- the number, or to the user id (an outbound message has one of the two).
+               AND NOT EXISTS (${olderUnclaimed('phone')})
+               AND NOT EXISTS (${olderUnclaimed('whatsapp_user_id')})
              RETURNING ${MESSAGE_COLUMNS.split(', ')
                .map((c) => `m.${c}`)
                .join(', ')}, wanted.previous)
@@ -263,7 +269,7 @@ async function send(d: DispatchDeps, { message, channel, template }: Loaded): Pr
     if (!('type' in content)) return content;
     // A quoted reply names the earlier message by the provider's id found when it was accepted.
     const replyTo = (message.content as OutboundContent).context?.providerMessageId ?? null;
-    return await adapter.send({ id: message.id, to: message.phone, content, replyTo });
+    return await adapter.send({ id: message.id, to: addressOf(message), content, replyTo });
   } catch (err) {
     if (!(err instanceof ChannelNotConfigured)) throw err;
     return {
@@ -289,7 +295,7 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
   const retries = new Map<string, { data: DispatchJob; startAfter: Date }>();
   const changes: TargetedChange[] = [];
   const plays: SandboxPlay[] = [];
-  const waIds: WaIdReport[] = [];
+  const identities: IdentityReport[] = [];
   const inDoubt: string[] = [];
   const attempts = new Map<string, number>();
   // Campaigns whose messages the provider throttled: they slow down (campaigns/pace.ts).
@@ -346,17 +352,27 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       changes.push({ target, change: { status: 'sent', at, providerMessageId: outcome.providerMessageId } });
     }
     if (outcome.recipientWaId && message.contact_id) {
-      waIds.push({
+      identities.push({
         accountId: message.account_id,
         contactId: message.contact_id,
         waId: outcome.recipientWaId,
+      });
+    }
+    if (message.provider === 'sandbox' && message.contact_id && message.phone && message.phone !== ERASED) {
+      // The sandbox's statuses name the recipient by user id too, as Meta's do (recipient_user_id,
+      // with the username on delivered and read): the contact learns it (channels/sandbox/user-ids.ts).
+      identities.push({
+        accountId: message.account_id,
+        contactId: message.contact_id,
+        userId: sandboxUserId(message.account_id, message.phone),
+        username: sandboxUsername(message.phone),
       });
     }
     if (message.provider === 'sandbox') {
       const play = split(
         { accountId: message.account_id, messageId: message.id },
         // Meta reports only `sent` for a reaction: the sandbox plays no delivery for one either.
-        message.type === 'reaction' ? [] : simulatedStatuses(message.phone, channel.sandbox),
+        message.type === 'reaction' ? [] : simulatedStatuses(addressOf(message), channel.sandbox),
         false,
       );
       changes.push(...changesOf(play, at));
@@ -373,7 +389,7 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
       );
     }
     // Contacts before messages, the order inbound processing locks them in.
-    await rememberWaIds(tx, waIds);
+    await rememberIdentities(d, tx, identities);
     const results = await applyStatuses(d, tx, changes);
     const sent = new Set(results.flatMap((r) => (r && r.status !== 'queued' ? [r.id] : [])));
     await scheduleLater(
@@ -525,7 +541,7 @@ async function dispatchAll(d: DispatchDeps, shared: Shared, jobs: DispatchJob[])
       attemptOf,
     );
     for (const l of loaded) {
-      const key = `${l.message.account_id}/${l.message.phone}`;
+      const key = `${l.message.account_id}/${addressOf(l.message)}`;
       byPhone.set(key, [...(byPhone.get(key) ?? []), l]);
     }
     for (const [key, group] of byPhone) {

@@ -12,6 +12,7 @@ import { cswViolation } from './accept.ts';
 import { lastInboundOf, prepareRecipients, type RecipientInput } from './batch.ts';
 import type { SendFieldsInput } from './content.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
+import { type RecipientInput as NamedRecipient, resolveRecipient } from './recipient.ts';
 
 export interface EstimateServices {
   db: Database;
@@ -50,10 +51,11 @@ export async function estimate(
   s: EstimateServices,
   account: Pick<AccountSnapshot, 'id' | 'countryCode' | 'channelProvider'>,
   mode: SendMode,
-  body: SendFieldsInput & { to?: string; recipients?: RecipientInput[] },
+  body: SendFieldsInput & NamedRecipient & { recipients?: RecipientInput[] },
 ): Promise<Estimate> {
-  const { to, recipients, ...fields } = body;
-  if ((to === undefined) === (recipients === undefined)) {
+  const { to, contactId, whatsappUserId, recipients, ...fields } = body;
+  const one = to !== undefined || contactId !== undefined || whatsappUserId !== undefined;
+  if (one === (recipients !== undefined)) {
     throw invalidFields([
       { field: 'to', issue: 'give either to (one recipient) or recipients (a list), not both' },
     ]);
@@ -62,27 +64,27 @@ export async function estimate(
   const now = s.now();
   // One recipient answers exactly as the send would, errors included; a list reports each
   // recipient's own error in its line.
-  const prepared =
-    to !== undefined
-      ? [
-          {
-            index: 0,
-            to,
-            prepared: await prepareMessage(
-              { ...fields, to },
-              {
-                countryCode: account.countryCode,
-                lookup: templateLookup(s.db, account.id, s.approvedTemplates),
-                ...(s.media ? { media: (id: string) => s.media!.forSend(account.id, id) } : {}),
-              },
-            ),
-            error: null,
-          },
-        ]
-      : await prepareRecipients(s.db, s.approvedTemplates, account, fields, recipients ?? []);
-  const phones = prepared.flatMap((p) => (p.prepared ? [p.prepared.to] : []));
+
+  const prepared = one
+    ? [
+        {
+          index: 0,
+          to: to ?? whatsappUserId ?? contactId ?? '',
+          prepared: await prepareMessage(
+            { ...fields, ...(await resolveRecipient(s.db, account.id, { to, contactId, whatsappUserId })) },
+            {
+              countryCode: account.countryCode,
+              lookup: templateLookup(s.db, account.id, s.approvedTemplates),
+              ...(s.media ? { media: (id: string) => s.media!.forSend(account.id, id) } : {}),
+            },
+          ),
+          error: null,
+        },
+      ]
+    : await prepareRecipients(s.db, s.approvedTemplates, account, fields, recipients ?? []);
+  const addresses = prepared.flatMap((p) => (p.prepared ? [p.prepared.to] : []));
   const [inbound, wallet] = await Promise.all([
-    lastInboundOf(s.db, account.id, phones),
+    lastInboundOf(s.db, account.id, addresses),
     findAccount(s.db, account.id),
   ]);
   const lines: EstimateLine[] = prepared.map((p) => {
@@ -102,7 +104,7 @@ export async function estimate(
     const m = p.prepared;
     const open = windowOpen(inbound.get(m.to) ?? null, now);
     if (m.freeForm && !open) {
-      if (to !== undefined) throw cswViolation(m.to);
+      if (one) throw cswViolation(m.to);
       const e = cswViolation(m.to);
       return { ...none, to: m.to, error: { code: e.code, message: e.message } };
     }

@@ -7,6 +7,7 @@ export { acceptBatch, wakeDispatchers } from './accept-batch.ts';
 export { AcceptQueue, lanesFor } from './accept-queue.ts';
 export type { RecipientInput } from './batch.ts';
 export { prepareRecipients } from './batch.ts';
+export { moveConversationMessages, subscribeMessageMerges } from './contact-merges.ts';
 export type { MessageFieldsInput, SendFieldsInput } from './content.ts';
 export { checkContent } from './content.ts';
 export { dispatchJob } from './dispatch.ts';
@@ -33,6 +34,7 @@ export {
   messageFields,
   Phone,
   RecipientSchema,
+  recipientFields,
   templateSendFields,
 } from './schemas.ts';
 export type { SendContext } from './send-request.ts';

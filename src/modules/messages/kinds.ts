@@ -3,7 +3,12 @@
 // contact card has a formatted name, a real birthday, emails and links that look like them; a CTA
 // URL button opens an https link; a location request is a body and WhatsApp's own button, nothing
 // else. Each rule answers with the field it is about (content.ts gathers them).
-import type { ContactCard, InteractiveCtaUrl, InteractiveLocationRequest } from '../../channels/types.ts';
+import type {
+  ContactCard,
+  InteractiveContactRequest,
+  InteractiveCtaUrl,
+  InteractiveLocationRequest,
+} from '../../channels/types.ts';
 import type { FieldIssue } from '../../kernel/http/errors.ts';
 
 /** Meta's limit on a CTA URL or location request body (4096 is a list's). */
@@ -54,12 +59,12 @@ const ONLY_FOR: Record<string, string> = {
   buttonText: 'is only for kind list',
   sections: 'is only for kind list',
   button: 'is only for kind cta_url',
-  header: 'is not for kind location_request',
-  footer: 'is not for kind location_request',
+  header: 'is not for kinds location_request and contact_request',
+  footer: 'is not for kinds location_request and contact_request',
 };
 
 type InteractiveInput = {
-  kind: 'cta_url' | 'location_request';
+  kind: 'cta_url' | 'location_request' | 'contact_request';
   header?: string;
   body: string;
   footer?: string;
@@ -69,11 +74,11 @@ type InteractiveInput = {
   button?: { text: string; url: string };
 };
 
-/** A CTA URL button or a location request, checked; problems added to `issues`. */
+/** A CTA URL button, a location request or a contact request, checked; problems added to `issues`. */
 export function interactiveKindIssues(
   input: InteractiveInput,
   issues: FieldIssue[],
-): InteractiveCtaUrl | InteractiveLocationRequest {
+): InteractiveCtaUrl | InteractiveLocationRequest | InteractiveContactRequest {
   const foreign =
     input.kind === 'cta_url'
       ? (['buttons', 'buttonText', 'sections'] as const)
@@ -87,6 +92,7 @@ export function interactiveKindIssues(
       issue: `must be at most ${INTERACTIVE_BODY_MAX} characters with kind ${input.kind}`,
     });
   if (input.kind === 'location_request') return { kind: 'location_request', body: input.body };
+  if (input.kind === 'contact_request') return { kind: 'contact_request', body: input.body };
 
   if (!input.button) issues.push({ field: 'interactive.button', issue: 'is required with kind cta_url' });
   else if (!isHttps(input.button.url))

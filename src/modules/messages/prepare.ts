@@ -1,10 +1,12 @@
-// Turns a request to send into a PreparedMessage: the recipient in E.164 and their country, the
+// Turns a request to send into a PreparedMessage: the recipient's address (E.164, or a WhatsApp
+// user id) and their country, the
 // content checked, the template found, approved and filled in, and the price category. Sends,
 // estimates and bulk sends all prepare through here, so they refuse exactly the same things.
 import type { MessageContent, TemplateCategory, TemplateComponent } from '../../channels/types.ts';
 import type { Sql } from '../../kernel/database/db.ts';
 import { ApiError, type FieldIssue, notFound } from '../../kernel/http/errors.ts';
 import { countryOf, normalizePhone } from '../../kernel/values/phones.ts';
+import { countryOfUserId, isPhoneAddress, isWhatsAppUserId } from '../../kernel/values/whatsapp-user-ids.ts';
 import { invalidFields } from '../contacts/index.ts';
 import type { PriceCategory } from '../pricing/index.ts';
 import { categoryOf } from '../pricing/index.ts';
@@ -21,6 +23,7 @@ import { type MessageReferences, referencedMessage } from './references.ts';
 import type { OutboundContent, StoredContent } from './repo.ts';
 
 export interface PreparedMessage {
+  /** The chat's address: an E.164 number, or a WhatsApp user id (isPhoneAddress). */
   to: string;
   country: string | null;
   type: CheckedContent['type'];
@@ -204,11 +207,35 @@ export interface PrepareContext {
   countryCode: string;
   lookup: TemplateLookup;
   toField?: string;
+  whatsappUserIdField?: string;
   parametersField?: string;
   /** Where `media.id` is taken: the account's uploads. */
   media?: MediaLookup;
   /** How the messages a reaction or a quote names are found (a send to one chat only). */
   references?: MessageReferences;
+}
+
+/** Who a message goes to: a number (`to`, E.164 or the account's country's), or a WhatsApp user id. */
+export type Recipient =
+  | { to: string; whatsappUserId?: undefined }
+  | { whatsappUserId: string; to?: undefined };
+
+/** The address of the recipient, or the issue of its field. */
+function addressOfRecipient(input: Recipient, ctx: Omit<PrepareContext, 'references'>): string | FieldIssue {
+  if (input.whatsappUserId !== undefined) {
+    return isWhatsAppUserId(input.whatsappUserId)
+      ? input.whatsappUserId
+      : {
+          field: ctx.whatsappUserIdField ?? 'whatsappUserId',
+          issue: "is not a WhatsApp user id (Meta's business-scoped id, e.g. US.13491208655302741918)",
+        };
+  }
+  return (
+    normalizePhone(input.to, ctx.countryCode) ?? {
+      field: ctx.toField ?? 'to',
+      issue: 'is not a valid phone number (use E.164, e.g. +14155550123)',
+    }
+  );
 }
 
 /**
@@ -217,7 +244,7 @@ export interface PrepareContext {
  * would answer: 400, 404 (unknown template) or 422 (template not approved).
  */
 export async function prepareMessage(
-  input: ChatMessageInput & { to: string },
+  input: ChatMessageInput & Recipient,
   ctx: PrepareContext,
 ): Promise<PreparedMessage> {
   const prepared = await prepareContent(input, ctx);
@@ -236,20 +263,17 @@ export async function prepareMessage(
 }
 
 async function prepareContent(
-  input: ChatMessageInput & { to: string },
+  input: ChatMessageInput & Recipient,
   ctx: Omit<PrepareContext, 'references'>,
 ): Promise<PreparedMessage> {
   const issues: FieldIssue[] = [];
-  const to = normalizePhone(input.to, ctx.countryCode);
-  if (!to) {
-    issues.push({
-      field: ctx.toField ?? 'to',
-      issue: 'is not a valid phone number (use E.164, e.g. +14155550123)',
-    });
-  }
+  const address = addressOfRecipient(input, ctx);
+  if (typeof address !== 'string') issues.push(address);
   const checked = checkContent(input, issues);
-  if (issues.length > 0 || !checked || !to) throw invalidFields(issues);
-  const base = { to, country: countryOf(to), type: checked.type };
+  if (issues.length > 0 || !checked || typeof address !== 'string') throw invalidFields(issues);
+  const to = address;
+  const country = isPhoneAddress(to) ? countryOf(to) : countryOfUserId(to);
+  const base = { to, country, type: checked.type };
   switch (checked.type) {
     case 'template': {
       const { row, definition, body } = await prepareTemplate(

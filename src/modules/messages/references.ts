@@ -2,7 +2,7 @@
 // names messages by its own id (the wamid), so a live send needs the one the message has; and it
 // shows reactions and quotes only inside the chat they belong to, on messages it still has.
 //   - not a message of the account → 400 (another account's ids are unknown here);
-//   - of another chat (neither its number nor its contact's is `to`) → 400;
+//   - of another chat (none of its addresses nor its contact's is `to`) → 400;
 //   - a reaction on a reaction, or on a message older than 30 days (WhatsApp drops those) → 400;
 //   - a live send naming a message without the provider's id (not handed over yet, or carried by
 //     another channel) → 400. The sandbox stores whatever id the message has.
@@ -16,9 +16,11 @@ const REACTION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 export interface ReferencedMessage {
   id: string;
   type: string;
-  phone: string;
-  /** The number of the message's contact (may differ from `phone`: WhatsApp's wa_id). */
-  contactPhone: string | null;
+  /**
+   * The chat's addresses: the message's number and user id, and its contact's (a contact's number
+   * may differ from the message's: WhatsApp's wa_id; a customer may be written to by either).
+   */
+  addresses: string[];
   provider: Provider;
   providerMessageId: string | null;
   createdAt: Date;
@@ -44,13 +46,13 @@ export function messageReferences(
       const { rows } = await sql.query<{
         id: string;
         type: string;
-        phone: string;
-        contact_phone: string | null;
+        addresses: (string | null)[];
         provider: Provider;
         provider_message_id: string | null;
         created_at: Date;
       }>(
-        `SELECT m.id, m.type, m.phone, c.phone AS contact_phone, m.provider, m.provider_message_id, m.created_at
+        `SELECT m.id, m.type, ARRAY[m.phone, m.whatsapp_user_id, c.phone, c.whatsapp_user_id] AS addresses,
+                m.provider, m.provider_message_id, m.created_at
            FROM messages m LEFT JOIN contacts c ON c.account_id = m.account_id AND c.id = m.contact_id
           WHERE m.account_id = $1 AND m.id = $2`,
         [accountId, id],
@@ -60,8 +62,7 @@ export function messageReferences(
       return {
         id: r.id,
         type: r.type,
-        phone: r.phone,
-        contactPhone: r.contact_phone,
+        addresses: r.addresses.filter((a): a is string => a !== null),
         provider: r.provider,
         providerMessageId: r.provider_message_id,
         createdAt: new Date(r.created_at),
@@ -88,8 +89,8 @@ export async function referencedMessage(
     return null;
   };
   if (!found) return problem('is not a message of this account');
-  if (found.phone !== to && found.contactPhone !== to)
-    return problem(`is a message of another chat (${found.phone}), not of ${to}`);
+  if (!found.addresses.includes(to))
+    return problem(`is a message of another chat (${found.addresses[0]}), not of ${to}`);
   if (use === 'reaction') {
     if (found.type === 'reaction') return problem('is a reaction: react to the message itself');
     if (refs.now.getTime() - found.createdAt.getTime() > REACTION_MAX_AGE_MS)

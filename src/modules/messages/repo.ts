@@ -81,7 +81,8 @@ export interface MessageRow {
   conversation_id: string | null;
   direction: 'outbound' | 'inbound';
   type: string;
-  phone: string;
+  /** The number it went to (or came from); null when it was addressed by the WhatsApp user id alone. */
+  phone: string | null;
   content: StoredContent;
   template_id: string | null;
   status: MessageStatus;
@@ -120,6 +121,8 @@ export interface MessageRow {
   typing_shown_at: Date | null;
   /** When the recipient played it (a voice message: WhatsApp's `played`; migrations/025). */
   played_at: Date | null;
+  /** The customer's WhatsApp user id, when the message was addressed by it (migrations/037). */
+  whatsapp_user_id: string | null;
 }
 
 export const MESSAGE_COLUMNS =
@@ -127,7 +130,14 @@ export const MESSAGE_COLUMNS =
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
   'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros, ' +
-  'marked_read_at, typing_shown_at, played_at';
+  'marked_read_at, typing_shown_at, played_at, whatsapp_user_id';
+
+/**
+ * Where a message went (or came from): its number, or the customer's user id when it went by that
+ * alone (isPhoneAddress tells them apart). An erased message's number is ERASED.
+ */
+export const addressOf = (m: Pick<MessageRow, 'phone' | 'whatsapp_user_id'>): string =>
+  (m.phone ?? m.whatsapp_user_id)!;
 
 /** The timestamp and int8 columns of MESSAGE_COLUMNS: what a row read as JSON must turn back. */
 const DATE_COLUMNS = [
@@ -293,7 +303,9 @@ export interface InboundRow {
   contactId: string;
   conversationId: string;
   type: string;
-  phone: string;
+  /** The sender's number and WhatsApp user id, as far as the provider gave them (one at least). */
+  phone: string | null;
+  whatsappUserId: string | null;
   content: StoredContent;
   provider: Provider;
   sandbox: boolean;
@@ -309,8 +321,8 @@ export async function insertInbound(sql: Sql, m: InboundRow): Promise<MessageRow
   const { rows } = await sql.query<MessageRow>(
     `WITH skew AS (${raiseSkewSql('$13', '$14')})
      INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, status,
-                           provider, sandbox, provider_message_id, created_at, sent_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'inbound', $5, $6, $7, 'received', $8, $9, $10, $11, $12, $11)
+                           provider, sandbox, provider_message_id, created_at, sent_at, updated_at, whatsapp_user_id)
+     VALUES ($1, $2, $3, $4, 'inbound', $5, $6, $7, 'received', $8, $9, $10, $11, $12, $11, $15)
      ON CONFLICT (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
      RETURNING ${MESSAGE_COLUMNS}`,
     [
@@ -328,6 +340,7 @@ export async function insertInbound(sql: Sql, m: InboundRow): Promise<MessageRow
       m.sentAt,
       skew.aheadMs,
       skew.behindMs,
+      m.whatsappUserId,
     ],
   );
   return rows[0] ?? null;
@@ -339,12 +352,28 @@ export async function insertInbound(sql: Sql, m: InboundRow): Promise<MessageRow
  */
 export async function adoptIntoConversation(
   sql: Sql,
-  target: { accountId: string; contactId: string; phone: string; conversationId: string; since: Date | null },
+  target: {
+    accountId: string;
+    contactId: string;
+    /** The contact's addresses (either may be null): what its messages went to. */
+    phone: string | null;
+    whatsappUserId: string | null;
+    conversationId: string;
+    since: Date | null;
+  },
 ): Promise<void> {
   await sql.query(
     `UPDATE messages SET conversation_id = $3
-      WHERE account_id = $1 AND phone = $4 AND contact_id = $2 AND conversation_id IS NULL
-        AND direction = 'outbound' AND created_at >= coalesce($5::timestamptz, '-infinity')`,
-    [target.accountId, target.contactId, target.conversationId, target.phone, target.since],
+      WHERE account_id = $1 AND (phone = $4 OR whatsapp_user_id = $6) AND contact_id = $2
+        AND conversation_id IS NULL AND direction = 'outbound'
+        AND created_at >= coalesce($5::timestamptz, '-infinity')`,
+    [
+      target.accountId,
+      target.contactId,
+      target.conversationId,
+      target.phone,
+      target.since,
+      target.whatsappUserId,
+    ],
   );
 }

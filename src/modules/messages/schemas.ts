@@ -3,6 +3,7 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
+import { WHATSAPP_USER_ID_PATTERN } from '../../kernel/values/whatsapp-user-ids.ts';
 
 export const Phone = Type.String({
   minLength: 1,
@@ -11,6 +12,28 @@ export const Phone = Type.String({
     'E.164 with the leading +, e.g. +14155550123 (a number without a country code is read as the account’s country’s).',
   examples: ['+14155550123'],
 });
+
+/** The three ways of naming a recipient; a request gives exactly one. */
+export const recipientFields = {
+  to: Type.Optional(Phone),
+  contactId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description:
+        'Instead of `to`: a contact of the account, written to at its number (or, when it has none, at its WhatsApp user id).',
+    }),
+  ),
+  whatsappUserId: Type.Optional(
+    Type.String({
+      pattern: WHATSAPP_USER_ID_PATTERN,
+      maxLength: 131,
+      description:
+        "Instead of `to`: Meta's business-scoped user id of a customer (`US.13491208655302741918`), for one who did not share their number.",
+      examples: ['US.13491208655302741918'],
+    }),
+  ),
+};
 
 const Parameters = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
   maxItems: 100,
@@ -108,17 +131,19 @@ const InteractiveSchema = Type.Object(
         Type.Literal('list'),
         Type.Literal('cta_url'),
         Type.Literal('location_request'),
+        Type.Literal('contact_request'),
       ],
       {
         description:
-          'buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer).',
+          'buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request).',
       },
     ),
     header: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
     body: Type.String({
       minLength: 1,
       maxLength: 4096,
-      description: 'Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list.',
+      description:
+        'Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list.',
     }),
     footer: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })),
     buttons: Type.Optional(
@@ -388,17 +413,17 @@ export const chatSendFields = {
 };
 
 export const SendMessageBody = Type.Object(
-  { to: Phone, ...chatSendFields, ...templateSendFields },
+  { ...recipientFields, ...chatSendFields, ...templateSendFields },
   {
     additionalProperties: false,
     description:
-      'A template `{to, templateName, templateLanguage, parameters}`, or free-form (only inside the customer service window): `{to, type:"text", text}`, `{to, type:"media", media}`, `{to, type:"interactive", interactive}`, `{to, type:"location", location}`, `{to, type:"contacts", contacts}`, `{to, type:"reaction", reaction}`. `context` quotes an earlier message.',
+      'The recipient by exactly one of `to` (a number), `contactId` or `whatsappUserId` (below, `to` stands for any of them). A template `{to, templateName, templateLanguage, parameters}`, or free-form (only inside the customer service window): `{to, type:"text", text}`, `{to, type:"media", media}`, `{to, type:"interactive", interactive}`, `{to, type:"location", location}`, `{to, type:"contacts", contacts}`, `{to, type:"reaction", reaction}`. `context` quotes an earlier message.',
   },
 );
 
 export const RecipientSchema = Type.Object(
   {
-    to: Phone,
+    ...recipientFields,
     parameters: Type.Optional({
       ...SendParameters,
       description: "This recipient's template parameters (replace the top-level ones).",
@@ -474,8 +499,18 @@ export const MessageSchema = Type.Object(
       description:
         'Outbound: template, text, media, interactive, location, contacts or reaction. Inbound: text, media, interactive (a reply button or list row tapped), button (a template quick reply tapped), reaction, location, contacts, or unsupported (a type Tidings does not model, kept whole).',
     }),
-    to: nullable(Type.String({ description: 'Outbound: the recipient.' })),
-    from: nullable(Type.String({ description: 'Inbound: the sender.' })),
+    to: nullable(
+      Type.String({ description: 'Outbound: the number it went to (null: sent by WhatsApp user id).' }),
+    ),
+    from: nullable(
+      Type.String({ description: "Inbound: the sender's number (null: the customer did not share it)." }),
+    ),
+    whatsappUserId: nullable(
+      Type.String({
+        description:
+          "The customer's WhatsApp user id: what an outbound message was sent to when it went by user id, and the sender's as Meta reported it on an inbound one.",
+      }),
+    ),
     contactId: nullable(Type.String()),
     conversationId: nullable(
       Type.String({
@@ -688,12 +723,13 @@ export const MessageListQuery = Type.Object(
 
 export const EstimateBody = Type.Object(
   {
-    to: Type.Optional(Phone),
+    ...recipientFields,
     recipients: Type.Optional(
       Type.Array(RecipientSchema, {
         minItems: 1,
         maxItems: 1000,
-        description: 'Instead of `to`: price a list (each may bring its own template parameters).',
+        description:
+          'Instead of `to` (or `contactId`, `whatsappUserId`): price a list (each may bring its own template parameters).',
       }),
     ),
     ...messageFields,
@@ -711,7 +747,7 @@ export const EstimateSchema = Type.Object(
     recipients: Type.Array(
       Type.Object({
         index: Type.Integer({ description: 'Position in `recipients` (0 for `to`).' }),
-        to: Type.String(),
+        to: Type.String({ description: 'The address priced: a number, or a WhatsApp user id.' }),
         country: nullable(Type.String()),
         category: nullable(Type.String({ description: 'marketing, utility, authentication or service.' })),
         unitPrice: MoneySchema,

@@ -1,5 +1,5 @@
 // One send on behalf of an HTTP request: POST /messages, and a reply in a conversation
-// (POST /conversations/{id}/messages), which is the same send with the contact's number as `to`.
+// (POST /conversations/{id}/messages), which is the same send to the conversation's contact.
 
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
@@ -13,6 +13,7 @@ import type { ApprovedTemplates } from '../templates/index.ts';
 import { acceptMessage } from './accept.ts';
 import type { AcceptQueue } from './accept-queue.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
+import { resolveRecipient } from './recipient.ts';
 import { messageReferences } from './references.ts';
 import type { SendMessageBody } from './schemas.ts';
 import { toMessage } from './view.ts';
@@ -33,18 +34,23 @@ export async function sendForRequest(
   body: Static<typeof SendMessageBody>,
 ): Promise<ReturnType<typeof toMessage>> {
   const account = accountOf(request);
-  const prepared = await prepareMessage(body, {
-    countryCode: account.countryCode,
-    lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
-    media: (id) => ctx.media.forSend(account.id, id),
-    // A reaction or a quote names a message of this chat, by the id of the provider it goes through.
-    references: messageReferences(
-      ctx.db,
-      account.id,
-      providerFor(account.channelProvider, request.principal!.mode),
-      ctx.now(),
-    ),
-  });
+  const { to, contactId, whatsappUserId, ...fields } = body;
+  const recipient = await resolveRecipient(ctx.db, account.id, { to, contactId, whatsappUserId });
+  const prepared = await prepareMessage(
+    { ...fields, ...recipient },
+    {
+      countryCode: account.countryCode,
+      lookup: templateLookup(ctx.db, account.id, ctx.approvedTemplates),
+      media: (id) => ctx.media.forSend(account.id, id),
+      // A reaction or a quote names a message of this chat, by the id of the provider it goes through.
+      references: messageReferences(
+        ctx.db,
+        account.id,
+        providerFor(account.channelProvider, request.principal!.mode),
+        ctx.now(),
+      ),
+    },
+  );
   const accepted = await acceptMessage(
     ctx,
     {

@@ -26,6 +26,7 @@ export function toMessage(row: MessageRow, currency = 'USD') {
     type: row.type,
     to: outbound ? row.phone : null,
     from: outbound ? null : row.phone,
+    whatsappUserId: row.whatsapp_user_id,
     contactId: row.contact_id,
     status: row.status,
     conversationId: row.conversation_id,

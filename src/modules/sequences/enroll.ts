@@ -11,8 +11,7 @@ import type { Tx } from '../../kernel/database/db.ts';
 import { ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
-import { countryOf } from '../../kernel/values/phones.ts';
-import { findContact } from '../contacts/index.ts';
+import { contactCountry, findContact } from '../contacts/index.ts';
 import {
   type EnrollmentRow,
   type EnrollmentStatus,
@@ -75,7 +74,7 @@ export async function enroll(
   const now = s.now();
   const definition = sequence.definition;
   const first = definition.steps[0]!;
-  const where = { attributes: contact.attributes, country: countryOf(contact.phone) };
+  const where = { attributes: contact.attributes, country: contactCountry(contact) };
   const firstRunAt = nextRunAt(first, now, where, definition);
   if (firstRunAt <= now) s.runsDue?.();
   return insertEnrollment(tx, {

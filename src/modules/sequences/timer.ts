@@ -11,7 +11,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { CausedBy, EventInput } from '../../kernel/outbox/events.ts';
-import { countryOf } from '../../kernel/values/phones.ts';
 import {
   type AccountActor,
   actorsOf,
@@ -25,6 +24,7 @@ import {
   scopeOf,
 } from '../automation/index.ts';
 import type { ContactRow } from '../contacts/index.ts';
+import { contactCountry, recipientOf } from '../contacts/index.ts';
 import {
   acceptBatch,
   prepareMessage,
@@ -120,7 +120,7 @@ function triage(
       turns.push(end(e, 'exited', { exitReason: 'opted_out' }));
       continue;
     }
-    const where = { attributes: contact.attributes, country: countryOf(contact.phone) };
+    const where = { attributes: contact.attributes, country: contactCountry(contact) };
     const step = row.definition.steps[row.step_index]!;
     const v = verdict(step, row.next_run_at!, now, where, row.definition);
     if (v.kind === 'wait') turns.push({ ...e, next_run_at: v.until });
@@ -199,7 +199,7 @@ async function send(
       const message = await renderMessage(x.step.message, scope);
       const lookup = templateLookup(tx, x.row.account_id, s.approvedTemplates);
       const prepared = await prepareMessage(
-        { ...message, to: x.contact.phone },
+        { ...message, ...recipientOf(x.contact) },
         { countryCode: x.actor.countryCode, lookup },
       );
       requests.push({

@@ -12,7 +12,7 @@ import { ApiError } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { countryOf } from '../../kernel/values/phones.ts';
 import { contactZone, nextOpening, WEEKDAYS } from '../automation/index.ts';
-import { placeCallIn } from '../calls/index.ts';
+import { NO_PHONE, placeCallIn } from '../calls/index.ts';
 import type { ContactRow } from '../contacts/index.ts';
 import { holdAgainstErasure } from '../erasure/index.ts';
 import type { PriceTable } from '../pricing/index.ts';
@@ -95,12 +95,18 @@ async function advance(tx: Tx, s: PacerServices, found: CampaignRow): Promise<nu
       await done('failed', 'CONTACT_DELETED');
       continue;
     }
+    const { phone } = row.contact;
+    if (!phone) {
+      await done('skipped', NO_PHONE.code);
+      continue;
+    }
     const contact = {
       ...row.contact,
+      phone,
       created_at: new Date(row.contact.created_at),
       updated_at: new Date(row.contact.updated_at),
     };
-    const zone = contactZone({ attributes: contact.attributes, country: countryOf(contact.phone) }, 'UTC');
+    const zone = contactZone({ attributes: contact.attributes, country: countryOf(phone) }, 'UTC');
     const opening = nextOpening(now, hours, zone);
     if (opening > now) {
       await tx.query(

@@ -124,16 +124,22 @@ export const countCampaigns = table.count;
 export const deleteCampaign = table.remove;
 
 /** Fixes the audience: a row per contact, due now. */
+/**
+ * Fixes the audience: each contact to be called, except those without a phone (known to WhatsApp by
+ * their user id alone), who are done at once as `skipped`, error `no_phone`: a call needs a number.
+ */
 export async function insertAudience(
   sql: Sql,
   campaignId: string,
-  contactIds: string[],
+  contacts: { id: string; phone: string | null }[],
   now: Date,
 ): Promise<void> {
   await sql.query(
-    `INSERT INTO voice_campaign_contacts (campaign_id, contact_id, state, next_attempt_at)
-     SELECT $1, u.id, 'pending', $3 FROM unnest($2::text[]) AS u (id) ON CONFLICT DO NOTHING`,
-    [campaignId, contactIds, now],
+    `INSERT INTO voice_campaign_contacts (campaign_id, contact_id, state, next_attempt_at, outcome, error_code)
+     SELECT $1, u.id, CASE WHEN u.callable THEN 'pending' ELSE 'done' END, $4,
+            CASE WHEN u.callable THEN NULL ELSE 'skipped' END, CASE WHEN u.callable THEN NULL ELSE 'no_phone' END
+       FROM unnest($2::text[], $3::boolean[]) AS u (id, callable) ON CONFLICT DO NOTHING`,
+    [campaignId, contacts.map((c) => c.id), contacts.map((c) => c.phone !== null), now],
   );
 }
 
@@ -147,6 +153,8 @@ export interface Counters {
   noAnswer: number;
   failed: number;
   canceled: number;
+  /** Not called: no phone (a customer WhatsApp knows by user id alone). */
+  skipped: number;
 }
 
 const ZERO: Counters = {
@@ -159,6 +167,7 @@ const ZERO: Counters = {
   noAnswer: 0,
   failed: 0,
   canceled: 0,
+  skipped: 0,
 };
 
 /** Each campaign's counters, counted from its rows. */
@@ -172,7 +181,8 @@ export async function countersOf(sql: Sql, campaignIds: string[]): Promise<Map<s
             count(*) FILTER (WHERE state = 'done' AND outcome = 'busy')::int AS busy,
             count(*) FILTER (WHERE state = 'done' AND outcome = 'no_answer')::int AS "noAnswer",
             count(*) FILTER (WHERE state = 'done' AND outcome = 'failed')::int AS failed,
-            count(*) FILTER (WHERE state = 'done' AND outcome = 'canceled')::int AS canceled
+            count(*) FILTER (WHERE state = 'done' AND outcome = 'canceled')::int AS canceled,
+            count(*) FILTER (WHERE state = 'done' AND outcome = 'skipped')::int AS skipped
        FROM voice_campaign_contacts WHERE campaign_id = ANY($1::text[]) GROUP BY campaign_id`,
     [campaignIds],
   );

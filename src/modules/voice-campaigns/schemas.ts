@@ -120,6 +120,10 @@ const CountersSchema = Type.Object(
     noAnswer: Type.Integer(),
     failed: Type.Integer(),
     canceled: Type.Integer(),
+    skipped: Type.Integer({
+      description:
+        'Not called, reason `no_phone`: the contact has no phone (WhatsApp knows them by their user id alone), and a call needs one.',
+    }),
   },
   { description: 'Per contact, by its last call once no retry is left: they add up to `total`.' },
 );

@@ -150,15 +150,12 @@ async function walk(
   await eachAudiencePage(sql, accountId, v.audience, s.now(), async (contacts) => {
     out.contacts += contacts.length;
     if (!free) {
-      for (const c of contacts) out.costMicros += s.prices.voicePerMinute(countryOf(c.phone)) * minutes;
+      // A contact without a phone is skipped (insertAudience): it costs nothing.
+      for (const c of contacts)
+        if (c.phone) out.costMicros += s.prices.voicePerMinute(countryOf(c.phone)) * minutes;
     }
     if (options.fix && contacts.length > 0) {
-      await insertAudience(
-        sql,
-        options.fix.campaignId,
-        contacts.map((c) => c.id),
-        options.fix.now,
-      );
+      await insertAudience(sql, options.fix.campaignId, contacts, options.fix.now);
     }
   });
   return out;

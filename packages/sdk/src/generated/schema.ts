@@ -2470,6 +2470,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/sandbox/number-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sandbox: a customer changes their number
+         * @description Sandbox keys only (a live key gets 403). Plays WhatsApp's `user_changed_number` system message: the customer at `from` now writes from `to`, under a new user id (Meta gives one with every new number). Their contact takes the new number and user id (`contact.updated`, with `previous`); a contact already at `to` is the same customer and is merged into it (`contact.merged`). 404 when no contact is at `from`.
+         */
+        post: operations["simulateNumberChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/callbacks/whatsapp": {
         parameters: {
             query?: never;
@@ -3141,7 +3161,8 @@ export interface components {
         /** CampaignRecipient */
         CampaignRecipient: {
             contactId: string;
-            phone: string;
+            /** @description The contact's number; null for one known by WhatsApp user id alone (sent to by that id). */
+            phone: string | null;
             /** @enum {unknown} */
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "skipped";
             messageId: string | null;
@@ -3294,7 +3315,8 @@ export interface components {
         Contact: {
             /** @example ctc_01jv4e2k7qf3x8m2n5p6r9s0tb */
             id: string;
-            phone: string;
+            /** @description E.164. Null for a customer who wrote from WhatsApp without sharing their number (a username): they are known by `whatsappUserId` (docs/messaging.md § Who a customer is). */
+            phone: string | null;
             name: string | null;
             email: string | null;
             tags: string[];
@@ -3318,6 +3340,15 @@ export interface components {
             lastInboundAt: string | null;
             /** @description WhatsApp's id for the number (wa_id, digits), as Meta reported it; it can differ from `phone` (Brazilian numbers with or without the ninth digit, Mexican ones with or without the 1 after +52), and the customer's messages from it reach this contact. Read-only; cleared when the phone changes. */
             waId: string | null;
+            /**
+             * @description Meta's business-scoped user id for the customer (`US.13491208655302741918`): one contact per user id per account, as per phone. Read-only, as Meta reported it; a customer's messages find their contact by it first.
+             * @example US.13491208655302741918
+             */
+            whatsappUserId: string | null;
+            /** @description Meta's parent user id (`US.ENT.…`), where the business portfolio shares one with others. Read-only. */
+            whatsappParentUserId: string | null;
+            /** @description The WhatsApp username Meta last showed for the customer (without a leading @). Read-only; `q` finds it; never a key: the customer may change it. */
+            whatsappUsername: string | null;
         };
         /** ContactPage */
         ContactPage: {
@@ -3330,8 +3361,8 @@ export interface components {
             /** @example cnv_01jv4e2k7qf3x8m2n5p6r9s0tb */
             id: string;
             contactId: string;
-            /** @description The contact's number when the conversation opened. */
-            phone: string;
+            /** @description The contact's number when the conversation opened; null for a customer who did not share it (known by WhatsApp user id: see the contact). */
+            phone: string | null;
             /**
              * @description `open` or `closed`.
              * @enum {unknown}
@@ -3480,6 +3511,7 @@ export interface components {
             recipients: {
                 /** @description Position in `recipients` (0 for `to`). */
                 index: number;
+                /** @description The address priced: a number, or a WhatsApp user id. */
                 to: string;
                 country: string | null;
                 category: string | null;
@@ -3569,7 +3601,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
              * @example message.delivered
              */
             type: string;
@@ -3693,10 +3725,10 @@ export interface components {
                         };
                         /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                         interactive?: {
-                            /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                            kind: "buttons" | "list" | "cta_url" | "location_request";
+                            /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                            kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                             header?: string;
-                            /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                            /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                             body: string;
                             footer?: string;
                             /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -4187,6 +4219,7 @@ export interface components {
             type: string;
             to: string | null;
             from: string | null;
+            whatsappUserId: string | null;
             contactId: string | null;
             conversationId: string | null;
             /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Inbound: received. */
@@ -4231,7 +4264,7 @@ export interface components {
                 /** @description Outbound: buttons or list. Inbound: button_reply or list_reply. */
                 kind: string;
                 header?: string;
-                /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                 body?: string;
                 footer?: string;
                 /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -4491,7 +4524,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -4562,10 +4595,10 @@ export interface components {
                     };
                     /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                     interactive?: {
-                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                        kind: "buttons" | "list" | "cta_url" | "location_request";
+                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                        kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                         header?: string;
-                        /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                        /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                         body: string;
                         footer?: string;
                         /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -4829,7 +4862,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -4900,10 +4933,10 @@ export interface components {
                     };
                     /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                     interactive?: {
-                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                        kind: "buttons" | "list" | "cta_url" | "location_request";
+                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                        kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                         header?: string;
-                        /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                        /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                         body: string;
                         footer?: string;
                         /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -5160,10 +5193,10 @@ export interface components {
                     };
                     /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                     interactive?: {
-                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                        kind: "buttons" | "list" | "cta_url" | "location_request";
+                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                        kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                         header?: string;
-                        /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                        /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                         body: string;
                         footer?: string;
                         /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -5256,7 +5289,7 @@ export interface components {
                      * @description The event that enrols its contact.
                      * @enum {unknown}
                      */
-                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -5627,6 +5660,8 @@ export interface components {
                 noAnswer: number;
                 failed: number;
                 canceled: number;
+                /** @description Not called, reason `no_phone`: the contact has no phone (WhatsApp knows them by their user id alone), and a call needs one. */
+                skipped: number;
             };
             /** @description An exact amount of money. */
             estimatedCost: {
@@ -9440,12 +9475,14 @@ export interface operations {
                 limit?: number;
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
-                /** @description Finds contacts whose name, phone or email contains this text (case-insensitive; at least 3 characters). Spaces, dashes and brackets in a phone-like query are ignored. */
+                /** @description Finds contacts whose name, phone, email or WhatsApp username contains this text (case-insensitive; at least 3 characters). Spaces, dashes and brackets in a phone-like query are ignored. */
                 q?: string;
                 /** @description Only contacts carrying every tag given (`tag=vip&tag=lead`, or `tag=vip,lead`). */
                 tag?: string[];
                 /** @description Exactly this number (normalised first). */
                 phone?: string;
+                /** @description The contact Meta knows by this business-scoped user id (exactly, as Meta reported it). */
+                whatsappUserId?: string;
                 optedIn?: boolean;
                 /** @description Only contacts who stopped marketing messages (true), or who did not (false). */
                 marketingOptOut?: boolean;
@@ -9490,7 +9527,10 @@ export interface operations {
                      *           "createdAt": "2026-01-15T09:30:00.000Z",
                      *           "updatedAt": "2026-01-15T09:30:00.000Z",
                      *           "lastInboundAt": "2026-01-15T09:30:00.000Z",
-                     *           "waId": "text"
+                     *           "waId": "text",
+                     *           "whatsappUserId": "US.13491208655302741918",
+                     *           "whatsappParentUserId": "text",
+                     *           "whatsappUsername": "text"
                      *         }
                      *       ],
                      *       "nextCursor": "text"
@@ -9664,7 +9704,10 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z",
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
-                     *       "waId": "text"
+                     *       "waId": "text",
+                     *       "whatsappUserId": "US.13491208655302741918",
+                     *       "whatsappParentUserId": "text",
+                     *       "whatsappUsername": "text"
                      *     }
                      */
                     "application/json": components["schemas"]["Contact"];
@@ -9840,7 +9883,10 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z",
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
-                     *       "waId": "text"
+                     *       "waId": "text",
+                     *       "whatsappUserId": "US.13491208655302741918",
+                     *       "whatsappParentUserId": "text",
+                     *       "whatsappUsername": "text"
                      *     }
                      */
                     "application/json": components["schemas"]["Contact"];
@@ -10011,7 +10057,10 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z",
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
-                     *       "waId": "text"
+                     *       "waId": "text",
+                     *       "whatsappUserId": "US.13491208655302741918",
+                     *       "whatsappParentUserId": "text",
+                     *       "whatsappUsername": "text"
                      *     }
                      */
                     "application/json": components["schemas"]["Contact"];
@@ -10332,7 +10381,10 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z",
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
-                     *       "waId": "text"
+                     *       "waId": "text",
+                     *       "whatsappUserId": "US.13491208655302741918",
+                     *       "whatsappParentUserId": "text",
+                     *       "whatsappUsername": "text"
                      *     }
                      */
                     "application/json": components["schemas"]["Contact"];
@@ -10509,7 +10561,10 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z",
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
-                     *       "waId": "text"
+                     *       "waId": "text",
+                     *       "whatsappUserId": "US.13491208655302741918",
+                     *       "whatsappParentUserId": "text",
+                     *       "whatsappUsername": "text"
                      *     }
                      */
                     "application/json": components["schemas"]["Contact"];
@@ -11171,10 +11226,10 @@ export interface operations {
                     };
                     /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                     interactive?: {
-                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                        kind: "buttons" | "list" | "cta_url" | "location_request";
+                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                        kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                         header?: string;
-                        /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                        /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                         body: string;
                         footer?: string;
                         /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -11272,7 +11327,14 @@ export interface operations {
                          * @description E.164 with the leading +, e.g. +14155550123 (a number without a country code is read as the account’s country’s).
                          * @example +14155550123
                          */
-                        to: string;
+                        to?: string;
+                        /** @description Instead of `to`: a contact of the account, written to at its number (or, when it has none, at its WhatsApp user id). */
+                        contactId?: string;
+                        /**
+                         * @description Instead of `to`: Meta's business-scoped user id of a customer (`US.13491208655302741918`), for one who did not share their number.
+                         * @example US.13491208655302741918
+                         */
+                        whatsappUserId?: string;
                         /** @description This recipient's template parameters (replace the top-level ones). */
                         parameters?: string[] | {
                             [key: string]: string;
@@ -11776,7 +11838,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -12235,7 +12297,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13412,7 +13474,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13812,7 +13874,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -17251,7 +17313,7 @@ export interface operations {
                 /** @description Only an active rule runs. */
                 status?: "active" | "paused";
                 /** @description Only rules with this trigger. */
-                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -17438,7 +17500,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -17510,10 +17572,10 @@ export interface operations {
                             };
                             /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                             interactive?: {
-                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                                kind: "buttons" | "list" | "cta_url" | "location_request";
+                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                                kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                                 header?: string;
-                                /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                                /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                                 body: string;
                                 footer?: string;
                                 /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -18165,7 +18227,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -18237,10 +18299,10 @@ export interface operations {
                             };
                             /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                             interactive?: {
-                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                                kind: "buttons" | "list" | "cta_url" | "location_request";
+                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                                kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                                 header?: string;
-                                /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                                /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                                 body: string;
                                 footer?: string;
                                 /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -18748,7 +18810,7 @@ export interface operations {
                     eventId?: string;
                     event?: {
                         /** @enum {unknown} */
-                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /** @description As the event would carry it (a message with its contactId, a contact with its id). */
                         data: {
                             [key: string]: unknown;
@@ -19181,10 +19243,10 @@ export interface operations {
                             };
                             /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                             interactive?: {
-                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                                kind: "buttons" | "list" | "cta_url" | "location_request";
+                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                                kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                                 header?: string;
-                                /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                                /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                                 body: string;
                                 footer?: string;
                                 /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -19277,7 +19339,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -19903,10 +19965,10 @@ export interface operations {
                             };
                             /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                             interactive?: {
-                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                                kind: "buttons" | "list" | "cta_url" | "location_request";
+                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                                kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                                 header?: string;
-                                /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                                /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                                 body: string;
                                 footer?: string;
                                 /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -19999,7 +20061,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -22026,7 +22088,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -22107,10 +22169,10 @@ export interface operations {
                                 };
                                 /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                                 interactive?: {
-                                    /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                                    kind: "buttons" | "list" | "cta_url" | "location_request";
+                                    /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                                    kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                                     header?: string;
-                                    /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                                    /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                                     body: string;
                                     footer?: string;
                                     /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -22933,7 +22995,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -23014,10 +23076,10 @@ export interface operations {
                                 };
                                 /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                                 interactive?: {
-                                    /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                                    kind: "buttons" | "list" | "cta_url" | "location_request";
+                                    /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                                    kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                                     header?: string;
-                                    /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                                    /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                                     body: string;
                                     footer?: string;
                                     /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -24098,16 +24160,22 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Either contactId, or `to` (the contact with that number, made if there is none). */
+        /** @description Exactly one of contactId, `to` (the contact with that number, made if there is none) or `whatsappUserId` (the contact Meta knows by that user id, made likewise). */
         requestBody?: {
             content: {
                 "application/json": {
-                    contactId?: string;
                     /**
                      * @description E.164 with the leading +, e.g. +14155550123 (a number without a country code is read as the account’s country’s).
                      * @example +14155550123
                      */
                     to?: string;
+                    /** @description Instead of `to`: a contact of the account, written to at its number (or, when it has none, at its WhatsApp user id). */
+                    contactId?: string;
+                    /**
+                     * @description Instead of `to`: Meta's business-scoped user id of a customer (`US.13491208655302741918`), for one who did not share their number.
+                     * @example US.13491208655302741918
+                     */
+                    whatsappUserId?: string;
                     /** @description The run’s trigger data: trigger.data.<path> and event.data.<path> in its nodes. At most 50 names of 1–64 characters; each value a string of up to 1000 characters, a number, a boolean or null, or a list (≤ 50 items) or object (≤ 50 names) of those; at most 16384 characters as JSON in all. */
                     data?: {
                         [key: string]: string | number | boolean | null | (string | number | boolean | null)[] | {
@@ -25174,10 +25242,10 @@ export interface operations {
                             };
                             /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                             interactive?: {
-                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                                kind: "buttons" | "list" | "cta_url" | "location_request";
+                                /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                                kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                                 header?: string;
-                                /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                                /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                                 body: string;
                                 footer?: string;
                                 /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -28918,7 +28986,8 @@ export interface operations {
                      *             "busy": 1,
                      *             "noAnswer": 1,
                      *             "failed": 1,
-                     *             "canceled": 1
+                     *             "canceled": 1,
+                     *             "skipped": 1
                      *           },
                      *           "estimatedCost": {
                      *             "amount": "0.0250",
@@ -29166,7 +29235,8 @@ export interface operations {
                      *         "busy": 1,
                      *         "noAnswer": 1,
                      *         "failed": 1,
-                     *         "canceled": 1
+                     *         "canceled": 1,
+                     *         "skipped": 1
                      *       },
                      *       "estimatedCost": {
                      *         "amount": "0.0250",
@@ -29374,7 +29444,8 @@ export interface operations {
                      *         "busy": 1,
                      *         "noAnswer": 1,
                      *         "failed": 1,
-                     *         "canceled": 1
+                     *         "canceled": 1,
+                     *         "skipped": 1
                      *       },
                      *       "estimatedCost": {
                      *         "amount": "0.0250",
@@ -29750,7 +29821,8 @@ export interface operations {
                      *         "busy": 1,
                      *         "noAnswer": 1,
                      *         "failed": 1,
-                     *         "canceled": 1
+                     *         "canceled": 1,
+                     *         "skipped": 1
                      *       },
                      *       "estimatedCost": {
                      *         "amount": "0.0250",
@@ -29953,7 +30025,8 @@ export interface operations {
                      *         "busy": 1,
                      *         "noAnswer": 1,
                      *         "failed": 1,
-                     *         "canceled": 1
+                     *         "canceled": 1,
+                     *         "skipped": 1
                      *       },
                      *       "estimatedCost": {
                      *         "amount": "0.0250",
@@ -30150,7 +30223,8 @@ export interface operations {
                      *         "busy": 1,
                      *         "noAnswer": 1,
                      *         "failed": 1,
-                     *         "canceled": 1
+                     *         "canceled": 1,
+                     *         "skipped": 1
                      *       },
                      *       "estimatedCost": {
                      *         "amount": "0.0250",
@@ -30347,7 +30421,8 @@ export interface operations {
                      *         "busy": 1,
                      *         "noAnswer": 1,
                      *         "failed": 1,
-                     *         "canceled": 1
+                     *         "canceled": 1,
+                     *         "skipped": 1
                      *       },
                      *       "estimatedCost": {
                      *         "amount": "0.0250",
@@ -30544,7 +30619,8 @@ export interface operations {
                      *         "busy": 1,
                      *         "noAnswer": 1,
                      *         "failed": 1,
-                     *         "canceled": 1
+                     *         "canceled": 1,
+                     *         "skipped": 1
                      *       },
                      *       "estimatedCost": {
                      *         "amount": "0.0250",
@@ -35453,6 +35529,7 @@ export interface operations {
                      *           "type": "text",
                      *           "to": "text",
                      *           "from": "text",
+                     *           "whatsappUserId": "text",
                      *           "contactId": "text",
                      *           "conversationId": "text",
                      *           "status": "queued",
@@ -35686,15 +35763,22 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A template `{to, templateName, templateLanguage, parameters}`, or free-form (only inside the customer service window): `{to, type:"text", text}`, `{to, type:"media", media}`, `{to, type:"interactive", interactive}`, `{to, type:"location", location}`, `{to, type:"contacts", contacts}`, `{to, type:"reaction", reaction}`. `context` quotes an earlier message. */
-        requestBody: {
+        /** @description The recipient by exactly one of `to` (a number), `contactId` or `whatsappUserId` (below, `to` stands for any of them). A template `{to, templateName, templateLanguage, parameters}`, or free-form (only inside the customer service window): `{to, type:"text", text}`, `{to, type:"media", media}`, `{to, type:"interactive", interactive}`, `{to, type:"location", location}`, `{to, type:"contacts", contacts}`, `{to, type:"reaction", reaction}`. `context` quotes an earlier message. */
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
                      * @description E.164 with the leading +, e.g. +14155550123 (a number without a country code is read as the account’s country’s).
                      * @example +14155550123
                      */
-                    to: string;
+                    to?: string;
+                    /** @description Instead of `to`: a contact of the account, written to at its number (or, when it has none, at its WhatsApp user id). */
+                    contactId?: string;
+                    /**
+                     * @description Instead of `to`: Meta's business-scoped user id of a customer (`US.13491208655302741918`), for one who did not share their number.
+                     * @example US.13491208655302741918
+                     */
+                    whatsappUserId?: string;
                     /** @description Left out: template when templateName is given. */
                     type?: "template" | "text" | "media" | "interactive" | "location" | "contacts" | "reaction";
                     /** @description An approved template of the account. */
@@ -35729,10 +35813,10 @@ export interface operations {
                     };
                     /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                     interactive?: {
-                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                        kind: "buttons" | "list" | "cta_url" | "location_request";
+                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                        kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                         header?: string;
-                        /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                        /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                         body: string;
                         footer?: string;
                         /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -35863,6 +35947,7 @@ export interface operations {
                      *       "type": "text",
                      *       "to": "text",
                      *       "from": "text",
+                     *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
                      *       "status": "queued",
@@ -36138,13 +36223,27 @@ export interface operations {
                      * @example +14155550123
                      */
                     to?: string;
-                    /** @description Instead of `to`: price a list (each may bring its own template parameters). */
+                    /** @description Instead of `to`: a contact of the account, written to at its number (or, when it has none, at its WhatsApp user id). */
+                    contactId?: string;
+                    /**
+                     * @description Instead of `to`: Meta's business-scoped user id of a customer (`US.13491208655302741918`), for one who did not share their number.
+                     * @example US.13491208655302741918
+                     */
+                    whatsappUserId?: string;
+                    /** @description Instead of `to` (or `contactId`, `whatsappUserId`): price a list (each may bring its own template parameters). */
                     recipients?: {
                         /**
                          * @description E.164 with the leading +, e.g. +14155550123 (a number without a country code is read as the account’s country’s).
                          * @example +14155550123
                          */
-                        to: string;
+                        to?: string;
+                        /** @description Instead of `to`: a contact of the account, written to at its number (or, when it has none, at its WhatsApp user id). */
+                        contactId?: string;
+                        /**
+                         * @description Instead of `to`: Meta's business-scoped user id of a customer (`US.13491208655302741918`), for one who did not share their number.
+                         * @example US.13491208655302741918
+                         */
+                        whatsappUserId?: string;
                         /** @description This recipient's template parameters (replace the top-level ones). */
                         parameters?: string[] | {
                             [key: string]: string;
@@ -36184,10 +36283,10 @@ export interface operations {
                     };
                     /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                     interactive?: {
-                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                        kind: "buttons" | "list" | "cta_url" | "location_request";
+                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                        kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                         header?: string;
-                        /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                        /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                         body: string;
                         footer?: string;
                         /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -36504,6 +36603,7 @@ export interface operations {
                      *       "type": "text",
                      *       "to": "text",
                      *       "from": "text",
+                     *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
                      *       "status": "queued",
@@ -36765,6 +36865,7 @@ export interface operations {
                      *       "type": "text",
                      *       "to": "text",
                      *       "from": "text",
+                     *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
                      *       "status": "queued",
@@ -37769,6 +37870,7 @@ export interface operations {
                      *             "type": "text",
                      *             "to": "text",
                      *             "from": "text",
+                     *             "whatsappUserId": "text",
                      *             "contactId": "text",
                      *             "conversationId": "text",
                      *             "status": "queued",
@@ -38037,6 +38139,7 @@ export interface operations {
                      *         "type": "text",
                      *         "to": "text",
                      *         "from": "text",
+                     *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
                      *         "status": "queued",
@@ -38421,6 +38524,7 @@ export interface operations {
                      *           "type": "text",
                      *           "to": "text",
                      *           "from": "text",
+                     *           "whatsappUserId": "text",
                      *           "contactId": "text",
                      *           "conversationId": "text",
                      *           "status": "queued",
@@ -38694,10 +38798,10 @@ export interface operations {
                     };
                     /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
                     interactive?: {
-                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer). */
-                        kind: "buttons" | "list" | "cta_url" | "location_request";
+                        /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                        kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
                         header?: string;
-                        /** @description Up to 1024 characters with buttons, cta_url and location_request, 4096 with a list. */
+                        /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
                         body: string;
                         footer?: string;
                         /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
@@ -38828,6 +38932,7 @@ export interface operations {
                      *       "type": "text",
                      *       "to": "text",
                      *       "from": "text",
+                     *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
                      *       "status": "queued",
@@ -39135,6 +39240,7 @@ export interface operations {
                      *         "type": "text",
                      *         "to": "text",
                      *         "from": "text",
+                     *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
                      *         "status": "queued",
@@ -39441,6 +39547,7 @@ export interface operations {
                      *         "type": "text",
                      *         "to": "text",
                      *         "from": "text",
+                     *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
                      *         "status": "queued",
@@ -39731,6 +39838,7 @@ export interface operations {
                      *         "type": "text",
                      *         "to": "text",
                      *         "from": "text",
+                     *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
                      *         "status": "queued",
@@ -39988,14 +40096,21 @@ export interface operations {
             cookie?: never;
         };
         /** @description Exactly one of `text`, `interactive`, `button`, `media`, `location`, `contacts`, `reaction`. */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
-                     * @description The customer's number (E.164; without a country code, the account's country's).
+                     * @description The customer's number (E.164; without a country code, the account's country's). The sandbox gives them their user id, as Meta does. A test number +1 NXX 555-011Y is a customer with a username who withholds the number: the message comes with the user id and username only.
                      * @example +14155550123
                      */
-                    from: string;
+                    from?: string;
+                    /**
+                     * @description Instead of `from` (or beside it): the customer by their WhatsApp user id. Without `from`, a customer who did not share their number writes in.
+                     * @example US.13491208655302741918
+                     */
+                    whatsappUserId?: string;
+                    /** @description The customer's WhatsApp username (a–z, 0–9, . and _). */
+                    username?: string;
                     /** @description The customer's profile name (a new contact's name). */
                     name?: string;
                     /**
@@ -40084,6 +40199,7 @@ export interface operations {
                      *       "type": "text",
                      *       "to": "text",
                      *       "from": "text",
+                     *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
                      *       "status": "queued",
@@ -40258,6 +40374,197 @@ export interface operations {
                 };
             };
             /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    simulateNumberChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The number the customer had. */
+                    from: string;
+                    /** @description Their new number. */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The Contact. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ctc_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "phone": "text",
+                     *       "name": "text",
+                     *       "email": "text",
+                     *       "tags": [
+                     *         "text"
+                     *       ],
+                     *       "attributes": {},
+                     *       "optedIn": true,
+                     *       "marketingOptOut": true,
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z",
+                     *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
+                     *       "waId": "text",
+                     *       "whatsappUserId": "US.13491208655302741918",
+                     *       "whatsappParentUserId": "text",
+                     *       "whatsappUsername": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Contact"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -41317,7 +41624,7 @@ export interface operations {
                     /** @example evt_01jv… */
                     id: string;
                     /** @enum {string} */
-                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
+                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
                     /** Format: date-time */
                     createdAt: string;
                     accountId: string | null;
