@@ -1,8 +1,9 @@
 // The console's inbox in real Chromium: an agent answers a customer's sandbox message and sees the
 // reply go to read, a new inbound message appears in the open conversation without reloading (the
 // page's GET /events/stream), the agent takes the conversation, closes and reopens it; a failed
-// reply shows its reason; once the window has closed the reply is an approved template with a
-// preview; axe-core finds no serious violation at 1280 and 390 px with a conversation open.
+// reply shows its reason; a customer who shared no number is named by their username and answered;
+// once the window has closed the reply is an approved template with a preview; axe-core finds no
+// serious violation at 1280 and 390 px with a conversation open.
 import { beforeAll, expect, it } from 'vitest';
 import { type BrowserEnv, describeBrowser, expectAccessible, PHONE, useBrowser } from '../helpers/browser.ts';
 import { call } from '../helpers/client.ts';
@@ -121,6 +122,40 @@ describeBrowser('the inbox', () => {
     await reply
       .getByText('Failed: Sandbox test number +1…555-0102: the message could not be delivered.')
       .waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('names a customer who shared no number by their username, and answers them', async () => {
+    // The sandbox's test number 555-0113 withholds its number: the message carries a user id and
+    // the username sandbox.customer13 only, like a WhatsApp user who adopted a username.
+    const res = await call(env.app, 'POST', '/sandbox/inbound-messages', {
+      key: t.sandboxKey,
+      body: { from: '+14155550113', text: 'Writing from my username' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const { context, page, problems } = await signedInPage(env, agent, '/inbox');
+    const row = page
+      .getByRole('list', { name: 'Conversations' })
+      .getByRole('link', { name: /@sandbox\.customer13/ });
+    await row.waitFor();
+    await row.click();
+    await page.getByRole('heading', { name: '@sandbox.customer13', level: 2 }).waitFor();
+    await page.getByLabel('Reply').fill('Happy to help.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const reply = page.locator('.bubble-outbound', { hasText: 'Happy to help.' });
+    await expect.poll(() => reply.getAttribute('data-status'), { timeout: 15_000 }).toBe('read');
+
+    // The contact's page: no phone, the username and the user id Meta reported.
+    const [contact] = (
+      await call(env.app, 'GET', '/contacts', { key: t.apiKey, query: { q: 'sandbox.customer13' } })
+    ).body.data;
+    expect(contact.phone).toBeNull();
+    await page.goto(`/console/contacts/${contact.id}`);
+    await page.getByRole('heading', { name: '@sandbox.customer13', level: 1 }).waitFor();
+    const fields = await page.locator('.key-values').first().textContent();
+    expect(fields).toContain('PhoneNot shared');
+    expect(fields).toContain(contact.whatsappUserId);
     expect(problems).toEqual([]);
     await context.close();
   });

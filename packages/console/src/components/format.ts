@@ -39,3 +39,14 @@ export function money(m: Money | null | undefined): string {
 export function count(n: number): string {
   return n.toLocaleString();
 }
+
+/** How the console names a customer: their name, else their number, else the WhatsApp username
+ *  (a customer who adopted one may share no number), else Meta's user id. */
+export function customerLabel(c: {
+  name?: string | null;
+  phone?: string | null;
+  whatsappUsername?: string | null;
+  whatsappUserId?: string | null;
+}): string {
+  return c.name || c.phone || (c.whatsappUsername ? `@${c.whatsappUsername}` : '') || c.whatsappUserId || '—';
+}

@@ -7,7 +7,7 @@ import { type ShownError, shownError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Field } from '../../components/Field.tsx';
-import { dateTime } from '../../components/format.ts';
+import { customerLabel, dateTime } from '../../components/format.ts';
 import { KeyValues } from '../../components/KeyValues.tsx';
 import { useOne } from '../../components/usePaged.ts';
 import type { Contact } from './ContactsPage.tsx';
@@ -54,10 +54,12 @@ export function ContactDetail() {
         )
       ) : (
         <>
-          <h1 id="page-title">{c.name || c.phone}</h1>
+          <h1 id="page-title">{customerLabel(c)}</h1>
           <KeyValues
             rows={[
-              ['Phone', c.phone],
+              ['Phone', c.phone ?? 'Not shared'],
+              ['WhatsApp username', c.whatsappUsername ? `@${c.whatsappUsername}` : null],
+              ['WhatsApp user id', c.whatsappUserId],
               ['Email', c.email],
               ['Opted in', c.optedIn ? 'Yes' : 'No'],
               ['Marketing opt-out', c.marketingOptOut ? 'Yes' : 'No'],

@@ -5,7 +5,7 @@ import { useId, useState } from 'react';
 import { Link, Route, Routes } from 'react-router-dom';
 import { useAccount } from '../../account.tsx';
 import { Button } from '../../components/Button.tsx';
-import { dateTime } from '../../components/format.ts';
+import { customerLabel, dateTime } from '../../components/format.ts';
 import { LoadMore } from '../../components/LoadMore.tsx';
 import { Table } from '../../components/Table.tsx';
 import { usePaged } from '../../components/usePaged.ts';
@@ -81,8 +81,9 @@ function ContactList() {
         rowKey={(c) => c.id}
         empty={list.items === null ? 'Loading…' : q ? 'No contact matches.' : 'No contacts yet.'}
         columns={[
-          { header: 'Name', cell: (c) => <Link to={`/contacts/${c.id}`}>{c.name || c.phone}</Link> },
-          { header: 'Phone', cell: (c) => c.phone },
+          { header: 'Name', cell: (c) => <Link to={`/contacts/${c.id}`}>{customerLabel(c)}</Link> },
+          { header: 'Phone', cell: (c) => c.phone ?? '—' },
+          { header: 'WhatsApp username', cell: (c) => (c.whatsappUsername ? `@${c.whatsappUsername}` : '—') },
           {
             header: 'Tags',
             cell: (c) =>

@@ -100,7 +100,11 @@ export function ConversationView({
       {c ? (
         <>
           <div className="page-head">
-            <h2 id="conversation-title">{contactName ? `${contactName} (${c.phone})` : c.phone}</h2>
+            <h2 id="conversation-title">
+              {contactName && c.phone
+                ? `${contactName} (${c.phone})`
+                : contactName || c.phone || 'WhatsApp customer'}
+            </h2>
             <span className={`badge badge-${c.status}`}>{c.status === 'open' ? 'Open' : 'Closed'}</span>
           </div>
           <p className="window">

@@ -124,7 +124,7 @@ function Inbox() {
                 className="conversation-row"
               >
                 <span className="row-top">
-                  <span className="row-name">{names[c.contactId] || c.phone}</span>
+                  <span className="row-name">{names[c.contactId] || c.phone || 'WhatsApp customer'}</span>
                   <time dateTime={c.lastMessageAt}>{shortWhen(c.lastMessageAt)}</time>
                 </span>
                 <span className="row-bottom">
