@@ -13,7 +13,7 @@ const contact = await contactFor(phone, { name: 'Ann Lee', tags: ['patient'] });
 const hook = await listen(['message.*']);
 try {
   const message = await tidings.messages.send({
-    to: contact.phone,
+    contactId: contact.id,
     templateName: template.name,
     templateLanguage: template.language,
     parameters: ['Ann', 'Tuesday 9:30'],

@@ -18,7 +18,7 @@ for await (const template of tidings.templates.list({ status: 'APPROVED', limit:
 }
 if (!chosen) fail('no approved lead_welcome template');
 const message = await tidings.messages.send({
-  to: lead.phone,
+  contactId: lead.id,
   templateName: chosen.name,
   templateLanguage: chosen.language,
   parameters: ['Bo', 'Tidings'],

@@ -81,7 +81,7 @@ import { opsRoutes } from './modules/ops/index.ts';
 import { partnerAccountRoutes, partnerRoutes, partnerWhatsAppAppRoutes } from './modules/partner/index.ts';
 import { loadPrices } from './modules/pricing/index.ts';
 import { RetentionPruner } from './modules/retention/index.ts';
-import { ruleRoutes } from './modules/rules/index.ts';
+import { ruleRoutes, subscribeRuleRunMerges } from './modules/rules/index.ts';
 import {
   bulkEnrollJob,
   findSequence,
@@ -232,6 +232,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   subscribeRecipientMerges(hooks);
   subscribeVoiceCampaignMerges(hooks);
   subscribeCallMerges(hooks);
+  subscribeRuleRunMerges(hooks);
   const ctx: AppContext = {
     ...sending,
     actionTargets: {

@@ -1,6 +1,7 @@
 // The `tidings` command line: serve, migrate, bootstrap-token, account/key management for a
-// self-hoster who wants a working key without the partner API, and a client of the HTTP API
-// (login profiles, send, contacts list|import, messages get, webhooks listen).
+// self-hoster who wants a working key without the partner API, the price book (prices load|list),
+// and a client of the HTTP API (login profiles, send, contacts list|import, messages get, webhooks
+// listen).
 import { rmSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { contactsListCommand } from './cli/api/contacts-list.ts';
@@ -286,6 +287,36 @@ accounts
         }
       }
     }),
+  );
+
+const prices = program.command('prices').description("Meta's price book: the rows that price messages");
+prices
+  .command('load')
+  .description('add the rows of a price file (docs/messaging.md § The price book); all of them, or none')
+  .argument('<file>', 'a JSON file: { "currency": "USD", "rows": [...] }')
+  .action((file: string) =>
+    operation(() =>
+      withDatabase(async (db) => {
+        const { pricesLoadCommand } = await import('./cli/prices/command.ts');
+        process.stdout.write(await pricesLoadCommand(db, file));
+        return 0;
+      }),
+    ),
+  );
+prices
+  .command('list')
+  .description('print the rows, one JSON line each, saying which are in force')
+  .option('--market <code>', 'only this market (ISO 3166-1 alpha-2, or *)')
+  .option('--at <date>', 'in force on this day (YYYY-MM-DD); today by default')
+  .action((opts: { market?: string; at?: string }) =>
+    operation(() =>
+      withDatabase(async (db, cfg) => {
+        const { pricesListCommand } = await import('./cli/prices/command.ts');
+        const { loadPrices } = await import('./modules/pricing/index.ts');
+        process.stdout.write(await pricesListCommand(db, loadPrices(cfg.pricesFile), opts));
+        return 0;
+      }),
+    ),
   );
 
 const keys = program.command('keys').description('manage API keys');

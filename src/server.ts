@@ -15,6 +15,7 @@ import { claimDataDir, describeOpen } from './kernel/runtime/data-dir.ts';
 import { openAdminSocket } from './modules/backup/index.ts';
 import { prepareDummyHash } from './modules/console-auth/index.ts';
 import { ensureBootstrapToken } from './modules/partner/index.ts';
+import { attachBook } from './modules/pricing/index.ts';
 import { startRetention } from './modules/retention/index.ts';
 import { startTemplateSyncs } from './modules/templates/index.ts';
 
@@ -76,6 +77,8 @@ export async function startServer(
   const { db, jobs } = await prepareDatabase(config);
   const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
   const app = await buildApp(config, { db, jobs, redis });
+  // The price book: the release's shipped rows written, the operator's read, now and every minute.
+  const stopReadingBook = await attachBook(db, app.ctx.prices);
   if (closed.length > 0) {
     app.log.warn(
       { dataDir: config.dataDir, closed: closed.length },
@@ -123,6 +126,7 @@ export async function startServer(
       }, config.shutdownTimeoutMs + 2000);
       deadline.unref();
       if (pruneTimer) clearInterval(pruneTimer);
+      stopReadingBook();
       stopTemplateSyncs?.();
       stopRetention?.();
       await closeAdminSocket?.();

@@ -40,7 +40,9 @@ describe('the price table', () => {
     expect(prices.listPrice('IN', 'authentication')).toBe(1_400);
     expect(prices.listPrice('ZZ', 'marketing')).toBe(60_400);
     expect(prices.listPrice(null, 'utility')).toBe(7_700);
-    expect(prices.listPrice('US', 'service')).toBe(0);
+    // Free-form (service) messages were free until Meta began charging them on 2026-10-01.
+    expect(prices.listPrice('US', 'service', new Date('2026-09-30T12:00:00Z'))).toBe(0);
+    expect(prices.listPrice('US', 'service', new Date('2026-10-01T00:00:00Z'))).toBe(3_400);
   });
 
   it('lays a file over it, category by category; what the file leaves out keeps the shipped price', () => {
@@ -81,9 +83,10 @@ describe('the price table', () => {
     expect(() => loadPrices(file('broken.json', '{"countries":'))).toThrow(ConfigError);
   });
 
-  it('quotes the free rules: the sandbox, and utility and service inside the window', () => {
+  it('quotes the free rules as they stood before 2026-10-01: the sandbox, and utility and service inside the window', () => {
     const prices = loadPrices(null);
-    const base = { country: 'US', windowOpen: false, provider: 'whatsapp_cloud' as const };
+    const at = new Date('2026-09-30T23:59:59Z');
+    const base = { country: 'US', windowOpen: false, provider: 'whatsapp_cloud' as const, at };
     expect(quote(prices, { ...base, category: 'marketing' })).toMatchObject({
       chargeMicros: 25_000,
       freeReason: null,
@@ -106,6 +109,35 @@ describe('the price table', () => {
     expect(quote(prices, { ...base, category: 'service', windowOpen: true })).toMatchObject({
       chargeMicros: 0,
       freeReason: null,
+      rule: 'list:*:service:2025-07-01:shipped',
+    });
+  });
+
+  it('charges service messages and in-window utility templates from 2026-10-01, as Meta does', () => {
+    const prices = loadPrices(null);
+    const at = new Date('2026-10-01T00:00:00Z');
+    const base = { country: 'US', windowOpen: true, provider: 'whatsapp_cloud' as const, at };
+    expect(quote(prices, { ...base, category: 'utility' })).toEqual({
+      country: 'US',
+      category: 'utility',
+      listPriceMicros: 3_400,
+      chargeMicros: 3_400,
+      freeReason: null,
+      rule: 'list:US:utility:2025-07-01:shipped',
+    });
+    expect(quote(prices, { ...base, category: 'service' })).toMatchObject({
+      chargeMicros: 3_400,
+      rule: 'list:US:service:2026-10-01:shipped',
+    });
+    // A market without its own row pays the default row's utility rate for service.
+    expect(quote(prices, { ...base, country: 'ZZ', category: 'service' })).toMatchObject({
+      chargeMicros: 7_700,
+      rule: 'list:*:service:2026-10-01:shipped',
+    });
+    expect(quote(prices, { ...base, category: 'service', provider: 'sandbox' })).toMatchObject({
+      chargeMicros: 0,
+      freeReason: 'sandbox',
+      rule: 'sandbox',
     });
   });
 

@@ -80,6 +80,13 @@ describe('campaigns on the WhatsApp Cloud API', () => {
       {
         country: 'DE',
         category: 'marketing',
+        rule: {
+          key: 'list:DE:marketing:2025-07-01:shipped',
+          kind: 'list',
+          market: 'DE',
+          effectiveFrom: '2025-07-01',
+          source: 'shipped',
+        },
         unitPrice: { amount: '0.1365', currency: 'USD' },
         count: 2,
         amount: { amount: '0.2730', currency: 'USD' },
@@ -89,6 +96,7 @@ describe('campaigns on the WhatsApp Cloud API', () => {
       {
         country: 'US',
         category: 'marketing',
+        rule: expect.objectContaining({ key: 'list:US:marketing:2025-07-01:shipped' }),
         unitPrice: { amount: '0.0250', currency: 'USD' },
         count: 3,
         amount: { amount: '0.0750', currency: 'USD' },

@@ -652,7 +652,7 @@ describe('an inbound payload with a wrong signature', () => {
 });
 
 describe('answering inside the customer service window', () => {
-  it('a free-form text is accepted, charged nothing, and joins the conversation', async () => {
+  it('a free-form text is accepted, charged as a service message, and joins the conversation', async () => {
     const t = await newTenant('1.00');
     const to = '+14155552009';
     const refused = await call(env.app, 'POST', '/messages', {
@@ -671,10 +671,11 @@ describe('answering inside the customer service window', () => {
       to,
       contactId: theirs.contactId,
       conversationId: theirs.conversationId,
-      pricing: { category: 'service', charged: { amount: '0.0000' }, refunded: false },
+      // Meta charges service messages since 2026-10-01 (the shipped price book: US 0.0034).
+      pricing: { category: 'service', charged: { amount: '0.0034' }, refunded: false },
     });
     await messageWhen(env.app, t.apiKey, ours.id, 'sent');
-    expect(await balanceOf(env.app, t.apiKey)).toBe('1.0000');
+    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9966');
     const view = await conversation(t, theirs.conversationId);
     expect(view).toMatchObject({ unreadCount: 0, serviceWindowOpen: true, lastMessage: { id: ours.id } });
   });

@@ -3,7 +3,8 @@
 // - Meta's 200 (even "held_for_quality_assessment") means accepted: the message stays queued with
 //   acceptedAt and Meta's word, no message.sent; Meta's `sent` callback makes it sent, at Meta's time.
 // - A `delivered` after `failed` is recorded, and the refund of the failure is taken back (Meta
-//   billed it) by one adjustment; a charged message Meta did not bill is paid back, once.
+//   billed it) by one adjustment; a charged message Meta did not bill is paid back, once; the
+//   adjustments of a period are reported per price-book rule (GET /account/pricing/adjustments).
 // - The wallet never goes below zero: an adjustment it cannot pay takes what there is; the rest
 //   is shown as unpaid and not asked for again.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -205,6 +206,59 @@ describe('the charge follows what Meta bills', () => {
     expect(await balanceOf(env.app, t.apiKey)).toBe('1.0000');
     await status(t, m.providerMessageId, { status: 'read', billable: false });
     expect((await adjustments(t)).map((a) => a.amount.amount)).toEqual([PRICE]);
+  });
+
+  it('reports the adjustments of a period per price-book rule, and only its own account', async () => {
+    const t = await newTenant('1.00');
+    const paidBack = await handedOver(t);
+    await status(t, paidBack.providerMessageId, { status: 'delivered', billable: false });
+    await messageWhen(env.app, t.apiKey, paidBack.id, 'delivered');
+    // Refunded on failure, then delivered and billed: the refund is taken back.
+    const chargedAgain = await handedOver(t);
+    await status(t, chargedAgain.providerMessageId, { status: 'failed' });
+    await messageWhen(env.app, t.apiKey, chargedAgain.id, 'failed');
+    await status(t, chargedAgain.providerMessageId, { status: 'delivered', billable: true });
+    await messageWhen(env.app, t.apiKey, chargedAgain.id, 'delivered');
+    const report = await call(env.app, 'GET', '/account/pricing/adjustments', { key: t.apiKey });
+    expect(report.status, JSON.stringify(report.body)).toBe(200);
+    const usd = (amount: string) => ({ amount, currency: 'USD' });
+    const totals = {
+      adjustments: 2,
+      messages: 2,
+      taken: usd(PRICE),
+      givenBack: usd(PRICE),
+      net: usd('0.0000'),
+    };
+    expect(report.body).toMatchObject({
+      ...totals,
+      byRule: [
+        {
+          rule: {
+            key: 'list:US:marketing:2025-07-01:shipped',
+            kind: 'list',
+            market: 'US',
+            effectiveFrom: '2025-07-01',
+            source: 'shipped',
+          },
+          ...totals,
+        },
+      ],
+    });
+    // A period that ended before: nothing; a period that does not run forward: 400.
+    const before = await call(env.app, 'GET', '/account/pricing/adjustments', {
+      key: t.apiKey,
+      query: { from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z' },
+    });
+    expect(before.body).toMatchObject({ adjustments: 0, net: usd('0.0000'), byRule: [] });
+    const backwards = await call(env.app, 'GET', '/account/pricing/adjustments', {
+      key: t.apiKey,
+      query: { from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' },
+    });
+    expect(backwards.status).toBe(400);
+    // Another account's report holds none of them.
+    const other = await newTenant('0');
+    const theirs = await call(env.app, 'GET', '/account/pricing/adjustments', { key: other.apiKey });
+    expect(theirs.body).toMatchObject({ adjustments: 0, byRule: [] });
   });
 
   it('never takes the wallet below zero: what it cannot pay is recorded as unpaid, and not asked again', async () => {

@@ -1,5 +1,5 @@
 // The `tidings` command line, run as a real process on an embedded database in a temporary folder.
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/kernel/database/db.ts';
@@ -69,6 +69,45 @@ describe('tidings CLI', { timeout: 120_000 }, () => {
     const key = await tidings(['keys', 'create', '--account', accountId]);
     expect(key.code).toBe(1);
     expect(key.stderr).toContain('PLAN_UPGRADE_REQUIRED');
+  });
+
+  it('loads price rows whole or not at all, and lists which rows are in force on a day', async () => {
+    const bad = `${dataDir}/bad-prices.json`;
+    writeFileSync(bad, JSON.stringify({ currency: 'USD', rows: [{ market: 'usa', category: 'marketing' }] }));
+    const refused = await tidings(['prices', 'load', bad]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('nothing loaded');
+    expect(refused.stderr).toContain('rows[0].market: must be an ISO 3166-1 alpha-2 code');
+    expect(refused.stderr).toContain('rows[0].price: must be a decimal string');
+    const good = `${dataDir}/prices.json`;
+    writeFileSync(
+      good,
+      JSON.stringify({
+        currency: 'USD',
+        rows: [
+          { market: 'US', category: 'marketing', price: '0.0275', effectiveFrom: '2027-01-01', note: 'Q1' },
+        ],
+      }),
+    );
+    const loaded = await tidings(['prices', 'load', good]);
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(JSON.parse(loaded.stdout)).toEqual({ loaded: 1, added: 1, replaced: 0 });
+    const listed = async (at: string) =>
+      (await tidings(['prices', 'list', '--market', 'US', '--at', at])).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+        .filter((r) => r.category === 'marketing');
+    const marketing = (rows: { source: string; inForce: boolean; price: string }[]) =>
+      rows.map((r) => [r.source, r.price, r.inForce]);
+    expect(marketing(await listed('2026-12-31'))).toEqual([
+      ['operator', '0.0275', false],
+      ['shipped', '0.0250', true],
+    ]);
+    expect(marketing(await listed('2027-01-01'))).toEqual([
+      ['operator', '0.0275', true],
+      ['shipped', '0.0250', false],
+    ]);
   });
 
   it('issues bootstrap tokens until the installation is bootstrapped; only the newest works', async () => {

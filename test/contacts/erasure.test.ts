@@ -378,6 +378,45 @@ describe('erasing a contact', () => {
     expect((await a('GET', `/contacts/${contact.id}`)).status).toBe(404);
   }, 120_000);
 
+  it('of a contact others were merged into leaves no trace of the merged ids either', async () => {
+    const b = await business('erasure: merged');
+    const { a } = b;
+    const userId = 'US.55531208655302741918';
+    const phone = '+14155550377';
+    // First known by user id alone, then by number: two contacts, until a message shows both.
+    const byUserId = await ok(
+      call(env.app, 'POST', '/sandbox/inbound-messages', {
+        key: b.sandboxKey,
+        body: { whatsappUserId: userId, username: 'ysolde.f', name: 'Ysolde Farrowmere', text: 'Hello' },
+      }),
+      201,
+    );
+    // Its conversation's events name that contact's id alone (a conversation shows no user id).
+    await ok(a('POST', `/conversations/${byUserId.conversationId}/close`), 200);
+    const byPhone = await ok(a('POST', '/contacts', { phone, name: 'Ysolde F.' }), 201);
+    await ok(
+      call(env.app, 'POST', '/sandbox/inbound-messages', {
+        key: b.sandboxKey,
+        body: { from: phone, whatsappUserId: userId, text: 'It is me again' },
+      }),
+      201,
+    );
+    // The one known by number survives; the merged id answers with it.
+    const merged = await ok(a('GET', `/contacts/${byUserId.contactId}`), 200);
+    expect(merged).toMatchObject({ id: byPhone.id, phone, whatsappUserId: userId });
+    await until(
+      () => receiver.received.some((r) => r.body.includes('contact.merged')),
+      10_000,
+      () => 'contact.merged delivered',
+    );
+
+    expect((await a('DELETE', `/contacts/${byPhone.id}?erase=true`)).status).toBe(204);
+    for (const needle of [byUserId.contactId, userId, phone.slice(1), 'Ysolde', 'ysolde.f']) {
+      expect({ needle, places: await placesHolding(env.tdb.db, needle) }).toEqual({ needle, places: [] });
+    }
+    expect((await a('GET', `/contacts/${byUserId.contactId}`)).status).toBe(404);
+  }, 120_000);
+
   it('answers 404 for a contact of another account, erasing nothing', async () => {
     const { app } = env;
     const one = await whatsappTenant(app, env.partner.partnerKey, fake);

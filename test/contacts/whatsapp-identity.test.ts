@@ -11,7 +11,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FakeBusiness } from '../fakes/whatsapp-cloud.ts';
 import { envelope, statusExamples } from '../fixtures/meta-examples.ts';
 import { call } from '../helpers/client.ts';
-import { eventually, type MessagingTenant, useMessagingApp, whatsappTenant } from '../helpers/messaging.ts';
+import {
+  credit,
+  eventually,
+  type MessagingTenant,
+  useMessagingApp,
+  whatsappTenant,
+} from '../helpers/messaging.ts';
 
 const env = useMessagingApp({ config: { logLevel: 'warn' } });
 let base: string;
@@ -21,7 +27,12 @@ beforeAll(async () => {
 });
 
 type Tenant = MessagingTenant & { business: FakeBusiness };
-const newTenant = async (): Promise<Tenant> => whatsappTenant(env.app, env.partner.partnerKey, env.fake);
+/** A tenant on the fake Graph API whose wallet pays its replies (service messages cost since 2026-10-01). */
+async function newTenant(): Promise<Tenant> {
+  const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
+  await credit(env.app, env.partner.partnerKey, t.accountId, '1.00');
+  return t;
+}
 
 const SHEENA = 'US.13491208655302741918';
 const SHEENA_PARENT = 'US.ENT.11815799212886844830';

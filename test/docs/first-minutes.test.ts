@@ -124,7 +124,8 @@ describe('the sandbox’s estimate', () => {
   it('charges 0 and shows what a live channel would charge, with the same window rules', async () => {
     const t = await sandboxTenant(env.app, env.partner.partnerKey);
     await approvedTemplate(env.app, t.apiKey, { name: 'reminder', category: 'UTILITY' });
-    // One recipient inside the customer service window: utility is free on a live channel too.
+    // One recipient inside the customer service window: a live channel charges utility there too
+    // since 2026-10-01 (Meta's rule, a row of the shipped price book), at the same price.
     await customerWrote(env.tdb.db, t.accountId, '+14155552001', new Date());
     const res = await call(env.app, 'POST', '/messages/estimate', {
       key: t.apiKey,
@@ -143,11 +144,13 @@ describe('the sandbox’s estimate', () => {
       liveCharge: unit,
       freeReason: 'sandbox',
     });
-    expect(res.body.recipients[1]).toMatchObject({
-      charge: { amount: '0.0000' },
-      liveCharge: { amount: '0.0000' },
+    expect(res.body.recipients[1]).toMatchObject({ charge: { amount: '0.0000' }, liveCharge: unit });
+    const twice = (Number(unit.amount) * 2).toFixed(4);
+    expect(res.body).toMatchObject({
+      total: { amount: '0.0000' },
+      liveTotal: { amount: twice },
+      channel: 'sandbox',
     });
-    expect(res.body).toMatchObject({ total: { amount: '0.0000' }, liveTotal: unit, channel: 'sandbox' });
   });
 
   it('of a campaign shows the live cost beside its 0 too', async () => {

@@ -10,6 +10,7 @@ import { type App, buildApp } from '../../src/app.ts';
 import { type Config, makeConfig } from '../../src/config.ts';
 import { type Database, openPglite, openPostgres } from '../../src/kernel/database/db.ts';
 import type { Resolver } from '../../src/kernel/outbound/egress.ts';
+import { attachBook } from '../../src/modules/pricing/index.ts';
 import { databaseUrl } from './global-setup.ts';
 
 export const BOOTSTRAP_TOKEN = 'test-bootstrap-token-0123456789abcdef';
@@ -91,6 +92,8 @@ export interface TestAppOptions {
   resolver?: Resolver;
   /** Runs the background job workers in this app (the queue itself is always started). */
   workers?: boolean;
+  /** Reads the price book's table as the server does (default); false for a database never migrated. */
+  priceBook?: boolean;
 }
 
 export async function createTestApp(db: Database, options: TestAppOptions = {}): Promise<App> {
@@ -103,6 +106,11 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}):
     processMetrics: false,
     resolver: options.resolver,
   });
+  // As the server does (src/server.ts): the price book's stored rows in the app's prices.
+  if (options.priceBook !== false) {
+    const stopReadingBook = await attachBook(db, app.ctx.prices);
+    app.addHook('onClose', async () => stopReadingBook());
+  }
   options.beforeReady?.(app);
   // Jobs in flight finish before the database goes; queues exist before the first request, as in
   // the server (a cold queue would deadlock an enqueue inside a PGlite transaction).

@@ -1,12 +1,14 @@
-// Paying for messages: live sends through a real provider (the env.fake WhatsApp Cloud API) are debited
-// in the transaction that accepts them, at the price the estimate shows; the free rules; 402 with
-// nothing left behind; never a negative balance, and the ledger adding up, under 200 concurrent
-// sends; one message and one charge per Idempotency-Key, whatever the concurrency.
+// Paying for messages: live sends through a real provider (the env.fake WhatsApp Cloud API) are
+// debited in the transaction that accepts them, at the price the estimate shows, naming the price
+// book's rule; the in-window rule (Meta's, and an operator's own); 402 with nothing left behind;
+// never a negative balance, and the ledger adding up, under 200 concurrent sends; one message and
+// one charge per Idempotency-Key, whatever the concurrency.
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/kernel/database/db.ts';
 import { acceptBatchOptimistically, type SendRequest } from '../../src/modules/messages/accept-batch.ts';
 import { AcceptQueue } from '../../src/modules/messages/accept-queue.ts';
 import { prepareMessage, templateLookup } from '../../src/modules/messages/prepare.ts';
+import { loadOperatorRows, readBook } from '../../src/modules/pricing/store.ts';
 import { call, createAccountKey } from '../helpers/client.ts';
 import { onPostgres } from '../helpers/harness.ts';
 import {
@@ -21,6 +23,22 @@ import {
 import { expectError } from '../helpers/setup.ts';
 
 const env = useMessagingApp({ autoApprove: true });
+
+/** An operator who keeps utility templates free inside the window (Meta charges them since 2026-10-01). */
+async function keepInWindowUtilityFree() {
+  await loadOperatorRows(env.tdb.db, [
+    {
+      market: '*',
+      category: 'utility',
+      rule: 'in_window',
+      priceMicros: 0,
+      effectiveFrom: new Date('2026-11-01T00:00:00Z'),
+      source: 'operator',
+      note: null,
+    },
+  ]);
+  env.app.ctx.prices.useStoredRows(await readBook(env.tdb.db));
+}
 
 type Tenant = Awaited<ReturnType<typeof whatsappTenant>>;
 
@@ -120,26 +138,48 @@ describe('charging', () => {
     expect(await ledgerSum(t.accountId)).toBe(4_789_200);
   });
 
-  it('charges nothing for utility templates and free-form replies inside the window, and marketing all the same', async () => {
+  it('inside the window, charges utility templates and free-form replies since Meta does (2026-10-01), naming the rule', async () => {
     const t = await liveTenant('1.00');
     const to = '+14155550141';
     await customerWrote(env.tdb.db, t.accountId, to, new Date(Date.now() - 3600_000));
     const utility = await call(env.app, 'POST', '/messages', { key: t.apiKey, body: update(to) });
     expect(utility.body.pricing).toMatchObject({
       listPrice: { amount: '0.0034' },
-      charged: { amount: '0.0000' },
-      freeReason: 'customer_service_window',
+      charged: { amount: '0.0034' },
+      freeReason: null,
+      rule: { key: 'list:US:utility:2025-07-01:shipped', kind: 'list', market: 'US', source: 'shipped' },
     });
     const reply = await call(env.app, 'POST', '/messages', {
       key: t.apiKey,
       body: { to, type: 'text', text: 'Thanks!' },
     });
-    expect(reply.body.pricing).toMatchObject({ category: 'service', charged: { amount: '0.0000' } });
+    expect(reply.body.pricing).toMatchObject({
+      category: 'service',
+      charged: { amount: '0.0034' },
+      rule: { key: 'list:US:service:2026-10-01:shipped', effectiveFrom: '2026-10-01' },
+    });
     const marketing = await call(env.app, 'POST', '/messages', { key: t.apiKey, body: offer(to) });
     expect(marketing.body.pricing).toMatchObject({ charged: { amount: '0.0250' }, freeReason: null });
     const outside = await call(env.app, 'POST', '/messages', { key: t.apiKey, body: update('+14155550142') });
     expect(outside.body.pricing.charged.amount).toBe('0.0034');
-    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9716');
+    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9648');
+  });
+
+  it("an operator's in_window row keeps utility templates free inside the window, and names itself", async () => {
+    await keepInWindowUtilityFree();
+    const t = await liveTenant('1.00');
+    const to = '+14155550144';
+    await customerWrote(env.tdb.db, t.accountId, to, new Date(Date.now() - 3600_000));
+    const utility = await call(env.app, 'POST', '/messages', { key: t.apiKey, body: update(to) });
+    expect(utility.body.pricing).toMatchObject({
+      listPrice: { amount: '0.0034' },
+      charged: { amount: '0.0000' },
+      freeReason: 'customer_service_window',
+      rule: { key: 'in_window:*:utility:2026-11-01:operator', kind: 'in_window', market: '*' },
+    });
+    // Outside the window the list price applies.
+    const outside = await call(env.app, 'POST', '/messages', { key: t.apiKey, body: update('+14155550145') });
+    expect(outside.body.pricing.charged.amount).toBe('0.0034');
   });
 
   it('never charges a sandbox key, even on a WhatsApp account', async () => {
@@ -249,6 +289,7 @@ describe('sends decided from what the process last saw', () => {
   });
 
   it('a window that opened since: the utility template is free; one that closed: the reply is refused', async () => {
+    await keepInWindowUtilityFree();
     const t = await liveTenant('1.00');
     const to = '+14155550202';
     expect((await send(t, update(to))).body.pricing.charged.amount).toBe('0.0034');
@@ -267,7 +308,8 @@ describe('sends decided from what the process last saw', () => {
     );
     expectError(await send(t, { to, type: 'text', text: 'Thanks again!' }), 422, 'CSW_VIOLATION');
     expect((await send(t, update(to))).body.pricing.charged.amount).toBe('0.0034');
-    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9898');
+    // Three utility templates outside the window and the reply inside it (service: 0.0034).
+    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9864');
   });
 
   it('a contact deleted since: the next send makes a new one and points to it', async () => {
@@ -382,6 +424,14 @@ describe('estimates', () => {
           // Off the sandbox, what a live channel charges is the charge itself.
           liveCharge: { amount: '0.0250', currency: 'USD' },
           freeReason: null,
+          // The price book's row that prices it: US marketing, shipped, from 2025-07-01.
+          rule: {
+            key: 'list:US:marketing:2025-07-01:shipped',
+            kind: 'list',
+            market: 'US',
+            effectiveFrom: '2025-07-01',
+            source: 'shipped',
+          },
           error: null,
         },
       ],

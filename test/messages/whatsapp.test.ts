@@ -219,7 +219,7 @@ describe('free-form messages', () => {
     }
   });
 
-  it('reach Meta as text, media, reply buttons and a list, free inside the customer service window', async () => {
+  it('reach Meta as text, media, reply buttons and a list, inside the customer service window, charged as service', async () => {
     const t = await liveTenant('1.00');
     const to = '+14155550125';
     await customerWrote(env.tdb.db, t.accountId, to, new Date(Date.now() - 3600_000));
@@ -268,7 +268,8 @@ describe('free-form messages', () => {
     const ids: string[] = [];
     for (const body of bodies) {
       const m = await send(t, { to, ...body });
-      expect(m.pricing).toMatchObject({ category: 'service', charged: { amount: '0.0000' } });
+      // Meta charges service messages from 2026-10-01: the market's rate (the shipped book's).
+      expect(m.pricing).toMatchObject({ category: 'service', charged: { amount: '0.0034' } });
       ids.push(m.id);
     }
     const mine = (
@@ -338,7 +339,7 @@ describe('free-form messages', () => {
       },
     ]);
     for (const id of ids) await messageWhen(env.app, t.apiKey, id, 'sent');
-    expect(await balanceOf(env.app, t.apiKey)).toBe('1.0000');
+    expect(await balanceOf(env.app, t.apiKey)).toBe('0.9864');
   });
 });
 

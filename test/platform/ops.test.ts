@@ -17,7 +17,7 @@ describe('probes', () => {
   it('/readyz answers ready while the database answers, 503 with Retry-After when it does not', async () => {
     expect((await call(env.app, 'GET', '/readyz')).body).toEqual({ status: 'ready' });
     const lost = await openPglite(null);
-    const broken = await createTestApp(lost);
+    const broken = await createTestApp(lost, { priceBook: false });
     await lost.close();
     const res = await call(broken, 'GET', '/readyz');
     expect(res.status).toBe(503);

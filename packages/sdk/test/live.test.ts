@@ -138,7 +138,7 @@ describe('pages', () => {
     });
     const seen: string[] = [];
     for await (const contact of counting.contacts.list({ tag: [tag], limit: 3 })) {
-      expectTypeOf(contact.phone).toEqualTypeOf<string>();
+      expectTypeOf(contact.phone).toEqualTypeOf<string | null>();
       seen.push(contact.id);
     }
     // Newest first, every one once, in three pages (3 + 3 + 1).

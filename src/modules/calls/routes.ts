@@ -4,8 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Channels } from '../../channels/registry.ts';
 import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
-import { invalid } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
+import { PeriodQuery, periodOf } from '../../kernel/http/period.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
 import type { PriceTable } from '../pricing/index.ts';
 import type { VoiceDialer } from './dialer.ts';
@@ -17,7 +17,6 @@ import {
   CreateCallBody,
   DigitsBody,
   toCall,
-  UsageQuery,
   UsageSchema,
 } from './schemas.ts';
 import { type CallInput, cancelCall, createCall, getCall, pressKeys } from './service.ts';
@@ -98,17 +97,12 @@ export function callRoutes(ctx: CallsContext): FastifyPluginAsyncTypebox {
           summary: 'Calls, answered calls, billable minutes and cost over a period, by status and by country',
           description:
             'Calls are counted by when they were made; `from` defaults to the start of the month (UTC), `to` to now. 400 when `from` is not before `to`.',
-          querystring: UsageQuery,
+          querystring: PeriodQuery,
           response: { 200: UsageSchema },
         },
       },
       async (request) => {
-        const now = ctx.now();
-        const from = request.query.from
-          ? new Date(request.query.from)
-          : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-        const to = request.query.to ? new Date(request.query.to) : now;
-        if (!(from < to)) throw invalid('from', 'must be before to');
+        const { from, to } = periodOf(request.query, ctx.now());
         return voiceUsage(ctx.db, accountOf(request).id, from, to, ctx.prices.currency);
       },
     );

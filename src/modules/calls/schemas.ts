@@ -176,21 +176,6 @@ export function toCall(row: CallRow, currency: string) {
   };
 }
 
-export const UsageQuery = Type.Object(
-  {
-    from: Type.Optional(
-      Type.String({
-        format: 'date-time',
-        description: 'From (inclusive); the start of this month (UTC) by default.',
-      }),
-    ),
-    to: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Until (exclusive); now by default.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
 const UsageTotals = {
   calls: Type.Integer(),
   answered: Type.Integer(),

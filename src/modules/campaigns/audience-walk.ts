@@ -15,6 +15,8 @@ import type { CampaignRow } from './repo.ts';
 export interface EstimateLine {
   country: string | null;
   category: string;
+  /** The book's rule that priced these sends (pricing/book.ts ruleKey). */
+  rule: string;
   unitMicros: number;
   count: number;
   free: number;
@@ -58,13 +60,15 @@ export async function walkAudience(
         country: contactCountry(c),
         category,
         windowOpen: windowOpen(c.last_inbound_at, now),
+        at: now,
       };
       const q = quote(prices, { ...priced, provider });
       const live = provider === 'sandbox' ? quote(prices, { ...priced, provider: 'whatsapp_cloud' }) : q;
-      const key = `${q.country}/${q.category}`;
+      const key = `${q.country}/${q.category}/${q.rule}`;
       const line = lines.get(key) ?? {
         country: q.country,
         category: q.category,
+        rule: q.rule,
         unitMicros: q.listPriceMicros,
         count: 0,
         free: 0,

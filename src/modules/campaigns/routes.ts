@@ -8,7 +8,7 @@ import type { KernelContext } from '../../kernel/context.ts';
 import type { ErrorCode } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { money } from '../billing/index.ts';
-import type { PriceTable } from '../pricing/index.ts';
+import { type PriceTable, ruleView } from '../pricing/index.ts';
 import { countersOf, listCampaigns, listRecipients } from './repo.ts';
 import {
   CampaignIdParams,
@@ -212,6 +212,7 @@ export function campaignRoutes(ctx: CampaignsContext): FastifyPluginAsyncTypebox
           lines: e.lines.map((l) => ({
             country: l.country,
             category: l.category,
+            rule: ruleView(l.rule)!,
             unitPrice: m(l.unitMicros),
             count: l.count,
             amount: m(l.amountMicros),

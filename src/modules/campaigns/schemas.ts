@@ -5,6 +5,7 @@ import { MoneySchema, NullableTimestamp, Timestamp } from '../../kernel/http/sch
 import { WEEKDAYS } from '../automation/index.ts';
 import { money } from '../billing/index.ts';
 import { AudienceSchema, CAMPAIGN_STATUSES } from '../campaign-shared/index.ts';
+import { PricingRuleSchema } from '../pricing/index.ts';
 import type { CampaignRow, Counters, RecipientRow } from './repo.ts';
 
 const Status = Type.Enum([...CAMPAIGN_STATUSES]);
@@ -176,13 +177,14 @@ export const EstimateSchema = Type.Object(
       Type.Object({
         country: Type.Union([Type.String(), Type.Null()]),
         category: Type.String(),
+        rule: PricingRuleSchema,
         unitPrice: MoneySchema,
         count: Type.Integer(),
         amount: MoneySchema,
         liveAmount: { ...MoneySchema, description: 'What these sends would cost on a live channel.' },
         free: Type.Integer({ description: 'Of `count`, those free (an open service window, the sandbox).' }),
       }),
-      { description: 'By country and category.' },
+      { description: "By country, category and the price book's rule that prices them." },
     ),
     balance: MoneySchema,
     shortfall: MoneySchema,

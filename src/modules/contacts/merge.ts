@@ -132,10 +132,14 @@ export async function currentContactId(sql: Sql, accountId: string, id: string):
   return rows[0]?.survivor_id ?? id;
 }
 
-/** Forgets the ids merged into an erased contact: nothing is kept that names the customer. */
-export async function forgetMerges(tx: Tx, accountId: string, survivorId: string): Promise<void> {
-  await tx.query('DELETE FROM contact_merges WHERE account_id = $1 AND survivor_id = $2', [
-    accountId,
-    survivorId,
-  ]);
+/**
+ * Forgets the ids merged into an erased contact: nothing is kept that names the customer. Answers
+ * them: what was written before a merge (events, runs' variables) names the merged id.
+ */
+export async function forgetMerges(tx: Tx, accountId: string, survivorId: string): Promise<string[]> {
+  const { rows } = await tx.query<{ merged_id: string }>(
+    'DELETE FROM contact_merges WHERE account_id = $1 AND survivor_id = $2 RETURNING merged_id',
+    [accountId, survivorId],
+  );
+  return rows.map((r) => r.merged_id);
 }

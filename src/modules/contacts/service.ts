@@ -277,8 +277,8 @@ export async function eraseContact(s: ContactServices, accountId: string, id: st
   await s.db.transaction(async (tx) => {
     await lockForErasure(tx, accountId);
     const row = await following(tx, accountId, id, (i) => deleteContact(tx, accountId, i));
-    // The ids merged into it go too: nothing is left that names the customer.
-    await forgetMerges(tx, accountId, row.id);
+    // The ids merged into it go too, and what names them: nothing is left that names the customer.
+    const formerIds = await forgetMerges(tx, accountId, row.id);
     // First, so that the conversation.closed events this emits are erased with the rest.
     await s.events.hook(tx, 'contacts.removed', { accountId, contactId: row.id });
     await eraseData(tx, {
@@ -287,6 +287,7 @@ export async function eraseContact(s: ContactServices, accountId: string, id: st
       contactId: row.id,
       phone: row.phone,
       whatsappUserId: row.whatsapp_user_id,
+      formerIds,
     });
     await s.events.emit(tx, { type: 'contact.erased', accountId, data: { id: row.id } });
   });

@@ -36,13 +36,15 @@ export type Scope =
       /** E.164; null for a customer known only by their WhatsApp user id. */
       phone: string | null;
       whatsappUserId: string | null;
+      /** The ids of contacts merged into this one (contacts/merge.ts): texts written before name them. */
+      formerIds: string[];
     }
   | { kind: 'account'; accountId: string };
 
 /**
  * One statement's WHERE for the scope: `byContact` (its id is $2, its number $3, its digits $4, its
- * WhatsApp user id $5; a contact without one has it null, which matches nothing) narrows the
- * account's rows to the contact's; the whole account takes them all.
+ * WhatsApp user id $5, a contact without one has it null, which matches nothing; the ids merged into
+ * it $6) narrows the account's rows to the contact's; the whole account takes them all.
  */
 interface Where {
   clause: string;
@@ -52,18 +54,21 @@ interface Where {
 function whereOf(scope: Scope, byContact: string): Where {
   if (scope.kind === 'account') return { clause: 'account_id = $1', params: [scope.accountId] };
   const digits = scope.phone?.replace(/^\+/, '') ?? null;
-  // Every statement names all five parameters, so each has a type whichever the clause uses (the
-  // coalesce is never null: $2, the contact's id, is not).
+  // Every statement names all six parameters, so each has a type whichever the clause uses (the
+  // coalesce is never null: $2, the contact's id, is not; a cardinality is never negative).
   return {
-    clause: `account_id = $1 AND (${byContact}) AND coalesce($2::text, $3::text, $4::text, $5::text) IS NOT NULL`,
-    params: [scope.accountId, scope.contactId, scope.phone, digits, scope.whatsappUserId],
+    clause: `account_id = $1 AND (${byContact}) AND coalesce($2::text, $3::text, $4::text, $5::text) IS NOT NULL
+             AND cardinality($6::text[]) >= 0`,
+    params: [scope.accountId, scope.contactId, scope.phone, digits, scope.whatsappUserId, scope.formerIds],
   };
 }
 
 const BY_ID_OR_NUMBER = (column: string) => `contact_id = $2 OR ${column} = $3`;
-// strpos with a null name is null: that name matches nothing.
+// strpos with a null name is null: that name matches nothing. A text written before a merge names
+// the merged contact's id.
 const NAMING = (column: string) =>
-  `strpos(${column}, $2) > 0 OR strpos(${column}, $4) > 0 OR strpos(${column}, $5) > 0`;
+  `strpos(${column}, $2) > 0 OR strpos(${column}, $4) > 0 OR strpos(${column}, $5) > 0
+   OR EXISTS (SELECT 1 FROM unnest($6::text[]) AS f (id) WHERE strpos(${column}, f.id) > 0)`;
 
 async function update(tx: Tx, sql: (where: string) => string, w: Where): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(sql(w.clause), w.params);

@@ -201,14 +201,15 @@ function writeSql(jobs: Jobs): string {
   WITH msg AS (
     INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, whatsapp_user_id,
                           content, template_id, status, provider, sandbox, country, category, list_price_micros,
-                          charged_micros, free_reason, idempotency_key, bulk_job_id, bulk_index, campaign_id,
-                          created_at, updated_at)
+                          charged_micros, free_reason, price_rule, idempotency_key, bulk_job_id, bulk_index,
+                          campaign_id, created_at, updated_at)
     SELECT m.id, m.account_id, m.contact_id, cv.id, 'outbound', m.type, m.phone, m.whatsapp_user_id, m.content,
            m.template_id, 'queued', m.provider, m.sandbox, m.country, m.category, m.list_price_micros,
-           m.charged_micros, m.free_reason, m.idempotency_key, m.bulk_job_id, m.bulk_index, m.campaign_id, $3, $3
+           m.charged_micros, m.free_reason, m.price_rule, m.idempotency_key, m.bulk_job_id, m.bulk_index,
+           m.campaign_id, $3, $3
       FROM jsonb_to_recordset($1::jsonb) AS m (id text, account_id text, contact_id text, type text, phone text,
            whatsapp_user_id text, content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
-           list_price_micros bigint, charged_micros bigint, free_reason text, idempotency_key text,
+           list_price_micros bigint, charged_micros bigint, free_reason text, price_rule text, idempotency_key text,
            bulk_job_id text, bulk_index integer, campaign_id text)
       -- The recipient's open conversation, if any, takes the message in.
       LEFT JOIN conversations cv ON cv.account_id = m.account_id AND cv.contact_id = m.contact_id
@@ -293,17 +294,18 @@ interface Batch {
 
 function batchOf(s: AcceptServices, requests: SendRequest[]): Batch {
   const providers = requests.map((r) => providerFor(r.sender.account.channelProvider, r.sender.mode));
+  const now = s.now();
   // Only sends that can cost something read (and lock) their wallet; free ones never wait for it.
   const charged = new Set(
     requests.flatMap((r, i) =>
-      providers[i] !== 'sandbox' && s.prices.listPrice(r.message.country, r.message.category) > 0
+      providers[i] !== 'sandbox' && s.prices.listPrice(r.message.country, r.message.category, now) > 0
         ? [r.sender.account.id]
         : [],
     ),
   );
   return {
     requests,
-    now: s.now(),
+    now,
     providers,
     charged: [...charged].sort(),
     pairs: requests.map((r) => ({ accountId: r.sender.account.id, address: r.message.to })),
@@ -342,6 +344,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       category: m.category,
       windowOpen: open,
       provider: b.providers[i]!,
+      at: now,
     });
     if (m.freeForm && !open) {
       results.push({ kind: 'refused', error: cswViolation(m.to), chargeMicros: 0 });
@@ -397,6 +400,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       list_price_micros: q.listPriceMicros,
       charged_micros: q.chargeMicros,
       free_reason: q.freeReason,
+      price_rule: q.rule,
       idempotency_key: sender.idempotencyKey ?? null,
       bulk_job_id: bulk?.jobId ?? null,
       bulk_index: bulk?.index ?? null,

@@ -35,6 +35,7 @@ export interface EstimateLine {
   /** What the same send would charge on a live channel (equal to chargeMicros off the sandbox). */
   liveChargeMicros: number;
   freeReason: string | null;
+  rule: string | null;
   error: { code: string; message: string; details?: unknown } | null;
 }
 
@@ -97,6 +98,7 @@ export async function estimate(
       chargeMicros: 0,
       liveChargeMicros: 0,
       freeReason: null,
+      rule: null,
     };
     if (!p.prepared) {
       return { ...none, error: { code: p.error.code, message: p.error.message, details: p.error.details } };
@@ -108,7 +110,7 @@ export async function estimate(
       const e = cswViolation(m.to);
       return { ...none, to: m.to, error: { code: e.code, message: e.message } };
     }
-    const priced = { country: m.country, category: m.category, windowOpen: open };
+    const priced = { country: m.country, category: m.category, windowOpen: open, at: now };
     const q = quote(s.prices, { ...priced, provider });
     // The sandbox charges nothing; a newcomer still wants to know what going live would cost.
     const live = provider === 'sandbox' ? quote(s.prices, { ...priced, provider: 'whatsapp_cloud' }) : q;

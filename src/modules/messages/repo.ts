@@ -123,6 +123,8 @@ export interface MessageRow {
   played_at: Date | null;
   /** The customer's WhatsApp user id, when the message was addressed by it (migrations/037). */
   whatsapp_user_id: string | null;
+  /** The price book's rule that set the charge (pricing/book.ts ruleKey); null before migration 038. */
+  price_rule: string | null;
 }
 
 export const MESSAGE_COLUMNS =
@@ -130,7 +132,7 @@ export const MESSAGE_COLUMNS =
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
   'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros, ' +
-  'marked_read_at, typing_shown_at, played_at, whatsapp_user_id';
+  'marked_read_at, typing_shown_at, played_at, whatsapp_user_id, price_rule';
 
 /**
  * Where a message went (or came from): its number, or the customer's user id when it went by that

@@ -1,4 +1,5 @@
-// POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}, POST /messages/{id}/read.
+// POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}, POST /messages/{id}/read,
+// GET /account/pricing/adjustments (what settling against Meta's billing moved, per price-book rule).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Channels } from '../../channels/registry.ts';
@@ -6,17 +7,20 @@ import { accountOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
+import { PeriodQuery, periodOf } from '../../kernel/http/period.ts';
 import { normalizePhone } from '../../kernel/values/phones.ts';
 import { money } from '../billing/index.ts';
 import { invalidFields } from '../contacts/index.ts';
 import type { MediaStore } from '../media/index.ts';
-import type { PriceTable } from '../pricing/index.ts';
+import { type PriceTable, ruleView } from '../pricing/index.ts';
 import type { ApprovedTemplates } from '../templates/index.ts';
 import type { AcceptQueue } from './accept-queue.ts';
+import { adjustmentsByRule } from './adjustments.ts';
 import { estimate } from './estimate.ts';
 import { markMessageRead } from './mark-read.ts';
 import { findMessage, listMessages } from './repo.ts';
 import {
+  AdjustmentsReportSchema,
   EstimateBody,
   EstimateSchema,
   MarkReadBody,
@@ -95,6 +99,7 @@ export function messageRoutes(ctx: MessagesContext): FastifyPluginAsyncTypebox {
             charge: money(l.chargeMicros, e.currency),
             liveCharge: money(l.liveChargeMicros, e.currency),
             freeReason: l.freeReason,
+            rule: l.error ? null : ruleView(l.rule),
             error: l.error as never,
           })),
           total: money(e.totalMicros, e.currency),
@@ -182,6 +187,26 @@ export function messageRoutes(ctx: MessagesContext): FastifyPluginAsyncTypebox {
           request.body?.typing ?? false,
         );
         return toMessage(row);
+      },
+    );
+
+    app.get(
+      '/account/pricing/adjustments',
+      {
+        config: { access: 'account' },
+        schema: {
+          tags: ['account'],
+          operationId: 'getPricingAdjustments',
+          summary: "What settling charges against Meta's billing moved over a period, per price-book rule",
+          description:
+            "Meta's `pricing` on a status callback is the final word on what a message costs (docs/messaging.md § Prices and the wallet): each difference from the book's charge is an `adjustment` wallet transaction. This sums them by when they were made, per rule of the messages they settled. `from` defaults to the start of the month (UTC), `to` to now; 400 when `from` is not before `to`.",
+          querystring: PeriodQuery,
+          response: { 200: AdjustmentsReportSchema },
+        },
+      },
+      async (request) => {
+        const { from, to } = periodOf(request.query, ctx.now());
+        return adjustmentsByRule(ctx.db, accountOf(request).id, from, to, ctx.prices.currency);
       },
     );
   };

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { MoneySchema, NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { WHATSAPP_USER_ID_PATTERN } from '../../kernel/values/whatsapp-user-ids.ts';
+import { PricingRuleSchema } from '../pricing/index.ts';
 
 export const Phone = Type.String({
   minLength: 1,
@@ -464,6 +465,10 @@ export const PricingSchema = Type.Object({
   refunded: Type.Boolean({
     description: 'The charge was given back: the message failed without being delivered.',
   }),
+  rule: Type.Union([PricingRuleSchema, Type.Null()], {
+    description:
+      "The price book's rule that set the charge; null on a message priced before the book had rules.",
+  }),
   adjusted: {
     ...MoneySchema,
     description:
@@ -761,6 +766,9 @@ export const EstimateSchema = Type.Object(
             'What the send would take on a live channel (WhatsApp Cloud API), with the same service-window rules: what the sandbox’s 0 stands for. Equal to `charge` off the sandbox.',
         },
         freeReason: nullable(Type.String({ description: 'customer_service_window or sandbox.' })),
+        rule: Type.Union([PricingRuleSchema, Type.Null()], {
+          description: "The price book's rule the send would be charged by (null with an error).",
+        }),
         error: nullable(ErrorInfo),
       }),
     ),
@@ -788,4 +796,31 @@ export const MarkReadBody = Type.Object(
     ),
   },
   { additionalProperties: false },
+);
+
+const AdjustmentTotals = {
+  adjustments: Type.Integer({ description: 'Adjustment transactions made in the period.' }),
+  messages: Type.Integer({ description: 'The messages they settled.' }),
+  taken: { ...MoneySchema, description: 'Taken from the wallet: Meta billed what the book priced lower.' },
+  givenBack: { ...MoneySchema, description: 'Paid back: Meta did not bill what the book charged.' },
+  net: { ...MoneySchema, description: 'taken − givenBack.' },
+};
+
+export const AdjustmentsReportSchema = Type.Object(
+  {
+    from: Timestamp,
+    to: Timestamp,
+    ...AdjustmentTotals,
+    byRule: Type.Array(
+      Type.Object({
+        rule: Type.Union([PricingRuleSchema, Type.Null()], {
+          description:
+            'The rule that priced the messages; null for messages priced before the book had rules.',
+        }),
+        ...AdjustmentTotals,
+      }),
+      { description: "Per price-book rule of the messages settled, in the rules' order." },
+    ),
+  },
+  { title: 'PricingAdjustments' },
 );

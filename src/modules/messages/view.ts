@@ -1,6 +1,7 @@
 // A message row as the API shows it (GET /messages, the 202 of a send, and message.* events).
 import type { InboundReferral } from '../../channels/types.ts';
 import { money } from '../billing/index.ts';
+import { ruleView } from '../pricing/index.ts';
 import type { MessageContext, MessageRow } from './repo.ts';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -53,6 +54,7 @@ export function toMessage(row: MessageRow, currency = 'USD') {
             charged: money(row.charged_micros, currency),
             freeReason: row.free_reason as 'customer_service_window' | 'sandbox' | null,
             refunded: row.refunded_at !== null,
+            rule: ruleView(row.price_rule),
             adjusted: money(row.adjusted_micros, currency),
             unpaid: money(row.unpaid_micros, currency),
           }

@@ -1,8 +1,8 @@
-// The prices Tidings ships with, per message, in USD, by the recipient's country and the message's
+// The rates Tidings ships with, per message, in USD, by the recipient's country and the message's
 // category. They are modelled on Meta's published per-message rates for the WhatsApp Business
-// Platform (2025), rounded; an operator sets their own with TIDINGS_PRICES_FILE (prices.ts).
-// `service` (free-form replies) is 0, as on the WhatsApp Cloud API since November 2024; utility
-// templates inside an open customer service window are free whatever the table says (quote.ts).
+// Platform (2025), rounded. They become the shipped book's rows, with Meta's dated rules (when
+// service messages and in-window utility templates are charged): shipped-book.ts. An operator sets
+// their own with `tidings prices load` or TIDINGS_PRICES_FILE (prices.ts).
 import type { PriceFile } from './prices.ts';
 
 export const DEFAULT_PRICES: PriceFile = {

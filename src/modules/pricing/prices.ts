@@ -1,14 +1,25 @@
-// The price table: a list price per message for each recipient country and category, in micro-units
-// of the wallet's currency. The shipped table (default-prices.ts) can be replaced, in part or whole,
-// by a JSON file of the same shape named by TIDINGS_PRICES_FILE: its `default` row and each country
-// it lists replace the shipped ones, category by category. A bad file stops the start.
+// The prices a process quotes: the price book (book.ts) made of the shipped rows, the rows stored
+// in price_book (the operator's, `tidings prices load`; read at start and every minute after, so a
+// row loaded while servers run is in force everywhere within a minute) and TIDINGS_PRICES_FILE.
+// That file keeps its older shape, a table without dates: its `default` row and each country it
+// lists are the operator's rows from the start of time, so any later row the operator loads wins
+// from its date. A bad file stops the start. Voice rates per minute are not in the book (yet): the
+// shipped ones, with the file's laid over them.
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config.ts';
-import { MICROS_PER_UNIT } from '../billing/index.ts';
+import {
+  ANY_MARKET,
+  type BookRow,
+  CATEGORIES,
+  PriceBook,
+  type PriceCategory,
+  type PriceRule,
+} from './book.ts';
 import { DEFAULT_PRICES } from './default-prices.ts';
+import { AMOUNT, micros } from './money-text.ts';
+import { SHIPPED_BOOK } from './shipped-book.ts';
 
-export const CATEGORIES = ['marketing', 'utility', 'authentication', 'service'] as const;
-export type PriceCategory = (typeof CATEGORIES)[number];
+export type { PriceCategory };
 
 type Row = Partial<Record<PriceCategory, string>>;
 
@@ -20,13 +31,7 @@ export interface PriceFile {
   voice?: { default?: string; countries?: Record<string, string> };
 }
 
-const AMOUNT = /^\d{1,6}(\.\d{1,6})?$/;
 const COUNTRY = /^[A-Z]{2}$/;
-
-function micros(text: string): number {
-  const [whole, fraction = ''] = text.split('.');
-  return Number(whole) * MICROS_PER_UNIT + Number(fraction.padEnd(6, '0'));
-}
 
 /** Every problem of a price file, as `path: issue` lines. */
 function problemsOf(file: unknown): string[] {
@@ -87,30 +92,46 @@ function voiceProblems(voice: unknown): string[] {
   return problems;
 }
 
+/** The file's rows: in force from the start of time, the operator's. */
+function fileRows(file: Partial<PriceFile>): BookRow[] {
+  const rows: BookRow[] = [];
+  const add = (market: string, row: Row | undefined) => {
+    for (const [category, amount] of Object.entries(row ?? {})) {
+      rows.push({
+        market,
+        category: category as PriceCategory,
+        rule: 'list',
+        priceMicros: micros(amount),
+        effectiveFrom: new Date(0),
+        source: 'file',
+        note: 'TIDINGS_PRICES_FILE',
+      });
+    }
+  };
+  add(ANY_MARKET, file.default);
+  for (const [country, row] of Object.entries(file.countries ?? {})) add(country, row);
+  return rows;
+}
+
 export class PriceTable {
-  readonly currency: string;
-  readonly #fallback: Record<PriceCategory, number>;
-  readonly #countries = new Map<string, Record<PriceCategory, number>>();
+  readonly currency = 'USD';
+  readonly #fixed: readonly BookRow[];
+  #book: PriceBook;
   readonly #voiceFallback: number;
   readonly #voice = new Map<string, number>();
 
-  constructor(file: PriceFile, override?: Partial<PriceFile>) {
-    this.currency = file.currency;
-    const base = { ...file.default, ...(override?.default ?? {}) };
-    const rowOf = (row: Row, under: Row) =>
-      Object.fromEntries(CATEGORIES.map((c) => [c, micros(row[c] ?? under[c] ?? '0')])) as Record<
-        PriceCategory,
-        number
-      >;
-    this.#fallback = rowOf(base, {});
-    const countries = new Set([...Object.keys(file.countries), ...Object.keys(override?.countries ?? {})]);
-    for (const country of countries) {
-      const row = { ...(file.countries[country] ?? {}), ...(override?.countries?.[country] ?? {}) };
-      this.#countries.set(country, rowOf(row, base));
-    }
+  constructor(override?: Partial<PriceFile>) {
+    this.#fixed = [...SHIPPED_BOOK, ...fileRows(override ?? {})];
+    this.#book = new PriceBook(this.#fixed);
+    const file = DEFAULT_PRICES;
     this.#voiceFallback = micros(override?.voice?.default ?? file.voice?.default ?? '0');
     const voiceRates = { ...(file.voice?.countries ?? {}), ...(override?.voice?.countries ?? {}) };
     for (const [country, rate] of Object.entries(voiceRates)) this.#voice.set(country, micros(rate));
+  }
+
+  /** The rows read from price_book become part of the book (the shipped ones are there already). */
+  useStoredRows(stored: readonly BookRow[]): void {
+    this.#book = new PriceBook([...this.#fixed, ...stored.filter((r) => r.source !== 'shipped')]);
   }
 
   /** A voice call's price per started minute, in micro-units, by the called number's country. */
@@ -118,15 +139,20 @@ export class PriceTable {
     return (country ? this.#voice.get(country) : undefined) ?? this.#voiceFallback;
   }
 
-  /** The list price of one message, in micro-units; a country not in the table pays the default row. */
-  listPrice(country: string | null, category: PriceCategory): number {
-    return (country ? this.#countries.get(country) : undefined)?.[category] ?? this.#fallback[category];
+  /** The row in force (book.ts), or null when none is. */
+  entry(country: string | null, category: PriceCategory, rule: PriceRule, at: Date) {
+    return this.#book.entry(country, category, rule, at);
+  }
+
+  /** The list price of one message at `at`, in micro-units (0 where no row is in force). */
+  listPrice(country: string | null, category: PriceCategory, at: Date = new Date()): number {
+    return this.entry(country, category, 'list', at)?.priceMicros ?? 0;
   }
 }
 
-/** The shipped table, with the file at `path` (if any) laid over it. */
+/** The shipped book, with the file at `path` (if any) laid over it. */
 export function loadPrices(path: string | null): PriceTable {
-  if (!path) return new PriceTable(DEFAULT_PRICES);
+  if (!path) return new PriceTable();
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -141,5 +167,5 @@ export function loadPrices(path: string | null): PriceTable {
       `Invalid configuration:\n  TIDINGS_PRICES_FILE (${path}):\n    ${problems.join('\n    ')}`,
     );
   }
-  return new PriceTable(DEFAULT_PRICES, parsed as Partial<PriceFile>);
+  return new PriceTable(parsed as Partial<PriceFile>);
 }

@@ -2206,6 +2206,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/account/pricing/adjustments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What settling charges against Meta's billing moved over a period, per price-book rule
+         * @description Meta's `pricing` on a status callback is the final word on what a message costs (docs/messaging.md § Prices and the wallet): each difference from the book's charge is an `adjustment` wallet transaction. This sums them by when they were made, per rule of the messages they settled. `from` defaults to the start of the month (UTC), `to` to now; 400 when `from` is not before `to`.
+         */
+        get: operations["getPricingAdjustments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public/media": {
         parameters: {
             query?: never;
@@ -3088,10 +3108,11 @@ export interface components {
                 /** @example USD */
                 currency: string;
             };
-            /** @description By country and category. */
+            /** @description By country, category and the price book's rule that prices them. */
             lines: {
                 country: string | null;
                 category: string;
+                rule: components["schemas"]["PricingRule"];
                 /** @description An exact amount of money. */
                 unitPrice: {
                     /**
@@ -3546,6 +3567,8 @@ export interface components {
                     currency: string;
                 };
                 freeReason: string | null;
+                /** @description The price book's rule the send would be charged by (null with an error). */
+                rule: components["schemas"]["PricingRule"] | null;
                 error: {
                     code: string;
                     message: string;
@@ -4384,6 +4407,8 @@ export interface components {
                 freeReason: ("customer_service_window" | "sandbox") | null;
                 /** @description The charge was given back: the message failed without being delivered. */
                 refunded: boolean;
+                /** @description The price book's rule that set the charge; null on a message priced before the book had rules. */
+                rule: components["schemas"]["PricingRule"] | null;
                 /** @description What settling the charge with what the provider bills moved, signed (positive: taken from the wallet): a message refunded on failure that the provider then delivered and billed is charged again; a charged one it did not bill is paid back. What the message costs = charged − the refund + adjusted. */
                 adjusted: {
                     /**
@@ -4506,6 +4531,118 @@ export interface components {
             /** @description The app-level callback URL to set in the Meta app (with the verify token): Meta sends it every client number's webhooks, and each entry reaches the account whose channel has that phone number id. */
             callbackUrl: string;
             updatedAt: string | null;
+        };
+        /** PricingAdjustments */
+        PricingAdjustments: {
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            to: string;
+            /** @description Adjustment transactions made in the period. */
+            adjustments: number;
+            /** @description The messages they settled. */
+            messages: number;
+            /** @description Taken from the wallet: Meta billed what the book priced lower. */
+            taken: {
+                /**
+                 * @description Exact decimal, e.g. "0.0250".
+                 * @example 0.0250
+                 */
+                amount: string;
+                /** @example USD */
+                currency: string;
+            };
+            /** @description Paid back: Meta did not bill what the book charged. */
+            givenBack: {
+                /**
+                 * @description Exact decimal, e.g. "0.0250".
+                 * @example 0.0250
+                 */
+                amount: string;
+                /** @example USD */
+                currency: string;
+            };
+            /** @description taken − givenBack. */
+            net: {
+                /**
+                 * @description Exact decimal, e.g. "0.0250".
+                 * @example 0.0250
+                 */
+                amount: string;
+                /** @example USD */
+                currency: string;
+            };
+            /** @description Per price-book rule of the messages settled, in the rules' order. */
+            byRule: {
+                /** @description The rule that priced the messages; null for messages priced before the book had rules. */
+                rule: components["schemas"]["PricingRule"] | null;
+                /** @description Adjustment transactions made in the period. */
+                adjustments: number;
+                /** @description The messages they settled. */
+                messages: number;
+                /** @description Taken from the wallet: Meta billed what the book priced lower. */
+                taken: {
+                    /**
+                     * @description Exact decimal, e.g. "0.0250".
+                     * @example 0.0250
+                     */
+                    amount: string;
+                    /** @example USD */
+                    currency: string;
+                };
+                /** @description Paid back: Meta did not bill what the book charged. */
+                givenBack: {
+                    /**
+                     * @description Exact decimal, e.g. "0.0250".
+                     * @example 0.0250
+                     */
+                    amount: string;
+                    /** @example USD */
+                    currency: string;
+                };
+                /** @description taken − givenBack. */
+                net: {
+                    /**
+                     * @description Exact decimal, e.g. "0.0250".
+                     * @example 0.0250
+                     */
+                    amount: string;
+                    /** @example USD */
+                    currency: string;
+                };
+            }[];
+        };
+        /**
+         * PricingRule
+         * @description The price book's row that set the charge (docs/messaging.md § Prices and the wallet).
+         * @example {
+         *       "key": "list:US:marketing:2025-07-01:shipped",
+         *       "kind": "list",
+         *       "market": "US",
+         *       "effectiveFrom": "2025-07-01",
+         *       "source": "shipped"
+         *     }
+         */
+        PricingRule: {
+            /**
+             * @description The rule, whole: `<kind>:<market>:<category>:<effectiveFrom>:<source>`, or `sandbox`, or `none` (no row in force). What GET /account/pricing/adjustments groups by.
+             * @example list:US:marketing:2025-07-01:shipped
+             */
+            key: string;
+            /** @description `list` (the market's list price), `in_window` (the price inside an open customer service window), `sandbox` (the sandbox charges nothing), `none`. */
+            kind: string;
+            /** @description The row's market: an ISO 3166-1 alpha-2 code, or `*` (every market without its own row). */
+            market: string | null;
+            /** @description The day (UTC) from which the row is in force. */
+            effectiveFrom: string | null;
+            /** @description `shipped` (Tidings' book), `operator` (loaded by `tidings prices load`), `file` (TIDINGS_PRICES_FILE). */
+            source: string | null;
         };
         /** Rule */
         Rule: {
@@ -32272,6 +32409,13 @@ export interface operations {
                      *         {
                      *           "country": "text",
                      *           "category": "text",
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
                      *           "unitPrice": {
                      *             "amount": "0.0250",
                      *             "currency": "USD"
@@ -35612,6 +35756,13 @@ export interface operations {
                      *             },
                      *             "freeReason": "customer_service_window",
                      *             "refunded": true,
+                     *             "rule": {
+                     *               "key": "list:US:marketing:2025-07-01:shipped",
+                     *               "kind": "list",
+                     *               "market": "US",
+                     *               "effectiveFrom": "2025-07-01",
+                     *               "source": "shipped"
+                     *             },
                      *             "adjusted": {
                      *               "amount": "0.0250",
                      *               "currency": "USD"
@@ -36030,6 +36181,13 @@ export interface operations {
                      *         },
                      *         "freeReason": "customer_service_window",
                      *         "refunded": true,
+                     *         "rule": {
+                     *           "key": "list:US:marketing:2025-07-01:shipped",
+                     *           "kind": "list",
+                     *           "market": "US",
+                     *           "effectiveFrom": "2025-07-01",
+                     *           "source": "shipped"
+                     *         },
                      *         "adjusted": {
                      *           "amount": "0.0250",
                      *           "currency": "USD"
@@ -36416,6 +36574,13 @@ export interface operations {
                      *             "currency": "USD"
                      *           },
                      *           "freeReason": "text",
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
                      *           "error": {
                      *             "code": "text",
                      *             "message": "text"
@@ -36686,6 +36851,13 @@ export interface operations {
                      *         },
                      *         "freeReason": "customer_service_window",
                      *         "refunded": true,
+                     *         "rule": {
+                     *           "key": "list:US:marketing:2025-07-01:shipped",
+                     *           "kind": "list",
+                     *           "market": "US",
+                     *           "effectiveFrom": "2025-07-01",
+                     *           "source": "shipped"
+                     *         },
                      *         "adjusted": {
                      *           "amount": "0.0250",
                      *           "currency": "USD"
@@ -36948,6 +37120,13 @@ export interface operations {
                      *         },
                      *         "freeReason": "customer_service_window",
                      *         "refunded": true,
+                     *         "rule": {
+                     *           "key": "list:US:marketing:2025-07-01:shipped",
+                     *           "kind": "list",
+                     *           "market": "US",
+                     *           "effectiveFrom": "2025-07-01",
+                     *           "source": "shipped"
+                     *         },
                      *         "adjusted": {
                      *           "amount": "0.0250",
                      *           "currency": "USD"
@@ -37071,6 +37250,176 @@ export interface operations {
             };
             /** @description IDEMPOTENCY_KEY_REUSED */
             422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getPricingAdjustments: {
+        parameters: {
+            query?: {
+                /** @description From (inclusive); the start of this month (UTC) by default. */
+                from?: string;
+                /** @description Until (exclusive); now by default. */
+                to?: string;
+            };
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PricingAdjustments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-01-15T09:30:00.000Z",
+                     *       "to": "2026-01-15T09:30:00.000Z",
+                     *       "adjustments": 1,
+                     *       "messages": 1,
+                     *       "taken": {
+                     *         "amount": "0.0250",
+                     *         "currency": "USD"
+                     *       },
+                     *       "givenBack": {
+                     *         "amount": "0.0250",
+                     *         "currency": "USD"
+                     *       },
+                     *       "net": {
+                     *         "amount": "0.0250",
+                     *         "currency": "USD"
+                     *       },
+                     *       "byRule": [
+                     *         {
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
+                     *           "adjustments": 1,
+                     *           "messages": 1,
+                     *           "taken": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "givenBack": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "net": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PricingAdjustments"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored. This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -37953,6 +38302,13 @@ export interface operations {
                      *               },
                      *               "freeReason": "customer_service_window",
                      *               "refunded": true,
+                     *               "rule": {
+                     *                 "key": "list:US:marketing:2025-07-01:shipped",
+                     *                 "kind": "list",
+                     *                 "market": "US",
+                     *                 "effectiveFrom": "2025-07-01",
+                     *                 "source": "shipped"
+                     *               },
                      *               "adjusted": {
                      *                 "amount": "0.0250",
                      *                 "currency": "USD"
@@ -38222,6 +38578,13 @@ export interface operations {
                      *           },
                      *           "freeReason": "customer_service_window",
                      *           "refunded": true,
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
                      *           "adjusted": {
                      *             "amount": "0.0250",
                      *             "currency": "USD"
@@ -38607,6 +38970,13 @@ export interface operations {
                      *             },
                      *             "freeReason": "customer_service_window",
                      *             "refunded": true,
+                     *             "rule": {
+                     *               "key": "list:US:marketing:2025-07-01:shipped",
+                     *               "kind": "list",
+                     *               "market": "US",
+                     *               "effectiveFrom": "2025-07-01",
+                     *               "source": "shipped"
+                     *             },
                      *             "adjusted": {
                      *               "amount": "0.0250",
                      *               "currency": "USD"
@@ -39015,6 +39385,13 @@ export interface operations {
                      *         },
                      *         "freeReason": "customer_service_window",
                      *         "refunded": true,
+                     *         "rule": {
+                     *           "key": "list:US:marketing:2025-07-01:shipped",
+                     *           "kind": "list",
+                     *           "market": "US",
+                     *           "effectiveFrom": "2025-07-01",
+                     *           "source": "shipped"
+                     *         },
                      *         "adjusted": {
                      *           "amount": "0.0250",
                      *           "currency": "USD"
@@ -39323,6 +39700,13 @@ export interface operations {
                      *           },
                      *           "freeReason": "customer_service_window",
                      *           "refunded": true,
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
                      *           "adjusted": {
                      *             "amount": "0.0250",
                      *             "currency": "USD"
@@ -39630,6 +40014,13 @@ export interface operations {
                      *           },
                      *           "freeReason": "customer_service_window",
                      *           "refunded": true,
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
                      *           "adjusted": {
                      *             "amount": "0.0250",
                      *             "currency": "USD"
@@ -39921,6 +40312,13 @@ export interface operations {
                      *           },
                      *           "freeReason": "customer_service_window",
                      *           "refunded": true,
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
                      *           "adjusted": {
                      *             "amount": "0.0250",
                      *             "currency": "USD"
@@ -40282,6 +40680,13 @@ export interface operations {
                      *         },
                      *         "freeReason": "customer_service_window",
                      *         "refunded": true,
+                     *         "rule": {
+                     *           "key": "list:US:marketing:2025-07-01:shipped",
+                     *           "kind": "list",
+                     *           "market": "US",
+                     *           "effectiveFrom": "2025-07-01",
+                     *           "source": "shipped"
+                     *         },
                      *         "adjusted": {
                      *           "amount": "0.0250",
                      *           "currency": "USD"

@@ -26,6 +26,10 @@ export class Account extends Resource {
   ): PageIterator<ItemOf<typeof TRANSACTIONS>> {
     return this.paginate(TRANSACTIONS, query, undefined, opts);
   }
+  /** What settling charges against Meta's billing moved over a period, per price-book rule. */
+  pricingAdjustments(query?: { from?: string; to?: string }, opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/pricing/adjustments', { query, ...opts });
+  }
   /** The messaging channel (sandbox or WhatsApp Cloud). */
   getChannel(opts?: CallOptions) {
     return this.t.request('get', '/api/v1/public/account/channel', { ...opts });

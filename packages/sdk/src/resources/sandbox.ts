@@ -6,6 +6,10 @@ export class Sandbox extends Resource {
   inboundMessage(body: Body<'post', '/api/v1/public/sandbox/inbound-messages'>, opts?: CallOptions) {
     return this.t.request('post', '/api/v1/public/sandbox/inbound-messages', { body, ...opts });
   }
+  /** A customer changing their number (WhatsApp's user_changed_number): the same contact moves. */
+  numberChange(body: Body<'post', '/api/v1/public/sandbox/number-changes'>, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/sandbox/number-changes', { body, ...opts });
+  }
   /** Runs a waiting sequence enrollment or journey run now instead of after its delay. */
   wake(body: Body<'post', '/api/v1/public/sandbox/wake'>, opts?: CallOptions) {
     return this.t.request('post', '/api/v1/public/sandbox/wake', { body, ...opts });
