@@ -169,7 +169,8 @@ const account = median(rates.account);
 const app = median(rates.app);
 const withheld = median(rates.phoneless);
 console.log(
-  `per-account callback: ${account.toFixed(0)} entries/s; app-level callback: ${app.toFixed(0)} entries/s`,
+  `per-account callback: ${account.toFixed(0)} entries/s; app-level callback: ${app.toFixed(0)} entries/s; ` +
+    `customers without a number: ${withheld.toFixed(0)} entries/s (${(withheld / account).toFixed(2)}× per-account, target ≥ 0.9×)`,
 );
 record({
   figure: 'per-account WhatsApp callback, customer texts stored',
