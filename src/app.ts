@@ -111,7 +111,12 @@ import {
   webhookFanOut,
   webhookRoutes,
 } from './modules/webhooks/index.ts';
-import { channelRefreshJob, channelRoutes } from './modules/whatsapp-channel/index.ts';
+import {
+  channelRefreshJob,
+  channelRoutes,
+  embeddedSignupRoutes,
+  onboardingResumeJob,
+} from './modules/whatsapp-channel/index.ts';
 
 export { API_PREFIX };
 
@@ -362,6 +367,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   );
   ctx.jobs.define(templateReviewJob(ctx));
   ctx.jobs.define(channelRefreshJob(ctx));
+  ctx.jobs.define(onboardingResumeJob(ctx));
   ctx.jobs.define(ctx.retention.job());
   ctx.jobs.define(templateSyncJob({ ...ctx, log: app.log.child({ component: 'templates' }) }));
   ctx.jobs.define(
@@ -460,6 +466,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(voiceCampaignRoutes(ctx));
       await api.register(campaignRoutes(ctx));
       await api.register(channelRoutes(ctx));
+      await api.register(embeddedSignupRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));
       await api.register(mediaRoutes(ctx));

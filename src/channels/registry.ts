@@ -13,6 +13,7 @@ import type { VoiceAdapter, VoiceCallbackReader, VoiceChannel, VoiceProvider } f
 import { whatsappCallbacks } from './whatsapp-cloud/callbacks.ts';
 import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
 import { WhatsAppMedia } from './whatsapp-cloud/media.ts';
+import { WhatsAppOnboarding } from './whatsapp-cloud/onboarding.ts';
 
 /** The providers that call back, and how their callbacks are checked and read. */
 const CALLBACKS: Partial<Record<Provider, CallbackAdapter>> = { whatsapp_cloud: whatsappCallbacks };
@@ -132,6 +133,11 @@ export class Channels {
       throw new ChannelNotConfigured('the account is no longer configured for the WhatsApp Cloud API');
     }
     return this.whatsapp(channel.whatsapp, this.secretsOf(channel).accessToken);
+  }
+
+  /** The Graph calls that connect a number through a partner's Meta app (Embedded Signup). */
+  whatsappOnboarding(): WhatsAppOnboarding {
+    return new WhatsAppOnboarding(this.#graphUrl, this.#timeoutMs, this.#agent);
   }
 
   /** The WhatsApp Cloud API's media endpoints for this channel; throws ChannelNotConfigured if it cannot be used. */

@@ -42,6 +42,8 @@ export interface WhatsAppSettings {
   lastAccountUpdate?: AccountUpdate | null;
   /** The last error of the `errors` webhook field. */
   lastError?: ChannelError | null;
+  /** How the number was connected: Embedded Signup (and its mode) or a token given (absent). */
+  onboarding?: { via: 'embedded_signup'; mode: 'cloud_api' | 'coexistence'; at: string } | null;
 }
 
 export interface QualityEvent {
@@ -81,6 +83,8 @@ export interface WhatsAppSecrets {
   appSecret?: string;
   /** What Meta sends back in the `hub.verify_token` of the callback handshake (absent: the partner's). */
   verifyToken?: string;
+  /** The two-step verification PIN the number was registered with (Embedded Signup generates it). */
+  pin?: string;
 }
 
 export interface ChannelConfig {

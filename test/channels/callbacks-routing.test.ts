@@ -148,6 +148,7 @@ describe("a partner's Meta app: one callback URL for every client number", () =>
     expect(got.body).toEqual({
       configured: true,
       appId: '1234567890123456',
+      configurationId: null,
       callbackUrl: 'http://tidings.test/api/v1/callbacks/whatsapp',
       updatedAt: expect.any(String),
     });

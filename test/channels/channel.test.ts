@@ -107,6 +107,7 @@ describe('the channel', () => {
       lastQualityEvent: null,
       lastAccountUpdate: null,
       lastError: null,
+      onboarding: null,
       callbackUrl: `http://tidings.test/api/v1/callbacks/whatsapp/${t.accountId}`,
     });
     const check = fake.requests.at(-1)!;

@@ -17,6 +17,10 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { Arrivals } from '../helpers/arrivals.ts';
+import { graphError } from './graph-errors.ts';
+import { FakeMetaOnboarding } from './meta-onboarding.ts';
+
+export { type GraphErrorOptions, graphError } from './graph-errors.ts';
 
 export interface FakeBusiness {
   phoneNumberId: string;
@@ -33,6 +37,18 @@ export interface FakeBusiness {
   messagingLimitTier?: string;
   /** GET /{phone-number-id}'s quality_rating (GREEN unless set). */
   qualityRating?: 'GREEN' | 'YELLOW' | 'RED' | 'UNKNOWN';
+  /**
+   * GET /{phone-number-id}'s platform_type: CLOUD_API once registered (every business createBusiness
+   * makes is), NOT_APPLICABLE before (a number fresh from Embedded Signup): Meta refuses its sends
+   * (133010) until POST /{phone-number-id}/register.
+   */
+  platformType?: 'CLOUD_API' | 'NOT_APPLICABLE' | 'ON_PREMISE';
+  /** The number is on the WhatsApp Business app too (coexistence): it sends without registering. */
+  onBusinessApp?: boolean;
+  /** The two-step verification PIN set on the number, if any. */
+  pin?: string | null;
+  /** Registered with another provider under a PIN nobody here knows: register answers 133005. */
+  registeredElsewhere?: boolean;
 }
 
 export type FakeTemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
@@ -117,64 +133,6 @@ export interface CallbackOptions {
   signature?: 'valid' | 'wrong' | 'missing';
 }
 
-// Meta's HTTP status and message for the codes tests script most, from its error-code reference.
-const KNOWN_ERRORS: Record<number, [status: number, message: string]> = {
-  1: [400, '(#1) An unknown error occurred'],
-  2: [503, '(#2) Service temporarily unavailable'],
-  4: [400, '(#4) Application request limit reached'],
-  100: [400, '(#100) Invalid parameter'],
-  190: [401, 'Invalid OAuth access token - Cannot parse access token'],
-  368: [403, '(#368) Temporarily blocked for policies violations'],
-  80007: [400, '(#80007) Rate limit issues'],
-  130429: [400, '(#130429) Rate limit hit'],
-  131000: [500, '(#131000) Something went wrong'],
-  131008: [400, '(#131008) Required parameter is missing'],
-  131009: [400, '(#131009) Parameter value is not valid'],
-  131016: [500, '(#131016) Service unavailable'],
-  131026: [400, '(#131026) Message Undeliverable.'],
-  131030: [400, '(#131030) Recipient phone number not in allowed list'],
-  131031: [403, '(#131031) Account has been locked'],
-  131047: [400, '(#131047) Re-engagement message'],
-  131049: [400, '(#131049) This message was not delivered to maintain healthy ecosystem engagement.'],
-  131051: [400, '(#131051) Unsupported message type'],
-  131056: [400, '(#131056) (Business Account, Consumer Account) pair rate limit hit'],
-  132000: [400, '(#132000) Number of parameters does not match the expected number of params'],
-  132001: [404, '(#132001) Template name does not exist in the translation'],
-  132005: [400, '(#132005) Translated text too long'],
-  132007: [400, '(#132007) Template Format Character Policy Violated'],
-  132012: [400, '(#132012) Parameter format does not match format in the created template'],
-  132015: [400, '(#132015) Template is Paused'],
-  132016: [400, '(#132016) Template is Disabled'],
-};
-
-export interface GraphErrorOptions {
-  status?: number;
-  message?: string;
-  /** error.error_data.details, where Meta explains the specific cause. */
-  details?: string;
-  /** error.error_user_msg, Meta's user-facing explanation (template creation errors carry one). */
-  userMessage?: string;
-  subcode?: number;
-  type?: string;
-  headers?: Record<string, string>;
-}
-
-/** A Graph error answer as Meta writes it: {error:{message,type,code,error_data,fbtrace_id}}. */
-export function graphError(code: number, options: GraphErrorOptions = {}): GraphAnswer {
-  const [status, message] = KNOWN_ERRORS[code] ?? [400, `(#${code}) Error`];
-  const error: Record<string, unknown> = {
-    message: options.message ?? message,
-    type: options.type ?? 'OAuthException',
-    code,
-  };
-  if (options.subcode !== undefined) error.error_subcode = options.subcode;
-  if (options.userMessage !== undefined) error.error_user_msg = options.userMessage;
-  if (options.details !== undefined)
-    error.error_data = { messaging_product: 'whatsapp', details: options.details };
-  error.fbtrace_id = `A${randomBytes(15).toString('base64url')}`;
-  return { status: options.status ?? status, body: { error }, headers: options.headers };
-}
-
 const digits = (count: number) =>
   String(randomInt(1, 10)) + Array.from({ length: count - 1 }, () => randomInt(0, 10)).join('');
 
@@ -204,6 +162,9 @@ const PHONE_FIELDS = [
   'platform_type',
   'throughput',
   'messaging_limit_tier',
+  'status',
+  'name_status',
+  'is_on_biz_app',
 ];
 
 const TEMPLATE_FIELDS = [
@@ -266,6 +227,11 @@ export class FakeWhatsAppCloud {
   respond: Responder | undefined;
   /** Requests whose handling (and answer) waits: recorded at once, answered once the promise settles. */
   hold: Holder | undefined;
+  /**
+   * Requests the fake handles (Meta does what they ask) but never answers: the answer lost on the
+   * way back, as when the network or the caller dies after Meta acted.
+   */
+  loseAnswer: ((request: RecordedRequest) => boolean) | undefined;
   /** How long every answer takes (Meta's own latency), unless a scripted answer says otherwise. */
   latencyMs = 0;
   /**
@@ -286,6 +252,8 @@ export class FakeWhatsAppCloud {
   readonly #server: Server;
   readonly #businesses: FakeBusiness[] = [];
   readonly #scripted: GraphAnswer[] = [];
+  /** Embedded Signup: apps, signup codes, subscribed apps, registrations (meta-onboarding.ts). */
+  readonly onboarding = new FakeMetaOnboarding((overrides) => this.createBusiness(overrides));
 
   private constructor(server: Server, options: { autoApprove?: boolean; version?: string }) {
     this.#server = server;
@@ -470,7 +438,7 @@ export class FakeWhatsAppCloud {
 
   #answer(req: RecordedRequest, res: ServerResponse): void {
     const answer = this.respond?.(req) ?? this.#route(req);
-    if (answer.hang) return;
+    if (answer.hang || this.loseAnswer?.(req)) return;
     const send = () => {
       if (res.destroyed) return;
       if (answer.bytes) {
@@ -495,6 +463,8 @@ export class FakeWhatsAppCloud {
     const [, id, edge] = parts as unknown as [string, string, string | undefined];
     const isSend = req.method === 'POST' && edge === 'messages';
     if (isSend && this.#scripted.length > 0) return this.#scripted.shift()!;
+    if (id === 'oauth' && edge === 'access_token' && req.method === 'GET')
+      return this.onboarding.exchange(url);
 
     const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
     const caller = token ? this.#businesses.find((b) => b.accessToken === token) : undefined;
@@ -534,6 +504,8 @@ export class FakeWhatsAppCloud {
       };
     }
     const owner = this.#businesses.find((b) => b.phoneNumberId === id || b.businessAccountId === id);
+    const onboarding = this.onboarding.edge(req, id, edge, caller, owner);
+    if (onboarding) return onboarding;
     const unsupported = () =>
       graphError(100, {
         type: 'GraphMethodException',
@@ -713,7 +685,13 @@ export class FakeWhatsAppCloud {
       code_verification_status: 'VERIFIED',
       display_phone_number: business.displayPhoneNumber,
       quality_rating: business.qualityRating ?? 'GREEN',
-      platform_type: 'CLOUD_API',
+      platform_type: business.platformType ?? 'CLOUD_API',
+      status:
+        (business.platformType ?? 'CLOUD_API') === 'CLOUD_API' || business.onBusinessApp
+          ? 'CONNECTED'
+          : 'PENDING',
+      name_status: 'APPROVED',
+      is_on_biz_app: business.onBusinessApp ?? false,
       throughput: { level: business.throughputLevel ?? 'STANDARD' },
       messaging_limit_tier: business.messagingLimitTier ?? 'TIER_1K',
     };
@@ -793,6 +771,8 @@ export class FakeWhatsAppCloud {
   }
 
   #send(business: FakeBusiness, body: any): GraphAnswer {
+    if ((business.platformType ?? 'CLOUD_API') !== 'CLOUD_API' && !business.onBusinessApp)
+      return graphError(133010, { status: 400, message: '(#133010) Phone number Not Registered' });
     if (isRecord(body) && body.status !== undefined) return this.#markRead(business, body);
     const problem = this.#checkMessage(business, body);
     if (problem) return problem;

@@ -231,6 +231,11 @@ export const EXCEPTIONS: Record<string, Exception> = {
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
   },
   'putChannel:owner': { expected: 'success', why: 'the control of the row above' },
+  'completeEmbeddedSignup:sandbox': {
+    expected: FORBIDDEN,
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
+  },
+  'completeEmbeddedSignup:owner': { expected: 'success', why: 'the control of the row above' },
   'putVoiceChannel:sandbox': {
     expected: FORBIDDEN,
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; docs/voice.md: a sandbox key may not change the voice channel',
@@ -491,6 +496,11 @@ export const BODIES: Record<string, (w: World) => unknown> = {
     appSecret: 'matrix-app-secret',
     verifyToken: 'matrix-verify',
   }),
+  // A fresh code each time (Meta's is good once), for A's own number: connecting it changes nothing else.
+  completeEmbeddedSignup: (w) => {
+    const signup = w.embeddedSignup();
+    return { code: signup.code, wabaId: signup.wabaId, phoneNumberId: signup.phoneNumberId };
+  },
   putChannel: (w) => ({
     provider: 'whatsapp_cloud',
     whatsapp: FakeWhatsAppCloud.channelSettings(w.business),

@@ -6,6 +6,7 @@
 // and pending deliveries simply stay put, which keeps A's rows still while the matrix compares them.
 import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
+import type { FakeSignup } from '../fakes/meta-onboarding.ts';
 import { type FakeBusiness, FakeWhatsAppCloud } from '../fakes/whatsapp-cloud.ts';
 import { call, createAccountKey, otherPartner, type Partner, provision, tenant } from './client.ts';
 import { memberSession, partnerAdminSession, type Session } from './console.ts';
@@ -21,6 +22,11 @@ export interface World {
   revokedPartnerKey: string;
   accountId: string;
   business: FakeBusiness;
+  /**
+   * A fresh Embedded Signup of A's own number on A's partner's app (a code is good once): the owner
+   * row of completeEmbeddedSignup connects the number A already has.
+   */
+  embeddedSignup: () => FakeSignup;
   keys: {
     live: string;
     sandbox: string;
@@ -107,6 +113,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const partnerKey = env.partner.partnerKey;
   const p = (method: 'POST' | 'DELETE', path: string, body?: unknown) =>
     call(app, method, path, { key: partnerKey, body });
+  const p2 = (method: 'PUT', path: string, body?: unknown) =>
+    call(app, method, path, { key: partnerKey, body });
 
   // The expired key first: it must be in the future when made, and past by the time it is used.
   const account = await provision(app, partnerKey);
@@ -120,7 +128,19 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const a = (method: 'POST' | 'GET', path: string, body?: unknown, key = live.apiKey) =>
     call(app, method, path, { key, body });
 
-  const business = fake.createBusiness();
+  // The partner's Meta app is the fake's app "101", as putPartnerWhatsAppApp's body sets it, so that
+  // the rows that set it change nothing; A's number is of that app (signed with its secret).
+  const metaApp = fake.onboarding.createApp({ appId: '101', appSecret: 'matrix-app-secret' });
+  await ok(
+    p2('PUT', '/partner/whatsapp-app', {
+      appId: metaApp.appId,
+      appSecret: metaApp.appSecret,
+      verifyToken: 'matrix-verify',
+      configurationId: metaApp.configurationId,
+    }),
+    200,
+  );
+  const business = fake.createBusiness({ appSecret: metaApp.appSecret });
   await ok(
     call(app, 'PUT', '/account/channel', {
       key: live.apiKey,
@@ -402,6 +422,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     revokedPartnerKey: partnerRevoked.apiKey,
     accountId,
     business,
+    embeddedSignup: () => fake.onboarding.signup(metaApp, { business }),
     keys: {
       live: live.apiKey,
       sandbox: sandbox.apiKey,

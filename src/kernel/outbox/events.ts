@@ -38,6 +38,7 @@ export const EVENT_TYPES = [
   'channel.quality_changed',
   'channel.account_updated',
   'channel.error',
+  'channel.connected',
   'call.status_changed',
   'campaign.status_changed',
   'journey_run.completed',

@@ -64,6 +64,7 @@ export const EVENT_READERS: Record<EventType, Readers> = {
   'channel.quality_changed': CHANNEL,
   'channel.account_updated': CHANNEL,
   'channel.error': CHANNEL,
+  'channel.connected': CHANNEL,
   'call.status_changed': ['GET /voice/calls/{id}'],
   'campaign.status_changed': {
     byKind: { message: ['GET /campaigns/{id}'], voice: ['GET /voice/campaigns/{id}'] },

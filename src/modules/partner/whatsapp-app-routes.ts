@@ -11,6 +11,10 @@ const PartnerAppSchema = Type.Object(
   {
     configured: Type.Boolean({ description: 'Whether the partner has set its app.' }),
     appId: Type.Union([Type.String(), Type.Null()], { description: 'The Meta app id.' }),
+    configurationId: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The app's Embedded Signup configuration id (Meta's `config_id`): with it, the partner's clients connect their own numbers from the console (POST /account/channel/embedded-signup). Null: not set.",
+    }),
     callbackUrl: Type.String({
       description:
         "The app-level callback URL to set in the Meta app (with the verify token): Meta sends it every client number's webhooks, and each entry reaches the account whose channel has that phone number id.",
@@ -35,6 +39,12 @@ const PutPartnerAppBody = Type.Object(
         minLength: 8,
         maxLength: 256,
         description: 'The verify token entered in the Meta app for the callback handshake. Write-only.',
+      }),
+    ),
+    configurationId: Type.Optional(
+      Type.Union([Type.String({ pattern: '^[0-9]{1,32}$' }), Type.Null()], {
+        description:
+          "The Embedded Signup configuration made in the app's Facebook Login for Business settings. Left out: kept (same app id); null: removed.",
       }),
     ),
   },

@@ -15,6 +15,8 @@ export interface PartnerWhatsAppApp {
   appId: string;
   appSecret: string;
   verifyToken: string;
+  /** The app's Embedded Signup configuration (Meta's `config_id`), if the partner onboards with it. */
+  configurationId: string | null;
   updatedAt: Date;
 }
 
@@ -22,12 +24,15 @@ export interface PartnerAppInput {
   appId: string;
   appSecret?: string;
   verifyToken?: string;
+  /** Left out: kept for the same app id; null: removed (no Embedded Signup). */
+  configurationId?: string | null;
 }
 
 interface Row {
   partner_id: string;
   app_id: string;
   secrets_sealed: string;
+  configuration_id: string | null;
   updated_at: Date;
 }
 
@@ -36,10 +41,17 @@ function opened(secrets: SecretBox, row: Row): PartnerWhatsAppApp {
     appSecret: string;
     verifyToken: string;
   };
-  return { partnerId: row.partner_id, appId: row.app_id, appSecret, verifyToken, updatedAt: row.updated_at };
+  return {
+    partnerId: row.partner_id,
+    appId: row.app_id,
+    appSecret,
+    verifyToken,
+    configurationId: row.configuration_id,
+    updatedAt: row.updated_at,
+  };
 }
 
-const COLUMNS = 'p.partner_id, p.app_id, p.secrets_sealed, p.updated_at';
+const COLUMNS = 'p.partner_id, p.app_id, p.secrets_sealed, p.configuration_id, p.updated_at';
 
 export async function loadPartnerApp(
   sql: Sql,
@@ -88,6 +100,8 @@ export async function configurePartnerApp(
   const kept = stored?.appId === input.appId ? stored : null;
   const appSecret = input.appSecret ?? kept?.appSecret;
   const verifyToken = input.verifyToken ?? kept?.verifyToken;
+  const configurationId =
+    input.configurationId === undefined ? (kept?.configurationId ?? null) : input.configurationId;
   const missing = [...(appSecret ? [] : ['appSecret']), ...(verifyToken ? [] : ['verifyToken'])].map(
     (field) => ({
       field,
@@ -98,13 +112,21 @@ export async function configurePartnerApp(
   const now = s.now();
   const sealed = s.secrets.seal(JSON.stringify({ appSecret, verifyToken }));
   await s.db.query(
-    `INSERT INTO partner_whatsapp_apps (partner_id, app_id, secrets_sealed, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $4)
+    `INSERT INTO partner_whatsapp_apps (partner_id, app_id, secrets_sealed, configuration_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $5, $4, $4)
      ON CONFLICT (partner_id) DO UPDATE
-       SET app_id = EXCLUDED.app_id, secrets_sealed = EXCLUDED.secrets_sealed, updated_at = EXCLUDED.updated_at`,
-    [partnerId, input.appId, sealed, now],
+       SET app_id = EXCLUDED.app_id, secrets_sealed = EXCLUDED.secrets_sealed,
+           configuration_id = EXCLUDED.configuration_id, updated_at = EXCLUDED.updated_at`,
+    [partnerId, input.appId, sealed, now, configurationId],
   );
-  return { partnerId, appId: input.appId, appSecret: appSecret!, verifyToken: verifyToken!, updatedAt: now };
+  return {
+    partnerId,
+    appId: input.appId,
+    appSecret: appSecret!,
+    verifyToken: verifyToken!,
+    configurationId,
+    updatedAt: now,
+  };
 }
 
 export function appCallbackUrlOf(publicBaseUrl: string): string {
@@ -116,6 +138,7 @@ export function toPartnerApp(app: PartnerWhatsAppApp | null, publicBaseUrl: stri
   return {
     configured: app !== null,
     appId: app?.appId ?? null,
+    configurationId: app?.configurationId ?? null,
     callbackUrl: appCallbackUrlOf(publicBaseUrl),
     updatedAt: app?.updatedAt.toISOString() ?? null,
   };

@@ -90,6 +90,22 @@ export const ChannelSchema = Type.Object(
             { description: 'The last error of the `errors` webhook field (about the number or the app).' },
           ),
         ),
+        onboarding: nullable(
+          Type.Object(
+            {
+              via: Type.Literal('embedded_signup'),
+              mode: Type.Union([Type.Literal('cloud_api'), Type.Literal('coexistence')], {
+                description:
+                  'cloud_api: registered for the Cloud API by Tidings; coexistence: the number stays on the WhatsApp Business app as well.',
+              }),
+              at: Timestamp,
+            },
+            {
+              description:
+                'How the number was connected: through Embedded Signup (POST /account/channel/embedded-signup). Null: with a token given to PUT /account/channel.',
+            },
+          ),
+        ),
         callbackUrl: Type.String({
           format: 'uri',
           description:
@@ -178,6 +194,7 @@ export function toChannel(channel: ChannelConfig, publicBaseUrl: string, account
           lastQualityEvent: channel.whatsapp.lastQualityEvent ?? null,
           lastAccountUpdate: channel.whatsapp.lastAccountUpdate ?? null,
           lastError: channel.whatsapp.lastError ?? null,
+          onboarding: channel.whatsapp.onboarding ?? null,
           callbackUrl: callbackUrlOf(publicBaseUrl, accountId),
         }
       : null,

@@ -59,8 +59,9 @@ function secretsFor(
     accessToken: given.accessToken ?? kept.accessToken,
     appSecret: given.appSecret ?? kept.appSecret,
     verifyToken: given.verifyToken ?? kept.verifyToken,
+    pin: kept.pin,
   };
-  const required: (keyof WhatsAppSecrets)[] = partnerHasApp
+  const required: ('accessToken' | 'appSecret' | 'verifyToken')[] = partnerHasApp
     ? ['accessToken']
     : ['accessToken', 'appSecret', 'verifyToken'];
   const missing = required.filter((k) => !secrets[k]);

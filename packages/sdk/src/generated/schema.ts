@@ -2010,6 +2010,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/account/channel/embedded-signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What launching Meta's Embedded Signup needs, and the last onboarding's progress */
+        get: operations["getEmbeddedSignup"];
+        put?: never;
+        /**
+         * Connect the number a client chose in Meta's Embedded Signup
+         * @description Completes the signup on the partner's Meta app: the code exchanged for the client's business token, the app subscribed to the WABA's webhooks, the number registered for the Cloud API with a PIN Tidings generates (not in mode coexistence), the number read, the channel saved (`channel.connected`). Each step is written down as it ends: the same request again resumes at the first step not done (a crash resumes by itself within minutes), and a registration is never repeated. Meta's refusals name the step, Meta's code and its message: 400 for the code, the WABA or the number; 409 for a number taken (another account's, another provider's PIN) or an app misconfigured; 503 when Meta cannot be reached (resumable). A sandbox key may not change the channel (403).
+         */
+        post: operations["completeEmbeddedSignup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public/templates": {
         parameters: {
             query?: never;
@@ -3261,6 +3282,17 @@ export interface components {
                      */
                     at: string;
                 } | null;
+                onboarding: {
+                    /** @enum {string} */
+                    via: "embedded_signup";
+                    /** @description cloud_api: registered for the Cloud API by Tidings; coexistence: the number stays on the WhatsApp Business app as well. */
+                    mode: "cloud_api" | "coexistence";
+                    /**
+                     * Format: date-time
+                     * @description ISO-8601, UTC.
+                     */
+                    at: string;
+                } | null;
                 /**
                  * Format: uri
                  * @description Set this as the webhook callback URL of your Meta app (with the verify token you gave), subscribed to `messages`, `message_template_status_update`, `message_template_quality_update`, `template_category_update`, `user_preferences`, `phone_number_quality_update`, `account_update`.
@@ -3268,6 +3300,44 @@ export interface components {
                 callbackUrl: string;
             } | null;
             updatedAt: string | null;
+        };
+        /** ChannelOnboarding */
+        ChannelOnboarding: {
+            phoneNumberId: string;
+            wabaId: string;
+            /** @description cloud_api (default): the number is registered for the Cloud API, and leaves the WhatsApp Business app if it was on it. coexistence: the number stays on the Business app too (Meta's `FINISH_WHATSAPP_BUSINESS_APP_ONBOARDING`); it is not registered. */
+            mode: "cloud_api" | "coexistence";
+            /** @description in_progress: steps are left (a runner is on them, or Meta could not be reached and it resumes); failed: Meta refused the step `error` names; connected: the channel is saved. */
+            status: "in_progress" | "failed" | "connected";
+            /** @description In the order they run (register_number only in mode cloud_api). */
+            steps: {
+                /** @enum {unknown} */
+                step: "exchange_code" | "subscribe_app" | "register_number" | "read_number" | "save_channel";
+                finishedAt: string | null;
+            }[];
+            error: {
+                /** @enum {unknown} */
+                step: "exchange_code" | "subscribe_app" | "register_number" | "read_number" | "save_channel";
+                providerCode: number | null;
+                providerSubcode: number | null;
+                /** @description Meta's message (or why Meta could not be asked). */
+                message: string;
+                /**
+                 * Format: date-time
+                 * @description ISO-8601, UTC.
+                 */
+                at: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            updatedAt: string;
         };
         /** ConsoleInvitation */
         ConsoleInvitation: {
@@ -3454,6 +3524,16 @@ export interface components {
             responseExcerpt: string | null;
             error: string | null;
         };
+        /** EmbeddedSignup */
+        EmbeddedSignup: {
+            /** @description Whether the account's partner has a Meta app with an Embedded Signup configuration: the console shows Connect WhatsApp. Otherwise the number is connected with PUT /account/channel and a token. */
+            available: boolean;
+            appId: string | null;
+            configurationId: string | null;
+            /** @description The Graph API version Tidings calls (FB.init's version), e.g. v21.0. */
+            graphApiVersion: string;
+            onboarding: components["schemas"]["ChannelOnboarding"] | null;
+        };
         /** Enrollment */
         Enrollment: {
             /** @example enr_01jv0000000000000000000000 */
@@ -3624,7 +3704,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
              * @example message.delivered
              */
             type: string;
@@ -4528,6 +4608,8 @@ export interface components {
             configured: boolean;
             /** @description The Meta app id. */
             appId: string | null;
+            /** @description The app's Embedded Signup configuration id (Meta's `config_id`): with it, the partner's clients connect their own numbers from the console (POST /account/channel/embedded-signup). Null: not set. */
+            configurationId: string | null;
             /** @description The app-level callback URL to set in the Meta app (with the verify token): Meta sends it every client number's webhooks, and each entry reaches the account whose channel has that phone number id. */
             callbackUrl: string;
             updatedAt: string | null;
@@ -4661,7 +4743,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -4999,7 +5081,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -5426,7 +5508,7 @@ export interface components {
                      * @description The event that enrols its contact.
                      * @enum {unknown}
                      */
-                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -9395,6 +9477,7 @@ export interface operations {
                      * @example {
                      *       "configured": true,
                      *       "appId": "text",
+                     *       "configurationId": "text",
                      *       "callbackUrl": "text",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -9493,6 +9576,8 @@ export interface operations {
                     appSecret?: string;
                     /** @description The verify token entered in the Meta app for the callback handshake. Write-only. */
                     verifyToken?: string;
+                    /** @description The Embedded Signup configuration made in the app's Facebook Login for Business settings. Left out: kept (same app id); null: removed. */
+                    configurationId?: string | null;
                 };
             };
         };
@@ -9511,6 +9596,7 @@ export interface operations {
                      * @example {
                      *       "configured": true,
                      *       "appId": "text",
+                     *       "configurationId": "text",
                      *       "callbackUrl": "text",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -11975,7 +12061,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -12434,7 +12520,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13611,7 +13697,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -14011,7 +14097,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -17450,7 +17536,7 @@ export interface operations {
                 /** @description Only an active rule runs. */
                 status?: "active" | "paused";
                 /** @description Only rules with this trigger. */
-                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -17637,7 +17723,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -18364,7 +18450,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -18947,7 +19033,7 @@ export interface operations {
                     eventId?: string;
                     event?: {
                         /** @enum {unknown} */
-                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /** @description As the event would carry it (a message with its contactId, a contact with its id). */
                         data: {
                             [key: string]: unknown;
@@ -19476,7 +19562,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -20198,7 +20284,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -22225,7 +22311,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -23132,7 +23218,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -33572,6 +33658,11 @@ export interface operations {
                      *           "details": "text",
                      *           "at": "2026-01-15T09:30:00.000Z"
                      *         },
+                     *         "onboarding": {
+                     *           "via": "embedded_signup",
+                     *           "mode": "cloud_api",
+                     *           "at": "2026-01-15T09:30:00.000Z"
+                     *         },
                      *         "callbackUrl": "https://example.com/hooks/tidings"
                      *       },
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
@@ -33761,6 +33852,11 @@ export interface operations {
                      *           "details": "text",
                      *           "at": "2026-01-15T09:30:00.000Z"
                      *         },
+                     *         "onboarding": {
+                     *           "via": "embedded_signup",
+                     *           "mode": "cloud_api",
+                     *           "at": "2026-01-15T09:30:00.000Z"
+                     *         },
                      *         "callbackUrl": "https://example.com/hooks/tidings"
                      *       },
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
@@ -33841,6 +33937,354 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEmbeddedSignup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The EmbeddedSignup. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "available": true,
+                     *       "appId": "1234567890123456",
+                     *       "configurationId": "987654321098765",
+                     *       "graphApiVersion": "v21.0",
+                     *       "onboarding": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbeddedSignup"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    completeEmbeddedSignup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The code of FB.login's response (`authResponse.code`): good once, for a few minutes. */
+                    code: string;
+                    /** @description The WhatsApp Business Account id of Meta's `WA_EMBEDDED_SIGNUP` message event (`data.waba_id`). */
+                    wabaId: string;
+                    /** @description The phone number id of the same event (`data.phone_number_id`). */
+                    phoneNumberId: string;
+                    /** @description cloud_api (default): the number is registered for the Cloud API, and leaves the WhatsApp Business app if it was on it. coexistence: the number stays on the Business app too (Meta's `FINISH_WHATSAPP_BUSINESS_APP_ONBOARDING`); it is not registered. */
+                    mode?: "cloud_api" | "coexistence";
+                };
+            };
+        };
+        responses: {
+            /** @description The Channel. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "provider": "sandbox",
+                     *       "sandbox": {
+                     *         "deliveredAfterMs": 0,
+                     *         "readAfterMs": 0,
+                     *         "reviewAfterMs": 0
+                     *       },
+                     *       "whatsapp": {
+                     *         "phoneNumberId": "text",
+                     *         "businessAccountId": "text",
+                     *         "displayPhoneNumber": "text",
+                     *         "verifiedName": "text",
+                     *         "throughputPerSecond": 1,
+                     *         "messagingLimitTier": "text",
+                     *         "qualityRating": "text",
+                     *         "lastQualityEvent": {
+                     *           "event": "text",
+                     *           "currentLimit": "text",
+                     *           "previousLimit": "text",
+                     *           "maxDailyConversations": "text",
+                     *           "at": "2026-01-15T09:30:00.000Z"
+                     *         },
+                     *         "lastAccountUpdate": {
+                     *           "event": "text",
+                     *           "details": {},
+                     *           "at": "2026-01-15T09:30:00.000Z"
+                     *         },
+                     *         "lastError": {
+                     *           "providerCode": 1,
+                     *           "title": "text",
+                     *           "message": "text",
+                     *           "details": "text",
+                     *           "at": "2026-01-15T09:30:00.000Z"
+                     *         },
+                     *         "onboarding": {
+                     *           "via": "embedded_signup",
+                     *           "mode": "cloud_api",
+                     *           "at": "2026-01-15T09:30:00.000Z"
+                     *         },
+                     *         "callbackUrl": "https://example.com/hooks/tidings"
+                     *       },
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -42029,7 +42473,7 @@ export interface operations {
                     /** @example evt_01jv… */
                     id: string;
                     /** @enum {string} */
-                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
+                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
                     /** Format: date-time */
                     createdAt: string;
                     accountId: string | null;

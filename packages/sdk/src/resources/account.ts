@@ -37,6 +37,17 @@ export class Account extends Resource {
   setChannel(body: Body<'put', '/api/v1/public/account/channel'>, opts?: CallOptions) {
     return this.t.request('put', '/api/v1/public/account/channel', { body, ...opts });
   }
+  /** What launching Meta's Embedded Signup needs (the partner's app), and the last onboarding's progress. */
+  getEmbeddedSignup(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/channel/embedded-signup', { ...opts });
+  }
+  /** Connects the number a client chose in Embedded Signup: the popup's code, WABA id and number id. */
+  completeEmbeddedSignup(
+    body: Body<'post', '/api/v1/public/account/channel/embedded-signup'>,
+    opts?: CallOptions,
+  ) {
+    return this.t.request('post', '/api/v1/public/account/channel/embedded-signup', { body, ...opts });
+  }
   getVoiceChannel(opts?: CallOptions) {
     return this.t.request('get', '/api/v1/public/account/voice-channel', { ...opts });
   }
