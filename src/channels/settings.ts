@@ -42,6 +42,11 @@ export interface WhatsAppSettings {
   lastAccountUpdate?: AccountUpdate | null;
   /** The last error of the `errors` webhook field. */
   lastError?: ChannelError | null;
+  /**
+   * Meta refused the channel's token (190: expired, revoked, the app removed): nothing goes out
+   * until the number is connected again (a new Embedded Signup, or PUT with a new token).
+   */
+  needsReconnect?: { since: string; providerCode: number | null; message: string } | null;
   /** How the number was connected: Embedded Signup (and its mode) or a token given (absent). */
   onboarding?: { via: 'embedded_signup'; mode: 'cloud_api' | 'coexistence'; at: string } | null;
 }

@@ -236,6 +236,15 @@ export const EXCEPTIONS: Record<string, Exception> = {
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
   },
   'completeEmbeddedSignup:owner': { expected: 'success', why: 'the control of the row above' },
+  'disconnectChannel:sandbox': {
+    expected: FORBIDDEN,
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
+  },
+  'moveAccountChannel:owner': {
+    expected: 'success',
+    ids: (w) => ({ accountId: w.moves.from }),
+    why: "moving A's own number would leave A on the sandbox for the rows after it: a spare account's number moves",
+  },
   'putVoiceChannel:sandbox': {
     expected: FORBIDDEN,
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; docs/voice.md: a sandbox key may not change the voice channel',
@@ -496,6 +505,7 @@ export const BODIES: Record<string, (w: World) => unknown> = {
     appSecret: 'matrix-app-secret',
     verifyToken: 'matrix-verify',
   }),
+  moveAccountChannel: (w) => ({ toAccountId: w.moves.to }),
   // A fresh code each time (Meta's is good once), for A's own number: connecting it changes nothing else.
   completeEmbeddedSignup: (w) => {
     const signup = w.embeddedSignup();

@@ -27,6 +27,8 @@ export interface World {
    * row of completeEmbeddedSignup connects the number A already has.
    */
   embeddedSignup: () => FakeSignup;
+  /** Two more accounts of A's partner: one with a number (moved by moveAccountChannel's owner row), one without. */
+  moves: { from: string; to: string };
   keys: {
     live: string;
     sandbox: string;
@@ -396,6 +398,18 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   );
 
   const other = await tenant(app, partnerKey);
+  const moveFrom = await tenant(app, partnerKey);
+  await ok(
+    call(app, 'PUT', '/account/channel', {
+      key: moveFrom.apiKey,
+      body: {
+        provider: 'whatsapp_cloud',
+        whatsapp: FakeWhatsAppCloud.channelSettings(fake.createBusiness()),
+      },
+    }),
+    200,
+  );
+  const moveTo = await provision(app, partnerKey);
   const unrelatedPartner = await otherPartner(app.ctx.db);
   const sessionOnly = ({ cookie, csrf }: Session) => ({ cookie, csrf }) as Session;
   const sessions = {
@@ -423,6 +437,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     accountId,
     business,
     embeddedSignup: () => fake.onboarding.signup(metaApp, { business }),
+    moves: { from: moveFrom.accountId, to: moveTo.accountId },
     keys: {
       live: live.apiKey,
       sandbox: sandbox.apiKey,

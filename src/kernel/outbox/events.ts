@@ -39,6 +39,7 @@ export const EVENT_TYPES = [
   'channel.account_updated',
   'channel.error',
   'channel.connected',
+  'channel.disconnected',
   'call.status_changed',
   'campaign.status_changed',
   'journey_run.completed',

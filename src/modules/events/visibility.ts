@@ -65,6 +65,7 @@ export const EVENT_READERS: Record<EventType, Readers> = {
   'channel.account_updated': CHANNEL,
   'channel.error': CHANNEL,
   'channel.connected': CHANNEL,
+  'channel.disconnected': CHANNEL,
   'call.status_changed': ['GET /voice/calls/{id}'],
   'campaign.status_changed': {
     byKind: { message: ['GET /campaigns/{id}'], voice: ['GET /voice/campaigns/{id}'] },

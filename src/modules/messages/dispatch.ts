@@ -33,7 +33,7 @@ import { type IdentityReport, rememberIdentities } from '../contacts/index.ts';
 import { ERASED } from '../erasure/index.ts';
 import type { MediaStore } from '../media/index.ts';
 import type { TemplateRow } from '../templates/index.ts';
-import { type ChannelRow, toChannelConfig } from '../whatsapp-channel/index.ts';
+import { type ChannelRow, noteTokenRefused, toChannelConfig } from '../whatsapp-channel/index.ts';
 import { DISPATCH_JOB } from './accept.ts';
 import { AccountBudget } from './account-budget.ts';
 import { PhoneOrder } from './phone-order.ts';
@@ -300,6 +300,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
   const attempts = new Map<string, number>();
   // Campaigns whose messages the provider throttled: they slow down (campaigns/pace.ts).
   const throttled: string[] = [];
+  // Accounts whose token Meta refused (190): their channel needs reconnecting (told once).
+  const tokenRefused = new Map<string, ProviderError>();
   const at = d.now();
   for (const { attempt, message, outcome, channel } of outcomes) {
     const target = { accountId: message.account_id, id: message.id };
@@ -335,6 +337,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     }
     if (outcome.kind !== 'accepted') {
       changes.push({ target, change: { status: 'failed', at, error: outcome.error } });
+      if (outcome.kind === 'rejected' && outcome.error.providerCode === 190 && message.provider !== 'sandbox')
+        tokenRefused.set(message.account_id, outcome.error);
       continue;
     }
     if (message.provider !== 'sandbox') {
@@ -399,6 +403,8 @@ async function settle(d: DispatchDeps, outcomes: Outcome[]): Promise<void> {
     );
     await d.jobs.enqueueMany(tx, DISPATCH_JOB, [...retries.values()]);
     await comeBackLater(d, tx, inDoubt, attempts);
+    for (const [accountId, error] of [...tokenRefused].sort(([a], [b]) => a.localeCompare(b)))
+      await noteTokenRefused(d, tx, accountId, error, at);
   });
   if (throttled.length > 0) {
     await d.db.transaction((tx) =>

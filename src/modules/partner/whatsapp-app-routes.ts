@@ -1,11 +1,22 @@
 // GET and PUT /partner/whatsapp-app: the partner's Meta app, whose one callback URL receives the
-// webhooks of every client number (whatsapp-app.ts).
+// webhooks of every client number (whatsapp-app.ts); and moving a client's number to another of
+// the partner's accounts (POST /partner/accounts/{id}/channel/move).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { partnerOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
+import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { NullableTimestamp } from '../../kernel/http/schemas.ts';
-import { configurePartnerApp, loadPartnerApp, toPartnerApp } from '../whatsapp-channel/index.ts';
+import {
+  ChannelSchema,
+  configurePartnerApp,
+  loadPartnerApp,
+  moveChannel,
+  toChannel,
+  toPartnerApp,
+} from '../whatsapp-channel/index.ts';
+import { getPartnerAccount } from './accounts.ts';
+import { AccountIdParams } from './schemas.ts';
 
 const PartnerAppSchema = Type.Object(
   {
@@ -55,6 +66,17 @@ const PutPartnerAppBody = Type.Object(
   },
 );
 
+const MoveBody = Type.Object(
+  {
+    toAccountId: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'The account the number moves to.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export function partnerWhatsAppAppRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['partner'];
   return async (app) => {
@@ -92,6 +114,37 @@ export function partnerWhatsAppAppRoutes(ctx: KernelContext): FastifyPluginAsync
           await configurePartnerApp(ctx, partnerOf(request), request.body),
           ctx.config.publicBaseUrl,
         ),
+    );
+
+    app.post(
+      '/partner/accounts/:accountId/channel/move',
+      {
+        config: { access: 'partner', errors: ['RESOURCE_NOT_FOUND', 'CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'moveAccountChannel',
+          summary: "Move a sub-account's WhatsApp number to another of the partner's sub-accounts",
+          description:
+            "The number (its ids, settings and sealed token) becomes the channel of `toAccountId`, which must have none (409), and this account goes back to the sandbox; Meta is not asked anything, and the number's webhooks reach the new account from then on. History (messages, contacts, conversations) stays with the account it happened in; the new account brings in the WABA's templates with POST /templates/sync. `channel.disconnected` (reason `moved`) on this account, `channel.connected` (via `moved`) on the other. Either account of another partner: 404.",
+          params: AccountIdParams,
+          body: MoveBody,
+          response: { 200: ChannelSchema },
+        },
+      },
+      async (request) => {
+        const partnerId = partnerOf(request);
+        const from = request.params.accountId;
+        const to = request.body.toAccountId;
+        if (from === to) throw invalid('toAccountId', 'is this account itself');
+        await getPartnerAccount(ctx.db, partnerId, from);
+        const target = await getPartnerAccount(ctx.db, partnerId, to).catch(() => null);
+        if (!target) throw notFound('account toAccountId');
+        if (target.status === 'CLOSED') throw conflict('The target account is closed.');
+        const moved = await moveChannel(ctx, from, to);
+        ctx.auth.forgetAccount(from);
+        ctx.auth.forgetAccount(to);
+        return toChannel(moved, ctx.config.publicBaseUrl, to);
+      },
     );
   };
 }

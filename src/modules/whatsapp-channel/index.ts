@@ -3,6 +3,7 @@
 
 export { onboardingResumeJob } from './embedded-signup.ts';
 export { embeddedSignupRoutes } from './embedded-signup-routes.ts';
+export { disconnectChannel, moveChannel } from './lifecycle.ts';
 export {
   allPartnerApps,
   configurePartnerApp,
@@ -13,4 +14,5 @@ export {
 export type { ChannelDestination, ChannelRow } from './repo.ts';
 export { channelsOfPartner, loadChannel, toChannelConfig } from './repo.ts';
 export { channelRoutes } from './routes.ts';
-export { applyChannelSignal, channelRefreshJob, isChannelSignal } from './signals.ts';
+export { ChannelSchema, toChannel } from './schemas.ts';
+export { applyChannelSignal, channelRefreshJob, isChannelSignal, noteTokenRefused } from './signals.ts';

@@ -4,8 +4,9 @@ import type { Channels } from '../../channels/registry.ts';
 import { accountOf } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
+import { disconnectChannel } from './lifecycle.ts';
 import { loadChannel } from './repo.ts';
-import { ChannelSchema, PutChannelBody, toChannel } from './schemas.ts';
+import { ChannelSchema, DisconnectionSchema, PutChannelBody, toChannel } from './schemas.ts';
 import { configureChannel } from './service.ts';
 
 /** The kernel's context and the services these routes uses. */
@@ -57,6 +58,30 @@ export function channelRoutes(ctx: ChannelContext): FastifyPluginAsyncTypebox {
         // the others within the cache's second.
         ctx.auth.forgetAccount(accountId);
         return toChannel(channel, ctx.config.publicBaseUrl, accountId);
+      },
+    );
+
+    app.delete(
+      '/account/channel',
+      {
+        config: { access: 'account', errors: ['FORBIDDEN', 'CONFLICT', 'SERVICE_UNAVAILABLE'] },
+        schema: {
+          tags,
+          operationId: 'disconnectChannel',
+          summary: 'Disconnect the WhatsApp number: the account goes back to the sandbox, its history stays',
+          description:
+            'A number Tidings registered (Embedded Signup, mode cloud_api) is deregistered at Meta, so that another provider can register it, and the partner’s app is unsubscribed from the WABA once no other account uses it; a number connected with a token given to PUT is only forgotten. Meta refusing a step (an expired token, say) does not keep the number: `release.metaError` says what Meta said. 503 (nothing changed) when Meta cannot be reached; 409 when no number is connected. Messages, contacts and conversations stay; messages still queued for the number fail and are refunded. `channel.disconnected`.',
+          response: { 200: DisconnectionSchema },
+        },
+      },
+      async (request) => {
+        if (request.principal?.mode === 'sandbox') {
+          throw new ApiError('FORBIDDEN', 'A sandbox key may not change the channel; use a live key.');
+        }
+        const accountId = accountOf(request).id;
+        const { channel, release } = await disconnectChannel(ctx, accountId);
+        ctx.auth.forgetAccount(accountId);
+        return { channel: toChannel(channel, ctx.config.publicBaseUrl, accountId), release };
       },
     );
   };

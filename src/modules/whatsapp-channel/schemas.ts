@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { type ChannelConfig, throughputOf } from '../../channels/settings.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
+import { RECONNECT_STEP } from './signals.ts';
 
 const Delay = (max: number, description: string) => Type.Integer({ minimum: 0, maximum: max, description });
 
@@ -26,6 +27,13 @@ export const ChannelSchema = Type.Object(
     provider: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
       description: 'Who carries live messages: the sandbox (simulated, free) or the WhatsApp Cloud API.',
     }),
+    state: Type.Union([Type.Literal('sandbox'), Type.Literal('connected'), Type.Literal('needs_reconnect')], {
+      description:
+        'sandbox: no number yet; connected: a WhatsApp number carries live messages; needs_reconnect: Meta refused the number’s token, its messages fail until it is connected again (`nextStep` says how).',
+    }),
+    nextStep: nullable(
+      Type.String({ description: 'What to do next, in words (null when nothing is needed).' }),
+    ),
     sandbox: SandboxSettingsSchema,
     whatsapp: nullable(
       Type.Object({
@@ -88,6 +96,16 @@ export const ChannelSchema = Type.Object(
               at: Timestamp,
             },
             { description: 'The last error of the `errors` webhook field (about the number or the app).' },
+          ),
+        ),
+        needsReconnect: nullable(
+          Type.Object(
+            {
+              since: Timestamp,
+              providerCode: nullable(Type.Integer()),
+              message: Type.String(),
+            },
+            { description: 'When and why Meta refused the token (a send answered 190); null: it has not.' },
           ),
         ),
         onboarding: nullable(
@@ -181,9 +199,20 @@ export function callbackUrlOf(publicBaseUrl: string, accountId: string): string 
   return `${publicBaseUrl}/api/v1/callbacks/whatsapp/${accountId}`;
 }
 
+const CONNECT_STEP =
+  'Connect a WhatsApp number: with Embedded Signup on your partner’s Meta app (GET /account/channel/embedded-signup), or with PUT /account/channel and an access token.';
+
+function stateOf(channel: ChannelConfig) {
+  if (channel.provider !== 'whatsapp_cloud' || !channel.whatsapp)
+    return { state: 'sandbox' as const, nextStep: CONNECT_STEP };
+  if (channel.whatsapp.needsReconnect) return { state: 'needs_reconnect' as const, nextStep: RECONNECT_STEP };
+  return { state: 'connected' as const, nextStep: null };
+}
+
 export function toChannel(channel: ChannelConfig, publicBaseUrl: string, accountId: string) {
   return {
     provider: channel.provider,
+    ...stateOf(channel),
     sandbox: channel.sandbox,
     whatsapp: channel.whatsapp
       ? {
@@ -194,6 +223,7 @@ export function toChannel(channel: ChannelConfig, publicBaseUrl: string, account
           lastQualityEvent: channel.whatsapp.lastQualityEvent ?? null,
           lastAccountUpdate: channel.whatsapp.lastAccountUpdate ?? null,
           lastError: channel.whatsapp.lastError ?? null,
+          needsReconnect: channel.whatsapp.needsReconnect ?? null,
           onboarding: channel.whatsapp.onboarding ?? null,
           callbackUrl: callbackUrlOf(publicBaseUrl, accountId),
         }
@@ -201,3 +231,30 @@ export function toChannel(channel: ChannelConfig, publicBaseUrl: string, account
     updatedAt: channel.updatedAt?.toISOString() ?? null,
   };
 }
+
+export const DisconnectionSchema = Type.Object(
+  {
+    channel: ChannelSchema,
+    release: Type.Object(
+      {
+        phoneNumberId: Type.String({ description: 'The number that was disconnected.' }),
+        deregistered: Type.Boolean({ description: 'Meta deregistered the number from the Cloud API.' }),
+        unsubscribed: Type.Boolean({
+          description: "The partner's app no longer receives the WABA's webhooks.",
+        }),
+        metaError: nullable(
+          Type.Object(
+            {
+              step: Type.Union([Type.Literal('deregister_number'), Type.Literal('unsubscribe_app')]),
+              providerCode: nullable(Type.Integer()),
+              message: Type.String(),
+            },
+            { description: 'A step Meta refused: the number is forgotten here all the same.' },
+          ),
+        ),
+      },
+      { description: 'What was released at Meta.' },
+    ),
+  },
+  { title: 'ChannelDisconnection' },
+);

@@ -8,18 +8,23 @@ import {
   type SandboxSettings,
   throughputOf,
   type WhatsAppSecrets,
+  type WhatsAppSettings,
 } from '../../channels/settings.ts';
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
-import type { Database } from '../../kernel/database/db.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
 import { ApiError, conflict } from '../../kernel/http/errors.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { invalidFields } from '../contacts/index.ts';
+import { COEXISTENCE_THROUGHPUT } from './embedded-signup.ts';
 import { partnerAppOfAccount } from './partner-app.ts';
 import { accountWithNumber, loadChannel, saveChannel } from './repo.ts';
+import { numberView } from './signals.ts';
 
 export interface ChannelServices {
   db: Database;
   channels: Channels;
   secrets: SecretBox;
+  events: EventOutbox;
   now: () => Date;
 }
 
@@ -90,12 +95,17 @@ export async function configureChannel(
     if (input.whatsapp) {
       throw invalidFields([{ field: 'whatsapp', issue: 'is only for provider whatsapp_cloud' }]);
     }
-    return saveChannel(
-      s.db,
-      accountId,
-      { provider: 'sandbox', sandbox, whatsapp: null, secretsSealed: null },
-      s.now(),
-    );
+    const before = await loadChannel(s.db, accountId);
+    return s.db.transaction(async (tx) => {
+      const saved = await saveChannel(
+        tx,
+        accountId,
+        { provider: 'sandbox', sandbox, whatsapp: null, secretsSealed: null },
+        s.now(),
+      );
+      await announce(s, tx, accountId, before.whatsapp, null);
+      return saved;
+    });
   }
   if (!input.whatsapp)
     throw invalidFields([{ field: 'whatsapp', issue: 'is required with provider whatsapp_cloud' }]);
@@ -128,22 +138,57 @@ export async function configureChannel(
       },
     ]);
   }
-  return saveChannel(
-    s.db,
-    accountId,
-    {
-      provider: 'whatsapp_cloud',
-      sandbox,
-      whatsapp: {
-        ...ids,
-        displayPhoneNumber: checked.displayPhoneNumber,
-        verifiedName: checked.verifiedName,
-        throughputPerSecond: throughputOf(checked.throughputLevel),
-        messagingLimitTier: checked.messagingLimitTier,
-        qualityRating: checked.qualityRating,
+  // The same number keeps how it was connected (an Embedded Signup number given a new token is
+  // still one Tidings registered, and deregisters when disconnected).
+  const onboarding = stored.whatsapp?.phoneNumberId === ids.phoneNumberId ? stored.whatsapp.onboarding : null;
+  const whatsapp: WhatsAppSettings = {
+    ...ids,
+    displayPhoneNumber: checked.displayPhoneNumber,
+    verifiedName: checked.verifiedName,
+    throughputPerSecond:
+      onboarding?.mode === 'coexistence' ? COEXISTENCE_THROUGHPUT : throughputOf(checked.throughputLevel),
+    messagingLimitTier: checked.messagingLimitTier,
+    qualityRating: checked.qualityRating,
+    ...(onboarding ? { onboarding } : {}),
+  };
+  return s.db.transaction(async (tx) => {
+    const saved = await saveChannel(
+      tx,
+      accountId,
+      { provider: 'whatsapp_cloud', sandbox, whatsapp, secretsSealed: s.channels.sealSecrets(secrets) },
+      s.now(),
+    );
+    await announce(s, tx, accountId, stored.provider === 'whatsapp_cloud' ? stored.whatsapp : null, whatsapp);
+    return saved;
+  });
+}
+
+/** channel.disconnected for the number that went, channel.connected for the one that came. */
+async function announce(
+  s: ChannelServices,
+  tx: Tx,
+  accountId: string,
+  before: WhatsAppSettings | null,
+  after: WhatsAppSettings | null,
+): Promise<void> {
+  if (before?.phoneNumberId === after?.phoneNumberId) return;
+  if (before) {
+    await s.events.emit(tx, {
+      type: 'channel.disconnected',
+      accountId,
+      data: {
+        whatsapp: numberView(before),
+        reason: after ? 'replaced' : 'disconnected',
+        deregistered: false,
+        unsubscribed: false,
       },
-      secretsSealed: s.channels.sealSecrets(secrets),
-    },
-    s.now(),
-  );
+    });
+  }
+  if (after) {
+    await s.events.emit(tx, {
+      type: 'channel.connected',
+      accountId,
+      data: { whatsapp: numberView(after), via: 'token', mode: null },
+    });
+  }
 }

@@ -127,7 +127,10 @@ function applied(
   const whatsapp = { ...w, lastError };
   return {
     whatsapp,
-    event: { type: 'channel.error', data: { whatsapp: numberView(whatsapp), error: lastError } },
+    event: {
+      type: 'channel.error',
+      data: { whatsapp: numberView(whatsapp), error: lastError, nextStep: null },
+    },
   };
 }
 
@@ -148,6 +151,45 @@ export async function applyChannelSignal(
     const data: RefreshJobData = { accountId, phoneNumberId: channel.whatsapp.phoneNumberId };
     await s.jobs.enqueue(tx, CHANNEL_REFRESH_JOB, data);
   }
+  return true;
+}
+
+/** What to do about a channel whose token Meta refuses. */
+export const RECONNECT_STEP =
+  'Meta refused the access token of this number (expired, revoked, or the app removed from the business): connect the number again, with Embedded Signup (POST /account/channel/embedded-signup) or PUT /account/channel with a new accessToken. Until then its messages fail.';
+
+/**
+ * A send was refused for the channel's token (Meta's 190): the channel needs reconnecting. Told
+ * once (channel.error with `nextStep`), not once a refused message: the mark stays until the number
+ * is saved again, which clears it.
+ */
+export async function noteTokenRefused(
+  s: { events: EventOutbox },
+  tx: Tx,
+  accountId: string,
+  error: { providerCode: number | null; message: string },
+  at: Date,
+): Promise<boolean> {
+  const channel = await lockWhatsApp(tx, accountId);
+  if (!channel || channel.whatsapp.needsReconnect) return false;
+  const lastError = {
+    providerCode: error.providerCode,
+    title: 'Access token refused',
+    message: error.message,
+    details: null,
+    at: at.toISOString(),
+  };
+  const whatsapp: WhatsAppSettings = {
+    ...channel.whatsapp,
+    needsReconnect: { since: lastError.at, providerCode: error.providerCode, message: error.message },
+    lastError,
+  };
+  await saveWhatsApp(tx, accountId, channel.row, whatsapp);
+  await s.events.emit(tx, {
+    type: 'channel.error',
+    accountId,
+    data: { whatsapp: numberView(whatsapp), error: lastError, nextStep: RECONNECT_STEP },
+  });
   return true;
 }
 
@@ -185,7 +227,11 @@ export async function refreshNumber(d: RefreshDeps, data: RefreshJobData): Promi
       ...before,
       qualityRating: read.qualityRating,
       messagingLimitTier: read.messagingLimitTier ?? before.messagingLimitTier ?? null,
-      throughputPerSecond: throughputOf(read.throughputLevel),
+      // A coexistence number keeps Meta's fixed 20 a second, whatever its level reads.
+      throughputPerSecond:
+        before.onboarding?.mode === 'coexistence'
+          ? before.throughputPerSecond
+          : throughputOf(read.throughputLevel),
     };
     await saveWhatsApp(tx, data.accountId, channel.row, whatsapp);
     if ((before.qualityRating ?? null) === whatsapp.qualityRating) return;

@@ -37,6 +37,10 @@ export class Account extends Resource {
   setChannel(body: Body<'put', '/api/v1/public/account/channel'>, opts?: CallOptions) {
     return this.t.request('put', '/api/v1/public/account/channel', { body, ...opts });
   }
+  /** Disconnects the WhatsApp number (released at Meta where Tidings registered it); history stays. */
+  disconnectChannel(opts?: CallOptions) {
+    return this.t.request('delete', '/api/v1/public/account/channel', { ...opts });
+  }
   /** What launching Meta's Embedded Signup needs (the partner's app), and the last onboarding's progress. */
   getEmbeddedSignup(opts?: CallOptions) {
     return this.t.request('get', '/api/v1/public/account/channel/embedded-signup', { ...opts });

@@ -64,6 +64,18 @@ export class PartnerAccounts extends Resource {
       ...opts,
     });
   }
+  /** Moves the account's WhatsApp number to another of the partner's accounts (which has none). */
+  moveChannel(
+    accountId: string,
+    body: Body<'post', '/api/v1/public/partner/accounts/{accountId}/channel/move'>,
+    opts?: CallOptions,
+  ) {
+    return this.t.request('post', '/api/v1/public/partner/accounts/{accountId}/channel/move', {
+      params: { accountId },
+      body,
+      ...opts,
+    });
+  }
   /** Credits the account's wallet. */
   credit(
     accountId: string,
