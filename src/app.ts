@@ -49,6 +49,7 @@ import {
   subscribeCampaignFeedback,
   subscribeRecipientMerges,
 } from './modules/campaigns/index.ts';
+import { channelProfileRoutes } from './modules/channel-profile/index.ts';
 import { consoleAppRoutes } from './modules/console-app/index.ts';
 import { consoleAuthRoutes } from './modules/console-auth/index.ts';
 import { contactRoutes } from './modules/contacts/index.ts';
@@ -467,6 +468,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(campaignRoutes(ctx));
       await api.register(channelRoutes(ctx));
       await api.register(embeddedSignupRoutes(ctx));
+      await api.register(channelProfileRoutes(ctx));
       await api.register(templateRoutes(ctx));
       await api.register(messageRoutes(ctx));
       await api.register(mediaRoutes(ctx));

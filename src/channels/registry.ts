@@ -10,6 +10,7 @@ import { twilioVoiceCallbacks } from './twilio-voice/callbacks.ts';
 import { createTwilioAgent, TwilioVoiceAdapter } from './twilio-voice/client.ts';
 import type { CallbackAdapter, ChannelAdapter, Provider } from './types.ts';
 import type { VoiceAdapter, VoiceCallbackReader, VoiceChannel, VoiceProvider } from './voice.ts';
+import { WhatsAppBusinessProfile } from './whatsapp-cloud/business-profile.ts';
 import { whatsappCallbacks } from './whatsapp-cloud/callbacks.ts';
 import { createGraphAgent, WhatsAppCloudAdapter } from './whatsapp-cloud/client.ts';
 import { WhatsAppMedia } from './whatsapp-cloud/media.ts';
@@ -133,6 +134,23 @@ export class Channels {
       throw new ChannelNotConfigured('the account is no longer configured for the WhatsApp Cloud API');
     }
     return this.whatsapp(channel.whatsapp, this.secretsOf(channel).accessToken);
+  }
+
+  /** The WhatsApp business profile of this channel's number; throws ChannelNotConfigured if it cannot be used. */
+  whatsappProfile(channel: ChannelConfig): WhatsAppBusinessProfile {
+    if (channel.provider !== 'whatsapp_cloud' || !channel.whatsapp) {
+      throw new ChannelNotConfigured('the account is no longer configured for the WhatsApp Cloud API');
+    }
+    return new WhatsAppBusinessProfile(
+      {
+        graphUrl: this.#graphUrl,
+        phoneNumberId: channel.whatsapp.phoneNumberId,
+        businessAccountId: channel.whatsapp.businessAccountId,
+        accessToken: this.secretsOf(channel).accessToken,
+        timeoutMs: this.#timeoutMs,
+      },
+      this.#agent,
+    );
   }
 
   /** The Graph calls that connect a number through a partner's Meta app (Embedded Signup). */

@@ -21,6 +21,8 @@ export const DEFAULT_SANDBOX: SandboxSettings = Object.freeze({
 export interface WhatsAppSettings {
   phoneNumberId: string;
   businessAccountId: string;
+  /** The Meta app the number's token is of, when given (a profile photo is uploaded on it). */
+  appId?: string | null;
   /** As Meta reports it when the channel is saved. */
   displayPhoneNumber: string | null;
   verifiedName: string | null;

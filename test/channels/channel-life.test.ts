@@ -242,6 +242,33 @@ describe("moving a number between a partner's accounts", () => {
 });
 
 describe('a token Meta refuses', () => {
+  it("the business removing the partner's app (PARTNER_APP_UNINSTALLED) asks for a reconnection too", async () => {
+    const t = await signedUp();
+    const res = await env.fake.postCallback(
+      `${base}/api/v1/callbacks/whatsapp`,
+      t.signup.business,
+      env.fake.accountUpdatePayload(t.signup.business, { event: 'PARTNER_APP_UNINSTALLED' }),
+    );
+    expect(JSON.parse(res.body)).toEqual({ applied: 1, dropped: 0 });
+    const channel = await channelOf(t);
+    expect(channel).toMatchObject({
+      state: 'needs_reconnect',
+      whatsapp: { needsReconnect: { providerCode: null } },
+    });
+    const [update] = await eventsOf(t, 'channel.account_updated');
+    expect(update.data).toMatchObject({
+      event: 'PARTNER_APP_UNINSTALLED',
+      nextStep: expect.stringContaining('connect the number again'),
+    });
+    // A fresh signup of the same number reconnects it.
+    const again = env.fake.onboarding.signup(app, { business: t.signup.business });
+    const back = await call(env.app, 'POST', '/account/channel/embedded-signup', {
+      key: t.apiKey,
+      body: { code: again.code, wabaId: again.wabaId, phoneNumberId: again.phoneNumberId },
+    });
+    expect(back.body).toMatchObject({ state: 'connected', whatsapp: { needsReconnect: null } });
+  });
+
   it('marks the channel needs_reconnect, told once with what to do; a new token clears it', async () => {
     const t = await whatsappTenant(env.app, env.partner.partnerKey, env.fake);
     await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');

@@ -34,6 +34,8 @@ describe('the channel', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       provider: 'sandbox',
+      state: 'sandbox',
+      nextStep: expect.stringContaining('Connect a WhatsApp number'),
       sandbox: { deliveredAfterMs: 1000, readAfterMs: 2000, reviewAfterMs: 2000 },
       whatsapp: null,
       updatedAt: null,
@@ -107,6 +109,8 @@ describe('the channel', () => {
       lastQualityEvent: null,
       lastAccountUpdate: null,
       lastError: null,
+      appId: null,
+      needsReconnect: null,
       onboarding: null,
       callbackUrl: `http://tidings.test/api/v1/callbacks/whatsapp/${t.accountId}`,
     });

@@ -19,6 +19,7 @@ import { request } from 'undici';
 import { Arrivals } from '../helpers/arrivals.ts';
 import { graphError } from './graph-errors.ts';
 import { FakeMetaOnboarding } from './meta-onboarding.ts';
+import { FakeMetaProfiles } from './meta-profile.ts';
 
 export { type GraphErrorOptions, graphError } from './graph-errors.ts';
 
@@ -254,6 +255,8 @@ export class FakeWhatsAppCloud {
   readonly #scripted: GraphAnswer[] = [];
   /** Embedded Signup: apps, signup codes, subscribed apps, registrations (meta-onboarding.ts). */
   readonly onboarding = new FakeMetaOnboarding((overrides) => this.createBusiness(overrides));
+  /** Business profiles and the Resumable Upload API (meta-profile.ts). */
+  readonly profiles = new FakeMetaProfiles(() => this.onboarding.apps);
 
   private constructor(server: Server, options: { autoApprove?: boolean; version?: string }) {
     this.#server = server;
@@ -465,6 +468,8 @@ export class FakeWhatsAppCloud {
     if (isSend && this.#scripted.length > 0) return this.#scripted.shift()!;
     if (id === 'oauth' && edge === 'access_token' && req.method === 'GET')
       return this.onboarding.exchange(url);
+    if (id.startsWith('upload:') && edge === undefined && req.method === 'POST')
+      return this.profiles.upload(req, id, this.#businesses);
 
     const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
     const caller = token ? this.#businesses.find((b) => b.accessToken === token) : undefined;
@@ -503,6 +508,10 @@ export class FakeWhatsAppCloud {
         },
       };
     }
+    if (edge === 'uploads' && req.method === 'POST') {
+      const started = this.profiles.startUpload(url, id, caller);
+      if (started) return started;
+    }
     const owner = this.#businesses.find((b) => b.phoneNumberId === id || b.businessAccountId === id);
     const onboarding = this.onboarding.edge(req, id, edge, caller, owner);
     if (onboarding) return onboarding;
@@ -526,6 +535,7 @@ export class FakeWhatsAppCloud {
       return this.#deleteTemplate(owner, url);
     if (req.method === 'GET' && edge === undefined && onPhone) return this.#phoneNumber(owner, url);
     if (req.method === 'POST' && edge === 'media' && onPhone) return this.#upload(owner, req);
+    if (edge === 'whatsapp_business_profile' && onPhone) return this.profiles.profile(req, url, owner);
     if (req.method === 'GET' && edge === 'message_templates' && !onPhone)
       return this.#listTemplates(owner, url);
     if (edge !== undefined && !['messages', 'message_templates', 'media'].includes(edge)) {

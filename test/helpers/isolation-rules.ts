@@ -236,6 +236,10 @@ export const EXCEPTIONS: Record<string, Exception> = {
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
   },
   'completeEmbeddedSignup:owner': { expected: 'success', why: 'the control of the row above' },
+  'updateChannelProfile:sandbox': {
+    expected: FORBIDDEN,
+    why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; docs/messaging.md § The business profile',
+  },
   'disconnectChannel:sandbox': {
     expected: FORBIDDEN,
     why: 'docs/errors.md FORBIDDEN: "a sandbox key on a live-only action"; decisions.md: a sandbox key may not change the channel',
@@ -506,6 +510,7 @@ export const BODIES: Record<string, (w: World) => unknown> = {
     verifyToken: 'matrix-verify',
   }),
   moveAccountChannel: (w) => ({ toAccountId: w.moves.to }),
+  updateChannelProfile: () => ({ about: 'Changed by the matrix' }),
   // A fresh code each time (Meta's is good once), for A's own number: connecting it changes nothing else.
   completeEmbeddedSignup: (w) => {
     const signup = w.embeddedSignup();

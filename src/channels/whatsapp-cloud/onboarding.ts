@@ -11,24 +11,10 @@
 // Like client.ts, every call ends in an answer, never a throw; the app secret travels only in the
 // exchange's query and the token only in the Authorization header, and neither reaches an error.
 import type { Dispatcher } from 'undici';
-import { exchangeJson } from '../../kernel/outbound/http-answers.ts';
-import { classify, describeMetaError, graphErrorOf, trimMessage } from './errors.ts';
+import { type GraphResult, graphCall, unreadable } from './graph-call.ts';
 import { isRecord } from './json.ts';
 
-/** Meta refused or could not be asked: what it said, and whether asking again may help. */
-export interface GraphFailure {
-  ok: false;
-  /** Meta's `error.code` and `error_subcode`; null when no Graph error came back. */
-  metaCode: number | null;
-  metaSubcode: number | null;
-  /** HTTP status; null when no answer came. */
-  status: number | null;
-  message: string;
-  retry: boolean;
-  retryAfterSeconds: number | null;
-}
-
-export type GraphResult<T> = ({ ok: true } & T) | GraphFailure;
+export type { GraphFailure, GraphResult } from './graph-call.ts';
 
 /** What the onboarding reads of a number: whether it is on the Cloud API yet. */
 export interface NumberRegistration {
@@ -114,75 +100,14 @@ export class WhatsAppOnboarding {
     return { ok: true };
   }
 
-  async #call(
+  #call(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
     accessToken: string | null,
     secrets: string[],
     json?: unknown,
-  ): Promise<{ ok: true; status: number; body: unknown } | GraphFailure> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (accessToken) headers.authorization = `Bearer ${accessToken}`;
-    if (json !== undefined) headers['content-type'] = 'application/json';
-    const exchange = await exchangeJson(`${this.#graphUrl}${path}`, {
-      method,
-      headers,
-      body: json === undefined ? undefined : JSON.stringify(json),
-      dispatcher: this.#dispatcher,
-      timeoutMs: this.#timeoutMs,
-    });
-    if (!exchange.answered) {
-      return redacted(
-        {
-          ok: false,
-          metaCode: null,
-          metaSubcode: null,
-          status: null,
-          message: `the WhatsApp Cloud API could not be reached: ${exchange.reason}`,
-          retry: true,
-          retryAfterSeconds: null,
-        },
-        secrets,
-      );
-    }
-    const { answer } = exchange;
-    if (answer.status >= 200 && answer.status <= 299)
-      return { ok: true, status: answer.status, body: answer.body };
-    const error = graphErrorOf(answer.body);
-    const metaCode = error && typeof error.code === 'number' ? error.code : null;
-    const metaSubcode = error && typeof error.error_subcode === 'number' ? error.error_subcode : null;
-    const described = error ? describeMetaError(error) : '';
-    return redacted(
-      {
-        ok: false,
-        metaCode,
-        metaSubcode,
-        status: answer.status,
-        message: described || `the WhatsApp Cloud API answered HTTP ${answer.status}`,
-        retry: classify({ status: answer.status, metaCode, metaSubcode }).retry,
-        retryAfterSeconds: answer.retryAfterSeconds,
-      },
-      secrets,
-    );
+  ) {
+    const endpoint = { graphUrl: this.#graphUrl, timeoutMs: this.#timeoutMs, dispatcher: this.#dispatcher };
+    return graphCall(endpoint, { method, path, accessToken, secrets, json });
   }
-}
-
-/** A 2xx we cannot use: Meta may have done it, so it is asked again (each step is safe to repeat). */
-function unreadable(status: number, what: string): GraphFailure {
-  return {
-    ok: false,
-    metaCode: null,
-    metaSubcode: null,
-    status,
-    message: `the WhatsApp Cloud API answered HTTP ${status} ${what}`,
-    retry: true,
-    retryAfterSeconds: null,
-  };
-}
-
-// Meta does not echo secrets, but nothing it or the network says may carry ours into storage.
-function redacted(failure: GraphFailure, secrets: string[]): GraphFailure {
-  let message = failure.message;
-  for (const secret of secrets) if (secret) message = message.split(secret).join('[redacted]');
-  return { ...failure, message: trimMessage(message) };
 }

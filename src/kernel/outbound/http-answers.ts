@@ -106,7 +106,7 @@ export async function exchangeJson(
   options: {
     method: string;
     headers: Record<string, string>;
-    body?: string;
+    body?: string | Buffer;
     dispatcher: Dispatcher;
     timeoutMs: number;
   },

@@ -98,6 +98,7 @@ export const ChannelSchema = Type.Object(
             { description: 'The last error of the `errors` webhook field (about the number or the app).' },
           ),
         ),
+        appId: nullable(Type.String({ description: 'The Meta app the number’s token is of, when given.' })),
         needsReconnect: nullable(
           Type.Object(
             {
@@ -173,6 +174,13 @@ export const PutChannelBody = Type.Object(
                 'The verify token you enter in the Meta app for the callback handshake. Write-only.',
             }),
           ),
+          appId: Type.Optional(
+            Type.String({
+              pattern: '^[0-9]{1,32}$',
+              description:
+                "The Meta app the token is of: a profile photo is uploaded on it (Meta's resumable upload). Not needed when the account's partner has set its app. Left out: kept for the same number.",
+            }),
+          ),
         },
         {
           additionalProperties: false,
@@ -223,6 +231,7 @@ export function toChannel(channel: ChannelConfig, publicBaseUrl: string, account
           lastQualityEvent: channel.whatsapp.lastQualityEvent ?? null,
           lastAccountUpdate: channel.whatsapp.lastAccountUpdate ?? null,
           lastError: channel.whatsapp.lastError ?? null,
+          appId: channel.whatsapp.appId ?? null,
           needsReconnect: channel.whatsapp.needsReconnect ?? null,
           onboarding: channel.whatsapp.onboarding ?? null,
           callbackUrl: callbackUrlOf(publicBaseUrl, accountId),

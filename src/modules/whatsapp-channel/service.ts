@@ -36,6 +36,7 @@ export interface ChannelInput {
     accessToken?: string;
     appSecret?: string;
     verifyToken?: string;
+    appId?: string;
   };
   sandbox?: Partial<SandboxSettings>;
 }
@@ -140,7 +141,9 @@ export async function configureChannel(
   }
   // The same number keeps how it was connected (an Embedded Signup number given a new token is
   // still one Tidings registered, and deregisters when disconnected).
-  const onboarding = stored.whatsapp?.phoneNumberId === ids.phoneNumberId ? stored.whatsapp.onboarding : null;
+  const same = stored.whatsapp?.phoneNumberId === ids.phoneNumberId ? stored.whatsapp : null;
+  const onboarding = same?.onboarding ?? null;
+  const appId = input.whatsapp.appId ?? same?.appId ?? null;
   const whatsapp: WhatsAppSettings = {
     ...ids,
     displayPhoneNumber: checked.displayPhoneNumber,
@@ -150,6 +153,7 @@ export async function configureChannel(
     messagingLimitTier: checked.messagingLimitTier,
     qualityRating: checked.qualityRating,
     ...(onboarding ? { onboarding } : {}),
+    ...(appId ? { appId } : {}),
   };
   return s.db.transaction(async (tx) => {
     const saved = await saveChannel(

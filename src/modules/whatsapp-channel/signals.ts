@@ -67,6 +67,9 @@ export function numberView(w: WhatsAppSettings) {
   };
 }
 
+/** account_update events after which the partner's app no longer reaches the business. */
+const UNINSTALLED = ['PARTNER_APP_UNINSTALLED', 'PARTNER_REMOVED'];
+
 /** The channel after the signal, and the event that tells it; null when it is not this channel's or a repeat. */
 function applied(
   w: WhatsAppSettings,
@@ -110,12 +113,27 @@ function applied(
     if (s.phoneNumber && digits(w.displayPhoneNumber) !== s.phoneNumber) return null;
     const at = s.at.toISOString();
     if (w.lastAccountUpdate?.event === s.event && w.lastAccountUpdate.at === at) return null;
-    const whatsapp = { ...w, lastAccountUpdate: { event: s.event, details: s.details, at } };
+    // The business took the partner's app away (uninstalled it, or unshared the WABA): the token
+    // is of no use any more, and the number must be connected again.
+    const cut = UNINSTALLED.includes(s.event) && !w.needsReconnect;
+    const whatsapp: WhatsAppSettings = {
+      ...w,
+      lastAccountUpdate: { event: s.event, details: s.details, at },
+      ...(cut
+        ? { needsReconnect: { since: at, providerCode: null, message: `Meta reported ${s.event}` } }
+        : {}),
+    };
     return {
       whatsapp,
       event: {
         type: 'channel.account_updated',
-        data: { whatsapp: numberView(whatsapp), event: s.event, details: s.details, at },
+        data: {
+          whatsapp: numberView(whatsapp),
+          event: s.event,
+          details: s.details,
+          at,
+          nextStep: whatsapp.needsReconnect ? RECONNECT_STEP : null,
+        },
       },
     };
   }

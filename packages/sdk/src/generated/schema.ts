@@ -2055,6 +2055,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/account/channel/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The business profile customers see for the number (read from Meta) */
+        get: operations["getChannelProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the business profile: about, address, description, email, websites, vertical, photo
+         * @description Changed at Meta (the photo, an image uploaded with POST /media, through Meta's resumable upload), then read back. Meta's refusals: 400 with Meta's code and message; 409 when the channel's token is refused, when the photo needs the Meta app's id, or for a coexistence number (its profile is the WhatsApp Business app's); 503 when Meta cannot be reached. On the sandbox channel the profile is kept by Tidings. A sandbox key may not change it (403).
+         */
+        patch: operations["updateChannelProfile"];
+        trace?: never;
+    };
     "/api/v1/public/templates": {
         parameters: {
             query?: never;
@@ -2906,6 +2927,18 @@ export interface components {
                 } | null;
             }[];
         };
+        /** BusinessProfile */
+        BusinessProfile: {
+            /** @description whatsapp_cloud: read from Meta just now; sandbox: the sandbox channel's own. */
+            source: "whatsapp_cloud" | "sandbox";
+            about: string | null;
+            address: string | null;
+            description: string | null;
+            email: string | null;
+            websites: string[];
+            vertical: string | null;
+            profilePhotoUrl: string | null;
+        };
         /** Call */
         Call: {
             /** @example call_01jv0000000000000000000000 */
@@ -3309,6 +3342,7 @@ export interface components {
                      */
                     at: string;
                 } | null;
+                appId: string | null;
                 needsReconnect: {
                     /**
                      * Format: date-time
@@ -9816,6 +9850,7 @@ export interface operations {
                      *           "details": "text",
                      *           "at": "2026-01-15T09:30:00.000Z"
                      *         },
+                     *         "appId": "text",
                      *         "needsReconnect": {
                      *           "since": "2026-01-15T09:30:00.000Z",
                      *           "providerCode": 1,
@@ -33920,6 +33955,7 @@ export interface operations {
                      *           "details": "text",
                      *           "at": "2026-01-15T09:30:00.000Z"
                      *         },
+                     *         "appId": "text",
                      *         "needsReconnect": {
                      *           "since": "2026-01-15T09:30:00.000Z",
                      *           "providerCode": 1,
@@ -34059,6 +34095,8 @@ export interface operations {
                         appSecret?: string;
                         /** @description The verify token you enter in the Meta app for the callback handshake. Write-only. */
                         verifyToken?: string;
+                        /** @description The Meta app the token is of: a profile photo is uploaded on it (Meta's resumable upload). Not needed when the account's partner has set its app. Left out: kept for the same number. */
+                        appId?: string;
                     };
                     /** @description Left out, or a field left out: the default. */
                     sandbox?: {
@@ -34121,6 +34159,7 @@ export interface operations {
                      *           "details": "text",
                      *           "at": "2026-01-15T09:30:00.000Z"
                      *         },
+                     *         "appId": "text",
                      *         "needsReconnect": {
                      *           "since": "2026-01-15T09:30:00.000Z",
                      *           "providerCode": 1,
@@ -34322,6 +34361,7 @@ export interface operations {
                      *             "details": "text",
                      *             "at": "2026-01-15T09:30:00.000Z"
                      *           },
+                     *           "appId": "text",
                      *           "needsReconnect": {
                      *             "since": "2026-01-15T09:30:00.000Z",
                      *             "providerCode": 1,
@@ -34662,6 +34702,7 @@ export interface operations {
                      *           "details": "text",
                      *           "at": "2026-01-15T09:30:00.000Z"
                      *         },
+                     *         "appId": "text",
                      *         "needsReconnect": {
                      *           "since": "2026-01-15T09:30:00.000Z",
                      *           "providerCode": 1,
@@ -34762,6 +34803,329 @@ export interface operations {
             };
             /** @description IDEMPOTENCY_KEY_REUSED */
             422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getChannelProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The BusinessProfile. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "source": "whatsapp_cloud",
+                     *       "about": "Succulent specialists!",
+                     *       "address": "1 Hacker Way, Menlo Park, CA 94025",
+                     *       "description": "Plants delivered the same day.",
+                     *       "email": "hello@example.com",
+                     *       "websites": [
+                     *         "https://www.example.com/"
+                     *       ],
+                     *       "vertical": "RETAIL",
+                     *       "profilePhotoUrl": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BusinessProfile"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateChannelProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The fields to change; those left out stay as they are. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    about?: string;
+                    address?: string;
+                    description?: string;
+                    /** Format: email */
+                    email?: string;
+                    /** @description At most two, each with http:// or https://. */
+                    websites?: string[];
+                    /** @enum {unknown} */
+                    vertical?: "OTHER" | "AUTO" | "BEAUTY" | "APPAREL" | "EDU" | "ENTERTAIN" | "EVENT_PLAN" | "FINANCE" | "GROCERY" | "GOVT" | "HOTEL" | "HEALTH" | "NONPROFIT" | "PROF_SERVICES" | "RETAIL" | "TRAVEL" | "RESTAURANT";
+                    /** @description An image uploaded with POST /media (JPEG or PNG, at most 5 MB; Meta recommends 640×640): Tidings hands it to Meta's resumable upload and sets it as the photo. */
+                    profilePhotoMediaId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The BusinessProfile. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "source": "whatsapp_cloud",
+                     *       "about": "Succulent specialists!",
+                     *       "address": "1 Hacker Way, Menlo Park, CA 94025",
+                     *       "description": "Plants delivered the same day.",
+                     *       "email": "hello@example.com",
+                     *       "websites": [
+                     *         "https://www.example.com/"
+                     *       ],
+                     *       "vertical": "RETAIL",
+                     *       "profilePhotoUrl": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BusinessProfile"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

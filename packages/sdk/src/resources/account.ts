@@ -37,6 +37,14 @@ export class Account extends Resource {
   setChannel(body: Body<'put', '/api/v1/public/account/channel'>, opts?: CallOptions) {
     return this.t.request('put', '/api/v1/public/account/channel', { body, ...opts });
   }
+  /** The business profile customers see (read from Meta; the sandbox's own on the sandbox). */
+  getChannelProfile(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/channel/profile', { ...opts });
+  }
+  /** Changes the business profile: about, address, description, email, websites, vertical, photo. */
+  updateChannelProfile(body: Body<'patch', '/api/v1/public/account/channel/profile'>, opts?: CallOptions) {
+    return this.t.request('patch', '/api/v1/public/account/channel/profile', { body, ...opts });
+  }
   /** Disconnects the WhatsApp number (released at Meta where Tidings registered it); history stays. */
   disconnectChannel(opts?: CallOptions) {
     return this.t.request('delete', '/api/v1/public/account/channel', { ...opts });
