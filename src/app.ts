@@ -115,6 +115,7 @@ import {
 import {
   channelRefreshJob,
   channelRoutes,
+  coexistenceSyncJob,
   embeddedSignupRoutes,
   onboardingResumeJob,
 } from './modules/whatsapp-channel/index.ts';
@@ -369,6 +370,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   ctx.jobs.define(templateReviewJob(ctx));
   ctx.jobs.define(channelRefreshJob(ctx));
   ctx.jobs.define(onboardingResumeJob(ctx));
+  ctx.jobs.define(coexistenceSyncJob(ctx));
   ctx.jobs.define(ctx.retention.job());
   ctx.jobs.define(templateSyncJob({ ...ctx, log: app.log.child({ component: 'templates' }) }));
   ctx.jobs.define(

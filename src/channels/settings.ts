@@ -49,8 +49,32 @@ export interface WhatsAppSettings {
    * until the number is connected again (a new Embedded Signup, or PUT with a new token).
    */
   needsReconnect?: { since: string; providerCode: number | null; message: string } | null;
+  /**
+   * A coexistence number's syncs of its Business app (each asked of Meta once): its contacts and
+   * its chat history, with the history's import progress (coexistence-sync.ts, history-import.ts).
+   */
+  syncs?: { contacts?: SyncState | null; history?: SyncState | null } | null;
   /** How the number was connected: Embedded Signup (and its mode) or a token given (absent). */
   onboarding?: { via: 'embedded_signup'; mode: 'cloud_api' | 'coexistence'; at: string } | null;
+}
+
+/** One sync of a coexistence number's Business app, as far as it went. */
+export interface SyncState {
+  /**
+   * requested: Meta took the request; unknown: its answer was lost (not asked again: Meta takes a
+   * sync once); refused: Meta said no; importing, complete, declined: the history as it arrives.
+   */
+  status: 'requested' | 'unknown' | 'refused' | 'importing' | 'complete' | 'declined';
+  requestId: string | null;
+  requestedAt: string;
+  /** Meta's code and message when refused or declined. */
+  providerCode?: number | null;
+  message?: string | null;
+  /** The history's progress as Meta reports it (0–100), its phase (0–2), and messages imported. */
+  progress?: number | null;
+  phase?: number | null;
+  messages?: number;
+  updatedAt?: string;
 }
 
 export interface QualityEvent {

@@ -312,6 +312,13 @@ export type ProviderUpdate =
     }
   /** A message a customer sent. */
   | { kind: 'inbound_message'; message: InboundMessage }
+  /**
+   * A message the business sent from the WhatsApp Business app of a coexistence number (Meta's
+   * `smb_message_echoes`): stored as an outbound message, never sent or charged.
+   */
+  | { kind: 'business_echo'; echo: BusinessEcho }
+  /** A contact of the Business app added, edited or removed (Meta's `smb_app_state_sync`). */
+  | { kind: 'app_contact'; contact: AppContact }
   /** A voice message (or audio) the customer played (WhatsApp's `played` status); its status stays. */
   | { kind: 'message_played'; providerMessageId: string; messageId?: string; at: Date }
   /**
@@ -376,6 +383,28 @@ export type ProviderUpdate =
     }
   /** Anything else the provider sent, kept for the log rather than dropped silently. */
   | { kind: 'unknown'; field: string; raw: unknown };
+
+/** A message the business sent from the WhatsApp Business app, as Meta echoes it. */
+export interface BusinessEcho {
+  providerMessageId: string;
+  /** The customer's number (E.164) and user id, as given. */
+  to: string | null;
+  toUserId: string | null;
+  sentAt: Date;
+  type: InboundType;
+  content: InboundContent;
+}
+
+/** A contact of the WhatsApp Business app's address book. */
+export interface AppContact {
+  /** add: added or edited; remove: removed from the app (Tidings keeps its contact). */
+  action: 'add' | 'remove';
+  phone: string | null;
+  userId: string | null;
+  username: string | null;
+  fullName: string | null;
+  at: Date;
+}
 
 /** What `phone_number_quality_update` says, as Meta names it. */
 export interface NumberQualitySignal {

@@ -111,6 +111,7 @@ describe('the channel', () => {
       lastError: null,
       appId: null,
       needsReconnect: null,
+      syncs: null,
       onboarding: null,
       callbackUrl: `http://tidings.test/api/v1/callbacks/whatsapp/${t.accountId}`,
     });

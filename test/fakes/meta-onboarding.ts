@@ -52,6 +52,8 @@ export class FakeMetaOnboarding {
   readonly registrations: Registration[] = [];
   /** Every deregistration, by phone number id. */
   readonly deregistrations: string[] = [];
+  /** Every sync a coexistence number asked for (POST /{phone-number-id}/smb_app_data), in order. */
+  readonly syncRequests: { phoneNumberId: string; syncType: string; requestId: string }[] = [];
   readonly #codes = new Map<string, CodeGrant>();
   /** The apps subscribed to each WABA's webhooks. */
   readonly #subscribed = new Map<string, Set<string>>();
@@ -164,6 +166,11 @@ export class FakeMetaOnboarding {
       if (!owner || owner.businessAccountId !== id || owner !== caller) return unsupported(req.method, id);
       return this.#subscribedApps(req, owner);
     }
+    if (edge === 'smb_app_data') {
+      if (!owner || owner.phoneNumberId !== id || owner !== caller || req.method !== 'POST')
+        return unsupported(req.method, id);
+      return this.#sync(owner, req.body);
+    }
     if (edge === 'register' || edge === 'deregister') {
       if (!owner || owner.phoneNumberId !== id || owner !== caller) return unsupported(req.method, id);
       if (req.method !== 'POST') return unsupported(req.method, id);
@@ -230,6 +237,34 @@ export class FakeMetaOnboarding {
     business.platformType = 'CLOUD_API';
     this.registrations.push({ phoneNumberId: business.phoneNumberId, pin, at: Date.now() });
     return { status: 200, body: { success: true } };
+  }
+
+  /**
+   * POST /{phone-number-id}/smb_app_data {messaging_product, sync_type}: a coexistence number's
+   * contacts or history sync, once each ({messaging_product, request_id}).
+   */
+  #sync(business: FakeBusiness, body: any): GraphAnswer {
+    if (body?.messaging_product !== 'whatsapp')
+      return graphError(100, { message: '(#100) The parameter messaging_product is required.' });
+    if (body.sync_type !== 'smb_app_state_sync' && body.sync_type !== 'history')
+      return graphError(100, {
+        message: '(#100) Param sync_type must be one of {SMB_APP_STATE_SYNC, HISTORY}',
+      });
+    if (!business.onBusinessApp)
+      return graphError(100, {
+        message: '(#100) The phone number is not onboarded from the WhatsApp Business app',
+      });
+    if (
+      this.syncRequests.some(
+        (r) => r.phoneNumberId === business.phoneNumberId && r.syncType === body.sync_type,
+      )
+    )
+      return graphError(100, {
+        message: `(#100) The ${body.sync_type} sync was already performed for this number`,
+      });
+    const requestId = randomBytes(12).toString('hex');
+    this.syncRequests.push({ phoneNumberId: business.phoneNumberId, syncType: body.sync_type, requestId });
+    return { status: 200, body: { messaging_product: 'whatsapp', request_id: requestId } };
   }
 
   #deregister(business: FakeBusiness, _body: unknown): GraphAnswer {

@@ -1173,6 +1173,55 @@ export class FakeWhatsAppCloud {
     };
   }
 
+  /**
+   * `smb_message_echoes`: messages the business sent from the WhatsApp Business app of a
+   * coexistence number (Meta's shape: from the business, to the customer, its own wamid).
+   */
+  echoPayload(
+    business: FakeBusiness,
+    echoes: {
+      to: string;
+      text?: string;
+      id?: string;
+      timestamp?: number;
+      message?: Record<string, unknown>;
+    }[],
+  ) {
+    return this.#envelope(business, 'smb_message_echoes', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      message_echoes: echoes.map((e) => ({
+        from: business.displayPhoneNumber.replace(/\D/g, ''),
+        to: e.to.replace(/\D/g, ''),
+        id: e.id ?? newWamid(),
+        timestamp: String(e.timestamp ?? Math.floor(Date.now() / 1000)),
+        ...(e.message ?? { type: 'text', text: { body: e.text ?? 'Sent from the app' } }),
+      })),
+    });
+  }
+
+  /** `smb_app_state_sync`: contacts of the Business app's address book added, edited or removed. */
+  appContactsPayload(
+    business: FakeBusiness,
+    contacts: { phone: string; fullName?: string; action?: 'add' | 'remove' }[],
+  ) {
+    return this.#envelope(business, 'smb_app_state_sync', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      state_sync: contacts.map((c) => ({
+        type: 'contact',
+        contact: {
+          ...(c.action === 'remove' || !c.fullName
+            ? {}
+            : { full_name: c.fullName, first_name: c.fullName.split(' ')[0] }),
+          phone_number: c.phone.replace(/\D/g, ''),
+        },
+        action: c.action ?? 'add',
+        metadata: { timestamp: String(Math.floor(Date.now() / 1000)) },
+      })),
+    });
+  }
+
   /** The `statuses` webhook for a message the business sent. */
   statusPayload(
     business: FakeBusiness,

@@ -23,6 +23,7 @@ import {
   numberQualityChange,
   userPreferencesChange,
 } from './account-signals.ts';
+import { appStateChange, echoesChange } from './coexistence.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
 import { identityChangeOf, userIdUpdateChange } from './identity.ts';
 import { parseInboundMessage } from './inbound.ts';
@@ -130,6 +131,8 @@ export function parseCallbackBatches(payload: unknown): CallbackBatch[] {
       else if (field === 'template_category_update' && isRecord(value))
         updates = [templateCategoryChange(value)];
       else if (field === 'user_id_update' && isRecord(value)) updates = userIdUpdateChange(value, entry.time);
+      else if (field === 'smb_message_echoes' && isRecord(value)) updates = echoesChange(value);
+      else if (field === 'smb_app_state_sync' && isRecord(value)) updates = appStateChange(value, entry.time);
       else updates = [{ kind: 'unknown', field, raw: value ?? null }];
       batches.push({ destination, updates });
     }

@@ -17,6 +17,8 @@ export interface GraphFailure {
   message: string;
   retry: boolean;
   retryAfterSeconds: number | null;
+  /** No answer came, and the request may have reached Meta all the same. */
+  lost?: boolean;
 }
 
 export type GraphResult<T> = ({ ok: true } & T) | GraphFailure;
@@ -65,6 +67,7 @@ export async function graphCall(
         message: `the WhatsApp Cloud API could not be reached: ${exchange.reason}`,
         retry: true,
         retryAfterSeconds: null,
+        lost: exchange.mayHaveArrived,
       },
       request.secrets,
     );

@@ -125,7 +125,8 @@ function referral(value: unknown): InboundReferral | null {
   };
 }
 
-function parseContent(providerType: string, message: Json): Parsed {
+/** A message's content by its type, as Meta names it; null when its fields are missing or mistyped. */
+export function parseContent(providerType: string, message: Json): Parsed {
   // Meta names the content after the type: `{ type: 'image', image: {...} }`.
   switch (providerType) {
     case 'text':

@@ -7,7 +7,8 @@
 //   GET  /{phone-number-id}?fields=status,platform_type,… → whether the number is on the Cloud API;
 //   POST /{phone-number-id}/register {messaging_product, pin} → {success}: on the Cloud API, with
 //        that two-step verification PIN;
-//   POST /{phone-number-id}/deregister                    → {success}.
+//   POST /{phone-number-id}/deregister                    → {success};
+//   POST /{phone-number-id}/smb_app_data {sync_type}      → {request_id}: a coexistence number's syncs.
 // Like client.ts, every call ends in an answer, never a throw; the app secret travels only in the
 // exchange's query and the token only in the Authorization header, and neither reaches an error.
 import type { Dispatcher } from 'undici';
@@ -80,6 +81,31 @@ export class WhatsAppOnboarding {
       messaging_product: 'whatsapp',
       pin,
     });
+  }
+
+  /**
+   * Starts one of a coexistence number's syncs (POST /{phone-number-id}/smb_app_data): the Business
+   * app's contacts (`smb_app_state_sync`) or its chat history (`history`). Meta takes each once,
+   * within 24 hours of the signup; what it syncs arrives by webhook.
+   */
+  async requestSync(
+    accessToken: string,
+    phoneNumberId: string,
+    syncType: 'smb_app_state_sync' | 'history',
+  ): Promise<GraphResult<{ requestId: string | null }>> {
+    const result = await this.#call(
+      'POST',
+      `/${encodeURIComponent(phoneNumberId)}/smb_app_data`,
+      accessToken,
+      [accessToken],
+      {
+        messaging_product: 'whatsapp',
+        sync_type: syncType,
+      },
+    );
+    if (!result.ok) return result;
+    const id = isRecord(result.body) ? result.body.request_id : undefined;
+    return { ok: true, requestId: typeof id === 'string' && id ? id : null };
   }
 
   async deregister(accessToken: string, phoneNumberId: string): Promise<GraphResult<object>> {

@@ -106,7 +106,7 @@ export async function automatedSendsLastHour(
 export async function markCausedBy(tx: Tx, messages: { id: string; caused_by: CausedBy }[]): Promise<void> {
   if (messages.length === 0) return;
   await tx.query(
-    `UPDATE messages m SET caused_by = r.caused_by
+    `UPDATE messages m SET caused_by = r.caused_by, source = 'automation'
        FROM jsonb_to_recordset($1::jsonb) AS r (id text, caused_by jsonb) WHERE m.id = r.id`,
     [JSON.stringify(messages)],
   );

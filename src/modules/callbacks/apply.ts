@@ -8,16 +8,23 @@
 //   - played voice messages → messages/played.ts;
 //   - marketing preferences → contacts/marketing-preference.ts;
 //   - a customer's changed number or user id (system messages) → contacts/identity.ts;
-//   - the number's quality, the account's updates and errors → whatsapp-channel/signals.ts.
+//   - the number's quality, the account's updates and errors → whatsapp-channel/signals.ts;
+//   - a coexistence number's Business app: what the business sent from it → conversations/echoes.ts,
+//     its address book → contacts/app-contacts.ts.
 // Statuses and template updates are one transaction; customers' messages another. Either part may
 // be repeated (a provider retries a callback that failed half-way): statuses only move forward and
 // a stored message id is not stored again, so a repeat changes nothing.
 import type { ProviderUpdate } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Jobs } from '../../kernel/jobs/jobs.ts';
-import { applyIdentityChange, applyMarketingPreference, rememberIdentities } from '../contacts/index.ts';
+import {
+  applyAppContacts,
+  applyIdentityChange,
+  applyMarketingPreference,
+  rememberIdentities,
+} from '../contacts/index.ts';
 import type { ConversationServices } from '../conversations/index.ts';
-import { receiveInbound } from '../conversations/index.ts';
+import { receiveInbound, recordEchoes } from '../conversations/index.ts';
 import type { MediaStore } from '../media/index.ts';
 import { applyStatuses, contactIdsOf, notePlayed, type TargetedChange } from '../messages/index.ts';
 import type { ApprovedTemplates } from '../templates/index.ts';
@@ -112,11 +119,17 @@ async function applyStatusUpdates(
     else if (update.kind === 'template_category' && (await applyTemplateCategory(s, tx, accountId, update)))
       applied++;
   }
+  const appContacts = updates.flatMap((u) => (u.kind === 'app_contact' ? [u.contact] : []));
+  if (appContacts.length > 0) {
+    await s.events.emitMany(tx, await applyAppContacts(s, tx, accountId, appContacts));
+    applied += appContacts.length;
+  }
   return applied;
 }
 
 /** The updates applied in the statuses' transaction (all but customers' messages). */
-const inStatusTransaction = (u: ProviderUpdate) => u.kind !== 'inbound_message' && u.kind !== 'unknown';
+const inStatusTransaction = (u: ProviderUpdate) =>
+  u.kind !== 'inbound_message' && u.kind !== 'business_echo' && u.kind !== 'unknown';
 
 /** Applies a callback's updates to the account; answers how many changed something or were new. */
 export async function applyProviderUpdates(
@@ -142,5 +155,7 @@ export async function applyProviderUpdates(
     // fetches a file not fetched yet).
     await s.media?.fetchLater(fresh.map((r) => r.message));
   }
+  const echoes = updates.flatMap((u) => (u.kind === 'business_echo' ? [u.echo] : []));
+  applied += await recordEchoes(s, source.accountId, echoes);
   return applied;
 }

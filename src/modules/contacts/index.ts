@@ -1,6 +1,7 @@
 // The face of contacts: what other modules and app.ts may use of it, by name. The rest of the folder
 // is its own; docs/architecture.md § The stack says which modules may import it.
 export { addressOf, contactCountry, recipientOf } from './address.ts';
+export { applyAppContacts } from './app-contacts.ts';
 export { applyContactRows, checkRow } from './bulk-apply.ts';
 export { changeIssues } from './change-checks.ts';
 export type { ContactFields, NormalizedFields } from './fields.ts';

@@ -21,6 +21,7 @@ export {
   findByProviderId,
   findMessage,
   idsByProviderIds,
+  insertEcho,
   insertInbound,
   messageFromJson,
 } from './repo.ts';

@@ -125,6 +125,8 @@ export interface MessageRow {
   whatsapp_user_id: string | null;
   /** The price book's rule that set the charge (pricing/book.ts ruleKey); null before migration 038. */
   price_rule: string | null;
+  /** Who sent it, where stored (migrations/042): automation, business_app; view.ts derives the rest. */
+  source: 'api' | 'automation' | 'campaign' | 'business_app' | null;
 }
 
 export const MESSAGE_COLUMNS =
@@ -132,7 +134,7 @@ export const MESSAGE_COLUMNS =
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
   'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros, ' +
-  'marked_read_at, typing_shown_at, played_at, whatsapp_user_id, price_rule';
+  'marked_read_at, typing_shown_at, played_at, whatsapp_user_id, price_rule, source';
 
 /**
  * Where a message went (or came from): its number, or the customer's user id when it went by that
@@ -337,6 +339,56 @@ export async function insertInbound(sql: Sql, m: InboundRow): Promise<MessageRow
       JSON.stringify(m.content),
       m.provider,
       m.sandbox,
+      m.providerMessageId,
+      m.now,
+      m.sentAt,
+      skew.aheadMs,
+      skew.behindMs,
+      m.whatsappUserId,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/** A message the business sent from the WhatsApp Business app (coexistence), as Meta echoed it. */
+export interface EchoRow {
+  id: string;
+  accountId: string;
+  contactId: string;
+  /** The contact's open conversation, if any (else a later conversation adopts it, as a send). */
+  conversationId: string | null;
+  type: string;
+  phone: string | null;
+  whatsappUserId: string | null;
+  content: StoredContent;
+  providerMessageId: string;
+  now: Date;
+  sentAt: Date;
+}
+
+/**
+ * Stores an echoed message as `sent`, with source business_app: nothing to dispatch, nothing to
+ * charge (no category, no price), the customer's window untouched. Null if stored before.
+ */
+export async function insertEcho(sql: Sql, m: EchoRow): Promise<MessageRow | null> {
+  const skew = skewOf([m.id], m.now);
+  const { rows } = await sql.query<MessageRow>(
+    `WITH skew AS (${raiseSkewSql('$11', '$12')})
+     INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, status,
+                           provider, sandbox, provider_message_id, created_at, sent_at, updated_at, whatsapp_user_id,
+                           source)
+     VALUES ($1, $2, $3, $4, 'outbound', $5, $6, $7, 'sent', 'whatsapp_cloud', false, $8, $9, $10, $9, $13,
+             'business_app')
+     ON CONFLICT (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+     RETURNING ${MESSAGE_COLUMNS}`,
+    [
+      m.id,
+      m.accountId,
+      m.contactId,
+      m.conversationId,
+      m.type,
+      m.phone,
+      JSON.stringify(m.content),
       m.providerMessageId,
       m.now,
       m.sentAt,

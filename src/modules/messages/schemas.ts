@@ -637,6 +637,20 @@ export const MessageSchema = Type.Object(
         { description: 'Inbound: the click-to-WhatsApp ad (or post) the customer came from.' },
       ),
     ),
+    source: nullable(
+      Type.Union(
+        [
+          Type.Literal('api'),
+          Type.Literal('automation'),
+          Type.Literal('campaign'),
+          Type.Literal('business_app'),
+        ],
+        {
+          description:
+            'Who sent an outbound message: the API (and the console), automation (a rule, sequence or journey), a campaign, or the WhatsApp Business app of a coexistence number (echoed by Meta: never charged, never sent by Tidings). Null for a customer’s message.',
+        },
+      ),
+    ),
     channel: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
       description: 'The provider that carries it.',
     }),

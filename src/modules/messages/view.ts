@@ -18,6 +18,12 @@ function contextView(context: MessageContext | undefined) {
   };
 }
 
+/** Who sent an outbound message: as stored, else a campaign's or the API's (null: a customer's). */
+export function sourceOf(row: Pick<MessageRow, 'direction' | 'source' | 'campaign_id'>) {
+  if (row.direction !== 'outbound') return null;
+  return row.source ?? (row.campaign_id ? 'campaign' : 'api');
+}
+
 export function toMessage(row: MessageRow, currency = 'USD') {
   const c = row.content as Record<string, unknown>;
   const outbound = row.direction === 'outbound';
@@ -42,6 +48,7 @@ export function toMessage(row: MessageRow, currency = 'USD') {
     unsupported: (c.unsupported as never) ?? null,
     context: contextView(c.context as MessageContext | undefined),
     referral: (c.referral as InboundReferral | undefined) ?? null,
+    source: sourceOf(row),
     channel: row.provider,
     sandbox: row.sandbox,
     providerMessageId: row.provider_message_id,

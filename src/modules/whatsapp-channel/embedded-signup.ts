@@ -26,6 +26,7 @@ import type { Database, Sql } from '../../kernel/database/db.ts';
 import { conflict } from '../../kernel/http/errors.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { COEXISTENCE_SYNC_JOB, type SyncJobData } from './coexistence-sync.ts';
 import { refusalOf, STEP_NAMES, type Step, takenBy } from './embedded-signup-errors.ts';
 import { type PartnerWhatsAppApp, partnerAppOfAccount } from './partner-app.ts';
 import { accountWithNumber, loadChannel, saveChannel } from './repo.ts';
@@ -410,6 +411,11 @@ async function saveConnected(
       accountId: c.accountId,
       data: { whatsapp: numberView(whatsapp), via: 'embedded_signup', mode: c.mode },
     });
+    // A coexistence number's contacts and history are asked for once the channel can receive them.
+    if (c.mode === 'coexistence') {
+      const data: SyncJobData = { accountId: c.accountId, phoneNumberId: c.phoneNumberId };
+      await s.jobs.enqueue(tx, COEXISTENCE_SYNC_JOB, data);
+    }
     return false;
   });
   // The number became another account's while its steps ran: told like any refusal.

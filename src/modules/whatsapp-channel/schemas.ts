@@ -22,6 +22,33 @@ const SandboxSettingsSchema = Type.Object(
   },
 );
 
+const SyncSchema = Type.Object({
+  status: Type.Union(
+    [
+      Type.Literal('requested'),
+      Type.Literal('unknown'),
+      Type.Literal('refused'),
+      Type.Literal('importing'),
+      Type.Literal('complete'),
+      Type.Literal('declined'),
+    ],
+    {
+      description:
+        'requested: Meta took the request; unknown: its answer was lost (Meta takes a sync once: not asked again); refused: Meta said no (`message`); importing, complete: the history as it arrives; declined: the business turned history sharing off.',
+    },
+  ),
+  requestId: nullable(Type.String({ description: "Meta's request id, for Meta's support." })),
+  requestedAt: Timestamp,
+  providerCode: Type.Optional(nullable(Type.Integer())),
+  message: Type.Optional(nullable(Type.String())),
+  progress: Type.Optional(nullable(Type.Integer({ description: 'The history: 0–100, as Meta reports it.' }))),
+  phase: Type.Optional(
+    nullable(Type.Integer({ description: 'The history: 0 (day 0–1), 1 (1–90), 2 (90–180).' })),
+  ),
+  messages: Type.Optional(Type.Integer({ description: 'The history: messages imported so far.' })),
+  updatedAt: Type.Optional(Timestamp),
+});
+
 export const ChannelSchema = Type.Object(
   {
     provider: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp_cloud')], {
@@ -107,6 +134,15 @@ export const ChannelSchema = Type.Object(
               message: Type.String(),
             },
             { description: 'When and why Meta refused the token (a send answered 190); null: it has not.' },
+          ),
+        ),
+        syncs: nullable(
+          Type.Object(
+            { contacts: nullable(SyncSchema), history: nullable(SyncSchema) },
+            {
+              description:
+                "A coexistence number's syncs of its WhatsApp Business app: its contacts, and its last six months of chats (with the import's progress). Null: not a coexistence number.",
+            },
           ),
         ),
         onboarding: nullable(
@@ -233,6 +269,13 @@ export function toChannel(channel: ChannelConfig, publicBaseUrl: string, account
           lastError: channel.whatsapp.lastError ?? null,
           appId: channel.whatsapp.appId ?? null,
           needsReconnect: channel.whatsapp.needsReconnect ?? null,
+          syncs:
+            channel.whatsapp.onboarding?.mode === 'coexistence'
+              ? {
+                  contacts: channel.whatsapp.syncs?.contacts ?? null,
+                  history: channel.whatsapp.syncs?.history ?? null,
+                }
+              : null,
           onboarding: channel.whatsapp.onboarding ?? null,
           callbackUrl: callbackUrlOf(publicBaseUrl, accountId),
         }

@@ -3352,6 +3352,50 @@ export interface components {
                     providerCode: number | null;
                     message: string;
                 } | null;
+                syncs: {
+                    contacts: {
+                        /** @description requested: Meta took the request; unknown: its answer was lost (Meta takes a sync once: not asked again); refused: Meta said no (`message`); importing, complete: the history as it arrives; declined: the business turned history sharing off. */
+                        status: "requested" | "unknown" | "refused" | "importing" | "complete" | "declined";
+                        requestId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO-8601, UTC.
+                         */
+                        requestedAt: string;
+                        providerCode?: number | null;
+                        message?: string | null;
+                        progress?: number | null;
+                        phase?: number | null;
+                        /** @description The history: messages imported so far. */
+                        messages?: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO-8601, UTC.
+                         */
+                        updatedAt?: string;
+                    } | null;
+                    history: {
+                        /** @description requested: Meta took the request; unknown: its answer was lost (Meta takes a sync once: not asked again); refused: Meta said no (`message`); importing, complete: the history as it arrives; declined: the business turned history sharing off. */
+                        status: "requested" | "unknown" | "refused" | "importing" | "complete" | "declined";
+                        requestId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO-8601, UTC.
+                         */
+                        requestedAt: string;
+                        providerCode?: number | null;
+                        message?: string | null;
+                        progress?: number | null;
+                        phase?: number | null;
+                        /** @description The history: messages imported so far. */
+                        messages?: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO-8601, UTC.
+                         */
+                        updatedAt?: string;
+                    } | null;
+                } | null;
                 onboarding: {
                     /** @enum {string} */
                     via: "embedded_signup";
@@ -4543,6 +4587,7 @@ export interface components {
                 ctwaClid: string | null;
                 welcomeMessage: string | null;
             } | null;
+            source: ("api" | "automation" | "campaign" | "business_app") | null;
             /** @description The provider that carries it. */
             channel: "sandbox" | "whatsapp_cloud";
             /** @description Sent with a sandbox key (or by automation a sandbox key or sandbox event started; inbound: played with a sandbox key): simulated whatever the channel, never charged. A live key’s message on the sandbox channel is simulated too but says false (`channel` says who carried it), as a call does. */
@@ -9855,6 +9900,18 @@ export interface operations {
                      *           "since": "2026-01-15T09:30:00.000Z",
                      *           "providerCode": 1,
                      *           "message": "text"
+                     *         },
+                     *         "syncs": {
+                     *           "contacts": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           },
+                     *           "history": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           }
                      *         },
                      *         "onboarding": {
                      *           "via": "embedded_signup",
@@ -33961,6 +34018,18 @@ export interface operations {
                      *           "providerCode": 1,
                      *           "message": "text"
                      *         },
+                     *         "syncs": {
+                     *           "contacts": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           },
+                     *           "history": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           }
+                     *         },
                      *         "onboarding": {
                      *           "via": "embedded_signup",
                      *           "mode": "cloud_api",
@@ -34165,6 +34234,18 @@ export interface operations {
                      *           "providerCode": 1,
                      *           "message": "text"
                      *         },
+                     *         "syncs": {
+                     *           "contacts": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           },
+                     *           "history": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           }
+                     *         },
                      *         "onboarding": {
                      *           "via": "embedded_signup",
                      *           "mode": "cloud_api",
@@ -34366,6 +34447,18 @@ export interface operations {
                      *             "since": "2026-01-15T09:30:00.000Z",
                      *             "providerCode": 1,
                      *             "message": "text"
+                     *           },
+                     *           "syncs": {
+                     *             "contacts": {
+                     *               "status": "requested",
+                     *               "requestId": "text",
+                     *               "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *             },
+                     *             "history": {
+                     *               "status": "requested",
+                     *               "requestId": "text",
+                     *               "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *             }
                      *           },
                      *           "onboarding": {
                      *             "via": "embedded_signup",
@@ -34707,6 +34800,18 @@ export interface operations {
                      *           "since": "2026-01-15T09:30:00.000Z",
                      *           "providerCode": 1,
                      *           "message": "text"
+                     *         },
+                     *         "syncs": {
+                     *           "contacts": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           },
+                     *           "history": {
+                     *             "status": "requested",
+                     *             "requestId": "text",
+                     *             "requestedAt": "2026-01-15T09:30:00.000Z"
+                     *           }
                      *         },
                      *         "onboarding": {
                      *           "via": "embedded_signup",
@@ -37025,6 +37130,7 @@ export interface operations {
                      *             "ctwaClid": "text",
                      *             "welcomeMessage": "text"
                      *           },
+                     *           "source": "api",
                      *           "channel": "sandbox",
                      *           "sandbox": true,
                      *           "providerMessageId": "text",
@@ -37450,6 +37556,7 @@ export interface operations {
                      *         "ctwaClid": "text",
                      *         "welcomeMessage": "text"
                      *       },
+                     *       "source": "api",
                      *       "channel": "sandbox",
                      *       "sandbox": true,
                      *       "providerMessageId": "text",
@@ -38120,6 +38227,7 @@ export interface operations {
                      *         "ctwaClid": "text",
                      *         "welcomeMessage": "text"
                      *       },
+                     *       "source": "api",
                      *       "channel": "sandbox",
                      *       "sandbox": true,
                      *       "providerMessageId": "text",
@@ -38389,6 +38497,7 @@ export interface operations {
                      *         "ctwaClid": "text",
                      *         "welcomeMessage": "text"
                      *       },
+                     *       "source": "api",
                      *       "channel": "sandbox",
                      *       "sandbox": true,
                      *       "providerMessageId": "text",
@@ -39571,6 +39680,7 @@ export interface operations {
                      *               "ctwaClid": "text",
                      *               "welcomeMessage": "text"
                      *             },
+                     *             "source": "api",
                      *             "channel": "sandbox",
                      *             "sandbox": true,
                      *             "providerMessageId": "text",
@@ -39847,6 +39957,7 @@ export interface operations {
                      *           "ctwaClid": "text",
                      *           "welcomeMessage": "text"
                      *         },
+                     *         "source": "api",
                      *         "channel": "sandbox",
                      *         "sandbox": true,
                      *         "providerMessageId": "text",
@@ -40239,6 +40350,7 @@ export interface operations {
                      *             "ctwaClid": "text",
                      *             "welcomeMessage": "text"
                      *           },
+                     *           "source": "api",
                      *           "channel": "sandbox",
                      *           "sandbox": true,
                      *           "providerMessageId": "text",
@@ -40654,6 +40766,7 @@ export interface operations {
                      *         "ctwaClid": "text",
                      *         "welcomeMessage": "text"
                      *       },
+                     *       "source": "api",
                      *       "channel": "sandbox",
                      *       "sandbox": true,
                      *       "providerMessageId": "text",
@@ -40969,6 +41082,7 @@ export interface operations {
                      *           "ctwaClid": "text",
                      *           "welcomeMessage": "text"
                      *         },
+                     *         "source": "api",
                      *         "channel": "sandbox",
                      *         "sandbox": true,
                      *         "providerMessageId": "text",
@@ -41283,6 +41397,7 @@ export interface operations {
                      *           "ctwaClid": "text",
                      *           "welcomeMessage": "text"
                      *         },
+                     *         "source": "api",
                      *         "channel": "sandbox",
                      *         "sandbox": true,
                      *         "providerMessageId": "text",
@@ -41581,6 +41696,7 @@ export interface operations {
                      *           "ctwaClid": "text",
                      *           "welcomeMessage": "text"
                      *         },
+                     *         "source": "api",
                      *         "channel": "sandbox",
                      *         "sandbox": true,
                      *         "providerMessageId": "text",
@@ -41949,6 +42065,7 @@ export interface operations {
                      *         "ctwaClid": "text",
                      *         "welcomeMessage": "text"
                      *       },
+                     *       "source": "api",
                      *       "channel": "sandbox",
                      *       "sandbox": true,
                      *       "providerMessageId": "text",
