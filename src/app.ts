@@ -55,6 +55,7 @@ import { consoleAuthRoutes } from './modules/console-auth/index.ts';
 import { contactRoutes } from './modules/contacts/index.ts';
 import {
   conversationRoutes,
+  historyImportJob,
   sandboxRoutes,
   subscribeConversationCleanup,
 } from './modules/conversations/index.ts';
@@ -371,6 +372,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   ctx.jobs.define(channelRefreshJob(ctx));
   ctx.jobs.define(onboardingResumeJob(ctx));
   ctx.jobs.define(coexistenceSyncJob(ctx));
+  ctx.jobs.define(historyImportJob(ctx));
   ctx.jobs.define(ctx.retention.job());
   ctx.jobs.define(templateSyncJob({ ...ctx, log: app.log.child({ component: 'templates' }) }));
   ctx.jobs.define(

@@ -319,6 +319,10 @@ export type ProviderUpdate =
   | { kind: 'business_echo'; echo: BusinessEcho }
   /** A contact of the Business app added, edited or removed (Meta's `smb_app_state_sync`). */
   | { kind: 'app_contact'; contact: AppContact }
+  /** A chunk of the Business app's chat history (Meta's `history`), shared once after onboarding. */
+  | { kind: 'history_chunk'; chunk: HistoryChunk }
+  /** The business declined to share its history (Meta's `history` error 2593109). */
+  | { kind: 'history_declined'; providerCode: number | null; message: string }
   /** A voice message (or audio) the customer played (WhatsApp's `played` status); its status stays. */
   | { kind: 'message_played'; providerMessageId: string; messageId?: string; at: Date }
   /**
@@ -393,6 +397,35 @@ export interface BusinessEcho {
   sentAt: Date;
   type: InboundType;
   content: InboundContent;
+}
+
+/** One chunk of a coexistence number's history: Meta's phase (0: day 0–1, 1: 1–90, 2: 90–180). */
+export interface HistoryChunk {
+  phase: number;
+  chunkOrder: number;
+  /** 0–100; 100: the whole history is shared. */
+  progress: number;
+  threads: HistoryThread[];
+}
+
+/** One customer's chat of the history. */
+export interface HistoryThread {
+  /** The customer's number (E.164) and user id, as given. */
+  phone: string | null;
+  userId: string | null;
+  username: string | null;
+  messages: HistoryMessage[];
+}
+
+export interface HistoryMessage {
+  providerMessageId: string;
+  /** Sent by the business (from the app), else by the customer. */
+  fromBusiness: boolean;
+  sentAt: Date;
+  type: InboundType;
+  content: InboundContent;
+  /** Meta's history_context.status: DELIVERED, ERROR, PENDING, PLAYED, READ, SENT. */
+  status: string | null;
 }
 
 /** A contact of the WhatsApp Business app's address book. */

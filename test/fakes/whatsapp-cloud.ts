@@ -1200,6 +1200,74 @@ export class FakeWhatsAppCloud {
     });
   }
 
+  /**
+   * `history`: one chunk of a coexistence number's chat history, as Meta shares it after the
+   * history sync (threads by customer number; `fromBusiness` messages were sent from the app).
+   */
+  historyPayload(
+    business: FakeBusiness,
+    chunk: {
+      phase: number;
+      chunkOrder: number;
+      progress: number;
+      threads: {
+        customer: string;
+        messages: {
+          fromBusiness?: boolean;
+          text?: string;
+          timestamp: number;
+          status?: string;
+          id?: string;
+          type?: string;
+        }[];
+      }[];
+    },
+  ) {
+    const own = business.displayPhoneNumber.replace(/\D/g, '');
+    return this.#envelope(business, 'history', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      history: [
+        {
+          metadata: { phase: chunk.phase, chunk_order: chunk.chunkOrder, progress: chunk.progress },
+          threads: chunk.threads.map((t) => ({
+            id: t.customer.replace(/\D/g, ''),
+            messages: t.messages.map((m) => ({
+              from: m.fromBusiness ? own : t.customer.replace(/\D/g, ''),
+              ...(m.fromBusiness ? { to: t.customer.replace(/\D/g, '') } : {}),
+              id: m.id ?? newWamid(),
+              timestamp: String(m.timestamp),
+              ...(m.type === 'media_placeholder'
+                ? { type: 'media_placeholder' }
+                : { type: 'text', text: { body: m.text ?? 'hello' } }),
+              history_context: { status: m.status ?? (m.fromBusiness ? 'READ' : 'DELIVERED') },
+            })),
+          })),
+        },
+      ],
+    });
+  }
+
+  /** `history` when the business declined to share it (Meta's error 2593109). */
+  historyDeclinedPayload(business: FakeBusiness) {
+    return this.#envelope(business, 'history', {
+      messaging_product: 'whatsapp',
+      metadata: this.#metadata(business),
+      history: [
+        {
+          errors: [
+            {
+              code: 2593109,
+              title: 'History sync is turned off by the business from the WhatsApp Business App',
+              message: 'History sync is turned off by the business from the WhatsApp Business App',
+              error_data: { details: 'History sharing is turned off by the business' },
+            },
+          ],
+        },
+      ],
+    });
+  }
+
   /** `smb_app_state_sync`: contacts of the Business app's address book added, edited or removed. */
   appContactsPayload(
     business: FakeBusiness,

@@ -25,6 +25,7 @@ import {
 } from './account-signals.ts';
 import { appStateChange, echoesChange } from './coexistence.ts';
 import { codeForMetaCode, describeMetaError, trimMessage } from './errors.ts';
+import { historyChange } from './history.ts';
 import { identityChangeOf, userIdUpdateChange } from './identity.ts';
 import { parseInboundMessage } from './inbound.ts';
 import { isRecord, type Json, records, unixSeconds } from './json.ts';
@@ -133,6 +134,7 @@ export function parseCallbackBatches(payload: unknown): CallbackBatch[] {
       else if (field === 'user_id_update' && isRecord(value)) updates = userIdUpdateChange(value, entry.time);
       else if (field === 'smb_message_echoes' && isRecord(value)) updates = echoesChange(value);
       else if (field === 'smb_app_state_sync' && isRecord(value)) updates = appStateChange(value, entry.time);
+      else if (field === 'history' && isRecord(value)) updates = historyChange(value);
       else updates = [{ kind: 'unknown', field, raw: value ?? null }];
       batches.push({ destination, updates });
     }

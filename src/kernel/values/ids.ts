@@ -73,6 +73,24 @@ export function newId(kind: IdKind): string {
 }
 
 /**
+ * A new id of this kind as if made at `date` (its random bits its own): what a row stored now for
+ * a time past carries, so that it sorts among the rows of its time (an imported chat history).
+ */
+export function newIdAt(kind: IdKind, date: Date): string {
+  // UUIDv7 by hand: 48 bits of milliseconds, the version, random bits, the variant.
+  const at = new Uint8Array(16);
+  crypto.getRandomValues(at);
+  let ms = Math.max(0, Math.floor(date.getTime()));
+  for (let i = 5; i >= 0; i--) {
+    at[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  at[6] = 0x70 | (at[6]! & 0x0f);
+  at[8] = 0x80 | (at[8]! & 0x3f);
+  return `${ID_PREFIXES[kind]}_${encode(at)}`;
+}
+
+/**
  * The smallest possible id of this kind made at `date`: every id made before then sorts below it,
  * so `id < idAt(kind, date)` selects older rows through the primary key alone.
  */

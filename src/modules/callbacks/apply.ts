@@ -10,7 +10,8 @@
 //   - a customer's changed number or user id (system messages) → contacts/identity.ts;
 //   - the number's quality, the account's updates and errors → whatsapp-channel/signals.ts;
 //   - a coexistence number's Business app: what the business sent from it → conversations/echoes.ts,
-//     its address book → contacts/app-contacts.ts.
+//     its address book → contacts/app-contacts.ts, its chat history → conversations/history-import.ts
+//     (stored here, imported by a job) with its progress → whatsapp-channel/coexistence-sync.ts.
 // Statuses and template updates are one transaction; customers' messages another. Either part may
 // be repeated (a provider retries a callback that failed half-way): statuses only move forward and
 // a stored message id is not stored again, so a repeat changes nothing.
@@ -24,12 +25,12 @@ import {
   rememberIdentities,
 } from '../contacts/index.ts';
 import type { ConversationServices } from '../conversations/index.ts';
-import { receiveInbound, recordEchoes } from '../conversations/index.ts';
+import { receiveInbound, recordEchoes, storeHistoryChunk } from '../conversations/index.ts';
 import type { MediaStore } from '../media/index.ts';
 import { applyStatuses, contactIdsOf, notePlayed, type TargetedChange } from '../messages/index.ts';
 import type { ApprovedTemplates } from '../templates/index.ts';
 import { applyTemplateCategory, applyTemplateQuality, applyTemplateStatus } from '../templates/index.ts';
-import { applyChannelSignal, isChannelSignal } from '../whatsapp-channel/index.ts';
+import { applyChannelSignal, isChannelSignal, noteHistory } from '../whatsapp-channel/index.ts';
 
 export interface CallbackSource {
   accountId: string;
@@ -118,6 +119,19 @@ async function applyStatusUpdates(
       applied++;
     else if (update.kind === 'template_category' && (await applyTemplateCategory(s, tx, accountId, update)))
       applied++;
+  }
+  for (const update of updates) {
+    if (update.kind === 'history_chunk' && (await storeHistoryChunk(s, tx, accountId, update.chunk)))
+      applied++;
+    else if (update.kind === 'history_declined') {
+      const note = {
+        status: 'declined' as const,
+        providerCode: update.providerCode,
+        message: update.message,
+      };
+      await noteHistory(tx, accountId, note, s.now());
+      applied++;
+    }
   }
   const appContacts = updates.flatMap((u) => (u.kind === 'app_contact' ? [u.contact] : []));
   if (appContacts.length > 0) {

@@ -43,6 +43,12 @@ const CallbackAnswer = Type.Object(
   { title: 'CallbackAnswer', description: 'Received and applied; the counts say what happened.' },
 );
 
+/**
+ * A callback's largest body: a coexistence number's history comes in webhooks of thousands of
+ * messages (Meta: "store it first, process it asynchronously"), well past the API's 1 MiB.
+ */
+const CALLBACK_BODY_LIMIT = 8 * 1024 * 1024;
+
 export function callbackRequestOf(request: FastifyRequest): CallbackRequest {
   return {
     rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
@@ -94,6 +100,7 @@ export function whatsappCallbackRoutes(ctx: CallbacksContext): FastifyPluginAsyn
       '/whatsapp',
       {
         config: { errors: ['INVALID_SIGNATURE', 'INVALID_REQUEST'], rawBody },
+        bodyLimit: CALLBACK_BODY_LIMIT,
         schema: {
           tags,
           operationId: 'receiveWhatsAppAppCallback',
@@ -139,6 +146,7 @@ export function whatsappCallbackRoutes(ctx: CallbacksContext): FastifyPluginAsyn
       '/whatsapp/:accountId',
       {
         config: { errors: ['RESOURCE_NOT_FOUND', 'INVALID_SIGNATURE', 'INVALID_REQUEST'], rawBody },
+        bodyLimit: CALLBACK_BODY_LIMIT,
         schema: {
           tags,
           operationId: 'receiveWhatsAppCallback',

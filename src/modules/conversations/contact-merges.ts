@@ -48,4 +48,16 @@ export async function mergeConversationsOf(
     mergedId,
     survivorId,
   ]);
+  // An imported history's conversation (history-import.ts) goes with its contact, unless the
+  // survivor has one: later chunks then add to the survivor's.
+  await tx.query(
+    `UPDATE history_threads SET contact_id = $3
+      WHERE account_id = $1 AND contact_id = $2
+        AND NOT EXISTS (SELECT 1 FROM history_threads WHERE account_id = $1 AND contact_id = $3)`,
+    [accountId, mergedId, survivorId],
+  );
+  await tx.query('DELETE FROM history_threads WHERE account_id = $1 AND contact_id = $2', [
+    accountId,
+    mergedId,
+  ]);
 }

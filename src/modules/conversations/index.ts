@@ -1,6 +1,7 @@
 // The face of conversations: what other modules and app.ts may use of it, by name. The rest of the folder
 // is its own; docs/architecture.md § The stack says which modules may import it.
 export { recordEchoes } from './echoes.ts';
+export { historyImportJob, storeHistoryChunk } from './history-import.ts';
 export { receiveInbound } from './inbound.ts';
 export { conversationRoutes } from './routes.ts';
 export { sandboxRoutes } from './sandbox-routes.ts';

@@ -14,7 +14,7 @@ export { dispatchJob } from './dispatch.ts';
 export { notePlayed } from './played.ts';
 export type { PreparedMessage } from './prepare.ts';
 export { prepareMessage, templateLookup } from './prepare.ts';
-export type { MessageContext, MessageRow, OutboundContent, StoredContent } from './repo.ts';
+export type { HistoryRow, MessageContext, MessageRow, OutboundContent, StoredContent } from './repo.ts';
 export {
   adoptIntoConversation,
   contactIdsOf,
@@ -22,6 +22,7 @@ export {
   findMessage,
   idsByProviderIds,
   insertEcho,
+  insertHistory,
   insertInbound,
   messageFromJson,
 } from './repo.ts';

@@ -400,6 +400,70 @@ export async function insertEcho(sql: Sql, m: EchoRow): Promise<MessageRow | nul
   return rows[0] ?? null;
 }
 
+/** A message of a coexistence number's imported history, as history-import.ts makes it. */
+export interface HistoryRow {
+  id: string;
+  contactId: string;
+  conversationId: string;
+  direction: 'inbound' | 'outbound';
+  type: string;
+  phone: string | null;
+  whatsappUserId: string | null;
+  content: StoredContent;
+  /** received (the customer's), sent, delivered, read, failed (the business's, from the app). */
+  status: string;
+  providerMessageId: string;
+  sentAt: Date;
+}
+
+/**
+ * Stores history messages in one statement, each at its own time (created_at and sent_at are when
+ * it was sent; delivered and read are dated then too, Meta giving no other time); one stored before
+ * (a chunk repeated, a message the webhooks brought already) is skipped. Answers how many were new.
+ */
+export async function insertHistory(
+  sql: Sql,
+  accountId: string,
+  rows: HistoryRow[],
+  now: Date,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const column = <T>(pick: (r: HistoryRow) => T) => rows.map(pick);
+  const { rows: stored } = await sql.query<{ id: string }>(
+    `INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, content, status,
+                           provider, sandbox, provider_message_id, created_at, sent_at, delivered_at, read_at,
+                           failed_at, updated_at, whatsapp_user_id, source)
+     SELECT h.id, $1, h.contact_id, h.conversation_id, h.direction, h.type, h.phone, h.content::jsonb, h.status,
+            'whatsapp_cloud', false, h.provider_message_id, h.sent_at, h.sent_at,
+            CASE WHEN h.status IN ('delivered', 'read') THEN h.sent_at END,
+            CASE WHEN h.status = 'read' THEN h.sent_at END,
+            CASE WHEN h.status = 'failed' THEN h.sent_at END,
+            $2, h.whatsapp_user_id, CASE WHEN h.direction = 'outbound' THEN 'business_app' END
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                   $10::text[], $11::text[], $12::text[], $13::timestamptz[])
+            AS h (id, contact_id, conversation_id, direction, type, phone, whatsapp_user_id, content, status,
+                  provider_message_id, sent_at)
+     ON CONFLICT (account_id, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+     RETURNING id`,
+    [
+      accountId,
+      now,
+      column((r) => r.id),
+      column((r) => r.contactId),
+      column((r) => r.conversationId),
+      column((r) => r.direction),
+      column((r) => r.type),
+      column((r) => r.phone),
+      column((r) => r.whatsappUserId),
+      column((r) => JSON.stringify(r.content)),
+      column((r) => r.status),
+      column((r) => r.providerMessageId),
+      column((r) => r.sentAt),
+    ],
+  );
+  return stored.length;
+}
+
 /**
  * Puts into a new conversation the business's messages to the contact that are in none and were
  * sent since its previous conversation closed (`since`; null: ever).

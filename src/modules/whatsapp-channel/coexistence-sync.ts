@@ -7,7 +7,7 @@
 // retried. Meta unreachable before the request left: the job is tried again.
 import type { Channels } from '../../channels/registry.ts';
 import type { SyncState, WhatsAppSettings } from '../../channels/settings.ts';
-import type { Database } from '../../kernel/database/db.ts';
+import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { JobDefinition } from '../../kernel/jobs/jobs.ts';
 import { type ChannelRow, toChannelConfig } from './repo.ts';
 
@@ -38,7 +38,11 @@ async function record(d: SyncDeps, data: SyncJobData, key: 'contacts' | 'history
     );
     const w = rows[0]?.settings.whatsapp;
     if (!rows[0] || w?.phoneNumberId !== data.phoneNumberId) return;
-    const whatsapp: WhatsAppSettings = { ...w, syncs: { ...(w.syncs ?? {}), [key]: state } };
+    // The history may be arriving already (its webhooks can beat Meta's answer to the request):
+    // what they noted stays, the request's id joins it.
+    const noted = w.syncs?.[key];
+    const merged = noted ? { ...noted, requestId: state.requestId ?? noted.requestId } : state;
+    const whatsapp: WhatsAppSettings = { ...w, syncs: { ...(w.syncs ?? {}), [key]: merged } };
     await tx.query('UPDATE account_channels SET settings = $2 WHERE account_id = $1', [
       data.accountId,
       JSON.stringify({ ...rows[0].settings, whatsapp }),
@@ -88,4 +92,49 @@ export function coexistenceSyncJob(d: SyncDeps): JobDefinition<SyncJobData> {
     expireInSeconds: 120,
     handle: (data) => runCoexistenceSyncs(d, data),
   };
+}
+
+/** What the history's webhooks and its import say of it (history-import.ts, callbacks/apply.ts). */
+export interface HistoryNote {
+  status?: SyncState['status'];
+  progress?: number;
+  phase?: number;
+  addMessages?: number;
+  providerCode?: number | null;
+  message?: string | null;
+}
+
+/**
+ * Notes the history's progress on the channel (a coexistence number's only). A history Meta
+ * shares without our request being on record (its answer lost) is the same history: the state is
+ * made. The progress only goes up: chunks arrive in any order.
+ */
+export async function noteHistory(tx: Tx, accountId: string, note: HistoryNote, now: Date): Promise<void> {
+  const { rows } = await tx.query<ChannelRow>(
+    'SELECT provider, settings, secrets_sealed, updated_at FROM account_channels WHERE account_id = $1 FOR UPDATE',
+    [accountId],
+  );
+  const row = rows[0];
+  const w = row?.settings.whatsapp;
+  if (row?.provider !== 'whatsapp_cloud' || w?.onboarding?.mode !== 'coexistence') return;
+  const before: SyncState = w.syncs?.history ?? {
+    status: 'importing',
+    requestId: null,
+    requestedAt: now.toISOString(),
+  };
+  const history: SyncState = {
+    ...before,
+    ...(note.status && before.status !== 'complete' ? { status: note.status } : {}),
+    ...(note.progress !== undefined ? { progress: Math.max(before.progress ?? 0, note.progress) } : {}),
+    ...(note.phase !== undefined ? { phase: Math.max(before.phase ?? 0, note.phase) } : {}),
+    ...(note.providerCode !== undefined ? { providerCode: note.providerCode } : {}),
+    ...(note.message !== undefined ? { message: note.message } : {}),
+    messages: (before.messages ?? 0) + (note.addMessages ?? 0),
+    updatedAt: now.toISOString(),
+  };
+  const whatsapp: WhatsAppSettings = { ...w, syncs: { ...(w.syncs ?? {}), history } };
+  await tx.query('UPDATE account_channels SET settings = $2 WHERE account_id = $1', [
+    accountId,
+    JSON.stringify({ ...row.settings, whatsapp }),
+  ]);
 }

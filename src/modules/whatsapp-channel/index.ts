@@ -1,7 +1,8 @@
 // The face of whatsapp-channel: what other modules and app.ts may use of it, by name. The rest of the folder
 // is its own; docs/architecture.md § The stack says which modules may import it.
 
-export { coexistenceSyncJob } from './coexistence-sync.ts';
+export type { HistoryNote } from './coexistence-sync.ts';
+export { coexistenceSyncJob, noteHistory } from './coexistence-sync.ts';
 export { onboardingResumeJob } from './embedded-signup.ts';
 export { embeddedSignupRoutes } from './embedded-signup-routes.ts';
 export { disconnectChannel, moveChannel } from './lifecycle.ts';
