@@ -157,6 +157,31 @@ describe('Embedded Signup on the partner app', () => {
     }
   });
 
+  it("connects a coexistence number from the WABA alone, as Meta's event names it", async () => {
+    const t = await tenant(env.app, env.partner.partnerKey);
+    const signup = env.fake.onboarding.signup(app, { coexistence: true });
+    const res = await complete(t, { code: signup.code, wabaId: signup.wabaId, mode: 'coexistence' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.whatsapp).toMatchObject({
+      phoneNumberId: signup.phoneNumberId,
+      onboarding: { mode: 'coexistence' },
+    });
+    const onboarding = await onboardingOf(t);
+    expect(onboarding).toMatchObject({ phoneNumberId: signup.phoneNumberId, status: 'connected' });
+    expect(onboarding.steps.map((s: any) => s.step)).toEqual([
+      'exchange_code',
+      'find_number',
+      'subscribe_app',
+      'read_number',
+      'save_channel',
+    ]);
+    // Without the number and outside coexistence: the number is required.
+    const other = await tenant(env.app, env.partner.partnerKey);
+    const refused = await complete(other, { code: 'x', wabaId: signup.wabaId });
+    expectError(refused, 400, 'INVALID_REQUEST');
+    expect(refused.body.error.details[0].field).toBe('phoneNumberId');
+  });
+
   it('connects a Business app number in coexistence without registering it', async () => {
     const t = await tenant(env.app, env.partner.partnerKey);
     const signup = env.fake.onboarding.signup(app, { coexistence: true });

@@ -166,6 +166,24 @@ export class FakeMetaOnboarding {
       if (!owner || owner.businessAccountId !== id || owner !== caller) return unsupported(req.method, id);
       return this.#subscribedApps(req, owner);
     }
+    if (edge === 'phone_numbers') {
+      if (!owner || owner.businessAccountId !== id || owner !== caller || req.method !== 'GET')
+        return unsupported(req.method, id);
+      return {
+        status: 200,
+        body: {
+          data: [
+            {
+              id: owner.phoneNumberId,
+              display_phone_number: owner.displayPhoneNumber,
+              verified_name: owner.verifiedName,
+              is_on_biz_app: owner.onBusinessApp ?? false,
+              platform_type: owner.platformType ?? 'CLOUD_API',
+            },
+          ],
+        },
+      };
+    }
     if (edge === 'smb_app_data') {
       if (!owner || owner.phoneNumberId !== id || owner !== caller || req.method !== 'POST')
         return unsupported(req.method, id);

@@ -76,6 +76,22 @@ export class WhatsAppOnboarding {
     };
   }
 
+  /** The WABA's numbers (GET /{waba-id}/phone_numbers): which is on the Business app too. */
+  async listNumbers(
+    accessToken: string,
+    wabaId: string,
+  ): Promise<GraphResult<{ numbers: { id: string; onBusinessApp: boolean }[] }>> {
+    const path = `/${encodeURIComponent(wabaId)}/phone_numbers?fields=id,display_phone_number,is_on_biz_app`;
+    const result = await this.#call('GET', path, accessToken, [accessToken]);
+    if (!result.ok) return result;
+    const data = isRecord(result.body) && Array.isArray(result.body.data) ? result.body.data : null;
+    if (!data) return unreadable(result.status, 'without a list of numbers');
+    const numbers = data.flatMap((n) =>
+      isRecord(n) && typeof n.id === 'string' ? [{ id: n.id, onBusinessApp: n.is_on_biz_app === true }] : [],
+    );
+    return { ok: true, numbers };
+  }
+
   async register(accessToken: string, phoneNumberId: string, pin: string): Promise<GraphResult<object>> {
     return this.#success('POST', `/${encodeURIComponent(phoneNumberId)}/register`, accessToken, {
       messaging_product: 'whatsapp',

@@ -17,6 +17,7 @@ import { ApiError, conflict, invalid } from '../../kernel/http/errors.ts';
 
 export const STEP_NAMES = [
   'exchange_code',
+  'find_number',
   'subscribe_app',
   'register_number',
   'read_number',
@@ -65,6 +66,8 @@ export function refusalOf(step: Step, f: GraphFailure): ApiError {
       `${said(step, f)}. A code is good once and for a few minutes: run Embedded Signup again for a new one.`,
     );
   }
+  if (step === 'find_number')
+    return invalid('wabaId', `${said(step, f)}. The WhatsApp Business Account's numbers could not be read.`);
   if (step === 'subscribe_app' && outOfReach(f))
     return invalid(
       'wabaId',

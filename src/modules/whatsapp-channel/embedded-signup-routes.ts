@@ -91,7 +91,11 @@ const SignupBody = Type.Object(
     wabaId: Id(
       "The WhatsApp Business Account id of Meta's `WA_EMBEDDED_SIGNUP` message event (`data.waba_id`).",
     ),
-    phoneNumberId: Id('The phone number id of the same event (`data.phone_number_id`).'),
+    phoneNumberId: Type.Optional(
+      Id(
+        "The phone number id of the same event (`data.phone_number_id`). Required, but in mode coexistence: Meta's FINISH_WHATSAPP_BUSINESS_APP_ONBOARDING names only the WABA, and Tidings finds its number.",
+      ),
+    ),
     mode: Type.Optional(Mode),
   },
   { additionalProperties: false },

@@ -20,10 +20,10 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Channels } from '../../channels/registry.ts';
 import { DEFAULT_SANDBOX, throughputOf, type WhatsAppSettings } from '../../channels/settings.ts';
-import type { GraphFailure } from '../../channels/whatsapp-cloud/onboarding.ts';
+import type { GraphFailure, GraphResult } from '../../channels/whatsapp-cloud/onboarding.ts';
 import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Database, Sql } from '../../kernel/database/db.ts';
-import { conflict } from '../../kernel/http/errors.ts';
+import { conflict, invalid } from '../../kernel/http/errors.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { COEXISTENCE_SYNC_JOB, type SyncJobData } from './coexistence-sync.ts';
@@ -47,9 +47,13 @@ export type OnboardingMode = 'cloud_api' | 'coexistence';
 export interface SignupInput {
   code: string;
   wabaId: string;
-  phoneNumberId: string;
+  /** Left out in coexistence (Meta's FINISH_WHATSAPP_BUSINESS_APP_ONBOARDING names only the WABA). */
+  phoneNumberId?: string;
   mode?: OnboardingMode;
 }
+
+/** The onboarding's key while its number is not known yet: the WABA's. */
+const wabaKey = (wabaId: string) => `waba:${wabaId}`;
 
 export interface SignupServices {
   db: Database;
@@ -137,9 +141,11 @@ export async function latestOnboarding(sql: Sql, accountId: string) {
     wabaId: row.business_account_id,
     mode: row.mode,
     status: row.status,
-    steps: STEP_NAMES.filter((step) => row.mode === 'cloud_api' || step !== 'register_number').map(
-      (step) => ({ step, finishedAt: row.steps[step] ?? null }),
-    ),
+    steps: STEP_NAMES.filter(
+      (step) =>
+        (row.mode === 'cloud_api' || step !== 'register_number') &&
+        (step !== 'find_number' || row.steps[step]),
+    ).map((step) => ({ step, finishedAt: row.steps[step] ?? null })),
     error: row.error,
     startedAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -157,8 +163,13 @@ export async function completeSignup(s: SignupServices, accountId: string, input
       "The account's partner has no Meta app set (PUT /partner/whatsapp-app), so there is no Embedded Signup to complete; connect the number with PUT /account/channel and an access token instead.",
     );
   }
-  if (await accountWithNumber(s.db, input.phoneNumberId, accountId)) throw takenBy();
-  const claimed = await claim(s, accountId, input);
+  if ((input.mode ?? 'cloud_api') === 'cloud_api' && !input.phoneNumberId)
+    throw invalid('phoneNumberId', 'is required (it may be left out in mode coexistence only)');
+  if (input.phoneNumberId && (await accountWithNumber(s.db, input.phoneNumberId, accountId))) throw takenBy();
+  const claimed = await claim(s, accountId, {
+    ...input,
+    phoneNumberId: input.phoneNumberId ?? wabaKey(input.wabaId),
+  });
   if (claimed === 'connected') return loadChannel(s.db, accountId);
   await runSteps(s, app, claimed);
   return loadChannel(s.db, accountId);
@@ -168,7 +179,7 @@ export async function completeSignup(s: SignupServices, accountId: string, input
 async function claim(
   s: SignupServices,
   accountId: string,
-  input: SignupInput,
+  input: Omit<SignupInput, 'phoneNumberId'> & { phoneNumberId: string },
 ): Promise<Claimed | 'connected'> {
   const codeHash = hashOf(input.code);
   const mode = input.mode ?? 'cloud_api';
@@ -293,6 +304,53 @@ async function recordFailure(s: SignupServices, c: Claimed, step: Step, f: Graph
   );
 }
 
+/**
+ * The number of a coexistence signup that named only its WABA: the WABA's one number (or the one on
+ * the Business app, of several). The onboarding is re-keyed by it, and the number checked as one
+ * given would have been.
+ */
+async function findNumber(s: SignupServices, c: Claimed, token: string): Promise<GraphResult<object>> {
+  const listed = await s.channels.whatsappOnboarding().listNumbers(token, c.wabaId);
+  if (!listed.ok) return listed;
+  const onApp = listed.numbers.filter((n) => n.onBusinessApp);
+  const chosen = listed.numbers.length === 1 ? listed.numbers[0] : onApp.length === 1 ? onApp[0] : undefined;
+  if (!chosen) {
+    await recordFailure(s, c, 'find_number', {
+      ok: false,
+      metaCode: null,
+      metaSubcode: null,
+      status: null,
+      message: `the WhatsApp Business Account has ${listed.numbers.length} numbers`,
+      retry: false,
+      retryAfterSeconds: null,
+    });
+    throw invalid(
+      'phoneNumberId',
+      `is required: the WhatsApp Business Account has ${listed.numbers.length} numbers, and Meta's answer does not say which was connected`,
+    );
+  }
+  if (await accountWithNumber(s.db, chosen.id, c.accountId)) {
+    await s.db.query('DELETE FROM channel_onboardings WHERE account_id = $1 AND phone_number_id = $2', [
+      c.accountId,
+      c.phoneNumberId,
+    ]);
+    throw takenBy();
+  }
+  await s.db.transaction(async (tx) => {
+    // An earlier onboarding of the same number gives way to this one.
+    await tx.query('DELETE FROM channel_onboardings WHERE account_id = $1 AND phone_number_id = $2', [
+      c.accountId,
+      chosen.id,
+    ]);
+    await tx.query(
+      'UPDATE channel_onboardings SET phone_number_id = $3 WHERE account_id = $1 AND phone_number_id = $2',
+      [c.accountId, c.phoneNumberId, chosen.id],
+    );
+  });
+  c.phoneNumberId = chosen.id;
+  return { ok: true };
+}
+
 /** Runs the steps not done yet; throws the refusal of the first Meta refuses, once written down. */
 async function runSteps(s: SignupServices, app: PartnerWhatsAppApp, c: Claimed): Promise<void> {
   const meta = s.channels.whatsappOnboarding();
@@ -307,6 +365,11 @@ async function runSteps(s: SignupServices, app: PartnerWhatsAppApp, c: Claimed):
     await recordStep(s, c, 'exchange_code');
   }
   const token = c.sealed.accessToken ?? '';
+  if (c.phoneNumberId.startsWith('waba:')) {
+    const found = await findNumber(s, c, token);
+    if (!found.ok) return fail('find_number', found);
+    await recordStep(s, c, 'find_number');
+  }
   if (!c.steps.subscribe_app) {
     const subscribed = await meta.subscribeApp(token, c.wabaId);
     if (!subscribed.ok) return fail('subscribe_app', subscribed);

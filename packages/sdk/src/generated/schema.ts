@@ -3444,12 +3444,12 @@ export interface components {
             /** @description In the order they run (register_number only in mode cloud_api). */
             steps: {
                 /** @enum {unknown} */
-                step: "exchange_code" | "subscribe_app" | "register_number" | "read_number" | "save_channel";
+                step: "exchange_code" | "find_number" | "subscribe_app" | "register_number" | "read_number" | "save_channel";
                 finishedAt: string | null;
             }[];
             error: {
                 /** @enum {unknown} */
-                step: "exchange_code" | "subscribe_app" | "register_number" | "read_number" | "save_channel";
+                step: "exchange_code" | "find_number" | "subscribe_app" | "register_number" | "read_number" | "save_channel";
                 providerCode: number | null;
                 providerSubcode: number | null;
                 /** @description Meta's message (or why Meta could not be asked). */
@@ -34737,8 +34737,8 @@ export interface operations {
                     code: string;
                     /** @description The WhatsApp Business Account id of Meta's `WA_EMBEDDED_SIGNUP` message event (`data.waba_id`). */
                     wabaId: string;
-                    /** @description The phone number id of the same event (`data.phone_number_id`). */
-                    phoneNumberId: string;
+                    /** @description The phone number id of the same event (`data.phone_number_id`). Required, but in mode coexistence: Meta's FINISH_WHATSAPP_BUSINESS_APP_ONBOARDING names only the WABA, and Tidings finds its number. */
+                    phoneNumberId?: string;
                     /** @description cloud_api (default): the number is registered for the Cloud API, and leaves the WhatsApp Business app if it was on it. coexistence: the number stays on the Business app too (Meta's `FINISH_WHATSAPP_BUSINESS_APP_ONBOARDING`); it is not registered. */
                     mode?: "cloud_api" | "coexistence";
                 };
