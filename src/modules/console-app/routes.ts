@@ -13,14 +13,20 @@ export const CONSOLE_PREFIX = '/console';
 export const DEFAULT_CONSOLE_DIST = fileURLToPath(new URL('../../../packages/console/dist', import.meta.url));
 
 // Scripts, styles, images and API calls from this origin only: no inline script or style, no eval,
-// no framing (clickjacking), no plugins, no <base> or form posts elsewhere.
+// no framing (clickjacking), no plugins, no <base> or form posts elsewhere. The one exception is
+// Meta's: the Connect WhatsApp page loads Meta's JavaScript SDK (and only that page: it adds the
+// script when it opens), whose Embedded Signup runs in Meta's popup and hidden frames; the photos
+// of business profiles are Meta's too (pps.whatsapp.net).
+const META_SDK = 'https://connect.facebook.net';
+const META_FRAMES = 'https://www.facebook.com https://web.facebook.com https://staticxx.facebook.com';
 export const CONSOLE_CSP = [
   "default-src 'none'",
-  "script-src 'self'",
+  `script-src 'self' ${META_SDK}`,
   "style-src 'self'",
-  "img-src 'self' data: blob:",
+  "img-src 'self' data: blob: https://pps.whatsapp.net https://*.fbcdn.net https://www.facebook.com",
   "font-src 'self'",
-  "connect-src 'self'",
+  `connect-src 'self' ${META_SDK} https://www.facebook.com`,
+  `frame-src ${META_FRAMES}`,
   "manifest-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
@@ -36,7 +42,9 @@ function securityHeaders(reply: FastifyReply): void {
   reply.header('x-content-type-options', 'nosniff');
   reply.header('x-frame-options', 'DENY');
   reply.header('referrer-policy', 'no-referrer');
-  reply.header('cross-origin-opener-policy', 'same-origin');
+  // Not `same-origin`: Meta's Embedded Signup popup hands its result back to this window, which
+  // `same-origin` would cut off (the popup is another origin). Other popups stay cut off.
+  reply.header('cross-origin-opener-policy', 'same-origin-allow-popups');
 }
 
 const NOT_BUILT = `<!doctype html>

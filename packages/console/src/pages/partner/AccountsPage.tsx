@@ -37,7 +37,8 @@ export function AccountsPage() {
       </h1>
       <p className="muted">
         The accounts of your partner: your clients. Open one to change its plan, credit its wallet, suspend or
-        close it.
+        close it. Your <Link to="/partner/meta-app">Meta app</Link> lets them connect their own WhatsApp
+        numbers.
       </p>
       <ErrorMessage error={accounts.error} />
       {accounts.data ? (
