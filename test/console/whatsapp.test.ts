@@ -13,6 +13,12 @@ import { memberSession, partnerAdminSession } from '../helpers/console.ts';
 import { signedInPage } from '../helpers/console-page.ts';
 import { credit } from '../helpers/messaging.ts';
 
+// A 1×1 PNG.
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+
 /** Meta's SDK as the page sees it: FB.init, and FB.login playing a finished popup for `signup`. */
 function standInSdk(signup: FakeSignup): string {
   const finished = {
@@ -132,9 +138,15 @@ describeBrowser('connecting WhatsApp from the console', () => {
 
     // The profile, from the same page.
     await page.getByLabel('About').fill('Fresh bread every morning');
+    await page.getByLabel('Photo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: PNG });
     await page.getByRole('button', { name: 'Save the profile' }).click();
     await page.getByText('Saved.').waitFor();
-    expect(fake.profiles.profileOf(signup.business).about).toBe('Fresh bread every morning');
+    const atMeta = fake.profiles.profileOf(signup.business);
+    expect(atMeta.about).toBe('Fresh bread every morning');
+    expect(atMeta.profile_picture_url).toMatch(/^https:\/\/pps\.whatsapp\.net\//);
+    expect(await page.getByRole('img', { name: 'The profile photo' }).getAttribute('src')).toBe(
+      atMeta.profile_picture_url,
+    );
 
     await expectAccessible(page, 'the WhatsApp page, connected');
     expect(problems).toEqual([]);

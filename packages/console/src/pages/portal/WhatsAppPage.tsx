@@ -268,7 +268,14 @@ function Profile() {
             setError(null);
             setSaved(false);
             try {
+              // A photo chosen: uploaded first (POST /media), then named by the change.
+              const photo = data.get('photo');
+              const photoId =
+                photo instanceof File && photo.size > 0
+                  ? (await api.media.upload(photo, { kind: 'image' })).id
+                  : null;
               const answer = await api.account.updateChannelProfile({
+                ...(photoId ? { profilePhotoMediaId: photoId } : {}),
                 ...(value('about') ? { about: value('about') } : {}),
                 address: value('address'),
                 description: value('description'),
@@ -306,6 +313,19 @@ function Profile() {
             maxLength={256}
             defaultValue={p.websites[1] ?? ''}
           />
+          <div className="field">
+            <label htmlFor="photo">Photo</label>
+            <p className="field-hint" id="photo-hint">
+              JPEG or PNG, at most 5 MB; 640×640 shows best.
+            </p>
+            <input
+              id="photo"
+              name="photo"
+              type="file"
+              accept="image/jpeg,image/png"
+              aria-describedby="photo-hint"
+            />
+          </div>
           <div className="field">
             <label htmlFor="vertical">Industry</label>
             <select
