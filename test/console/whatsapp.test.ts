@@ -144,9 +144,9 @@ describeBrowser('connecting WhatsApp from the console', () => {
     const atMeta = fake.profiles.profileOf(signup.business);
     expect(atMeta.about).toBe('Fresh bread every morning');
     expect(atMeta.profile_picture_url).toMatch(/^https:\/\/pps\.whatsapp\.net\//);
-    expect(await page.getByRole('img', { name: 'The profile photo' }).getAttribute('src')).toBe(
-      atMeta.profile_picture_url,
-    );
+    expect(
+      await page.getByRole('img', { name: 'The business, as customers see it' }).getAttribute('src'),
+    ).toBe(atMeta.profile_picture_url);
 
     await expectAccessible(page, 'the WhatsApp page, connected');
     expect(problems).toEqual([]);

@@ -293,7 +293,7 @@ function Profile() {
           }}
         >
           {p.profilePhotoUrl ? (
-            <img src={p.profilePhotoUrl} alt="The profile photo" width={96} height={96} />
+            <img src={p.profilePhotoUrl} alt="The business, as customers see it" width={96} height={96} />
           ) : null}
           <Field label="About" name="about" maxLength={139} defaultValue={p.about ?? ''} />
           <Field label="Address" name="address" maxLength={256} defaultValue={p.address ?? ''} />
