@@ -9,7 +9,7 @@ import type { Channels } from '../../channels/registry.ts';
 import type { SyncState, WhatsAppSettings } from '../../channels/settings.ts';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { JobDefinition } from '../../kernel/jobs/jobs.ts';
-import { type ChannelRow, toChannelConfig } from './repo.ts';
+import { type ChannelRow, lockWhatsApp, saveWhatsApp, toChannelConfig } from './repo.ts';
 
 export const COEXISTENCE_SYNC_JOB = 'channel.coexistence-sync';
 
@@ -32,21 +32,15 @@ const SYNCS = [
 /** Writes one sync's state into the channel, if the channel is still this number. */
 async function record(d: SyncDeps, data: SyncJobData, key: 'contacts' | 'history', state: SyncState) {
   await d.db.transaction(async (tx) => {
-    const { rows } = await tx.query<ChannelRow>(
-      'SELECT provider, settings, secrets_sealed, updated_at FROM account_channels WHERE account_id = $1 FOR UPDATE',
-      [data.accountId],
-    );
-    const w = rows[0]?.settings.whatsapp;
-    if (!rows[0] || w?.phoneNumberId !== data.phoneNumberId) return;
+    const channel = await lockWhatsApp(tx, data.accountId);
+    const w = channel?.whatsapp;
+    if (!channel || w?.phoneNumberId !== data.phoneNumberId) return;
     // The history may be arriving already (its webhooks can beat Meta's answer to the request):
     // what they noted stays, the request's id joins it.
     const noted = w.syncs?.[key];
     const merged = noted ? { ...noted, requestId: state.requestId ?? noted.requestId } : state;
     const whatsapp: WhatsAppSettings = { ...w, syncs: { ...(w.syncs ?? {}), [key]: merged } };
-    await tx.query('UPDATE account_channels SET settings = $2 WHERE account_id = $1', [
-      data.accountId,
-      JSON.stringify({ ...rows[0].settings, whatsapp }),
-    ]);
+    await saveWhatsApp(tx, data.accountId, channel.row, whatsapp);
   });
 }
 
@@ -110,13 +104,9 @@ export interface HistoryNote {
  * made. The progress only goes up: chunks arrive in any order.
  */
 export async function noteHistory(tx: Tx, accountId: string, note: HistoryNote, now: Date): Promise<void> {
-  const { rows } = await tx.query<ChannelRow>(
-    'SELECT provider, settings, secrets_sealed, updated_at FROM account_channels WHERE account_id = $1 FOR UPDATE',
-    [accountId],
-  );
-  const row = rows[0];
-  const w = row?.settings.whatsapp;
-  if (row?.provider !== 'whatsapp_cloud' || w?.onboarding?.mode !== 'coexistence') return;
+  const channel = await lockWhatsApp(tx, accountId);
+  const w = channel?.whatsapp;
+  if (!channel || w?.onboarding?.mode !== 'coexistence') return;
   const before: SyncState = w.syncs?.history ?? {
     status: 'importing',
     requestId: null,
@@ -133,8 +123,5 @@ export async function noteHistory(tx: Tx, accountId: string, note: HistoryNote, 
     updatedAt: now.toISOString(),
   };
   const whatsapp: WhatsAppSettings = { ...w, syncs: { ...(w.syncs ?? {}), history } };
-  await tx.query('UPDATE account_channels SET settings = $2 WHERE account_id = $1', [
-    accountId,
-    JSON.stringify({ ...row.settings, whatsapp }),
-  ]);
+  await saveWhatsApp(tx, accountId, channel.row, whatsapp);
 }

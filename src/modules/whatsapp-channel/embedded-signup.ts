@@ -198,7 +198,15 @@ async function claim(
     // the PIN: the number may already be registered with it.
     const resume = row !== null && row.code_hash === codeHash;
     const sealed: Sealed = resume ? kept! : { code: input.code, pin: kept?.pin ?? newPin() };
-    const steps = resume ? row.steps : {};
+    const claimed: Claimed = {
+      accountId,
+      phoneNumberId: input.phoneNumberId,
+      wabaId: resume ? row.business_account_id : input.wabaId,
+      mode: resume ? row.mode : mode,
+      codeHash,
+      steps: resume ? { ...row.steps } : {},
+      sealed,
+    };
     await tx.query(
       `INSERT INTO channel_onboardings (account_id, phone_number_id, business_account_id, mode, status,
                                         code_hash, secrets_sealed, steps, error, claimed_until,
@@ -213,12 +221,12 @@ async function claim(
                                THEN channel_onboardings.created_at ELSE EXCLUDED.created_at END`,
       [
         accountId,
-        input.phoneNumberId,
-        resume ? row.business_account_id : input.wabaId,
-        resume ? row.mode : mode,
+        claimed.phoneNumberId,
+        claimed.wabaId,
+        claimed.mode,
         codeHash,
         s.secrets.seal(JSON.stringify(sealed)),
-        JSON.stringify(steps),
+        JSON.stringify(claimed.steps),
         until,
         now,
       ],
@@ -226,15 +234,7 @@ async function claim(
     // Should this process die mid-way, the job picks it up once the lease has run out.
     const data: ResumeJobData = { accountId, phoneNumberId: input.phoneNumberId, codeHash };
     await s.jobs.enqueue(tx, ONBOARDING_RESUME_JOB, data, { startAfterSeconds: leaseSecondsOf(s) + 3 });
-    return {
-      accountId,
-      phoneNumberId: input.phoneNumberId,
-      wabaId: resume ? row.business_account_id : input.wabaId,
-      mode: resume ? row.mode : mode,
-      codeHash,
-      steps: { ...steps },
-      sealed,
-    };
+    return claimed;
   });
 }
 

@@ -14,7 +14,7 @@ import type { GraphFailure } from '../../channels/whatsapp-cloud/onboarding.ts';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import { ApiError, conflict } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { type ChannelRow, loadChannel, saveChannel, toChannelConfig } from './repo.ts';
+import { loadChannel, lockChannelRow, saveChannel, toChannelConfig } from './repo.ts';
 import { numberView } from './signals.ts';
 
 export interface LifecycleServices {
@@ -37,14 +37,7 @@ export interface Release {
   } | null;
 }
 
-async function lockChannel(tx: Tx, accountId: string) {
-  const { rows } = await tx.query<ChannelRow>(
-    `SELECT provider, settings, secrets_sealed, updated_at FROM account_channels
-      WHERE account_id = $1 FOR UPDATE`,
-    [accountId],
-  );
-  return toChannelConfig(rows[0] ?? null);
-}
+const lockChannel = async (tx: Tx, accountId: string) => toChannelConfig(await lockChannelRow(tx, accountId));
 
 /** Whether another account's channel uses the WABA: the app's subscription serves it too. */
 async function wabaShared(db: Database, businessAccountId: string, accountId: string): Promise<boolean> {

@@ -1,7 +1,12 @@
 // The account_channels row: one per account that has configured its channel (none: the defaults).
 
-import { type ChannelConfig, DEFAULT_CHANNEL, DEFAULT_SANDBOX } from '../../channels/settings.ts';
-import type { Sql } from '../../kernel/database/db.ts';
+import {
+  type ChannelConfig,
+  DEFAULT_CHANNEL,
+  DEFAULT_SANDBOX,
+  type WhatsAppSettings,
+} from '../../channels/settings.ts';
+import type { Sql, Tx } from '../../kernel/database/db.ts';
 
 export interface ChannelRow {
   provider: ChannelConfig['provider'];
@@ -28,6 +33,34 @@ export function toChannelConfig(row: ChannelRow | null): ChannelConfig {
     secretsSealed: row.secrets_sealed,
     updatedAt: row.updated_at,
   };
+}
+
+/** The account's channel row, locked for the transaction; null when it has none (the defaults). */
+export async function lockChannelRow(tx: Tx, accountId: string): Promise<ChannelRow | null> {
+  const { rows } = await tx.query<ChannelRow>(
+    `SELECT provider, settings, secrets_sealed, updated_at FROM account_channels
+      WHERE account_id = $1 FOR UPDATE`,
+    [accountId],
+  );
+  return rows[0] ?? null;
+}
+
+/** The account's WhatsApp number, its row locked; null when the channel is not a number. */
+export async function lockWhatsApp(
+  tx: Tx,
+  accountId: string,
+): Promise<{ row: ChannelRow; whatsapp: WhatsAppSettings } | null> {
+  const row = await lockChannelRow(tx, accountId);
+  if (row?.provider !== 'whatsapp_cloud' || !row.settings.whatsapp) return null;
+  return { row, whatsapp: row.settings.whatsapp };
+}
+
+/** Writes the number's settings back into the locked row (its other settings as they were). */
+export async function saveWhatsApp(tx: Tx, accountId: string, row: ChannelRow, whatsapp: WhatsAppSettings) {
+  await tx.query('UPDATE account_channels SET settings = $2 WHERE account_id = $1', [
+    accountId,
+    JSON.stringify({ ...row.settings, whatsapp }),
+  ]);
 }
 
 export async function saveChannel(

@@ -14,7 +14,7 @@ import type { ProviderUpdate } from '../../channels/types.ts';
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import type { JobDefinition, Jobs } from '../../kernel/jobs/jobs.ts';
 import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
-import { type ChannelRow, toChannelConfig } from './repo.ts';
+import { type ChannelRow, lockWhatsApp, saveWhatsApp, toChannelConfig } from './repo.ts';
 
 export const CHANNEL_REFRESH_JOB = 'channel.refresh-number';
 
@@ -33,27 +33,6 @@ interface RefreshJobData {
 }
 
 const digits = (value: string | null | undefined) => (value ?? '').replace(/\D/g, '');
-
-async function lockWhatsApp(
-  tx: Tx,
-  accountId: string,
-): Promise<{ row: ChannelRow; whatsapp: WhatsAppSettings } | null> {
-  const { rows } = await tx.query<ChannelRow>(
-    `SELECT provider, settings, secrets_sealed, updated_at FROM account_channels
-      WHERE account_id = $1 FOR UPDATE`,
-    [accountId],
-  );
-  const row = rows[0];
-  if (row?.provider !== 'whatsapp_cloud' || !row.settings.whatsapp) return null;
-  return { row, whatsapp: row.settings.whatsapp };
-}
-
-async function saveWhatsApp(tx: Tx, accountId: string, row: ChannelRow, whatsapp: WhatsAppSettings) {
-  await tx.query('UPDATE account_channels SET settings = $2 WHERE account_id = $1', [
-    accountId,
-    JSON.stringify({ ...row.settings, whatsapp }),
-  ]);
-}
 
 /** The number as events show it: what Meta says of it, never a credential. */
 export function numberView(w: WhatsAppSettings) {
