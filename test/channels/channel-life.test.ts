@@ -1,48 +1,20 @@
 // A connected number's life: disconnected (released at Meta only where Tidings took it, history
 // kept), connected again with the same PIN, moved between a partner's accounts (its webhooks follow
 // it), and marked for reconnection when Meta refuses its token, told once with what to do.
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { FakeApp, FakeSignup } from '../fakes/meta-onboarding.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeSignup } from '../fakes/meta-onboarding.ts';
 import { FakeWhatsAppCloud, graphError } from '../fakes/whatsapp-cloud.ts';
 import { call, otherPartner, provision, tenant } from '../helpers/client.ts';
 import { credit, type MessagingTenant, useMessagingApp, whatsappTenant } from '../helpers/messaging.ts';
+import { usePartnerMetaApp } from '../helpers/meta-app.ts';
 import { expectError } from '../helpers/setup.ts';
 import { eventually } from '../helpers/wait.ts';
 
 const env = useMessagingApp({ config: { providerTimeoutMs: 1000 } });
 
-let app: FakeApp;
-let base: string;
-
-beforeAll(async () => {
-  app = env.fake.onboarding.createApp();
-  const put = await call(env.app, 'PUT', '/partner/whatsapp-app', {
-    key: env.partner.partnerKey,
-    body: {
-      appId: app.appId,
-      appSecret: app.appSecret,
-      verifyToken: 'a-verify-token-of-the-app',
-      configurationId: app.configurationId,
-    },
-  });
-  expect(put.status).toBe(200);
-  await env.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
-});
-
-/** A tenant whose number came through Embedded Signup. */
-async function signedUp(
-  signup = env.fake.onboarding.signup(app),
-): Promise<MessagingTenant & { signup: FakeSignup }> {
-  const t = await tenant(env.app, env.partner.partnerKey);
-  const res = await call(env.app, 'POST', '/account/channel/embedded-signup', {
-    key: t.apiKey,
-    body: { code: signup.code, wabaId: signup.wabaId, phoneNumberId: signup.phoneNumberId },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return { ...t, signup };
-}
-
+const meta = usePartnerMetaApp(env);
+/** A tenant whose number came through Embedded Signup (a new one, or `signup`'s). */
+const signedUp = (signup?: FakeSignup) => meta.signedUp(signup ? { signup } : {});
 const channelOf = async (t: MessagingTenant) =>
   (await call(env.app, 'GET', '/account/channel', { key: t.apiKey })).body;
 const eventsOf = async (t: MessagingTenant, type: string) =>
@@ -51,7 +23,7 @@ const eventsOf = async (t: MessagingTenant, type: string) =>
 /** A customer writes to the number, through the partner app's one callback URL. */
 async function customerWrites(signup: FakeSignup, from: string, text: string) {
   const res = await env.fake.postCallback(
-    `${base}/api/v1/callbacks/whatsapp`,
+    `${meta.base}/api/v1/callbacks/whatsapp`,
     signup.business,
     env.fake.inboundPayload(signup.business, { from, text }),
   );
@@ -90,7 +62,7 @@ describe('disconnecting', () => {
     expectError(await call(env.app, 'DELETE', '/account/channel', { key: t.apiKey }), 409, 'CONFLICT');
 
     // Connected again through a new signup: registered again with the PIN kept for it.
-    const again = env.fake.onboarding.signup(app, { business: signup.business });
+    const again = env.fake.onboarding.signup(meta.app, { business: signup.business });
     const back = await call(env.app, 'POST', '/account/channel/embedded-signup', {
       key: t.apiKey,
       body: { code: again.code, wabaId: again.wabaId, phoneNumberId: again.phoneNumberId },
@@ -245,7 +217,7 @@ describe('a token Meta refuses', () => {
   it("the business removing the partner's app (PARTNER_APP_UNINSTALLED) asks for a reconnection too", async () => {
     const t = await signedUp();
     const res = await env.fake.postCallback(
-      `${base}/api/v1/callbacks/whatsapp`,
+      `${meta.base}/api/v1/callbacks/whatsapp`,
       t.signup.business,
       env.fake.accountUpdatePayload(t.signup.business, { event: 'PARTNER_APP_UNINSTALLED' }),
     );
@@ -261,7 +233,7 @@ describe('a token Meta refuses', () => {
       nextStep: expect.stringContaining('connect the number again'),
     });
     // A fresh signup of the same number reconnects it.
-    const again = env.fake.onboarding.signup(app, { business: t.signup.business });
+    const again = env.fake.onboarding.signup(meta.app, { business: t.signup.business });
     const back = await call(env.app, 'POST', '/account/channel/embedded-signup', {
       key: t.apiKey,
       body: { code: again.code, wabaId: again.wabaId, phoneNumberId: again.phoneNumberId },
@@ -278,7 +250,7 @@ describe('a token Meta refuses', () => {
     );
     // A customer writes (the window opens), then two answers meet Meta's refusal of the token.
     await env.fake.postCallback(
-      `${base}/api/v1/callbacks/whatsapp/${t.accountId}`,
+      `${meta.base}/api/v1/callbacks/whatsapp/${t.accountId}`,
       t.business,
       env.fake.inboundPayload(t.business, { from: '+14155550103', text: 'hi' }),
     );

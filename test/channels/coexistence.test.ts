@@ -2,55 +2,18 @@
 // its two syncs asked of Meta once each, in Meta's order, after the channel is saved; what the
 // business sends from the app stored as its outbound messages (source business_app: never sent
 // again, never charged, the customer's window unmoved); the app's address book filling contacts.
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { FakeApp, FakeSignup } from '../fakes/meta-onboarding.ts';
-import { call, tenant } from '../helpers/client.ts';
+import { describe, expect, it } from 'vitest';
+import { call } from '../helpers/client.ts';
 import { credit, type MessagingTenant, useMessagingApp } from '../helpers/messaging.ts';
+import { type SignedUp, usePartnerMetaApp } from '../helpers/meta-app.ts';
 import { eventually } from '../helpers/wait.ts';
 
 const env = useMessagingApp({ config: { providerTimeoutMs: 1000 } });
 
-let app: FakeApp;
-let base: string;
-
-beforeAll(async () => {
-  app = env.fake.onboarding.createApp();
-  const put = await call(env.app, 'PUT', '/partner/whatsapp-app', {
-    key: env.partner.partnerKey,
-    body: {
-      appId: app.appId,
-      appSecret: app.appSecret,
-      verifyToken: 'a-verify-token-of-the-app',
-      configurationId: app.configurationId,
-    },
-  });
-  expect(put.status).toBe(200);
-  await env.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
-});
-
-type Coexisting = MessagingTenant & { signup: FakeSignup };
-
-async function coexisting(): Promise<Coexisting> {
-  const t = await tenant(env.app, env.partner.partnerKey);
-  const signup = env.fake.onboarding.signup(app, { coexistence: true });
-  const res = await call(env.app, 'POST', '/account/channel/embedded-signup', {
-    key: t.apiKey,
-    body: {
-      code: signup.code,
-      wabaId: signup.wabaId,
-      phoneNumberId: signup.phoneNumberId,
-      mode: 'coexistence',
-    },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return { ...t, signup };
-}
-
-const post = async (t: Coexisting, payload: unknown) =>
-  JSON.parse(
-    (await env.fake.postCallback(`${base}/api/v1/callbacks/whatsapp`, t.signup.business, payload)).body,
-  );
+const meta = usePartnerMetaApp(env);
+type Coexisting = SignedUp;
+const coexisting = () => meta.signedUp({ coexistence: true });
+const post = meta.post;
 const channelOf = async (t: MessagingTenant) =>
   (await call(env.app, 'GET', '/account/channel', { key: t.apiKey })).body;
 const messagesOf = async (t: MessagingTenant) =>

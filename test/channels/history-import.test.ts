@@ -3,55 +3,17 @@
 // closed conversation of its own in the past, the business's messages `business_app`, no window
 // opened, no event per message; the progress on the channel until `complete`. A declined history
 // says so.
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { FakeApp, FakeSignup } from '../fakes/meta-onboarding.ts';
-import { call, listAll, tenant } from '../helpers/client.ts';
+import { describe, expect, it } from 'vitest';
+import { call, listAll } from '../helpers/client.ts';
 import { type MessagingTenant, useMessagingApp } from '../helpers/messaging.ts';
+import { usePartnerMetaApp } from '../helpers/meta-app.ts';
 import { eventually } from '../helpers/wait.ts';
 
 const env = useMessagingApp({ config: { providerTimeoutMs: 1000 } });
 
-let app: FakeApp;
-let base: string;
-
-beforeAll(async () => {
-  app = env.fake.onboarding.createApp();
-  const put = await call(env.app, 'PUT', '/partner/whatsapp-app', {
-    key: env.partner.partnerKey,
-    body: {
-      appId: app.appId,
-      appSecret: app.appSecret,
-      verifyToken: 'a-verify-token',
-      configurationId: app.configurationId,
-    },
-  });
-  expect(put.status).toBe(200);
-  await env.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
-});
-
-type Coexisting = MessagingTenant & { signup: FakeSignup };
-
-async function coexisting(): Promise<Coexisting> {
-  const t = await tenant(env.app, env.partner.partnerKey);
-  const signup = env.fake.onboarding.signup(app, { coexistence: true });
-  const res = await call(env.app, 'POST', '/account/channel/embedded-signup', {
-    key: t.apiKey,
-    body: {
-      code: signup.code,
-      wabaId: signup.wabaId,
-      phoneNumberId: signup.phoneNumberId,
-      mode: 'coexistence',
-    },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return { ...t, signup };
-}
-
-const post = async (t: Coexisting, payload: unknown) =>
-  JSON.parse(
-    (await env.fake.postCallback(`${base}/api/v1/callbacks/whatsapp`, t.signup.business, payload)).body,
-  );
+const meta = usePartnerMetaApp(env);
+const coexisting = () => meta.signedUp({ coexistence: true });
+const post = meta.post;
 const historyOf = async (t: MessagingTenant) =>
   (await call(env.app, 'GET', '/account/channel', { key: t.apiKey })).body.whatsapp.syncs.history;
 
