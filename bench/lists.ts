@@ -166,7 +166,7 @@ const conversations = (name: string, query: (i: number) => Query): Case => ({
       assigneeId: q.assigneeId,
       unassigned: q.unassigned === undefined ? undefined : q.unassigned === 'true',
       contactId: q.contactId,
-    }),
+    }, new Date()),
 });
 /** The query as the route's schema hands it over (tags a list, booleans read). */
 const asParams = (q: Query): ContactListParams => {

@@ -49,11 +49,13 @@ import {
   subscribeCampaignFeedback,
   subscribeRecipientMerges,
 } from './modules/campaigns/index.ts';
+import { cannedResponseRoutes } from './modules/canned-responses/index.ts';
 import { channelProfileRoutes } from './modules/channel-profile/index.ts';
 import { consoleAppRoutes } from './modules/console-app/index.ts';
 import { consoleAuthRoutes } from './modules/console-auth/index.ts';
 import { contactRoutes } from './modules/contacts/index.ts';
 import {
+  conversationAgentRoutes,
   conversationRoutes,
   historyImportJob,
   sandboxRoutes,
@@ -477,6 +479,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(messageRoutes(ctx));
       await api.register(mediaRoutes(ctx));
       await api.register(conversationRoutes(ctx));
+      await api.register(conversationAgentRoutes(ctx));
+      await api.register(cannedResponseRoutes(ctx));
       await api.register(sandboxRoutes(ctx));
     },
     { prefix: API_PREFIX },

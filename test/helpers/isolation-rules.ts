@@ -537,6 +537,13 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   estimateMessages: (w) => ({ to: w.customerPhone, type: 'text', text: 'Noted.' }),
   replyInConversation: () => ({ type: 'text', text: 'Thanks, on it.' }),
   assignConversation: (w) => ({ assigneeId: w.memberId }),
+  createConversationNote: (w) => ({ text: 'Matrix note', mentions: [w.memberId] }),
+  labelConversation: () => ({ labels: ['matrix'] }),
+  // Waking an awake conversation: the success changes nothing the other rows read.
+  snoozeConversation: () => ({ until: null }),
+  createCannedResponse: () => ({ shortcut: 'matrix', title: 'Matrix', text: 'Hello' }),
+  updateCannedResponse: () => ({ title: 'Matrix' }),
+  renderCannedResponse: (w) => ({ conversationId: w.ids['/conversations/{id}'] }),
   simulateInboundMessage: (w) => ({ from: w.customerPhone, text: 'Still there?' }),
   simulateNumberChange: () => ({ from: '+14155550188', to: '+14155550189' }),
 };

@@ -103,6 +103,7 @@ async function uploadPng(app: App, key: string): Promise<{ id: string }> {
 
 const HOOK_URL = 'http://127.0.0.1:9/hook';
 const TAG = 'vip';
+const LABEL = 'refund';
 
 async function ok(res: Promise<{ status: number; body: any }>, status: number): Promise<any> {
   const r = await res;
@@ -196,6 +197,15 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     a('POST', '/team/members', { name: 'Cy', email: 'cy@example.com', role: 'agent' }),
     201,
   );
+  const canned = (shortcut: string) =>
+    ok(
+      a('POST', '/canned-responses', { shortcut, title: 'Thanks', text: 'Thanks, {{ contact.name }}!' }),
+      201,
+    );
+  const cannedA = await canned('thanks');
+  const spareCanned = await canned('spare');
+  // A label on A's conversation: the one unlabelConversation's rows name.
+  await ok(a('POST', `/conversations/${inbound.conversationId}/labels`, { labels: [LABEL] }), 200);
 
   const rule = (name: string) => ({
     name,
@@ -452,6 +462,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/templates/{id}': draft.id,
       '/messages/{id}': inbound.id,
       '/conversations/{id}': inbound.conversationId,
+      '/conversations/{id}/labels/{label}': LABEL,
+      '/canned-responses/{id}': cannedA.id,
       '/webhooks/{id}': webhook.id,
       '/webhooks/{id}/deliveries/{deliveryId}': delivery.id,
       '/events/{id}': delivery.eventId,
@@ -483,6 +495,9 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/contacts/{id}/tags/{tag}': { id: spareContact.id },
       '/templates/{id}': { id: spareTemplate.id },
       '/conversations/{id}': { id: spareInbound.conversationId },
+      // Removing a label is idempotent: the success row may take A's own.
+      '/conversations/{id}/labels/{label}': {},
+      '/canned-responses/{id}': { id: spareCanned.id },
       '/webhooks/{id}': { id: spareWebhook.id },
       '/partner/webhooks/{id}': { id: sparePartnerHook.id },
       '/team/members/{id}': { id: spareMember.id },

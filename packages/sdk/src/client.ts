@@ -4,6 +4,7 @@ import { Account } from './resources/account.ts';
 import { Bulk } from './resources/bulk.ts';
 import { Calls } from './resources/calls.ts';
 import { Campaigns } from './resources/campaigns.ts';
+import { CannedResponses } from './resources/canned-responses.ts';
 import { Console } from './resources/console.ts';
 import { Contacts } from './resources/contacts.ts';
 import { Conversations } from './resources/conversations.ts';
@@ -31,6 +32,7 @@ export class Tidings {
   readonly contacts: Contacts;
   readonly templates: Templates;
   readonly conversations: Conversations;
+  readonly cannedResponses: CannedResponses;
   readonly webhooks: Webhooks;
   readonly events: Events;
   readonly bulk: Bulk;
@@ -59,6 +61,7 @@ export class Tidings {
     this.contacts = new Contacts(t);
     this.templates = new Templates(t);
     this.conversations = new Conversations(t);
+    this.cannedResponses = new CannedResponses(t);
     this.webhooks = new Webhooks(t);
     this.events = new Events(t);
     this.bulk = new Bulk(t);

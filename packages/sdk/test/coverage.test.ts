@@ -30,7 +30,7 @@ function operationOf(method: string, url: string): string | undefined {
 function argument(name: string): unknown {
   if (name === 'body') return {};
   if (name === 'file') return new Blob(['x'], { type: 'text/plain' });
-  if (/Id$|^id$|^tag$|Token$/.test(name)) return 'x1';
+  if (/Id$|^id$|^tag$|^label$|Token$/.test(name)) return 'x1';
   return undefined;
 }
 

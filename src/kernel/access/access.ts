@@ -125,7 +125,7 @@ interface Caller {
   scope: KeyScope;
   partnerId: string | null;
   accountId: string | null;
-  console?: { userId: string; role: ConsoleRole; sessionId: string };
+  console?: { userId: string; role: ConsoleRole; sessionId: string; memberId: string | null };
 }
 
 function resolveAccount(deps: AccessDeps, request: FastifyRequest, key: Caller): Maybe<AccountSnapshot> {
@@ -183,7 +183,12 @@ async function sessionCaller(
     scope: ROLE_SCOPE[session.role],
     partnerId: session.partnerId,
     accountId: session.accountId,
-    console: { userId: session.userId, role: session.role, sessionId: session.id },
+    console: {
+      userId: session.userId,
+      role: session.role,
+      sessionId: session.id,
+      memberId: session.memberId,
+    },
   } satisfies Caller;
 }
 

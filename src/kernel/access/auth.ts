@@ -47,7 +47,13 @@ export interface Principal {
   /** The account's calls this month, this one included (counted as the call was admitted). */
   monthCalls?: number;
   /** A console session's call: keyId is then the login's id (lgn_…). */
-  console?: { userId: string; role: 'partner_admin' | 'account_admin' | 'agent'; sessionId: string };
+  console?: {
+    userId: string;
+    role: 'partner_admin' | 'account_admin' | 'agent';
+    sessionId: string;
+    /** The team member an account admin's or agent's login is (null for a partner admin). */
+    memberId: string | null;
+  };
 }
 
 /** A key that may be used: not revoked, not expired. */

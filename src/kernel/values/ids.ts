@@ -33,6 +33,8 @@ export const ID_PREFIXES = {
   consoleUser: 'lgn',
   consoleSession: 'ses',
   consoleInvitation: 'inv',
+  cannedResponse: 'cnr',
+  note: 'nte',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -29,6 +29,7 @@ import {
   loadScope,
   type RunScope,
 } from '../automation/index.ts';
+import { wakeSnoozed } from '../conversations/index.ts';
 import { holdAgainstErasure, isErasedEvent } from '../erasure/index.ts';
 import { answerRuns, runDueJourneys, scanTimedEntries, startOnEvent } from '../journeys/index.ts';
 import { type SendResult, wakeDispatchers } from '../messages/index.ts';
@@ -160,15 +161,18 @@ export class AutomationWorker {
 
   /**
    * Fires the timed triggers that are due: rules' (rules/timed.ts), then journeys' timed entries
-   * (journeys/timed.ts), whose runs the runner then takes at once. Answers how many fired or started.
+   * (journeys/timed.ts), whose runs the runner then takes at once; and wakes the snoozed
+   * conversations whose time has come (their conversation.unsnoozed is a trigger like any event).
+   * Answers how many fired, started or woke.
    */
   async scan(): Promise<number> {
+    const woken = await wakeSnoozed(this.#s);
     const sent: SendResult[] = [];
     const fired = await scanTimed(this.#s, actor(this.#s, sent));
     wakeDispatchers(this.#s, sent);
     const started = await scanTimedEntries(this.#s);
     if (started > 0) this.dueNow();
-    return fired + started;
+    return woken + fired + started;
   }
 
   /** Sends a batch of due sequence steps; answers how many enrollments were taken. */

@@ -111,13 +111,17 @@ export async function actionProblems(
       }
       case 'add_tag':
       case 'remove_tag':
-        if (normalizeTag(a.tag as string) === null) {
+      case 'add_label':
+      case 'remove_label': {
+        const key = a.type.endsWith('_tag') ? 'tag' : 'label';
+        if (normalizeTag(a[key] as string) === null) {
           issues.push({
-            field: `${at}.tag`,
+            field: `${at}.${key}`,
             issue: 'must be 1–50 letters, digits, spaces or - _ : . and start with a letter or digit',
           });
         }
         break;
+      }
       case 'set_attribute':
         if (!ATTRIBUTE_NAME.test(a.key as string)) {
           issues.push({

@@ -7,7 +7,7 @@
 import type { CausedBy } from '../../kernel/outbox/events.ts';
 import type { ContactFields } from '../contacts/index.ts';
 import { addTags, recipientOf, removeTag, updateContact } from '../contacts/index.ts';
-import { assignConversation, closeConversation } from '../conversations/index.ts';
+import { addLabels, assignConversation, closeConversation, removeLabel } from '../conversations/index.ts';
 import type { MessageFieldsInput } from '../messages/index.ts';
 import { acceptBatch, prepareMessage, type SendResult, templateLookup } from '../messages/index.ts';
 import { type Action, CONTACT_CHANGE_FIELDS } from './action-checks.ts';
@@ -87,6 +87,16 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         }
         await updateContact(services, account, contact.id, change);
         return ok(contact.id);
+      }
+      case 'add_label':
+      case 'remove_label': {
+        if (conversation?.status !== 'open') {
+          return failed('CONFLICT', 'The contact has no open conversation to label.');
+        }
+        if (action.type === 'add_label')
+          await addLabels(services, account.id, conversation.id, [action.label as string]);
+        else await removeLabel(services, account.id, conversation.id, action.label as string);
+        return ok(conversation.id);
       }
       case 'close_conversation':
         // Nothing open: nothing to close.

@@ -11,7 +11,8 @@ const action = <P extends Record<string, Parameters<typeof Type.Object>[0][strin
   description: string,
 ) => Type.Object({ type: Type.Literal(type), ...properties }, { additionalProperties: false, description });
 
-const Tag = Type.String({ minLength: 1, maxLength: 100, description: 'A contact tag (stored lower-cased).' });
+const Tag_ = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });
+const Tag = Tag_('A contact tag (stored lower-cased).');
 
 /**
  * The contact's own fields an update_contact action (and a journey's update_contact node) sets:
@@ -85,6 +86,16 @@ export const ACTION_SCHEMAS = [
       ),
     },
     "Assign the contact's open conversation: to `assigneeId`, or by `strategy` (one of the two).",
+  ),
+  action(
+    'add_label',
+    { label: Tag_('A conversation label (stored lower-cased).') },
+    "Label the contact's open conversation.",
+  ),
+  action(
+    'remove_label',
+    { label: Tag_('A conversation label.') },
+    "Remove a label from the contact's open conversation.",
   ),
   action('update_contact', CONTACT_CHANGE, UPDATE_CONTACT),
   action('close_conversation', {}, "Close the contact's open conversation."),

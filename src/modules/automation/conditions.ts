@@ -59,6 +59,7 @@ const FIXED_FIELDS: Record<string, FieldType> = {
   'message.buttonId': 'string',
   'conversation.status': 'string',
   'conversation.assigneeId': 'string',
+  'conversation.labels': 'list',
   'time.localHour': 'number',
   'time.weekday': 'number',
 };

@@ -12,7 +12,7 @@ import { contactZone, localTime } from './time.ts';
 export interface RunScope {
   contact: (ReturnType<typeof toContact> & { country: string | null }) | null;
   message: { text: string | null; type: string; buttonId: string | null } | null;
-  conversation: { id: string; status: string; assigneeId: string | null } | null;
+  conversation: { id: string; status: string; assigneeId: string | null; labels: string[] } | null;
   event: { id: string; type: string; data: Record<string, unknown> };
   time: { localHour: number; weekday: number; zone: string };
   run: { vars: Record<string, unknown> };
@@ -65,7 +65,8 @@ export async function scopeFor(
   // The contact and its conversation in one round trip (a run reads its scope once or more per event).
   const { rows } = await sql.query<Partial<ContactRow> & { conv: ConversationRef | null }>(
     `SELECT c.*,
-            (SELECT json_build_object('id', v.id, 'status', v.status, 'assignee_id', v.assignee_id)
+            (SELECT json_build_object('id', v.id, 'status', v.status, 'assignee_id', v.assignee_id,
+                                      'labels', v.labels)
                FROM conversations v
               WHERE v.account_id = $1
                 AND ((($2::text) IS NOT NULL AND v.id = $2) OR (($2::text) IS NULL AND v.contact_id = $3))
@@ -82,6 +83,7 @@ export interface ConversationRef {
   id: string;
   status: string;
   assignee_id: string | null;
+  labels?: string[];
 }
 
 /** The scope from what was read: the contact row, its conversation, the event. */
@@ -101,7 +103,9 @@ export function scopeOf(
   return {
     contact,
     message,
-    conversation: c ? { id: c.id, status: c.status, assigneeId: c.assignee_id } : null,
+    conversation: c
+      ? { id: c.id, status: c.status, assigneeId: c.assignee_id, labels: c.labels ?? [] }
+      : null,
     event: { id: event.id, type: event.type, data: event.data as Record<string, unknown> },
     time: { ...localTime(now, zone), zone },
     run: { vars: {} },

@@ -5,7 +5,13 @@ export { applyAppContacts } from './app-contacts.ts';
 export { applyContactRows, checkRow } from './bulk-apply.ts';
 export { changeIssues } from './change-checks.ts';
 export type { ContactFields, NormalizedFields } from './fields.ts';
-export { ATTRIBUTE_NAME, invalidFields, MAX_ATTRIBUTE_VALUE_LENGTH, normalizeTag } from './fields.ts';
+export {
+  ATTRIBUTE_NAME,
+  invalidFields,
+  MAX_ATTRIBUTE_VALUE_LENGTH,
+  normalizeTag,
+  normalizeTags,
+} from './fields.ts';
 export type { CustomerIdentity, IdentityReport } from './identity.ts';
 export {
   applyIdentityChange,

@@ -1,9 +1,10 @@
 // A merged contact's conversations become the survivor's (contacts/merge.ts, hook
 // `contacts.merging`). A contact has one open conversation at most: when both had one, the merged
 // one's messages join the survivor's, which takes its unread count and latest activity, and the
-// merged one is deleted (one customer, one chat); its closed conversations just change contact.
+// merged one is deleted (one customer, one chat; its notes and labels join the survivor's); its closed conversations just change contact.
 import type { Tx } from '../../kernel/database/db.ts';
 import { moveConversationMessages } from '../messages/index.ts';
+import { MAX_LABELS } from './limits.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow } from './repo.ts';
 
 export async function mergeConversationsOf(
@@ -28,7 +29,7 @@ export async function mergeConversationsOf(
       `UPDATE conversations
           SET unread_count = unread_count + $3, last_message_at = $4, last_message_id = $5,
               last_inbound_at = greatest(last_inbound_at, $6::timestamptz),
-              assignee_id = coalesce(assignee_id, $7), updated_at = $8
+              assignee_id = coalesce(assignee_id, $7), labels = $9, updated_at = $8
         WHERE account_id = $1 AND id = $2`,
       [
         accountId,
@@ -39,7 +40,13 @@ export async function mergeConversationsOf(
         joining.last_inbound_at,
         joining.assignee_id,
         now,
+        [...new Set([...kept.labels, ...joining.labels])].slice(0, MAX_LABELS),
       ],
+    );
+    // The merged one's notes stay with its messages.
+    await tx.query(
+      'UPDATE conversation_notes SET conversation_id = $3 WHERE account_id = $1 AND conversation_id = $2',
+      [accountId, joining.id, kept.id],
     );
     await tx.query('DELETE FROM conversations WHERE account_id = $1 AND id = $2', [accountId, joining.id]);
   }

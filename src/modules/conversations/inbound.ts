@@ -142,13 +142,16 @@ async function receiveOne(
 
   const { rows } = await tx.query<ConversationRow>(
     `UPDATE conversations SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
-            last_inbound_at = greatest(last_inbound_at, $5), unread_count = unread_count + 1, updated_at = $3
+            last_inbound_at = greatest(last_inbound_at, $5), unread_count = unread_count + 1,
+            snoozed_until = NULL, updated_at = $3
       WHERE account_id = $1 AND id = $2
       RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, conversation.id, now, message.id, wroteAt],
   );
   events.push({ type: 'message.received', accountId, data: toMessage(message) });
-  if (opened) {
+  // The customer writing wakes a snoozed conversation (snooze.ts), told once, here.
+  const woke = !opened && conversation.snoozed_until !== null;
+  if (opened || woke) {
     // The conversation's view from what this transaction holds: its row as just updated, the
     // contact's window (its row is locked here: the later of what it had and this message) and the
     // message, which is the conversation's last.
@@ -159,7 +162,9 @@ async function receiveOne(
       contact_last_inbound_at: contactLastInbound,
       last_message: message,
     };
-    events.push({ type: 'conversation.opened', accountId, data: toConversation(view, now) });
+    const data = toConversation(view, now);
+    if (opened) events.push({ type: 'conversation.opened', accountId, data });
+    else events.push({ type: 'conversation.unsnoozed', accountId, data: { ...data, reason: 'customer' } });
   }
   await s.events.emitMany(tx, events);
   return { message, duplicate: false };

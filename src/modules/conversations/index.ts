@@ -1,9 +1,18 @@
 // The face of conversations: what other modules and app.ts may use of it, by name. The rest of the folder
 // is its own; docs/architecture.md § The stack says which modules may import it.
+
+export { conversationAgentRoutes } from './agent-routes.ts';
 export { recordEchoes } from './echoes.ts';
 export { historyImportJob, storeHistoryChunk } from './history-import.ts';
 export { receiveInbound } from './inbound.ts';
+export { addLabels, removeLabel } from './labels.ts';
 export { conversationRoutes } from './routes.ts';
 export { sandboxRoutes } from './sandbox-routes.ts';
 export type { ConversationServices } from './service.ts';
-export { assignConversation, closeConversation, subscribeConversationCleanup } from './service.ts';
+export {
+  assignConversation,
+  closeConversation,
+  showConversation,
+  subscribeConversationCleanup,
+} from './service.ts';
+export { wakeSnoozed } from './snooze.ts';

@@ -17,6 +17,10 @@ export interface ConversationRow {
   last_message_at: Date;
   last_message_id: string | null;
   unread_count: number;
+  /** The conversation's labels (not the contact's tags), lower-cased, in the order added. */
+  labels: string[];
+  /** Hidden from the open list until then (or until the customer writes); null when not snoozed. */
+  snoozed_until: Date | null;
   opened_at: Date;
   closed_at: Date | null;
   created_at: Date;
@@ -32,7 +36,7 @@ export interface ConversationView extends ConversationRow {
 
 export const CONVERSATION_COLUMNS =
   'id, account_id, contact_id, phone, status, assignee_id, last_inbound_at, last_message_at, last_message_id, ' +
-  'unread_count, opened_at, closed_at, created_at, updated_at';
+  'unread_count, labels, snoozed_until, opened_at, closed_at, created_at, updated_at';
 
 const columnsOf = (alias: string, columns: string) =>
   columns
@@ -100,6 +104,10 @@ export interface ConversationFilters {
   assigneeId?: string;
   unassigned?: boolean;
   contactId?: string;
+  /** Lower-cased, as stored. */
+  label?: string;
+  /** true: only those snoozed now; false: only those not (left out with status open: false). */
+  snoozed?: boolean;
 }
 
 /** The list's position: the last conversation seen, by last activity then id. */
@@ -128,6 +136,7 @@ export async function listConversations(
   accountId: string,
   page: ActivityPage,
   filters: ConversationFilters,
+  now: Date,
 ): Promise<ConversationView[]> {
   const params: unknown[] = [accountId];
   const param = (value: unknown) => `$${params.push(value)}`;
@@ -140,6 +149,11 @@ export async function listConversations(
   if (filters.assigneeId) where.push(`cv.assignee_id = ${param(filters.assigneeId)}`);
   if (filters.unassigned) where.push('cv.assignee_id IS NULL');
   if (filters.contactId) where.push(`cv.contact_id = ${param(filters.contactId)}`);
+  if (filters.label) where.push(`cv.labels @> ARRAY[${param(filters.label)}::text]`);
+  // Snoozed is "until a time still to come": exact whenever the wake scan last ran.
+  const snoozed = filters.snoozed ?? (filters.status === 'open' ? false : undefined);
+  if (snoozed === true) where.push(`cv.snoozed_until > ${param(now)}`);
+  if (snoozed === false) where.push(`(cv.snoozed_until IS NULL OR cv.snoozed_until <= ${param(now)})`);
   const { rows } = await sql.query<ConversationView>(
     viewSql(where.join(' AND '), `ORDER BY cv.last_message_at DESC, cv.id DESC LIMIT ${page.limit + 1}`),
     params,

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
 import { conflict, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
+import { normalizeTag } from '../contacts/index.ts';
 import type { SendContext } from '../messages/index.ts';
 import { MessageSchema, sendForRequest, toMessage } from '../messages/index.ts';
 import {
@@ -46,15 +47,19 @@ export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox 
         },
       },
       async (request) => {
-        const { status, assigneeId, unassigned, contactId } = request.query;
+        const { status, assigneeId, unassigned, contactId, label, snoozed } = request.query;
         const page = readActivityCursor(request.query);
-        const rows = await listConversations(ctx.db, accountOf(request).id, page, {
+        const now = ctx.now();
+        const filters = {
           status,
           assigneeId,
           unassigned,
           contactId,
-        });
-        const now = ctx.now();
+          // A label no conversation can carry finds none.
+          label: label === undefined ? undefined : (normalizeTag(label) ?? label.toLowerCase()),
+          snoozed,
+        };
+        const rows = await listConversations(ctx.db, accountOf(request).id, page, filters, now);
         return pageOf(rows, page, (row) => toConversation(row, now), activityCursor);
       },
     );

@@ -4,6 +4,7 @@ import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
 import { chatSendFields, MessageSchema, templateSendFields, toMessage } from '../messages/index.ts';
 import { SERVICE_WINDOW_MS } from '../pricing/index.ts';
+import { MAX_LABELS, MAX_MENTIONS, MAX_NOTE_LENGTH, MAX_SNOOZE_DAYS } from './limits.ts';
 import type { ConversationView } from './repo.ts';
 
 const StatusSchema = Type.Enum(['open', 'closed'], { description: '`open` or `closed`.' });
@@ -34,6 +35,16 @@ export const ConversationSchema = Type.Object(
       minimum: 0,
       description: "The customer's messages since the business last wrote in this conversation.",
     }),
+    labels: Type.Array(Type.String(), {
+      maxItems: MAX_LABELS,
+      description:
+        "The conversation's labels (lower-cased, in the order added): what the matter is (refund, vip), not the contact's tags.",
+    }),
+    snoozedUntil: {
+      ...NullableTimestamp,
+      description:
+        'Hidden from the open list until then, or until the customer writes, whichever comes first; null when not snoozed.',
+    },
     openedAt: Timestamp,
     closedAt: NullableTimestamp,
     createdAt: Timestamp,
@@ -53,6 +64,15 @@ export const ConversationListQuery = Type.Object(
       Type.Boolean({ description: '`true`: only conversations assigned to nobody.' }),
     ),
     contactId: Type.Optional(Type.String({ maxLength: 100 })),
+    label: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'Only conversations with this label.' }),
+    ),
+    snoozed: Type.Optional(
+      Type.Boolean({
+        description:
+          '`true`: only snoozed conversations; `false`: only those not snoozed. Left out, `status=open` leaves snoozed ones out (the inbox); without `status`, both.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -94,9 +114,79 @@ export function toConversation(row: ConversationView, now: Date) {
     lastMessageAt: row.last_message_at.toISOString(),
     lastMessage: row.last_message ? toMessage(row.last_message) : null,
     unreadCount: row.unread_count,
+    labels: row.labels,
+    snoozedUntil: row.snoozed_until?.toISOString() ?? null,
     openedAt: row.opened_at.toISOString(),
     closedAt: row.closed_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
 }
+
+export const NoteSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['nte_01jv4e2k7qf3x8m2n5p6r9s0tb'] }),
+    conversationId: Type.String(),
+    authorId: nullable(
+      Type.String({
+        description:
+          'The team member who wrote it: a console session’s own, or the one an API key named; null when none was named (or the member was removed).',
+      }),
+    ),
+    text: Type.String(),
+    mentions: Type.Array(Type.String(), { description: 'The team members it mentions.' }),
+    createdAt: Timestamp,
+  },
+  { title: 'Note' },
+);
+
+export const CreateNoteBody = Type.Object(
+  {
+    text: Type.String({
+      minLength: 1,
+      maxLength: MAX_NOTE_LENGTH,
+      description: 'Never sent to the customer.',
+    }),
+    mentions: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: MAX_MENTIONS,
+        description: 'Team members of the account (`usr_…`) to tell: one `conversation.mentioned` each.',
+      }),
+    ),
+    authorId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          'With an API key, the team member writing it (left out: nobody). A console session writes as its own member.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const LabelsBody = Type.Object(
+  {
+    labels: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+      minItems: 1,
+      maxItems: MAX_LABELS,
+      description:
+        'Labels to add (lower-cased; 1–50 letters, digits, spaces or - _ : ., starting with a letter or digit). Those it has are ignored.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConversationLabelParams = Type.Object({
+  id: Type.String({ maxLength: 100 }),
+  label: Type.String({ maxLength: 100 }),
+});
+
+export const SnoozeBody = Type.Object(
+  {
+    until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: `When it comes back to the open list (in the future, at most ${MAX_SNOOZE_DAYS} days ahead), unless the customer writes first; null wakes it now.`,
+    }),
+  },
+  { additionalProperties: false },
+);

@@ -1,7 +1,7 @@
 // Changing a conversation's state: assign, close, reopen. Each is one transaction that locks the
 // conversation, checks the move is allowed (409 otherwise), writes it and emits its event. And
 // deleting one with its history.
-import { type Database, DEADLOCK, sqlState, type Tx } from '../../kernel/database/db.ts';
+import { type Database, DEADLOCK, type Sql, sqlState, type Tx } from '../../kernel/database/db.ts';
 import { type ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
 import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import type { Hooks } from '../../kernel/outbox/hooks.ts';
@@ -28,12 +28,15 @@ export interface ConversationServices {
 
 const notFoundConversation = (): ApiError => notFound('conversation');
 
+/** What a change emits: an event type (with the previous status or assignee), or a type and its extras. */
+export type ConversationChange = EventInput['type'] | { type: EventInput['type']; extra: object } | null;
+
 /** Runs `change` on the locked conversation; answers the conversation as the API shows it after. */
-async function changeConversation(
+export async function changeConversation(
   s: ConversationServices,
   accountId: string,
   id: string,
-  change: (tx: Tx, row: ConversationRow, now: Date) => Promise<EventInput['type'] | null>,
+  change: (tx: Tx, row: ConversationRow, now: Date) => Promise<ConversationChange>,
   options: { lockContactFirst?: boolean } = {},
 ) {
   return s.db.transaction(async (tx) => {
@@ -43,14 +46,17 @@ async function changeConversation(
     const row = await findConversationRow(tx, accountId, id, { lock: true });
     if (!row) throw notFoundConversation();
     const now = s.now();
-    const event = await change(tx, row, now);
+    const made = await change(tx, row, now);
     const view = toConversation((await findConversation(tx, accountId, id))!, now);
-    if (event) {
-      const previous =
-        event === 'conversation.assigned'
-          ? { previousAssigneeId: row.assignee_id }
-          : { previousStatus: row.status };
-      await s.events.emit(tx, { type: event, accountId, data: { ...view, ...previous } });
+    if (made) {
+      const type = typeof made === 'string' ? made : made.type;
+      const extra =
+        typeof made !== 'string'
+          ? made.extra
+          : type === 'conversation.assigned'
+            ? { previousAssigneeId: row.assignee_id }
+            : { previousStatus: row.status };
+      await s.events.emit(tx, { type, accountId, data: { ...view, ...extra } });
     }
     return view;
   });
@@ -79,7 +85,8 @@ export function closeConversation(s: ConversationServices, accountId: string, id
   return changeConversation(s, accountId, id, async (tx, row, now) => {
     if (row.status === 'closed') throw conflict('The conversation is already closed.');
     await tx.query(
-      `UPDATE conversations SET status = 'closed', closed_at = $2, unread_count = 0, updated_at = $2 WHERE id = $1`,
+      `UPDATE conversations SET status = 'closed', closed_at = $2, unread_count = 0, snoozed_until = NULL,
+              updated_at = $2 WHERE id = $1`,
       [id, now],
     );
     return 'conversation.closed';
@@ -220,7 +227,8 @@ export async function closeConversationsOf(
 ): Promise<void> {
   const now = s.now();
   const { rows } = await tx.query<ConversationRow>(
-    `UPDATE conversations SET status = 'closed', closed_at = $3, unread_count = 0, updated_at = $3
+    `UPDATE conversations SET status = 'closed', closed_at = $3, unread_count = 0, snoozed_until = NULL,
+            updated_at = $3
       WHERE account_id = $1 AND contact_id = $2 AND status = 'open'
       RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, contactId, now],
@@ -229,7 +237,7 @@ export async function closeConversationsOf(
 }
 
 /** One event per conversation changed in bulk, with the conversation as the API shows it after. */
-async function emitEach(
+export async function emitEach(
   s: Pick<ConversationServices, 'events'>,
   tx: Tx,
   accountId: string,
@@ -244,4 +252,10 @@ async function emitEach(
     events.push({ type, accountId, data: { ...toConversation(view!, now), ...previous } });
   }
   await s.events.emitMany(tx, events);
+}
+
+/** A conversation as the API shows it, or null (another account's is not found). */
+export async function showConversation(sql: Sql, accountId: string, id: string, now: Date) {
+  const row = await findConversation(sql, accountId, id);
+  return row ? toConversation(row, now) : null;
 }

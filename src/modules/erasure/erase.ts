@@ -110,6 +110,17 @@ export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: numbe
       `UPDATE conversations SET phone = CASE WHEN phone IS NOT NULL THEN '${ERASED}' END WHERE ${w} RETURNING id`,
     whereOf(scope, BY_ID_OR_NUMBER('phone')),
   );
+  // Agents' notes on the contact's conversations are about the contact: they go (an account's all).
+  await update(
+    tx,
+    (w) => `DELETE FROM conversation_notes WHERE ${w} RETURNING id`,
+    whereOf(
+      scope,
+      'conversation_id IN (SELECT id FROM conversations WHERE account_id = $1 AND contact_id = $2)',
+    ),
+  );
+  if (scope.kind === 'account')
+    await tx.query('DELETE FROM canned_responses WHERE account_id = $1', [scope.accountId]);
   await eraseStoredAnswers(tx, scope);
   await eraseAutomation(tx, scope);
   await eraseVoiceAndCampaigns(tx, scope);

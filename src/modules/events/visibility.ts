@@ -46,6 +46,11 @@ export const EVENT_READERS: Record<EventType, Readers> = {
   'conversation.opened': CONVERSATION,
   'conversation.assigned': CONVERSATION,
   'conversation.closed': CONVERSATION,
+  'conversation.labeled': CONVERSATION,
+  // The conversation and the note that mentions a member (its text is the notes list's).
+  'conversation.mentioned': [...CONVERSATION, 'GET /conversations/{id}/notes'],
+  'conversation.snoozed': CONVERSATION,
+  'conversation.unsnoozed': CONVERSATION,
   'template.status_changed': TEMPLATE,
   'template.quality_changed': TEMPLATE,
   'template.category_changed': TEMPLATE,

@@ -2536,6 +2536,184 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/conversations/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation's notes, newest first
+         * @description Shown between the messages by their `createdAt` (the console merges this list with GET /conversations/{id}/messages).
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["listConversationNotes"];
+        put?: never;
+        /**
+         * Leave a private note on a conversation (never sent to the customer)
+         * @description Open or closed. Not a message: it is not in any message list or count, and the conversation’s last activity does not move. Each member in `mentions` is told by a `conversation.mentioned` event (the console shows it as a notification). 409 when the conversation holds 1,000 notes.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        post: operations["createConversationNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/conversations/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add labels to a conversation (labels it already carries are ignored)
+         * @description A conversation carries at most 20. Emits `conversation.labeled` with `labelsAdded` when one is new.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        post: operations["labelConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/conversations/{id}/labels/{label}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a label from a conversation (the conversation also when it did not carry it)
+         * @description Emits `conversation.labeled` with `labelsRemoved` when it carried the label.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        delete: operations["unlabelConversation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/conversations/{id}/snooze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hide an open conversation from the open list until a time, or wake it (null)
+         * @description Until then `GET /conversations?status=open` leaves it out; it comes back at `until` or when the customer writes, whichever is first (`conversation.unsnoozed`, `reason` `time`, `customer` or `agent`). Emits `conversation.snoozed`. A closed conversation is 409.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        post: operations["snoozeConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/canned-responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List canned responses, newest first; `q` finds them by shortcut or title
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["listCannedResponses"];
+        put?: never;
+        /**
+         * Save a canned response
+         * @description Its text (and a template’s parameters) are Liquid, checked now (a syntax error is a 400 at its field). A shortcut the account has is 409, naming the other; so is a 1,001st canned response.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        post: operations["createCannedResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/canned-responses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a canned response
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["getCannedResponse"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a canned response
+         * @description A console agent’s session may call this operation.
+         */
+        delete: operations["deleteCannedResponse"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a canned response
+         * @description The fields given change; `media` or `template` null removes it. A shortcut the account has is 409.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        patch: operations["updateCannedResponse"];
+        trace?: never;
+    };
+    "/api/v1/public/canned-responses/{id}/render": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a canned response for a conversation's customer (nothing is sent)
+         * @description `message` is the body to send with POST /conversations/{id}/messages: the text (with its media) while the customer service window is open, the template once it has closed (when there is one). A variable the customer lacks is a `problems` entry, not an error. `{{ agent.name }}` is the console member's who asks (an API key's render has no agent). Another account's canned response or conversation is 404.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        post: operations["renderCannedResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public/sandbox/inbound-messages": {
         parameters: {
             query?: never;
@@ -3282,6 +3460,53 @@ export interface components {
             /** @description Pass as `cursor` for the next page. */
             nextCursor: string | null;
         };
+        /** CannedResponse */
+        CannedResponse: {
+            /** @example cnr_01jv4e2k7qf3x8m2n5p6r9s0tb */
+            id: string;
+            shortcut: string;
+            /** @description What the menu shows beside the shortcut. */
+            title: string;
+            /** @description A Liquid template over the customer and the conversation: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.<key> }}`, `{{ conversation.labels }}`, `{{ agent.name }}` (the member answering). */
+            text: string;
+            media: {
+                /** @description The text is its caption (at most 1,024 characters rendered). */
+                kind: "image" | "video" | "document";
+                /** @description An upload of the account (POST /media), or give `url`. */
+                id?: string;
+                /**
+                 * Format: uri
+                 * @description A public http(s) link.
+                 */
+                url?: string;
+                /** @description document: its name. */
+                filename?: string;
+            } | null;
+            template: {
+                /** @description An approved template of the account. */
+                name: string;
+                /** @example en_US */
+                language: string;
+                /** @description Its body parameters in order, each a Liquid template like the text. */
+                parameters?: string[];
+            } | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            updatedAt: string;
+        };
+        /** CannedResponsePage */
+        CannedResponsePage: {
+            data: components["schemas"]["CannedResponse"][];
+            /** @description Pass as `cursor` for the next page. */
+            nextCursor: string | null;
+        };
         /** Channel */
         Channel: {
             /** @description Who carries live messages: the sandbox (simulated, free) or the WhatsApp Cloud API. */
@@ -3606,6 +3831,10 @@ export interface components {
             lastMessage: components["schemas"]["Message"] | null;
             /** @description The customer's messages since the business last wrote in this conversation. */
             unreadCount: number;
+            /** @description The conversation's labels (lower-cased, in the order added): what the matter is (refund, vip), not the contact's tags. */
+            labels: string[];
+            /** @description Hidden from the open list until then, or until the customer writes, whichever comes first; null when not snoozed. */
+            snoozedUntil: string | null;
             /**
              * Format: date-time
              * @description ISO-8601, UTC.
@@ -3836,7 +4065,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
              * @example message.delivered
              */
             type: string;
@@ -3894,7 +4123,7 @@ export interface components {
                     /** @description Every one must hold (at most 20 conditions in all and any together). */
                     all?: {
                         /**
-                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                          * @example message.text
                          */
                         field: string;
@@ -3906,7 +4135,7 @@ export interface components {
                     /** @description At least one must hold (when there are any). */
                     any?: {
                         /**
-                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                          * @example message.text
                          */
                         field: string;
@@ -4108,7 +4337,7 @@ export interface components {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -4120,7 +4349,7 @@ export interface components {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -4696,6 +4925,27 @@ export interface components {
             /** @description Pass as `cursor` for the next page. */
             nextCursor: string | null;
         };
+        /** Note */
+        Note: {
+            /** @example nte_01jv4e2k7qf3x8m2n5p6r9s0tb */
+            id: string;
+            conversationId: string;
+            authorId: string | null;
+            text: string;
+            /** @description The team members it mentions. */
+            mentions: string[];
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            createdAt: string;
+        };
+        /** NotePage */
+        NotePage: {
+            data: components["schemas"]["Note"][];
+            /** @description Pass as `cursor` for the next page. */
+            nextCursor: string | null;
+        };
         /** PartnerAccount */
         PartnerAccount: {
             /** @example acc_01jh0000000000000000000000 */
@@ -4859,6 +5109,141 @@ export interface components {
             /** @description `shipped` (Tidings' book), `operator` (loaded by `tidings prices load`), `file` (TIDINGS_PRICES_FILE). */
             source: string | null;
         };
+        /** RenderedCannedResponse */
+        RenderedCannedResponse: {
+            cannedResponseId: string;
+            conversationId: string;
+            /** @description Whether the customer's window is open now. */
+            serviceWindowOpen: boolean;
+            text: string | null;
+            message: {
+                /** @description Left out: template when templateName is given. */
+                type?: "template" | "text" | "media" | "interactive" | "location" | "contacts";
+                /** @description An approved template of the account. */
+                templateName?: string;
+                /** @example en_US */
+                templateLanguage?: string;
+                /** @description The template's positional parameters, in order: the header's placeholder (if any), then the body's {{1}}…{{n}}, then one per URL button with a placeholder. No new lines, tabs or more than 4 spaces in a row. */
+                parameters?: string[];
+                /** @description type text: the message. */
+                text?: string;
+                /** @description type text: show a preview of the first link. */
+                previewUrl?: boolean;
+                media?: {
+                    /** @description sticker: a webp image (static ≤ 100 KB, animated ≤ 500 KB), no caption or filename. */
+                    kind: "image" | "video" | "audio" | "document" | "sticker";
+                    /**
+                     * Format: uri
+                     * @description A public http(s) link to the file; or give `id` instead.
+                     */
+                    url?: string;
+                    /**
+                     * @description An upload of the account (POST /media), of this kind, instead of `url`. Not for bulk sends, campaigns or automation, which take `url`.
+                     * @example med_01jv0000000000000000000000
+                     */
+                    id?: string;
+                    /** @description Not for audio or stickers. */
+                    caption?: string;
+                    /** @description Documents only. */
+                    filename?: string;
+                };
+                /** @description Reply buttons (kind buttons), a list (kind list), a link button (kind cta_url) or a location request (kind location_request), as WhatsApp shows them. */
+                interactive?: {
+                    /** @description buttons: 1–3 reply buttons; list: a menu of rows; cta_url: one button that opens `button.url`; location_request: the body and WhatsApp’s “Send location” button (no header or footer); contact_request: the body and WhatsApp’s “Share contact info” button, asking a customer who wrote without their number for it (Meta’s request_contact_info; their answer is a contacts message of origin contact_request). */
+                    kind: "buttons" | "list" | "cta_url" | "location_request" | "contact_request";
+                    header?: string;
+                    /** @description Up to 1024 characters with buttons, cta_url, location_request and contact_request, 4096 with a list. */
+                    body: string;
+                    footer?: string;
+                    /** @description kind buttons: 1–3 reply buttons, distinct ids and titles. */
+                    buttons?: {
+                        /** @description Comes back in the reply. */
+                        id: string;
+                        title: string;
+                    }[];
+                    /** @description kind list: the label of the button that opens the list. */
+                    buttonText?: string;
+                    /** @description kind list: 1–10 sections, at most 10 rows in all, distinct row ids. */
+                    sections?: {
+                        /** @description Required with more than one section. */
+                        title?: string;
+                        rows: {
+                            id: string;
+                            title: string;
+                            description?: string;
+                        }[];
+                    }[];
+                    /** @description kind cta_url: the button and the link it opens. */
+                    button?: {
+                        /** @description The button’s label. */
+                        text: string;
+                        /**
+                         * Format: uri
+                         * @description An https link it opens.
+                         */
+                        url: string;
+                    };
+                };
+                /** @description type location: a pin on the map. */
+                location?: {
+                    latitude: number;
+                    longitude: number;
+                    /** @description The place’s name. */
+                    name?: string;
+                    address?: string;
+                };
+                /** @description type contacts: 1–257 contact cards in the WhatsApp Cloud API’s own shape (`name.formatted_name` required; phones, emails, urls, addresses, org, birthday as Meta defines them). */
+                contacts?: {
+                    name: {
+                        /** @description Required: the name the message shows. */
+                        formatted_name: string;
+                        first_name?: string;
+                        last_name?: string;
+                        middle_name?: string;
+                        suffix?: string;
+                        prefix?: string;
+                    };
+                    phones?: {
+                        phone?: string;
+                        /** @description The WhatsApp id (digits): adds Message. */
+                        wa_id?: string;
+                        type?: string;
+                    }[];
+                    emails?: {
+                        email?: string;
+                        type?: string;
+                    }[];
+                    urls?: {
+                        url?: string;
+                        type?: string;
+                    }[];
+                    addresses?: {
+                        street?: string;
+                        city?: string;
+                        state?: string;
+                        zip?: string;
+                        country?: string;
+                        country_code?: string;
+                        type?: string;
+                    }[];
+                    org?: {
+                        company?: string;
+                        department?: string;
+                        title?: string;
+                    };
+                    /**
+                     * @description YYYY-MM-DD.
+                     * @example 1990-04-23
+                     */
+                    birthday?: string;
+                }[];
+            } | null;
+            /** @description What did not render (a variable the customer lacks: give it a `default`), by field. Empty when it rendered. */
+            problems: {
+                field: string;
+                issue: string;
+            }[];
+        };
         /** Rule */
         Rule: {
             /** @example rul_01jv0000000000000000000000 */
@@ -4876,7 +5261,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -4888,7 +5273,7 @@ export interface components {
                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -4900,7 +5285,7 @@ export interface components {
                 /** @description At least one must hold (when there are any). */
                 any?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -5063,6 +5448,16 @@ export interface components {
                  * @enum {string}
                  */
                 strategy?: "round_robin";
+            } | {
+                /** @enum {string} */
+                type: "add_label";
+                /** @description A conversation label (stored lower-cased). */
+                label: string;
+            } | {
+                /** @enum {string} */
+                type: "remove_label";
+                /** @description A conversation label. */
+                label: string;
             } | {
                 /** @enum {string} */
                 type: "update_contact";
@@ -5214,7 +5609,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -5226,7 +5621,7 @@ export interface components {
                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -5238,7 +5633,7 @@ export interface components {
                 /** @description At least one must hold (when there are any). */
                 any?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -5401,6 +5796,16 @@ export interface components {
                  * @enum {string}
                  */
                 strategy?: "round_robin";
+            } | {
+                /** @enum {string} */
+                type: "add_label";
+                /** @description A conversation label (stored lower-cased). */
+                label: string;
+            } | {
+                /** @enum {string} */
+                type: "remove_label";
+                /** @description A conversation label. */
+                label: string;
             } | {
                 /** @enum {string} */
                 type: "update_contact";
@@ -5641,13 +6046,13 @@ export interface components {
                      * @description The event that enrols its contact.
                      * @enum {unknown}
                      */
-                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -5659,7 +6064,7 @@ export interface components {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -12413,7 +12818,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -12872,7 +13277,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -14049,7 +14454,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -14449,7 +14854,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -17888,7 +18293,7 @@ export interface operations {
                 /** @description Only an active rule runs. */
                 status?: "active" | "paused";
                 /** @description Only rules with this trigger. */
-                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -18075,7 +18480,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -18087,7 +18492,7 @@ export interface operations {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -18099,7 +18504,7 @@ export interface operations {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -18263,6 +18668,16 @@ export interface operations {
                          * @enum {string}
                          */
                         strategy?: "round_robin";
+                    } | {
+                        /** @enum {string} */
+                        type: "add_label";
+                        /** @description A conversation label (stored lower-cased). */
+                        label: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "remove_label";
+                        /** @description A conversation label. */
+                        label: string;
                     } | {
                         /** @enum {string} */
                         type: "update_contact";
@@ -18802,7 +19217,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -18814,7 +19229,7 @@ export interface operations {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -18826,7 +19241,7 @@ export interface operations {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -18990,6 +19405,16 @@ export interface operations {
                          * @enum {string}
                          */
                         strategy?: "round_robin";
+                    } | {
+                        /** @enum {string} */
+                        type: "add_label";
+                        /** @description A conversation label (stored lower-cased). */
+                        label: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "remove_label";
+                        /** @description A conversation label. */
+                        label: string;
                     } | {
                         /** @enum {string} */
                         type: "update_contact";
@@ -19385,7 +19810,7 @@ export interface operations {
                     eventId?: string;
                     event?: {
                         /** @enum {unknown} */
-                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /** @description As the event would carry it (a message with its contactId, a contact with its id). */
                         data: {
                             [key: string]: unknown;
@@ -19914,13 +20339,13 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -19932,7 +20357,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -20636,13 +21061,13 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -20654,7 +21079,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -22663,7 +23088,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -22674,7 +23099,7 @@ export interface operations {
                             /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -22686,7 +23111,7 @@ export interface operations {
                             /** @description At least one must hold (when there are any). */
                             any?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -22892,7 +23317,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -22904,7 +23329,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -23570,7 +23995,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -23581,7 +24006,7 @@ export interface operations {
                             /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -23593,7 +24018,7 @@ export interface operations {
                             /** @description At least one must hold (when there are any). */
                             any?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -23799,7 +24224,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -23811,7 +24236,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -39572,6 +39997,10 @@ export interface operations {
                 /** @description `true`: only conversations assigned to nobody. */
                 unassigned?: boolean;
                 contactId?: string;
+                /** @description Only conversations with this label. */
+                label?: string;
+                /** @description `true`: only snoozed conversations; `false`: only those not snoozed. Left out, `status=open` leaves snoozed ones out (the inbox); without `status`, both. */
+                snoozed?: boolean;
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -39742,6 +40171,10 @@ export interface operations {
                      *             "updatedAt": "2026-01-15T09:30:00.000Z"
                      *           },
                      *           "unreadCount": 0,
+                     *           "labels": [
+                     *             "text"
+                     *           ],
+                     *           "snoozedUntil": "2026-01-15T09:30:00.000Z",
                      *           "openedAt": "2026-01-15T09:30:00.000Z",
                      *           "closedAt": "2026-01-15T09:30:00.000Z",
                      *           "createdAt": "2026-01-15T09:30:00.000Z",
@@ -40019,6 +40452,10 @@ export interface operations {
                      *         "updatedAt": "2026-01-15T09:30:00.000Z"
                      *       },
                      *       "unreadCount": 0,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "snoozedUntil": "2026-01-15T09:30:00.000Z",
                      *       "openedAt": "2026-01-15T09:30:00.000Z",
                      *       "closedAt": "2026-01-15T09:30:00.000Z",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
@@ -41144,6 +41581,10 @@ export interface operations {
                      *         "updatedAt": "2026-01-15T09:30:00.000Z"
                      *       },
                      *       "unreadCount": 0,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "snoozedUntil": "2026-01-15T09:30:00.000Z",
                      *       "openedAt": "2026-01-15T09:30:00.000Z",
                      *       "closedAt": "2026-01-15T09:30:00.000Z",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
@@ -41459,6 +41900,10 @@ export interface operations {
                      *         "updatedAt": "2026-01-15T09:30:00.000Z"
                      *       },
                      *       "unreadCount": 0,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "snoozedUntil": "2026-01-15T09:30:00.000Z",
                      *       "openedAt": "2026-01-15T09:30:00.000Z",
                      *       "closedAt": "2026-01-15T09:30:00.000Z",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
@@ -41758,6 +42203,10 @@ export interface operations {
                      *         "updatedAt": "2026-01-15T09:30:00.000Z"
                      *       },
                      *       "unreadCount": 0,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "snoozedUntil": "2026-01-15T09:30:00.000Z",
                      *       "openedAt": "2026-01-15T09:30:00.000Z",
                      *       "closedAt": "2026-01-15T09:30:00.000Z",
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
@@ -41823,6 +42272,2282 @@ export interface operations {
             };
             /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listConversationNotes: {
+        parameters: {
+            query?: {
+                /** @description Page size (1–100). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Note objects; pass `nextCursor` as `cursor` for the next (null on the last page). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "nte_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *           "conversationId": "text",
+                     *           "authorId": "text",
+                     *           "text": "text",
+                     *           "mentions": [
+                     *             "text"
+                     *           ],
+                     *           "createdAt": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotePage"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored. This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createConversationNote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Never sent to the customer. */
+                    text: string;
+                    /** @description Team members of the account (`usr_…`) to tell: one `conversation.mentioned` each. */
+                    mentions?: string[];
+                    /** @description With an API key, the team member writing it (left out: nobody). A console session writes as its own member. */
+                    authorId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the Note. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "nte_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "conversationId": "text",
+                     *       "authorId": "text",
+                     *       "text": "text",
+                     *       "mentions": [
+                     *         "text"
+                     *       ],
+                     *       "createdAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Note"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    labelConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Labels to add (lower-cased; 1–50 letters, digits, spaces or - _ : ., starting with a letter or digit). Those it has are ignored. */
+                    labels: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The Conversation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cnv_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "contactId": "text",
+                     *       "phone": "text",
+                     *       "status": "open",
+                     *       "assigneeId": "text",
+                     *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
+                     *       "serviceWindowOpen": true,
+                     *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
+                     *       "lastMessageAt": "2026-01-15T09:30:00.000Z",
+                     *       "lastMessage": {
+                     *         "id": "msg_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *         "direction": "outbound",
+                     *         "type": "text",
+                     *         "to": "text",
+                     *         "from": "text",
+                     *         "whatsappUserId": "text",
+                     *         "contactId": "text",
+                     *         "conversationId": "text",
+                     *         "status": "queued",
+                     *         "template": {
+                     *           "id": "text",
+                     *           "name": "text",
+                     *           "language": "text",
+                     *           "category": "text",
+                     *           "parameters": [
+                     *             "text"
+                     *           ],
+                     *           "body": "text"
+                     *         },
+                     *         "text": "text",
+                     *         "media": {
+                     *           "kind": "text"
+                     *         },
+                     *         "interactive": {
+                     *           "kind": "text"
+                     *         },
+                     *         "button": {
+                     *           "text": "text",
+                     *           "payload": "text"
+                     *         },
+                     *         "reaction": {
+                     *           "messageId": "text",
+                     *           "providerMessageId": "text",
+                     *           "emoji": "text"
+                     *         },
+                     *         "location": {
+                     *           "latitude": 1,
+                     *           "longitude": 1,
+                     *           "name": "text",
+                     *           "address": "text",
+                     *           "url": "text"
+                     *         },
+                     *         "contacts": [
+                     *           {}
+                     *         ],
+                     *         "unsupported": {
+                     *           "providerType": "text",
+                     *           "raw": {}
+                     *         },
+                     *         "context": {
+                     *           "messageId": "text",
+                     *           "providerMessageId": "text",
+                     *           "forwarded": true,
+                     *           "frequentlyForwarded": true,
+                     *           "referredProduct": {
+                     *             "catalogId": "text",
+                     *             "productRetailerId": "text"
+                     *           }
+                     *         },
+                     *         "referral": {
+                     *           "sourceUrl": "text",
+                     *           "sourceId": "text",
+                     *           "sourceType": "text",
+                     *           "headline": "text",
+                     *           "body": "text",
+                     *           "mediaType": "text",
+                     *           "imageUrl": "text",
+                     *           "videoUrl": "text",
+                     *           "thumbnailUrl": "text",
+                     *           "ctwaClid": "text",
+                     *           "welcomeMessage": "text"
+                     *         },
+                     *         "source": "api",
+                     *         "channel": "sandbox",
+                     *         "sandbox": true,
+                     *         "providerMessageId": "text",
+                     *         "pricing": {
+                     *           "country": "text",
+                     *           "category": "marketing",
+                     *           "listPrice": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "charged": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "freeReason": "customer_service_window",
+                     *           "refunded": true,
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
+                     *           "adjusted": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "unpaid": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           }
+                     *         },
+                     *         "providerPricing": {
+                     *           "billable": true,
+                     *           "model": "text",
+                     *           "category": "text",
+                     *           "type": "text"
+                     *         },
+                     *         "providerConversation": {
+                     *           "id": "text",
+                     *           "origin": "text",
+                     *           "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *         },
+                     *         "error": {
+                     *           "code": "text",
+                     *           "message": "text"
+                     *         },
+                     *         "bulkJobId": "text",
+                     *         "createdAt": "2026-01-15T09:30:00.000Z",
+                     *         "acceptedAt": "2026-01-15T09:30:00.000Z",
+                     *         "providerStatus": "text",
+                     *         "sentAt": "2026-01-15T09:30:00.000Z",
+                     *         "deliveredAt": "2026-01-15T09:30:00.000Z",
+                     *         "readAt": "2026-01-15T09:30:00.000Z",
+                     *         "failedAt": "2026-01-15T09:30:00.000Z",
+                     *         "markedReadAt": "2026-01-15T09:30:00.000Z",
+                     *         "typingShownAt": "2026-01-15T09:30:00.000Z",
+                     *         "playedAt": "2026-01-15T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "unreadCount": 0,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "snoozedUntil": "2026-01-15T09:30:00.000Z",
+                     *       "openedAt": "2026-01-15T09:30:00.000Z",
+                     *       "closedAt": "2026-01-15T09:30:00.000Z",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    unlabelConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Conversation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cnv_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "contactId": "text",
+                     *       "phone": "text",
+                     *       "status": "open",
+                     *       "assigneeId": "text",
+                     *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
+                     *       "serviceWindowOpen": true,
+                     *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
+                     *       "lastMessageAt": "2026-01-15T09:30:00.000Z",
+                     *       "lastMessage": {
+                     *         "id": "msg_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *         "direction": "outbound",
+                     *         "type": "text",
+                     *         "to": "text",
+                     *         "from": "text",
+                     *         "whatsappUserId": "text",
+                     *         "contactId": "text",
+                     *         "conversationId": "text",
+                     *         "status": "queued",
+                     *         "template": {
+                     *           "id": "text",
+                     *           "name": "text",
+                     *           "language": "text",
+                     *           "category": "text",
+                     *           "parameters": [
+                     *             "text"
+                     *           ],
+                     *           "body": "text"
+                     *         },
+                     *         "text": "text",
+                     *         "media": {
+                     *           "kind": "text"
+                     *         },
+                     *         "interactive": {
+                     *           "kind": "text"
+                     *         },
+                     *         "button": {
+                     *           "text": "text",
+                     *           "payload": "text"
+                     *         },
+                     *         "reaction": {
+                     *           "messageId": "text",
+                     *           "providerMessageId": "text",
+                     *           "emoji": "text"
+                     *         },
+                     *         "location": {
+                     *           "latitude": 1,
+                     *           "longitude": 1,
+                     *           "name": "text",
+                     *           "address": "text",
+                     *           "url": "text"
+                     *         },
+                     *         "contacts": [
+                     *           {}
+                     *         ],
+                     *         "unsupported": {
+                     *           "providerType": "text",
+                     *           "raw": {}
+                     *         },
+                     *         "context": {
+                     *           "messageId": "text",
+                     *           "providerMessageId": "text",
+                     *           "forwarded": true,
+                     *           "frequentlyForwarded": true,
+                     *           "referredProduct": {
+                     *             "catalogId": "text",
+                     *             "productRetailerId": "text"
+                     *           }
+                     *         },
+                     *         "referral": {
+                     *           "sourceUrl": "text",
+                     *           "sourceId": "text",
+                     *           "sourceType": "text",
+                     *           "headline": "text",
+                     *           "body": "text",
+                     *           "mediaType": "text",
+                     *           "imageUrl": "text",
+                     *           "videoUrl": "text",
+                     *           "thumbnailUrl": "text",
+                     *           "ctwaClid": "text",
+                     *           "welcomeMessage": "text"
+                     *         },
+                     *         "source": "api",
+                     *         "channel": "sandbox",
+                     *         "sandbox": true,
+                     *         "providerMessageId": "text",
+                     *         "pricing": {
+                     *           "country": "text",
+                     *           "category": "marketing",
+                     *           "listPrice": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "charged": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "freeReason": "customer_service_window",
+                     *           "refunded": true,
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
+                     *           "adjusted": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "unpaid": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           }
+                     *         },
+                     *         "providerPricing": {
+                     *           "billable": true,
+                     *           "model": "text",
+                     *           "category": "text",
+                     *           "type": "text"
+                     *         },
+                     *         "providerConversation": {
+                     *           "id": "text",
+                     *           "origin": "text",
+                     *           "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *         },
+                     *         "error": {
+                     *           "code": "text",
+                     *           "message": "text"
+                     *         },
+                     *         "bulkJobId": "text",
+                     *         "createdAt": "2026-01-15T09:30:00.000Z",
+                     *         "acceptedAt": "2026-01-15T09:30:00.000Z",
+                     *         "providerStatus": "text",
+                     *         "sentAt": "2026-01-15T09:30:00.000Z",
+                     *         "deliveredAt": "2026-01-15T09:30:00.000Z",
+                     *         "readAt": "2026-01-15T09:30:00.000Z",
+                     *         "failedAt": "2026-01-15T09:30:00.000Z",
+                     *         "markedReadAt": "2026-01-15T09:30:00.000Z",
+                     *         "typingShownAt": "2026-01-15T09:30:00.000Z",
+                     *         "playedAt": "2026-01-15T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "unreadCount": 0,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "snoozedUntil": "2026-01-15T09:30:00.000Z",
+                     *       "openedAt": "2026-01-15T09:30:00.000Z",
+                     *       "closedAt": "2026-01-15T09:30:00.000Z",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    snoozeConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description When it comes back to the open list (in the future, at most 90 days ahead), unless the customer writes first; null wakes it now. */
+                    until: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The Conversation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cnv_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "contactId": "text",
+                     *       "phone": "text",
+                     *       "status": "open",
+                     *       "assigneeId": "text",
+                     *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
+                     *       "serviceWindowOpen": true,
+                     *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
+                     *       "lastMessageAt": "2026-01-15T09:30:00.000Z",
+                     *       "lastMessage": {
+                     *         "id": "msg_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *         "direction": "outbound",
+                     *         "type": "text",
+                     *         "to": "text",
+                     *         "from": "text",
+                     *         "whatsappUserId": "text",
+                     *         "contactId": "text",
+                     *         "conversationId": "text",
+                     *         "status": "queued",
+                     *         "template": {
+                     *           "id": "text",
+                     *           "name": "text",
+                     *           "language": "text",
+                     *           "category": "text",
+                     *           "parameters": [
+                     *             "text"
+                     *           ],
+                     *           "body": "text"
+                     *         },
+                     *         "text": "text",
+                     *         "media": {
+                     *           "kind": "text"
+                     *         },
+                     *         "interactive": {
+                     *           "kind": "text"
+                     *         },
+                     *         "button": {
+                     *           "text": "text",
+                     *           "payload": "text"
+                     *         },
+                     *         "reaction": {
+                     *           "messageId": "text",
+                     *           "providerMessageId": "text",
+                     *           "emoji": "text"
+                     *         },
+                     *         "location": {
+                     *           "latitude": 1,
+                     *           "longitude": 1,
+                     *           "name": "text",
+                     *           "address": "text",
+                     *           "url": "text"
+                     *         },
+                     *         "contacts": [
+                     *           {}
+                     *         ],
+                     *         "unsupported": {
+                     *           "providerType": "text",
+                     *           "raw": {}
+                     *         },
+                     *         "context": {
+                     *           "messageId": "text",
+                     *           "providerMessageId": "text",
+                     *           "forwarded": true,
+                     *           "frequentlyForwarded": true,
+                     *           "referredProduct": {
+                     *             "catalogId": "text",
+                     *             "productRetailerId": "text"
+                     *           }
+                     *         },
+                     *         "referral": {
+                     *           "sourceUrl": "text",
+                     *           "sourceId": "text",
+                     *           "sourceType": "text",
+                     *           "headline": "text",
+                     *           "body": "text",
+                     *           "mediaType": "text",
+                     *           "imageUrl": "text",
+                     *           "videoUrl": "text",
+                     *           "thumbnailUrl": "text",
+                     *           "ctwaClid": "text",
+                     *           "welcomeMessage": "text"
+                     *         },
+                     *         "source": "api",
+                     *         "channel": "sandbox",
+                     *         "sandbox": true,
+                     *         "providerMessageId": "text",
+                     *         "pricing": {
+                     *           "country": "text",
+                     *           "category": "marketing",
+                     *           "listPrice": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "charged": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "freeReason": "customer_service_window",
+                     *           "refunded": true,
+                     *           "rule": {
+                     *             "key": "list:US:marketing:2025-07-01:shipped",
+                     *             "kind": "list",
+                     *             "market": "US",
+                     *             "effectiveFrom": "2025-07-01",
+                     *             "source": "shipped"
+                     *           },
+                     *           "adjusted": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           },
+                     *           "unpaid": {
+                     *             "amount": "0.0250",
+                     *             "currency": "USD"
+                     *           }
+                     *         },
+                     *         "providerPricing": {
+                     *           "billable": true,
+                     *           "model": "text",
+                     *           "category": "text",
+                     *           "type": "text"
+                     *         },
+                     *         "providerConversation": {
+                     *           "id": "text",
+                     *           "origin": "text",
+                     *           "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *         },
+                     *         "error": {
+                     *           "code": "text",
+                     *           "message": "text"
+                     *         },
+                     *         "bulkJobId": "text",
+                     *         "createdAt": "2026-01-15T09:30:00.000Z",
+                     *         "acceptedAt": "2026-01-15T09:30:00.000Z",
+                     *         "providerStatus": "text",
+                     *         "sentAt": "2026-01-15T09:30:00.000Z",
+                     *         "deliveredAt": "2026-01-15T09:30:00.000Z",
+                     *         "readAt": "2026-01-15T09:30:00.000Z",
+                     *         "failedAt": "2026-01-15T09:30:00.000Z",
+                     *         "markedReadAt": "2026-01-15T09:30:00.000Z",
+                     *         "typingShownAt": "2026-01-15T09:30:00.000Z",
+                     *         "playedAt": "2026-01-15T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "unreadCount": 0,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "snoozedUntil": "2026-01-15T09:30:00.000Z",
+                     *       "openedAt": "2026-01-15T09:30:00.000Z",
+                     *       "closedAt": "2026-01-15T09:30:00.000Z",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listCannedResponses: {
+        parameters: {
+            query?: {
+                /** @description Page size (1–100). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Those whose shortcut starts with it, or whose title contains it (case aside): what the agent typed after `/`. */
+                q?: string;
+            };
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of CannedResponse objects; pass `nextCursor` as `cursor` for the next (null on the last page). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "cnr_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *           "shortcut": "text",
+                     *           "title": "text",
+                     *           "text": "text",
+                     *           "media": {
+                     *             "kind": "image"
+                     *           },
+                     *           "template": {
+                     *             "name": "text",
+                     *             "language": "en_US"
+                     *           },
+                     *           "createdAt": "2026-01-15T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponsePage"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored. This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description What the agent types after `/` to find it (stored lower-cased; letters, digits, - and _), one per account.
+                     * @example refund
+                     */
+                    shortcut: string;
+                    /** @description What the menu shows beside the shortcut. */
+                    title: string;
+                    /** @description A Liquid template over the customer and the conversation: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.<key> }}`, `{{ conversation.labels }}`, `{{ agent.name }}` (the member answering). */
+                    text: string;
+                    media?: {
+                        /** @description The text is its caption (at most 1,024 characters rendered). */
+                        kind: "image" | "video" | "document";
+                        /** @description An upload of the account (POST /media), or give `url`. */
+                        id?: string;
+                        /**
+                         * Format: uri
+                         * @description A public http(s) link.
+                         */
+                        url?: string;
+                        /** @description document: its name. */
+                        filename?: string;
+                    } | null;
+                    template?: {
+                        /** @description An approved template of the account. */
+                        name: string;
+                        /** @example en_US */
+                        language: string;
+                        /** @description Its body parameters in order, each a Liquid template like the text. */
+                        parameters?: string[];
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the CannedResponse. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cnr_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "shortcut": "text",
+                     *       "title": "text",
+                     *       "text": "text",
+                     *       "media": {
+                     *         "kind": "image"
+                     *       },
+                     *       "template": {
+                     *         "name": "text",
+                     *         "language": "en_US"
+                     *       },
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CannedResponse. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cnr_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "shortcut": "text",
+                     *       "title": "text",
+                     *       "text": "text",
+                     *       "media": {
+                     *         "kind": "image"
+                     *       },
+                     *       "template": {
+                     *         "name": "text",
+                     *         "language": "en_US"
+                     *       },
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change; null clears media or template. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description What the agent types after `/` to find it (stored lower-cased; letters, digits, - and _), one per account.
+                     * @example refund
+                     */
+                    shortcut?: string;
+                    /** @description What the menu shows beside the shortcut. */
+                    title?: string;
+                    /** @description A Liquid template over the customer and the conversation: `{{ contact.name | default: "there" }}`, `{{ contact.attributes.<key> }}`, `{{ conversation.labels }}`, `{{ agent.name }}` (the member answering). */
+                    text?: string;
+                    media?: {
+                        /** @description The text is its caption (at most 1,024 characters rendered). */
+                        kind: "image" | "video" | "document";
+                        /** @description An upload of the account (POST /media), or give `url`. */
+                        id?: string;
+                        /**
+                         * Format: uri
+                         * @description A public http(s) link.
+                         */
+                        url?: string;
+                        /** @description document: its name. */
+                        filename?: string;
+                    } | null;
+                    template?: {
+                        /** @description An approved template of the account. */
+                        name: string;
+                        /** @example en_US */
+                        language: string;
+                        /** @description Its body parameters in order, each a Liquid template like the text. */
+                        parameters?: string[];
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The CannedResponse. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cnr_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "shortcut": "text",
+                     *       "title": "text",
+                     *       "text": "text",
+                     *       "media": {
+                     *         "kind": "image"
+                     *       },
+                     *       "template": {
+                     *         "name": "text",
+                     *         "language": "en_US"
+                     *       },
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    renderCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The conversation answered. */
+                    conversationId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The RenderedCannedResponse. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "cannedResponseId": "text",
+                     *       "conversationId": "text",
+                     *       "serviceWindowOpen": true,
+                     *       "text": "text",
+                     *       "message": {
+                     *         "templateLanguage": "en_US"
+                     *       },
+                     *       "problems": [
+                     *         {
+                     *           "field": "text",
+                     *           "issue": "text"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RenderedCannedResponse"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -43431,7 +46156,7 @@ export interface operations {
                     /** @example evt_01jv… */
                     id: string;
                     /** @enum {string} */
-                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
+                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
                     /** Format: date-time */
                     createdAt: string;
                     accountId: string | null;
