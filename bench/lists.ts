@@ -161,12 +161,18 @@ const conversations = (name: string, query: (i: number) => Query): Case => ({
   path: '/conversations',
   query,
   call: (sql, q) =>
-    listConversations(sql, measured.id, readActivityCursor(pageOf(q)), {
-      status: q.status as 'open' | 'closed' | undefined,
-      assigneeId: q.assigneeId,
-      unassigned: q.unassigned === undefined ? undefined : q.unassigned === 'true',
-      contactId: q.contactId,
-    }, new Date()),
+    listConversations(
+      sql,
+      measured.id,
+      readActivityCursor(pageOf(q)),
+      {
+        status: q.status as 'open' | 'closed' | undefined,
+        assigneeId: q.assigneeId,
+        unassigned: q.unassigned === undefined ? undefined : q.unassigned === 'true',
+        contactId: q.contactId,
+      },
+      new Date(),
+    ),
 });
 /** The query as the route's schema hands it over (tags a list, booleans read). */
 const asParams = (q: Query): ContactListParams => {
