@@ -147,10 +147,22 @@ async function populate(
     }),
     201,
   );
-  await ok(
+  const inbound = await ok(
     call(app, 'POST', '/sandbox/inbound-messages', {
       key: b.sandboxKey,
       body: { from: p.phone, text: `Hi, this is ${p.name}, ${p.email}` },
+    }),
+    201,
+  );
+  // An agent's note about them, mentioning a colleague (its event carries the text too).
+  const colleague = await ok(
+    a('POST', '/team/members', { name: 'Erin', email: `erin-${inbound.id}@example.com`, role: 'agent' }),
+    201,
+  );
+  await ok(
+    a('POST', `/conversations/${inbound.conversationId}/notes`, {
+      text: `${p.name} (${p.phone}) lives in ${p.city}`,
+      mentions: [colleague.id],
     }),
     201,
   );

@@ -325,6 +325,37 @@ describe('one person, one contact', () => {
     expect(merged!.json.data).toMatchObject({ survivorId: known.body.id, mergedId: byUserId.id });
   });
 
+  it("two open conversations become the survivor's one, with both their notes and labels", async () => {
+    const t = await newTenant();
+    const api = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+      call(env.app, method, path, { key: t.apiKey, body });
+    // She writes by number, then from an app that sends her user id alone: two contacts, two chats.
+    await post(t, {
+      contacts: [{ profile: { name: 'Sheena Nelson' }, wa_id: '16505551234' }],
+      messages: [{ from: '16505551234', id: wamid(), timestamp: now(), type: 'text', text: { body: 'Hi' } }],
+    });
+    await post(t, sheenaWrites());
+    const open = (await api('GET', '/conversations?status=open')).body.data as any[];
+    expect(open).toHaveLength(2);
+    for (const [i, c] of open.entries()) {
+      expect((await api('POST', `/conversations/${c.id}/notes`, { text: `note ${i}` })).status).toBe(201);
+      expect(
+        (await api('POST', `/conversations/${c.id}/labels`, { labels: ['both', `only-${i}`] })).status,
+      ).toBe(200);
+    }
+    const both = sheenaWrites('It is Sheena, by the way');
+    Object.assign(both.contacts[0]!, { wa_id: '16505551234' });
+    Object.assign(both.messages[0]!, { from: '16505551234' });
+    await post(t, both);
+
+    const [kept] = (await api('GET', '/conversations?status=open')).body.data as any[];
+    expect((await api('GET', '/conversations?status=open')).body.data).toHaveLength(1);
+    expect([...kept.labels].sort()).toEqual(['both', 'only-0', 'only-1']);
+    const notes = (await api('GET', `/conversations/${kept.id}/notes`)).body.data as any[];
+    expect(notes.map((n) => n.text).sort()).toEqual(['note 0', 'note 1']);
+    expect(new Set(notes.map((n) => n.conversationId))).toEqual(new Set([kept.id]));
+  });
+
   it("the answer to the request for the number (origin contact_request) is the customer's; a shared card is not", async () => {
     const t = await newTenant();
     const known = await call(env.app, 'POST', '/contacts', {

@@ -59,6 +59,11 @@ export async function fuzzContext(env: TestEnv): Promise<FuzzContext> {
   });
   const bulk = await created(env, 'POST', '/bulk/contacts', key, { contacts: [{ phone: '+14155550122' }] });
   const conversations = await call(env.app, 'GET', '/conversations', { key });
+  const canned = await created(env, 'POST', '/canned-responses', key, {
+    shortcut: 'fuzz',
+    title: 'Fuzz',
+    text: 'Hi {{ contact.name | default: "there" }}',
+  });
   await created(env, 'POST', `/webhooks/${webhook.id}/test`, key);
   const deliveries = await call(env.app, 'GET', `/webhooks/${webhook.id}/deliveries`, { key });
   const ids = [
@@ -69,6 +74,7 @@ export async function fuzzContext(env: TestEnv): Promise<FuzzContext> {
     webhook.id,
     partnerWebhook.id,
     template.id,
+    canned.id,
     bulk.id ?? bulk.jobId,
     ...Object.values(inbound as Record<string, unknown>).filter(
       (v) => typeof v === 'string' && /^[a-z]+_/.test(v),
