@@ -404,3 +404,50 @@ describe('canned responses', () => {
     );
   });
 });
+
+describe('availability', () => {
+  it('is set by an admin for anyone and by an agent for themself only', async () => {
+    const t = await account();
+    const agent = await memberSession(env.app, t.apiKey, 'agent');
+    const other = await member(t, 'Eve');
+    const fresh = (await get(t, `/team/members/${other}`)).body;
+    expect(fresh).toMatchObject({ availability: 'online', availabilityChangedAt: null });
+    const own = await call(env.app, 'PATCH', `/team/members/${agent.memberId}`, {
+      ...agent,
+      body: { availability: 'away' },
+    });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    expect(own.body).toMatchObject({
+      availability: 'away',
+      availabilityChangedAt: clock.now().toISOString(),
+    });
+    const theirs = await call(env.app, 'PATCH', `/team/members/${other}`, {
+      ...agent,
+      body: { availability: 'offline' },
+    });
+    expectError(theirs, 403, 'FORBIDDEN');
+    const byAdmin = await call(env.app, 'PATCH', `/team/members/${other}`, {
+      key: t.apiKey,
+      body: { availability: 'offline' },
+    });
+    expect(byAdmin.body.availability).toBe('offline');
+    expect((await get(t, `/team/members/${other}`)).body.availability).toBe('offline');
+    expectError(
+      await call(env.app, 'PATCH', `/team/members/${other}`, {
+        key: t.apiKey,
+        body: { availability: 'busy' },
+      }),
+      400,
+      'INVALID_REQUEST',
+    );
+    const b = await account();
+    expectError(
+      await call(env.app, 'PATCH', `/team/members/${other}`, {
+        key: b.apiKey,
+        body: { availability: 'online' },
+      }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+  });
+});

@@ -537,6 +537,7 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   estimateMessages: (w) => ({ to: w.customerPhone, type: 'text', text: 'Noted.' }),
   replyInConversation: () => ({ type: 'text', text: 'Thanks, on it.' }),
   assignConversation: (w) => ({ assigneeId: w.memberId }),
+  updateTeamMember: () => ({ availability: 'online' }),
   createConversationNote: (w) => ({ text: 'Matrix note', mentions: [w.memberId] }),
   labelConversation: () => ({ labels: ['matrix'] }),
   // Waking an awake conversation: the success changes nothing the other rows read.

@@ -257,7 +257,15 @@ export async function installOpenApi(
       },
       tags: [
         { name: 'account', description: 'The account, its usage and wallet.' },
-        { name: 'team', description: 'Team members: the people conversations are assigned to.' },
+        {
+          name: 'team',
+          description: 'Team members: the people conversations are assigned to, and their availability.',
+        },
+        {
+          name: 'canned-responses',
+          description:
+            'Saved replies the inbox offers on `/shortcut`: Liquid over the customer and the conversation, rendered for them before they are sent.',
+        },
         {
           name: 'rules',
           description:

@@ -4,6 +4,7 @@ import type { Sql } from '../../kernel/database/db.ts';
 import type { Page } from '../../kernel/http/pagination.ts';
 
 export type Role = 'admin' | 'agent';
+export type Availability = 'online' | 'away' | 'offline';
 
 export interface MemberRow {
   id: string;
@@ -11,12 +12,14 @@ export interface MemberRow {
   name: string;
   email: string;
   role: Role;
+  availability: Availability;
+  availability_changed_at: Date | null;
   created_at: Date;
 }
 
 export async function insertMember(
   sql: Sql,
-  row: Omit<MemberRow, 'created_at'>,
+  row: Omit<MemberRow, 'created_at' | 'availability' | 'availability_changed_at'>,
   now: Date,
 ): Promise<MemberRow> {
   const { rows } = await sql.query<MemberRow>(
@@ -70,6 +73,23 @@ export async function listMembers(
     params,
   );
   return rows;
+}
+
+/** Sets a member's availability; answers the row, or null (not the account's member). */
+export async function setAvailability(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  availability: Availability,
+  now: Date,
+): Promise<MemberRow | null> {
+  const { rows } = await sql.query<MemberRow>(
+    `UPDATE team_members SET availability = $3,
+            availability_changed_at = CASE WHEN availability = $3 THEN availability_changed_at ELSE $4 END
+      WHERE id = $1 AND account_id = $2 RETURNING *`,
+    [id, accountId, availability, now],
+  );
+  return rows[0] ?? null;
 }
 
 export async function deleteMember(sql: Sql, accountId: string, id: string): Promise<boolean> {

@@ -5,8 +5,15 @@ import { accountOf, ON_RESOURCE } from '../../kernel/access/access.ts';
 import type { KernelContext } from '../../kernel/context.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { listMembers } from './repo.ts';
-import { CreateMemberBody, MemberIdParams, MemberListQuery, MemberSchema, toMember } from './schemas.ts';
-import { addMember, getMember, removeMember } from './service.ts';
+import {
+  CreateMemberBody,
+  MemberIdParams,
+  MemberListQuery,
+  MemberSchema,
+  toMember,
+  UpdateMemberBody,
+} from './schemas.ts';
+import { addMember, changeAvailability, getMember, removeMember } from './service.ts';
 
 export function teamRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
   const tags = ['team'];
@@ -64,6 +71,36 @@ export function teamRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => toMember(await getMember(ctx.db, accountOf(request).id, request.params.id)),
+    );
+
+    app.patch(
+      '/team/members/:id',
+      {
+        config: { access: 'account', agents: true, errors: ['RESOURCE_NOT_FOUND', 'FORBIDDEN'] },
+        schema: {
+          tags,
+          operationId: 'updateTeamMember',
+          summary: "Set a member's availability (online, away, offline)",
+          description:
+            'An agent’s console session sets its own member’s only (another’s is 403); an admin or an API key sets any.',
+          params: MemberIdParams,
+          body: UpdateMemberBody,
+          response: { 200: MemberSchema },
+        },
+      },
+      async (request) => {
+        const console = request.principal?.console;
+        const agentMemberId = console?.role === 'agent' ? console.memberId : null;
+        const row = await changeAvailability(
+          ctx.db,
+          accountOf(request).id,
+          request.params.id,
+          request.body.availability,
+          { agentMemberId },
+          ctx.now(),
+        );
+        return toMember(row);
+      },
     );
 
     app.delete(

@@ -1,9 +1,14 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
-import { Timestamp } from '../../kernel/http/schemas.ts';
+import { NullableTimestamp, Timestamp } from '../../kernel/http/schemas.ts';
 import type { MemberRow } from './repo.ts';
 
 const RoleSchema = Type.Enum(['admin', 'agent'], { description: 'The member’s role: `admin` or `agent`.' });
+
+const AvailabilitySchema = Type.Enum(['online', 'away', 'offline'], {
+  description:
+    '`online` takes new conversations (auto-assignment gives them some), `away` keeps those it has and takes none, `offline` takes none. A new member is `online`.',
+});
 
 export const CreateMemberBody = Type.Object(
   {
@@ -30,9 +35,19 @@ export const MemberSchema = Type.Object(
     name: Type.String(),
     email: Type.String(),
     role: RoleSchema,
+    availability: AvailabilitySchema,
+    availabilityChangedAt: {
+      ...NullableTimestamp,
+      description: 'When the availability last changed; null: never.',
+    },
     createdAt: Timestamp,
   },
   { title: 'TeamMember' },
+);
+
+export const UpdateMemberBody = Type.Object(
+  { availability: AvailabilitySchema },
+  { additionalProperties: false },
 );
 
 export const MemberIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
@@ -48,6 +63,8 @@ export function toMember(row: MemberRow) {
     name: row.name,
     email: row.email,
     role: row.role,
+    availability: row.availability,
+    availabilityChangedAt: row.availability_changed_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
   };
 }

@@ -1,9 +1,10 @@
 // The team of an account: the people its conversations can be assigned to, one per email.
 import { type Database, sqlState, UNIQUE_VIOLATION } from '../../kernel/database/db.ts';
-import { type ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
+import { ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import {
+  type Availability,
   countMembers,
   deleteMember,
   findMember,
@@ -11,6 +12,7 @@ import {
   insertMember,
   type MemberRow,
   type Role,
+  setAvailability,
 } from './repo.ts';
 
 declare module '../../kernel/outbox/hooks.ts' {
@@ -65,6 +67,27 @@ export async function addMember(
     if (sqlState(err) !== UNIQUE_VIOLATION) throw err;
     throw alreadyMember((await findMemberByEmail(db, accountId, email))?.id);
   }
+}
+
+/**
+ * Sets a member's availability: an admin (or an API key) any member's, an agent their own only (403
+ * otherwise: availability is how a person says they are at their desk).
+ */
+export async function changeAvailability(
+  db: Database,
+  accountId: string,
+  id: string,
+  availability: Availability,
+  caller: { agentMemberId: string | null },
+  now: Date,
+): Promise<MemberRow> {
+  // Another account's member is not found, whoever asks; then an agent is refused another's.
+  if (!(await findMember(db, accountId, id))) throw notFound('team member');
+  if (caller.agentMemberId !== null && caller.agentMemberId !== id)
+    throw new ApiError('FORBIDDEN', 'An agent sets their own availability only.');
+  const row = await setAvailability(db, accountId, id, availability, now);
+  if (!row) throw notFound('team member');
+  return row;
 }
 
 export async function getMember(db: Database, accountId: string, id: string): Promise<MemberRow> {

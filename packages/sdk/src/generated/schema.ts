@@ -904,7 +904,13 @@ export interface paths {
         delete: operations["deleteTeamMember"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set a member's availability (online, away, offline)
+         * @description An agent’s console session sets its own member’s only (another’s is 403); an admin or an API key sets any.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        patch: operations["updateTeamMember"];
         trace?: never;
     };
     "/api/v1/public/console/setup": {
@@ -6136,6 +6142,13 @@ export interface components {
              * @enum {unknown}
              */
             role: "admin" | "agent";
+            /**
+             * @description `online` takes new conversations (auto-assignment gives them some), `away` keeps those it has and takes none, `offline` takes none. A new member is `online`.
+             * @enum {unknown}
+             */
+            availability: "online" | "away" | "offline";
+            /** @description When the availability last changed; null: never. */
+            availabilityChangedAt: string | null;
             /**
              * Format: date-time
              * @description ISO-8601, UTC.
@@ -16253,6 +16266,8 @@ export interface operations {
                      *           "name": "text",
                      *           "email": "text",
                      *           "role": "admin",
+                     *           "availability": "online",
+                     *           "availabilityChangedAt": "2026-01-15T09:30:00.000Z",
                      *           "createdAt": "2026-01-15T09:30:00.000Z"
                      *         }
                      *       ],
@@ -16411,6 +16426,8 @@ export interface operations {
                      *       "name": "text",
                      *       "email": "text",
                      *       "role": "admin",
+                     *       "availability": "online",
+                     *       "availabilityChangedAt": "2026-01-15T09:30:00.000Z",
                      *       "createdAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -16578,6 +16595,8 @@ export interface operations {
                      *       "name": "text",
                      *       "email": "text",
                      *       "role": "admin",
+                     *       "availability": "online",
+                     *       "availabilityChangedAt": "2026-01-15T09:30:00.000Z",
                      *       "createdAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -16752,6 +16771,167 @@ export interface operations {
             };
             /** @description RESOURCE_NOT_FOUND */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateTeamMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `online` takes new conversations (auto-assignment gives them some), `away` keeps those it has and takes none, `offline` takes none. A new member is `online`.
+                     * @enum {unknown}
+                     */
+                    availability: "online" | "away" | "offline";
+                };
+            };
+        };
+        responses: {
+            /** @description The TeamMember. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01jv0000000000000000000000",
+                     *       "name": "text",
+                     *       "email": "text",
+                     *       "role": "admin",
+                     *       "availability": "online",
+                     *       "availabilityChangedAt": "2026-01-15T09:30:00.000Z",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TeamMember"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

@@ -20,6 +20,10 @@ export class Team extends Resource {
   invite(id: string, opts?: CallOptions) {
     return this.t.request('post', '/api/v1/public/team/members/{id}/invitation', { params: { id }, ...opts });
   }
+  /** Sets a member's availability (`online`, `away`, `offline`); an agent's session, its own only. */
+  update(id: string, body: Body<'patch', typeof ONE>, opts?: CallOptions) {
+    return this.t.request('patch', ONE, { params: { id }, body, ...opts });
+  }
   delete(id: string, opts?: CallOptions) {
     return this.t.request('delete', ONE, { params: { id }, ...opts });
   }
