@@ -94,6 +94,7 @@ import {
   subscribeEnrollmentMerges,
 } from './modules/sequences/index.ts';
 import { teamRoutes } from './modules/team/index.ts';
+import { subscribeTeamAssignment, teamsRoutes } from './modules/teams/index.ts';
 import {
   ApprovedTemplates,
   templateReviewJob,
@@ -233,6 +234,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   subscribeBulkProgress(hooks, now);
   subscribeCampaignFeedback(hooks);
   subscribeConversationCleanup(hooks, now);
+  subscribeTeamAssignment(hooks, now);
   subscribeCampaignCallOutcomes(hooks, now);
   subscribeJourneyCallResumes(hooks, { now, prices: sending.prices });
   // Two contacts that are one customer: each module moves the merged one's rows (contacts/merge.ts).
@@ -460,6 +462,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(webhookRoutes(ctx, PARTNER_WEBHOOKS));
       await api.register(eventRoutes(ctx));
       await api.register(teamRoutes(ctx));
+      await api.register(teamsRoutes(ctx));
       await api.register(consoleAuthRoutes(ctx));
       await api.register(keyRoutes(ctx));
       await api.register(ruleRoutes(ctx));

@@ -544,6 +544,8 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   snoozeConversation: () => ({ until: null }),
   createCannedResponse: () => ({ shortcut: 'matrix', title: 'Matrix', text: 'Hello' }),
   updateCannedResponse: () => ({ title: 'Matrix' }),
+  createTeam: () => ({ name: 'Matrix' }),
+  updateTeam: () => ({ assignment: { capacity: 10 } }),
   renderCannedResponse: (w) => ({ conversationId: w.ids['/conversations/{id}'] }),
   simulateInboundMessage: (w) => ({ from: w.customerPhone, text: 'Still there?' }),
   simulateNumberChange: () => ({ from: '+14155550188', to: '+14155550189' }),

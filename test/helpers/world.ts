@@ -203,6 +203,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       201,
     );
   const cannedA = await canned('thanks');
+  const teamA = await ok(a('POST', '/teams', { name: 'Support', members: [member.id] }), 201);
+  const spareTeam = await ok(a('POST', '/teams', { name: 'Spare' }), 201);
   const spareCanned = await canned('spare');
   // A label on A's conversation: the one unlabelConversation's rows name.
   await ok(a('POST', `/conversations/${inbound.conversationId}/labels`, { labels: [LABEL] }), 200);
@@ -464,6 +466,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/conversations/{id}': inbound.conversationId,
       '/conversations/{id}/labels/{label}': LABEL,
       '/canned-responses/{id}': cannedA.id,
+      '/teams/{id}': teamA.id,
       '/webhooks/{id}': webhook.id,
       '/webhooks/{id}/deliveries/{deliveryId}': delivery.id,
       '/events/{id}': delivery.eventId,
@@ -498,6 +501,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       // Removing a label is idempotent: the success row may take A's own.
       '/conversations/{id}/labels/{label}': {},
       '/canned-responses/{id}': { id: spareCanned.id },
+      '/teams/{id}': { id: spareTeam.id },
       '/webhooks/{id}': { id: spareWebhook.id },
       '/partner/webhooks/{id}': { id: sparePartnerHook.id },
       '/team/members/{id}': { id: spareMember.id },

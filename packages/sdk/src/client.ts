@@ -19,6 +19,7 @@ import { Rules } from './resources/rules.ts';
 import { Sandbox } from './resources/sandbox.ts';
 import { Sequences } from './resources/sequences.ts';
 import { Team } from './resources/team.ts';
+import { Teams } from './resources/teams.ts';
 import { Templates } from './resources/templates.ts';
 import { VoiceCampaigns } from './resources/voice-campaigns.ts';
 import { VoiceScripts } from './resources/voice-scripts.ts';
@@ -33,6 +34,7 @@ export class Tidings {
   readonly templates: Templates;
   readonly conversations: Conversations;
   readonly cannedResponses: CannedResponses;
+  readonly teams: Teams;
   readonly webhooks: Webhooks;
   readonly events: Events;
   readonly bulk: Bulk;
@@ -62,6 +64,7 @@ export class Tidings {
     this.templates = new Templates(t);
     this.conversations = new Conversations(t);
     this.cannedResponses = new CannedResponses(t);
+    this.teams = new Teams(t);
     this.webhooks = new Webhooks(t);
     this.events = new Events(t);
     this.bulk = new Bulk(t);

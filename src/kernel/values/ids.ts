@@ -35,6 +35,7 @@ export const ID_PREFIXES = {
   consoleInvitation: 'inv',
   cannedResponse: 'cnr',
   note: 'nte',
+  team: 'tem',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -23,6 +23,8 @@ export interface ActionChecks {
   sequenceExists: ((id: string) => Promise<boolean>) | null;
   /** Whether the account has this journey (null: journeys cannot be named here). */
   journeyExists?: ((id: string) => Promise<boolean>) | null;
+  /** Whether the account has this team (absent: teams cannot be named here). */
+  teamExists?: (id: string) => Promise<boolean>;
   /** Whether the engine runs call_webhook yet. */
   callsWebhooks: boolean;
   /** Why the account cannot call with this voice script (not its own, not published), or null. */
@@ -143,6 +145,12 @@ export async function actionProblems(
         } else if (typeof a.assigneeId === 'string' && !(await checks.memberExists(a.assigneeId))) {
           issues.push({ field: `${at}.assigneeId`, issue: 'is not a team member of this account' });
         }
+        break;
+      case 'assign_team':
+        if (!checks.teamExists)
+          issues.push({ field: `${at}.type`, issue: 'assign_team cannot be used here' });
+        else if (!(await checks.teamExists(a.teamId as string)))
+          issues.push({ field: `${at}.teamId`, issue: 'is not a team of this account' });
         break;
       case 'enroll_in_sequence':
       case 'exit_sequences':

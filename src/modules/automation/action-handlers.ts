@@ -88,6 +88,19 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         await updateContact(services, account, contact.id, change);
         return ok(contact.id);
       }
+      case 'assign_team':
+        if (conversation?.status !== 'open') {
+          return failed('CONFLICT', 'The contact has no open conversation to route.');
+        }
+        // The team is checked when the rule is saved; one deleted since fails the action (404).
+        await assignConversation(
+          services,
+          account.id,
+          conversation.id,
+          { teamId: action.teamId as string },
+          'rule',
+        );
+        return ok(conversation.id);
       case 'add_label':
       case 'remove_label': {
         if (conversation?.status !== 'open') {
@@ -110,7 +123,7 @@ export function actor(s: EffectServices, sent: SendResult[]): Act {
         const assigneeId =
           (action.assigneeId as string | undefined) ?? (await leastBusyMember(tx, account.id));
         if (!assigneeId) return failed('RESOURCE_NOT_FOUND', 'The account has no team member to assign.');
-        await assignConversation(services, account.id, conversation.id, assigneeId);
+        await assignConversation(services, account.id, conversation.id, { assigneeId }, 'rule');
         return ok(conversation.id);
       }
       case 'send_message': {

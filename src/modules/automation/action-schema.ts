@@ -97,6 +97,11 @@ export const ACTION_SCHEMAS = [
     { label: Tag_('A conversation label.') },
     "Remove a label from the contact's open conversation.",
   ),
+  action(
+    'assign_team',
+    { teamId: Type.String({ maxLength: 100, description: 'A team of the account (`tem_…`).' }) },
+    "Route the contact's open conversation to a team: its assignment picks an available member (or queues it).",
+  ),
   action('update_contact', CONTACT_CHANGE, UPDATE_CONTACT),
   action('close_conversation', {}, "Close the contact's open conversation."),
   action(

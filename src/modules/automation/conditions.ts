@@ -60,6 +60,7 @@ const FIXED_FIELDS: Record<string, FieldType> = {
   'conversation.status': 'string',
   'conversation.assigneeId': 'string',
   'conversation.labels': 'list',
+  'conversation.teamId': 'string',
   'time.localHour': 'number',
   'time.weekday': 'number',
 };

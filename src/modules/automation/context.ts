@@ -12,7 +12,13 @@ import { contactZone, localTime } from './time.ts';
 export interface RunScope {
   contact: (ReturnType<typeof toContact> & { country: string | null }) | null;
   message: { text: string | null; type: string; buttonId: string | null } | null;
-  conversation: { id: string; status: string; assigneeId: string | null; labels: string[] } | null;
+  conversation: {
+    id: string;
+    status: string;
+    assigneeId: string | null;
+    teamId: string | null;
+    labels: string[];
+  } | null;
   event: { id: string; type: string; data: Record<string, unknown> };
   time: { localHour: number; weekday: number; zone: string };
   run: { vars: Record<string, unknown> };
@@ -66,7 +72,7 @@ export async function scopeFor(
   const { rows } = await sql.query<Partial<ContactRow> & { conv: ConversationRef | null }>(
     `SELECT c.*,
             (SELECT json_build_object('id', v.id, 'status', v.status, 'assignee_id', v.assignee_id,
-                                      'labels', v.labels)
+                                      'labels', v.labels, 'team_id', v.team_id)
                FROM conversations v
               WHERE v.account_id = $1
                 AND ((($2::text) IS NOT NULL AND v.id = $2) OR (($2::text) IS NULL AND v.contact_id = $3))
@@ -84,6 +90,7 @@ export interface ConversationRef {
   status: string;
   assignee_id: string | null;
   labels?: string[];
+  team_id?: string | null;
 }
 
 /** The scope from what was read: the contact row, its conversation, the event. */
@@ -104,7 +111,13 @@ export function scopeOf(
     contact,
     message,
     conversation: c
-      ? { id: c.id, status: c.status, assigneeId: c.assignee_id, labels: c.labels ?? [] }
+      ? {
+          id: c.id,
+          status: c.status,
+          assigneeId: c.assignee_id,
+          teamId: c.team_id ?? null,
+          labels: c.labels ?? [],
+        }
       : null,
     event: { id: event.id, type: event.type, data: event.data as Record<string, unknown> },
     time: { ...localTime(now, zone), zone },

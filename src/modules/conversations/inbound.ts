@@ -167,6 +167,15 @@ async function receiveOne(
     else events.push({ type: 'conversation.unsnoozed', accountId, data: { ...data, reason: 'customer' } });
   }
   await s.events.emitMany(tx, events);
+  // A new conversation goes to its team's member (modules/teams: the default team's), after its event.
+  if (opened)
+    await s.events.hook(tx, 'conversations.route', {
+      accountId,
+      conversation: rows[0]!,
+      teamId: null,
+      reason: 'auto',
+      occasion: 'opened',
+    });
   return { message, duplicate: false };
 }
 

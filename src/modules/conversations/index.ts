@@ -2,13 +2,23 @@
 // is its own; docs/architecture.md § The stack says which modules may import it.
 
 export { conversationAgentRoutes } from './agent-routes.ts';
+export type { Assignment, AssignReason } from './assignment.ts';
+export {
+  forgetTeam,
+  openCounts,
+  requeueMember,
+  setAssignment,
+  takeQueued,
+  teamsWithQueues,
+} from './assignment.ts';
 export { recordEchoes } from './echoes.ts';
 export { historyImportJob, storeHistoryChunk } from './history-import.ts';
 export { receiveInbound } from './inbound.ts';
 export { addLabels, removeLabel } from './labels.ts';
+export type { ConversationRow } from './repo.ts';
 export { conversationRoutes } from './routes.ts';
 export { sandboxRoutes } from './sandbox-routes.ts';
-export type { ConversationServices } from './service.ts';
+export type { AssignTo, ConversationServices } from './service.ts';
 export {
   assignConversation,
   closeConversation,

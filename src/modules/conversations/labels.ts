@@ -26,7 +26,7 @@ export function addLabels(s: ConversationServices, accountId: string, id: string
       [...row.labels, ...added],
       now,
     ]);
-    return { type: 'conversation.labeled', extra: { labelsAdded: added, labelsRemoved: [] } };
+    return { type: 'conversation.labeled' as const, extra: { labelsAdded: added, labelsRemoved: [] } };
   });
 }
 
@@ -40,6 +40,6 @@ export function removeLabel(s: ConversationServices, accountId: string, id: stri
       row.labels.filter((l) => l !== label),
       now,
     ]);
-    return { type: 'conversation.labeled', extra: { labelsAdded: [], labelsRemoved: [label] } };
+    return { type: 'conversation.labeled' as const, extra: { labelsAdded: [], labelsRemoved: [label] } };
   });
 }

@@ -13,6 +13,8 @@ export interface ConversationRow {
   phone: string | null;
   status: ConversationStatus;
   assignee_id: string | null;
+  /** The team it belongs to; with no assignee, it waits in the team's queue. */
+  team_id: string | null;
   last_inbound_at: Date | null;
   last_message_at: Date;
   last_message_id: string | null;
@@ -35,7 +37,7 @@ export interface ConversationView extends ConversationRow {
 }
 
 export const CONVERSATION_COLUMNS =
-  'id, account_id, contact_id, phone, status, assignee_id, last_inbound_at, last_message_at, last_message_id, ' +
+  'id, account_id, contact_id, phone, status, assignee_id, team_id, last_inbound_at, last_message_at, last_message_id, ' +
   'unread_count, labels, snoozed_until, opened_at, closed_at, created_at, updated_at';
 
 const columnsOf = (alias: string, columns: string) =>
@@ -103,6 +105,7 @@ export interface ConversationFilters {
   status?: ConversationStatus;
   assigneeId?: string;
   unassigned?: boolean;
+  teamId?: string;
   contactId?: string;
   /** Lower-cased, as stored. */
   label?: string;
@@ -148,6 +151,7 @@ export async function listConversations(
   if (filters.status) where.push(`cv.status = ${param(filters.status)}`);
   if (filters.assigneeId) where.push(`cv.assignee_id = ${param(filters.assigneeId)}`);
   if (filters.unassigned) where.push('cv.assignee_id IS NULL');
+  if (filters.teamId) where.push(`cv.team_id = ${param(filters.teamId)}`);
   if (filters.contactId) where.push(`cv.contact_id = ${param(filters.contactId)}`);
   if (filters.label) where.push(`cv.labels @> ARRAY[${param(filters.label)}::text]`);
   // Snoozed is "until a time still to come": exact whenever the wake scan last ran.

@@ -47,13 +47,14 @@ export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox 
         },
       },
       async (request) => {
-        const { status, assigneeId, unassigned, contactId, label, snoozed } = request.query;
+        const { status, assigneeId, unassigned, teamId, contactId, label, snoozed } = request.query;
         const page = readActivityCursor(request.query);
         const now = ctx.now();
         const filters = {
           status,
           assigneeId,
           unassigned,
+          teamId,
           contactId,
           // A label no conversation can carry finds none.
           label: label === undefined ? undefined : (normalizeTag(label) ?? label.toLowerCase()),
@@ -172,16 +173,15 @@ export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox 
         schema: {
           tags,
           operationId: 'assignConversation',
-          summary: 'Assign to a team member, or to nobody (null)',
+          summary: 'Assign to a team member (or nobody), to a team, or both',
           description:
-            'Emits `conversation.assigned` (with `previousAssigneeId`) when the assignee changes. A member of another account is not found (404).',
+            '`{assigneeId}` changes the member (null: nobody); `{teamId}` moves it to a team, whose assignment picks an available member (or queues it); both set both; `teamId: null` takes it out of its team. Emits `conversation.assigned` (with `previousAssigneeId`, `previousTeamId` and `reason: manual`) when either changes. A member or team of another account is not found (404).',
           params,
           body: AssignBody,
           response,
         },
       },
-      async (request) =>
-        assignConversation(ctx, accountOf(request).id, request.params.id, request.body.assigneeId),
+      async (request) => assignConversation(ctx, accountOf(request).id, request.params.id, request.body),
     );
 
     app.post(

@@ -19,6 +19,11 @@ export const ConversationSchema = Type.Object(
     }),
     status: StatusSchema,
     assigneeId: nullable(Type.String({ description: 'The team member it is assigned to.' })),
+    teamId: nullable(
+      Type.String({
+        description: 'The team it belongs to (`tem_…`); with no assignee, it waits in the team’s queue.',
+      }),
+    ),
     serviceWindowExpiresAt: {
       ...NullableTimestamp,
       description:
@@ -63,6 +68,9 @@ export const ConversationListQuery = Type.Object(
     unassigned: Type.Optional(
       Type.Boolean({ description: '`true`: only conversations assigned to nobody.' }),
     ),
+    teamId: Type.Optional(
+      Type.String({ maxLength: 100, description: 'Of this team (with `unassigned=true`: its queue).' }),
+    ),
     contactId: Type.Optional(Type.String({ maxLength: 100 })),
     label: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, description: 'Only conversations with this label.' }),
@@ -81,11 +89,22 @@ export const ConversationMessagesQuery = Type.Object({ ...PageQuery }, { additio
 
 export const AssignBody = Type.Object(
   {
-    assigneeId: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
-      description: 'A team member of the account (`usr_…`), or null to unassign.',
-    }),
+    assigneeId: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
+        description: 'A team member of the account (`usr_…`), or null to unassign.',
+      }),
+    ),
+    teamId: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], {
+        description:
+          'A team of the account (`tem_…`), or null for none. Without `assigneeId`, the team’s assignment picks a member (or queues it).',
+      }),
+    ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'At least one of `assigneeId` and `teamId`.',
+  },
 );
 
 /** POST /conversations/{id}/messages: what POST /messages takes, without `to` (the contact's). */
@@ -108,6 +127,7 @@ export function toConversation(row: ConversationView, now: Date) {
     phone: row.phone,
     status: row.status,
     assigneeId: row.assignee_id,
+    teamId: row.team_id,
     serviceWindowExpiresAt: windowEnds?.toISOString() ?? null,
     serviceWindowOpen: windowEnds !== null && now < windowEnds,
     lastInboundAt: row.last_inbound_at?.toISOString() ?? null,

@@ -2,11 +2,12 @@
 // conversation, checks the move is allowed (409 otherwise), writes it and emits its event. And
 // deleting one with its history.
 import { type Database, DEADLOCK, type Sql, sqlState, type Tx } from '../../kernel/database/db.ts';
-import { type ApiError, conflict, notFound } from '../../kernel/http/errors.ts';
+import { type ApiError, conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import type { EventInput, EventOutbox } from '../../kernel/outbox/events.ts';
 import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import { changeBalance } from '../billing/index.ts';
 import { findMember } from '../team/index.ts';
+import { type AssignReason, setAssignment } from './assignment.ts';
 import { mergeConversationsOf } from './contact-merges.ts';
 import {
   CONVERSATION_COLUMNS,
@@ -29,7 +30,15 @@ export interface ConversationServices {
 const notFoundConversation = (): ApiError => notFound('conversation');
 
 /** What a change emits: an event type (with the previous status or assignee), or a type and its extras. */
-export type ConversationChange = EventInput['type'] | { type: EventInput['type']; extra: object } | null;
+export type ConversationChange =
+  | EventInput['type']
+  | {
+      type: EventInput['type'];
+      extra?: object;
+      /** What follows the event, in the same transaction (the view answered is read after it). */
+      after?: (tx: Tx) => Promise<void>;
+    }
+  | null;
 
 /** Runs `change` on the locked conversation; answers the conversation as the API shows it after. */
 export async function changeConversation(
@@ -48,36 +57,54 @@ export async function changeConversation(
     const now = s.now();
     const made = await change(tx, row, now);
     const view = toConversation((await findConversation(tx, accountId, id))!, now);
-    if (made) {
-      const type = typeof made === 'string' ? made : made.type;
-      const extra =
-        typeof made !== 'string'
-          ? made.extra
-          : type === 'conversation.assigned'
-            ? { previousAssigneeId: row.assignee_id }
-            : { previousStatus: row.status };
-      await s.events.emit(tx, { type, accountId, data: { ...view, ...extra } });
-    }
-    return view;
+    if (!made) return view;
+    const type = typeof made === 'string' ? made : made.type;
+    const extra = typeof made !== 'string' && made.extra ? made.extra : { previousStatus: row.status };
+    await s.events.emit(tx, { type, accountId, data: { ...view, ...extra } });
+    if (typeof made === 'string' || !made.after) return view;
+    await made.after(tx);
+    return toConversation((await findConversation(tx, accountId, id))!, now);
   });
 }
 
-/** Assigns to a member of the account's team (another account's member is not found), or to nobody. */
+/** Who to give it to: a member (null: nobody), a team (null: none), or both; what is left out stays. */
+export interface AssignTo {
+  assigneeId?: string | null;
+  teamId?: string | null;
+}
+
+/**
+ * Assigns to a member of the account's team (another account's member is not found), or to nobody;
+ * and to a team, whose assignment picks the member when none is named (modules/teams, through the
+ * `conversations.route` hook, which refuses another account's team as not found).
+ */
 export function assignConversation(
   s: ConversationServices,
   accountId: string,
   id: string,
-  assigneeId: string | null,
+  to: AssignTo,
+  reason: AssignReason = 'manual',
 ) {
+  if (to.assigneeId === undefined && to.teamId === undefined)
+    throw invalid('assigneeId', 'give assigneeId, teamId or both');
   return changeConversation(s, accountId, id, async (tx, row, now) => {
-    if (assigneeId !== null && !(await findMember(tx, accountId, assigneeId))) throw notFound('team member');
-    if (row.assignee_id === assigneeId) return null;
-    await tx.query('UPDATE conversations SET assignee_id = $2, updated_at = $3 WHERE id = $1', [
-      id,
-      assigneeId,
-      now,
-    ]);
-    return 'conversation.assigned';
+    if (to.assigneeId && !(await findMember(tx, accountId, to.assigneeId))) throw notFound('team member');
+    if (to.teamId) {
+      // The team's: it checks the team is the account's, then sets the member named or picks one.
+      await s.events.hook(tx, 'conversations.route', {
+        accountId,
+        conversation: row,
+        teamId: to.teamId,
+        reason,
+        occasion: 'moved',
+        ...(to.assigneeId !== undefined ? { assigneeId: to.assigneeId } : {}),
+      });
+      return null;
+    }
+    const assigneeId = to.assigneeId !== undefined ? to.assigneeId : row.assignee_id;
+    const teamId = to.teamId === null ? null : row.team_id;
+    await setAssignment(tx, s.events, row, { assigneeId, teamId }, reason, now);
+    return null;
   });
 }
 
@@ -89,6 +116,12 @@ export function closeConversation(s: ConversationServices, accountId: string, id
               updated_at = $2 WHERE id = $1`,
       [id, now],
     );
+    if (row.assignee_id && row.team_id)
+      await s.events.hook(tx, 'conversations.closed', {
+        accountId,
+        teamId: row.team_id,
+        assigneeId: row.assignee_id,
+      });
     return 'conversation.closed';
   });
 }
@@ -115,7 +148,19 @@ export function reopenConversation(s: ConversationServices, accountId: string, i
         `UPDATE conversations SET status = 'open', closed_at = NULL, updated_at = $2 WHERE id = $1`,
         [id, now],
       );
-      return 'conversation.opened';
+      // Its team gives it to a member again (one still on it and online keeps it), after the event.
+      const reopened: ConversationRow = { ...row, status: 'open', closed_at: null };
+      return {
+        type: 'conversation.opened',
+        after: (t) =>
+          s.events.hook(t, 'conversations.route', {
+            accountId,
+            conversation: reopened,
+            teamId: null,
+            reason: 'auto',
+            occasion: 'reopened',
+          }),
+      };
     },
     { lockContactFirst: true },
   );
@@ -212,7 +257,12 @@ export async function unassignMember(
       RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, memberId, now],
   );
-  await emitEach(s, tx, accountId, rows, now, 'conversation.assigned', { previousAssigneeId: memberId });
+  // Nobody chose this: the member was removed.
+  await emitEach(s, tx, accountId, rows, now, 'conversation.assigned', (row) => ({
+    previousAssigneeId: memberId,
+    previousTeamId: row.team_id,
+    reason: 'auto',
+  }));
 }
 
 /**
@@ -244,12 +294,16 @@ export async function emitEach(
   rows: ConversationRow[],
   now: Date,
   type: EventInput['type'],
-  previous: object,
+  previous: object | ((row: ConversationRow) => object),
 ): Promise<void> {
   const events: EventInput[] = [];
   for (const row of rows) {
     const view = await findConversation(tx, accountId, row.id);
-    events.push({ type, accountId, data: { ...toConversation(view!, now), ...previous } });
+    events.push({
+      type,
+      accountId,
+      data: { ...toConversation(view!, now), ...(typeof previous === 'function' ? previous(row) : previous) },
+    });
   }
   await s.events.emitMany(tx, events);
 }

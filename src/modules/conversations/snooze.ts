@@ -40,7 +40,7 @@ export function snoozeConversation(
         id,
         at,
       ]);
-      return { type: 'conversation.unsnoozed', extra: { reason: 'agent' satisfies WakeReason } };
+      return { type: 'conversation.unsnoozed' as const, extra: { reason: 'agent' satisfies WakeReason } };
     }
     await tx.query('UPDATE conversations SET snoozed_until = $2, updated_at = $3 WHERE id = $1', [
       id,

@@ -30,9 +30,14 @@ export async function insertMember(
   return rows[0]!;
 }
 
-export async function findMember(sql: Sql, accountId: string, id: string): Promise<MemberRow | null> {
+export async function findMember(
+  sql: Sql,
+  accountId: string,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<MemberRow | null> {
   const { rows } = await sql.query<MemberRow>(
-    'SELECT * FROM team_members WHERE id = $1 AND account_id = $2',
+    `SELECT * FROM team_members WHERE id = $1 AND account_id = $2 ${options.lock ? 'FOR UPDATE' : ''}`,
     [id, accountId],
   );
   return rows[0] ?? null;
@@ -98,4 +103,22 @@ export async function deleteMember(sql: Sql, accountId: string, id: string): Pro
     accountId,
   ]);
   return rowCount > 0;
+}
+
+/** Of these ids, those of the account's members. */
+export async function existingMembers(sql: Sql, accountId: string, ids: string[]): Promise<Set<string>> {
+  const { rows } = await sql.query<{ id: string }>(
+    'SELECT id FROM team_members WHERE account_id = $1 AND id = ANY($2::text[])',
+    [accountId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Of these members of the account, those online now (who take new conversations). */
+export async function onlineMembers(sql: Sql, accountId: string, ids: string[]): Promise<Set<string>> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM team_members WHERE account_id = $1 AND id = ANY($2::text[]) AND availability = 'online'`,
+    [accountId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
 }

@@ -92,7 +92,7 @@ export function teamRoutes(ctx: KernelContext): FastifyPluginAsyncTypebox {
         const console = request.principal?.console;
         const agentMemberId = console?.role === 'agent' ? console.memberId : null;
         const row = await changeAvailability(
-          ctx.db,
+          ctx,
           accountOf(request).id,
           request.params.id,
           request.body.availability,

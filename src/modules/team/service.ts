@@ -19,6 +19,8 @@ declare module '../../kernel/outbox/hooks.ts' {
   interface HookPayloads {
     /** A member was deleted, in the deleting transaction (modules/conversations unassigns them). */
     'team.member-removed': { accountId: string; memberId: string };
+    /** A member's availability changed, in its transaction (modules/teams: requeue, drain). */
+    'team.availability-changed': { accountId: string; memberId: string; availability: Availability };
   }
 }
 
@@ -74,20 +76,24 @@ export async function addMember(
  * otherwise: availability is how a person says they are at their desk).
  */
 export async function changeAvailability(
-  db: Database,
+  s: { db: Database; events: EventOutbox },
   accountId: string,
   id: string,
   availability: Availability,
   caller: { agentMemberId: string | null },
   now: Date,
 ): Promise<MemberRow> {
-  // Another account's member is not found, whoever asks; then an agent is refused another's.
-  if (!(await findMember(db, accountId, id))) throw notFound('team member');
-  if (caller.agentMemberId !== null && caller.agentMemberId !== id)
-    throw new ApiError('FORBIDDEN', 'An agent sets their own availability only.');
-  const row = await setAvailability(db, accountId, id, availability, now);
-  if (!row) throw notFound('team member');
-  return row;
+  return s.db.transaction(async (tx) => {
+    // Another account's member is not found, whoever asks; then an agent is refused another's.
+    const before = await findMember(tx, accountId, id, { lock: true });
+    if (!before) throw notFound('team member');
+    if (caller.agentMemberId !== null && caller.agentMemberId !== id)
+      throw new ApiError('FORBIDDEN', 'An agent sets their own availability only.');
+    const row = (await setAvailability(tx, accountId, id, availability, now))!;
+    if (before.availability !== availability)
+      await s.events.hook(tx, 'team.availability-changed', { accountId, memberId: id, availability });
+    return row;
+  });
 }
 
 export async function getMember(db: Database, accountId: string, id: string): Promise<MemberRow> {

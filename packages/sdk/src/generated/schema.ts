@@ -913,6 +913,59 @@ export interface paths {
         patch: operations["updateTeamMember"];
         trace?: never;
     };
+    "/api/v1/public/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List teams, newest first
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["listTeams"];
+        put?: never;
+        /**
+         * Make a team that receives conversations
+         * @description Its members must be the account’s (400 naming each other one). A name the account has is 409, naming the other; so is a 101st team. `default: true` takes the default from the team that had it.
+         */
+        post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/teams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a team
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["getTeam"];
+        put?: never;
+        post?: never;
+        /** Delete a team (its conversations keep their assignees, in no team) */
+        delete: operations["deleteTeam"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a team (members replaced whole)
+         * @description A change that gives the team room (members added, capacity raised, assignment turned on) gives out its waiting conversations at once.
+         */
+        patch: operations["updateTeam"];
+        trace?: never;
+    };
     "/api/v1/public/console/setup": {
         parameters: {
             query?: never;
@@ -2486,8 +2539,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Assign to a team member, or to nobody (null)
-         * @description Emits `conversation.assigned` (with `previousAssigneeId`) when the assignee changes. A member of another account is not found (404).
+         * Assign to a team member (or nobody), to a team, or both
+         * @description `{assigneeId}` changes the member (null: nobody); `{teamId}` moves it to a team, whose assignment picks an available member (or queues it); both set both; `teamId: null` takes it out of its team. Emits `conversation.assigned` (with `previousAssigneeId`, `previousTeamId` and `reason: manual`) when either changes. A member or team of another account is not found (404).
          *
          *     A console agent’s session may call this operation.
          */
@@ -3823,6 +3876,7 @@ export interface components {
              */
             status: "open" | "closed";
             assigneeId: string | null;
+            teamId: string | null;
             /** @description 24 hours after the contact's last message (in any conversation): until then free-form messages may be sent; null if the contact never wrote. */
             serviceWindowExpiresAt: string | null;
             /** @description Whether the customer service window is open now. */
@@ -4129,7 +4183,7 @@ export interface components {
                     /** @description Every one must hold (at most 20 conditions in all and any together). */
                     all?: {
                         /**
-                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                          * @example message.text
                          */
                         field: string;
@@ -4141,7 +4195,7 @@ export interface components {
                     /** @description At least one must hold (when there are any). */
                     any?: {
                         /**
-                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                          * @example message.text
                          */
                         field: string;
@@ -4343,7 +4397,7 @@ export interface components {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -4355,7 +4409,7 @@ export interface components {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -5279,7 +5333,7 @@ export interface components {
                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -5291,7 +5345,7 @@ export interface components {
                 /** @description At least one must hold (when there are any). */
                 any?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -5464,6 +5518,11 @@ export interface components {
                 type: "remove_label";
                 /** @description A conversation label. */
                 label: string;
+            } | {
+                /** @enum {string} */
+                type: "assign_team";
+                /** @description A team of the account (`tem_…`). */
+                teamId: string;
             } | {
                 /** @enum {string} */
                 type: "update_contact";
@@ -5627,7 +5686,7 @@ export interface components {
                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -5639,7 +5698,7 @@ export interface components {
                 /** @description At least one must hold (when there are any). */
                 any?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                      * @example message.text
                      */
                     field: string;
@@ -5812,6 +5871,11 @@ export interface components {
                 type: "remove_label";
                 /** @description A conversation label. */
                 label: string;
+            } | {
+                /** @enum {string} */
+                type: "assign_team";
+                /** @description A team of the account (`tem_…`). */
+                teamId: string;
             } | {
                 /** @enum {string} */
                 type: "update_contact";
@@ -6058,7 +6122,7 @@ export interface components {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -6070,7 +6134,7 @@ export interface components {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -6131,6 +6195,43 @@ export interface components {
             /** @description Sessions ended, this one included. */
             ended: number;
         };
+        /** Team */
+        Team: {
+            /** @example tem_01jv4e2k7qf3x8m2n5p6r9s0tb */
+            id: string;
+            /**
+             * @description One per account.
+             * @example Support
+             */
+            name: string;
+            /** @description Team members of the account (`usr_…`), in the order round robin takes them. */
+            members: string[];
+            assignment: {
+                /**
+                 * @description `round_robin`: the next available member in the team’s order; `least_busy`: the available member with the fewest of the team’s open conversations; `manual`: nobody (they wait in the team’s queue).
+                 * @enum {unknown}
+                 */
+                mode: "manual" | "round_robin" | "least_busy";
+                capacity: number | null;
+            };
+            /** @description The team that receives every new conversation no rule routes elsewhere (one per account: setting it takes it from the other). */
+            default: boolean;
+            /**
+             * @description What a member going offline does to their open conversations of the team: `requeue` gives them back to the queue (the rest of the team takes them), `keep` leaves them.
+             * @enum {unknown}
+             */
+            onOffline: "requeue" | "keep";
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            updatedAt: string;
+        };
         /** TeamMember */
         TeamMember: {
             /** @example usr_01jv0000000000000000000000 */
@@ -6158,6 +6259,12 @@ export interface components {
         /** TeamMemberPage */
         TeamMemberPage: {
             data: components["schemas"]["TeamMember"][];
+            /** @description Pass as `cursor` for the next page. */
+            nextCursor: string | null;
+        };
+        /** TeamPage */
+        TeamPage: {
+            data: components["schemas"]["Team"][];
             /** @description Pass as `cursor` for the next page. */
             nextCursor: string | null;
         };
@@ -16979,6 +17086,816 @@ export interface operations {
             };
         };
     };
+    listTeams: {
+        parameters: {
+            query?: {
+                /** @description Page size (1–100). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Team objects; pass `nextCursor` as `cursor` for the next (null on the last page). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "tem_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *           "name": "Support",
+                     *           "members": [
+                     *             "text"
+                     *           ],
+                     *           "assignment": {
+                     *             "mode": "manual",
+                     *             "capacity": 1
+                     *           },
+                     *           "default": true,
+                     *           "onOffline": "requeue",
+                     *           "createdAt": "2026-01-15T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TeamPage"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     INVALID_REQUEST also answers a query parameter this operation does not list: unknown parameters are refused, not ignored. This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createTeam: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One per account.
+                     * @example Support
+                     */
+                    name: string;
+                    /** @description Team members of the account (`usr_…`), in the order round robin takes them. */
+                    members?: string[];
+                    /** @description Left out: round robin, no capacity limit. */
+                    assignment?: {
+                        /**
+                         * @description `round_robin`: the next available member in the team’s order; `least_busy`: the available member with the fewest of the team’s open conversations; `manual`: nobody (they wait in the team’s queue).
+                         * @enum {unknown}
+                         */
+                        mode?: "manual" | "round_robin" | "least_busy";
+                        capacity?: number | null;
+                    };
+                    /** @description The team that receives every new conversation no rule routes elsewhere (one per account: setting it takes it from the other). */
+                    default?: boolean;
+                    /**
+                     * @description What a member going offline does to their open conversations of the team: `requeue` gives them back to the queue (the rest of the team takes them), `keep` leaves them.
+                     * @enum {unknown}
+                     */
+                    onOffline?: "requeue" | "keep";
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the Team. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tem_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "name": "Support",
+                     *       "members": [
+                     *         "text"
+                     *       ],
+                     *       "assignment": {
+                     *         "mode": "manual",
+                     *         "capacity": 1
+                     *       },
+                     *       "default": true,
+                     *       "onOffline": "requeue",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getTeam: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Team. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tem_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "name": "Support",
+                     *       "members": [
+                     *         "text"
+                     *       ],
+                     *       "assignment": {
+                     *         "mode": "manual",
+                     *         "capacity": 1
+                     *       },
+                     *       "default": true,
+                     *       "onOffline": "requeue",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteTeam: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateTeam: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change (`members` replaced whole). */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One per account.
+                     * @example Support
+                     */
+                    name?: string;
+                    /** @description Team members of the account (`usr_…`), in the order round robin takes them. */
+                    members?: string[];
+                    /** @description Left out: round robin, no capacity limit. */
+                    assignment?: {
+                        /**
+                         * @description `round_robin`: the next available member in the team’s order; `least_busy`: the available member with the fewest of the team’s open conversations; `manual`: nobody (they wait in the team’s queue).
+                         * @enum {unknown}
+                         */
+                        mode?: "manual" | "round_robin" | "least_busy";
+                        capacity?: number | null;
+                    };
+                    /** @description The team that receives every new conversation no rule routes elsewhere (one per account: setting it takes it from the other). */
+                    default?: boolean;
+                    /**
+                     * @description What a member going offline does to their open conversations of the team: `requeue` gives them back to the queue (the rest of the team takes them), `keep` leaves them.
+                     * @enum {unknown}
+                     */
+                    onOffline?: "requeue" | "keep";
+                };
+            };
+        };
+        responses: {
+            /** @description The Team. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tem_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "name": "Support",
+                     *       "members": [
+                     *         "text"
+                     *       ],
+                     *       "assignment": {
+                     *         "mode": "manual",
+                     *         "capacity": 1
+                     *       },
+                     *       "default": true,
+                     *       "onOffline": "requeue",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getConsoleSetup: {
         parameters: {
             query?: never;
@@ -18672,7 +19589,7 @@ export interface operations {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -18684,7 +19601,7 @@ export interface operations {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -18858,6 +19775,11 @@ export interface operations {
                         type: "remove_label";
                         /** @description A conversation label. */
                         label: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "assign_team";
+                        /** @description A team of the account (`tem_…`). */
+                        teamId: string;
                     } | {
                         /** @enum {string} */
                         type: "update_contact";
@@ -19409,7 +20331,7 @@ export interface operations {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -19421,7 +20343,7 @@ export interface operations {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                              * @example message.text
                              */
                             field: string;
@@ -19595,6 +20517,11 @@ export interface operations {
                         type: "remove_label";
                         /** @description A conversation label. */
                         label: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "assign_team";
+                        /** @description A team of the account (`tem_…`). */
+                        teamId: string;
                     } | {
                         /** @enum {string} */
                         type: "update_contact";
@@ -20525,7 +21452,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -20537,7 +21464,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -21247,7 +22174,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -21259,7 +22186,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -23279,7 +24206,7 @@ export interface operations {
                             /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -23291,7 +24218,7 @@ export interface operations {
                             /** @description At least one must hold (when there are any). */
                             any?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -23497,7 +24424,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -23509,7 +24436,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -24186,7 +25113,7 @@ export interface operations {
                             /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -24198,7 +25125,7 @@ export interface operations {
                             /** @description At least one must hold (when there are any). */
                             any?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                  * @example message.text
                                  */
                                 field: string;
@@ -24404,7 +25331,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -24416,7 +25343,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
                                      * @example message.text
                                      */
                                     field: string;
@@ -40176,6 +41103,8 @@ export interface operations {
                 assigneeId?: string;
                 /** @description `true`: only conversations assigned to nobody. */
                 unassigned?: boolean;
+                /** @description Of this team (with `unassigned=true`: its queue). */
+                teamId?: string;
                 contactId?: string;
                 /** @description Only conversations with this label. */
                 label?: string;
@@ -40212,6 +41141,7 @@ export interface operations {
                      *           "phone": "text",
                      *           "status": "open",
                      *           "assigneeId": "text",
+                     *           "teamId": "text",
                      *           "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *           "serviceWindowOpen": true,
                      *           "lastInboundAt": "2026-01-15T09:30:00.000Z",
@@ -40493,6 +41423,7 @@ export interface operations {
                      *       "phone": "text",
                      *       "status": "open",
                      *       "assigneeId": "text",
+                     *       "teamId": "text",
                      *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *       "serviceWindowOpen": true,
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
@@ -41593,11 +42524,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        /** @description At least one of `assigneeId` and `teamId`. */
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description A team member of the account (`usr_…`), or null to unassign. */
-                    assigneeId: string | null;
+                    assigneeId?: string | null;
+                    /** @description A team of the account (`tem_…`), or null for none. Without `assigneeId`, the team’s assignment picks a member (or queues it). */
+                    teamId?: string | null;
                 };
             };
         };
@@ -41622,6 +42556,7 @@ export interface operations {
                      *       "phone": "text",
                      *       "status": "open",
                      *       "assigneeId": "text",
+                     *       "teamId": "text",
                      *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *       "serviceWindowOpen": true,
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
@@ -41941,6 +42876,7 @@ export interface operations {
                      *       "phone": "text",
                      *       "status": "open",
                      *       "assigneeId": "text",
+                     *       "teamId": "text",
                      *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *       "serviceWindowOpen": true,
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
@@ -42244,6 +43180,7 @@ export interface operations {
                      *       "phone": "text",
                      *       "status": "open",
                      *       "assigneeId": "text",
+                     *       "teamId": "text",
                      *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *       "serviceWindowOpen": true,
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
@@ -42884,6 +43821,7 @@ export interface operations {
                      *       "phone": "text",
                      *       "status": "open",
                      *       "assigneeId": "text",
+                     *       "teamId": "text",
                      *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *       "serviceWindowOpen": true,
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
@@ -43201,6 +44139,7 @@ export interface operations {
                      *       "phone": "text",
                      *       "status": "open",
                      *       "assigneeId": "text",
+                     *       "teamId": "text",
                      *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *       "serviceWindowOpen": true,
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",
@@ -43491,6 +44430,7 @@ export interface operations {
                      *       "phone": "text",
                      *       "status": "open",
                      *       "assigneeId": "text",
+                     *       "teamId": "text",
                      *       "serviceWindowExpiresAt": "2026-01-15T09:30:00.000Z",
                      *       "serviceWindowOpen": true,
                      *       "lastInboundAt": "2026-01-15T09:30:00.000Z",

@@ -1,0 +1,130 @@
+// Who a conversation is with: its assignee and its team, changed in one place whoever changes them
+// (the API, a rule, a team's auto-assignment), each change one `conversation.assigned` event with
+// the previous assignee and team and `reason`: `manual` (the API, a console user), `rule` (a rule's
+// action), `auto` (a team's assignment, a member going offline, a removed member).
+//
+// Which member a team gives a conversation to is the teams module's (above this one): conversations
+// asks it through the hook `conversations.route`, in the transaction that opens, reopens or moves
+// the conversation, with the conversation's row locked; the teams module answers by calling
+// setAssignment. The queue's statements (takeQueued, requeueMember) are here because the table is.
+import type { Tx } from '../../kernel/database/db.ts';
+import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { CONVERSATION_COLUMNS, type ConversationRow, findConversation } from './repo.ts';
+import { toConversation } from './schemas.ts';
+
+export type AssignReason = 'manual' | 'rule' | 'auto';
+
+declare module '../../kernel/outbox/hooks.ts' {
+  interface HookPayloads {
+    /**
+     * A conversation to give to a team's member (modules/teams): opened or reopened (`teamId` null:
+     * its own team, else the account's default team), or moved to `teamId`. Its row is locked.
+     */
+    'conversations.route': {
+      accountId: string;
+      conversation: ConversationRow;
+      teamId: string | null;
+      reason: AssignReason;
+      /** Opened or reopened (a member already on it who is online keeps it), or moved. */
+      occasion: 'opened' | 'reopened' | 'moved';
+      /** Moved with its member named (null: nobody): set as it is, the team only checked. */
+      assigneeId?: string | null;
+    };
+    /** An assigned conversation closed: its member has room again in its team (modules/teams). */
+    'conversations.closed': { accountId: string; teamId: string | null; assigneeId: string | null };
+  }
+}
+
+export interface Assignment {
+  assigneeId: string | null;
+  teamId: string | null;
+}
+
+/**
+ * Gives the (locked) conversation to `to`; answers whether anything changed. Emits
+ * conversation.assigned with the conversation as it is after, in the caller's transaction.
+ */
+export async function setAssignment(
+  tx: Tx,
+  events: EventOutbox,
+  row: ConversationRow,
+  to: Assignment,
+  reason: AssignReason,
+  now: Date,
+): Promise<boolean> {
+  if (row.assignee_id === to.assigneeId && row.team_id === to.teamId) return false;
+  await tx.query(
+    'UPDATE conversations SET assignee_id = $3, team_id = $4, updated_at = $5 WHERE account_id = $1 AND id = $2',
+    [row.account_id, row.id, to.assigneeId, to.teamId, now],
+  );
+  const view = toConversation((await findConversation(tx, row.account_id, row.id))!, now);
+  await events.emit(tx, {
+    type: 'conversation.assigned',
+    accountId: row.account_id,
+    data: { ...view, previousAssigneeId: row.assignee_id, previousTeamId: row.team_id, reason },
+  });
+  return true;
+}
+
+/** The team's oldest waiting conversation (open, nobody on it), locked; one another takes is skipped. */
+export async function takeQueued(tx: Tx, teamId: string): Promise<ConversationRow | null> {
+  const { rows } = await tx.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+      WHERE team_id = $1 AND status = 'open' AND assignee_id IS NULL
+      ORDER BY opened_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    [teamId],
+  );
+  return rows[0] ?? null;
+}
+
+/** Teams with someone waiting, a page at a time (the periodic drain). */
+export async function teamsWithQueues(
+  tx: Tx,
+  limit: number,
+): Promise<{ account_id: string; team_id: string }[]> {
+  const { rows } = await tx.query<{ account_id: string; team_id: string }>(
+    `SELECT DISTINCT account_id, team_id FROM conversations
+      WHERE status = 'open' AND assignee_id IS NULL AND team_id IS NOT NULL LIMIT $1`,
+    [limit],
+  );
+  return rows;
+}
+
+/** A member's open conversations of these teams go back to their queues (locked, then changed). */
+export async function requeueMember(
+  tx: Tx,
+  events: EventOutbox,
+  accountId: string,
+  memberId: string,
+  teamIds: string[],
+  now: Date,
+): Promise<number> {
+  const { rows } = await tx.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+      WHERE account_id = $1 AND assignee_id = $2 AND status = 'open' AND team_id = ANY($3::text[])
+      ORDER BY id FOR UPDATE`,
+    [accountId, memberId, teamIds],
+  );
+  for (const row of rows)
+    await setAssignment(tx, events, row, { assigneeId: null, teamId: row.team_id }, 'auto', now);
+  return rows.length;
+}
+
+/** A team is deleted: its conversations belong to none (their assignees stay). No event: nobody moved. */
+export async function forgetTeam(tx: Tx, accountId: string, teamId: string): Promise<void> {
+  await tx.query('UPDATE conversations SET team_id = NULL WHERE account_id = $1 AND team_id = $2', [
+    accountId,
+    teamId,
+  ]);
+}
+
+/** How many of the team's open conversations each of these members has (capacity, least busy). */
+export async function openCounts(tx: Tx, teamId: string, memberIds: string[]): Promise<Map<string, number>> {
+  const { rows } = await tx.query<{ assignee_id: string; n: number }>(
+    `SELECT assignee_id, count(*)::int AS n FROM conversations
+      WHERE team_id = $1 AND status = 'open' AND assignee_id = ANY($2::text[])
+      GROUP BY assignee_id`,
+    [teamId, memberIds],
+  );
+  return new Map(rows.map((r) => [r.assignee_id, r.n]));
+}
