@@ -24,6 +24,7 @@ const BENCHES = [
   'voice',
   'campaigns',
   'lists',
+  'assignment',
 ];
 const chosen = process.argv.slice(2);
 for (const name of chosen) if (!BENCHES.includes(name)) throw new Error(`no benchmark ${name}`);

@@ -36,7 +36,7 @@ import { type SendResult, wakeDispatchers } from '../messages/index.ts';
 import type { RuleRow } from '../rules/index.ts';
 import { recordRuns, runRulesFor, scanTimed } from '../rules/index.ts';
 import { enrollOnEvent, exitOnEvent, runDue } from '../sequences/index.ts';
-import { drainQueues } from '../teams/index.ts';
+import { ASSIGN_CHANNEL, drainQueues, drainTeam } from '../teams/index.ts';
 
 /** What the worker needs beyond what actions need: the egress and secrets of call_webhook. */
 export interface WorkerServices extends EffectServices {
@@ -124,6 +124,9 @@ export class AutomationWorker {
   readonly #dueBacklog: boolean[] = [];
   #scanTimer: NodeJS.Timeout | null = null;
   #scanning: Promise<void> | null = null;
+  /** Teams whose queues a wake-up asked to give out (teams/assign.ts), and the drain under way. */
+  readonly #teamsToDrain = new Set<string>();
+  #draining: Promise<void> | null = null;
   /** Set when an event made journey runs due (answered or started): the runner looks at once. */
   #runsDue = false;
 
@@ -144,9 +147,11 @@ export class AutomationWorker {
     this.#running = true;
     const unlistenEvents = await this.#s.db.listen(AUTOMATION_CHANNEL, () => this.wake());
     const unlistenDue = await this.#s.db.listen(AUTOMATION_DUE_CHANNEL, () => this.dueNow());
+    const unlistenAssign = await this.#s.db.listen(ASSIGN_CHANNEL, (teamId) => this.drainSoon(teamId));
     this.#unlisten = async () => {
       await unlistenEvents();
       await unlistenDue();
+      await unlistenAssign();
     };
     const lanes = Math.max(1, this.#settings.lanes);
     this.#loopsDone = Promise.all(Array.from({ length: lanes }, (_, lane) => this.#loop(lane, lanes)));
@@ -176,6 +181,25 @@ export class AutomationWorker {
     const started = await scanTimedEntries(this.#s);
     if (started > 0) this.dueNow();
     return woken + given + fired + started;
+  }
+
+  /**
+   * Gives out a team's waiting conversations (teams/assign.ts `drainTeam`), the teams woken one after
+   * another; a team woken while its drain runs is drained again after it.
+   */
+  drainSoon(teamId: string): void {
+    if (teamId) this.#teamsToDrain.add(teamId);
+    this.#draining ??= (async () => {
+      for (const id of this.#teamsToDrain) {
+        this.#teamsToDrain.delete(id);
+        await drainTeam(this.#s, id).catch((err) =>
+          this.#log.warn({ err, teamId: id }, 'could not give out a team’s waiting conversations'),
+        );
+      }
+    })().finally(() => {
+      this.#draining = null;
+      if (this.#teamsToDrain.size > 0 && this.#running) this.drainSoon('');
+    });
   }
 
   /** Sends a batch of due sequence steps; answers how many enrollments were taken. */
@@ -215,6 +239,7 @@ export class AutomationWorker {
     await this.#unlisten?.();
     await this.#loopsDone;
     await this.#scanning;
+    await this.#draining;
     await this.#callsInFlight;
   }
 

@@ -1,15 +1,17 @@
-// Who a conversation is with: its assignee and its team, changed in one place whoever changes them
-// (the API, a rule, a team's auto-assignment), each change one `conversation.assigned` event with
-// the previous assignee and team and `reason`: `manual` (the API, a console user), `rule` (a rule's
-// action), `auto` (a team's assignment, a member going offline, a removed member).
+// Who a conversation is with: its assignee and its team, changed here whoever changes them (the
+// API, a rule, a team's drain), each change one `conversation.assigned` event with the previous
+// assignee and team and `reason`: `manual` (the API, a console user), `rule` (a rule's action),
+// `auto` (a team's drain, a member going offline, a removed member).
 //
-// Which member a team gives a conversation to is the teams module's (above this one): conversations
-// asks it through the hook `conversations.route`, in the transaction that opens, reopens or moves
-// the conversation, with the conversation's row locked; the teams module answers by calling
-// setAssignment. The queue's statements (takeQueued, requeueMember) are here because the table is.
+// Which team a conversation joins and which member it is given are the teams module's (above this
+// one, teams/assign.ts): conversations asks it through the hook `conversations.route`, in the
+// transaction that opens, reopens or moves the conversation, with the conversation's row locked;
+// the teams module answers through setTeam (a new conversation into its queue), setAssignment and
+// setAssignments (a queue given out in a batch). The queue's statements (takeQueued, requeueMember,
+// openCounts) are here because the table is.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { CONVERSATION_COLUMNS, type ConversationRow, findConversation } from './repo.ts';
+import { CONVERSATION_COLUMNS, type ConversationRow, findConversation, findConversations } from './repo.ts';
 import { toConversation } from './schemas.ts';
 
 export type AssignReason = 'manual' | 'rule' | 'auto';
@@ -17,8 +19,9 @@ export type AssignReason = 'manual' | 'rule' | 'auto';
 declare module '../../kernel/outbox/hooks.ts' {
   interface HookPayloads {
     /**
-     * A conversation to give to a team's member (modules/teams): opened or reopened (`teamId` null:
-     * its own team, else the account's default team), or moved to `teamId`. Its row is locked.
+     * A conversation for a team (modules/teams): opened or reopened (`teamId` null: its own team,
+     * else the account's default team), or moved to `teamId`. Its row is locked; for a new one, the
+     * handler sets `conversation.team_id` on the object given, which the caller's event then shows.
      */
     'conversations.route': {
       accountId: string;
@@ -66,15 +69,67 @@ export async function setAssignment(
   return true;
 }
 
-/** The team's oldest waiting conversation (open, nobody on it), locked; one another takes is skipped. */
-export async function takeQueued(tx: Tx, teamId: string): Promise<ConversationRow | null> {
+/** The team's oldest waiting conversations (open, nobody on them), locked; those others hold are skipped. */
+export async function takeQueued(tx: Tx, teamId: string, limit: number): Promise<ConversationRow[]> {
   const { rows } = await tx.query<ConversationRow>(
     `SELECT ${CONVERSATION_COLUMNS} FROM conversations
       WHERE team_id = $1 AND status = 'open' AND assignee_id IS NULL
-      ORDER BY opened_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      ORDER BY opened_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
     [teamId],
   );
-  return rows[0] ?? null;
+  return rows;
+}
+
+/**
+ * Gives each (locked) conversation to its member, in one statement, with one conversation.assigned
+ * each (`reason`), in one write of the outbox: a team's queue given out in a batch.
+ */
+export async function setAssignments(
+  tx: Tx,
+  events: EventOutbox,
+  changes: { row: ConversationRow; assigneeId: string }[],
+  reason: AssignReason,
+  now: Date,
+): Promise<void> {
+  if (changes.length === 0) return;
+  const accountId = changes[0]!.row.account_id;
+  await tx.query(
+    `UPDATE conversations c SET assignee_id = v.assignee_id, updated_at = $4
+       FROM unnest($2::text[], $3::text[]) AS v (id, assignee_id)
+      WHERE c.account_id = $1 AND c.id = v.id`,
+    [accountId, changes.map((c) => c.row.id), changes.map((c) => c.assigneeId), now],
+  );
+  const views = new Map(
+    (
+      await findConversations(
+        tx,
+        accountId,
+        changes.map((c) => c.row.id),
+      )
+    ).map((v) => [v.id, v]),
+  );
+  await events.emitMany(
+    tx,
+    changes.map(({ row }) => ({
+      type: 'conversation.assigned' as const,
+      accountId,
+      data: {
+        ...toConversation(views.get(row.id)!, now),
+        previousAssigneeId: row.assignee_id,
+        previousTeamId: row.team_id,
+        reason,
+      },
+    })),
+  );
+}
+
+/** Puts a new conversation (locked) in a team without an event: its conversation.opened shows it. */
+export async function setTeam(tx: Tx, row: ConversationRow, teamId: string): Promise<void> {
+  await tx.query('UPDATE conversations SET team_id = $3 WHERE account_id = $1 AND id = $2', [
+    row.account_id,
+    row.id,
+    teamId,
+  ]);
 }
 
 /** Teams with someone waiting, a page at a time (the periodic drain). */

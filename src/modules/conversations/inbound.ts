@@ -148,6 +148,16 @@ async function receiveOne(
       RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, conversation.id, now, message.id, wroteAt],
   );
+  // A new conversation joins its team (modules/teams: the default team's queue), before its event
+  // shows it.
+  if (opened)
+    await s.events.hook(tx, 'conversations.route', {
+      accountId,
+      conversation: rows[0]!,
+      teamId: null,
+      reason: 'auto',
+      occasion: 'opened',
+    });
   events.push({ type: 'message.received', accountId, data: toMessage(message) });
   // The customer writing wakes a snoozed conversation (snooze.ts), told once, here.
   const woke = !opened && conversation.snoozed_until !== null;
@@ -167,15 +177,6 @@ async function receiveOne(
     else events.push({ type: 'conversation.unsnoozed', accountId, data: { ...data, reason: 'customer' } });
   }
   await s.events.emitMany(tx, events);
-  // A new conversation goes to its team's member (modules/teams: the default team's), after its event.
-  if (opened)
-    await s.events.hook(tx, 'conversations.route', {
-      accountId,
-      conversation: rows[0]!,
-      teamId: null,
-      reason: 'auto',
-      occasion: 'opened',
-    });
   return { message, duplicate: false };
 }
 

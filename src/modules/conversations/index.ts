@@ -8,6 +8,8 @@ export {
   openCounts,
   requeueMember,
   setAssignment,
+  setAssignments,
+  setTeam,
   takeQueued,
   teamsWithQueues,
 } from './assignment.ts';

@@ -73,6 +73,19 @@ export async function findConversation(
   return rows[0] ? toView(rows[0]) : null;
 }
 
+/** Conversations with their views' extras, in no order. */
+export async function findConversations(
+  sql: Sql,
+  accountId: string,
+  ids: string[],
+): Promise<ConversationView[]> {
+  const { rows } = await sql.query<ConversationView>(
+    viewSql('cv.account_id = $1 AND cv.id = ANY($2::text[])'),
+    [accountId, ids],
+  );
+  return rows.map(toView);
+}
+
 /** The conversation's own row, without its view's extras (`lock`: for a change of its state). */
 export async function findConversationRow(
   sql: Sql,

@@ -1,151 +1,100 @@
-// Auto-assignment: which member of a team a conversation goes to, decided in the transaction that
-// opens, reopens or moves it, with the team's row locked (FOR UPDATE), so that two conversations
-// arriving at once, in one process or two, are given one after the other and each exactly once.
+// Auto-assignment: which member of a team a conversation goes to. Two halves:
 //
-//   - Who may take one: a member of the team who is `online`, with fewer of the team's open
-//     conversations than its `capacity` (none: no limit). Capacity counts the team's conversations
-//     only, which the team's lock makes exact; a member of two teams has room in each.
-//   - `round_robin`: the next such member after the one given the last conversation, in the team's
-//     order; `least_busy`: the one with the fewest of the team's open conversations (then the
-//     team's order); `manual`: nobody, the conversation waits in the queue.
-//   - Nobody can take it: it waits in the team's queue (its team set, no assignee) and is given as
-//     soon as someone has room: when a conversation of the team closes, when a member comes online,
-//     and on the automation worker's timed scan (drainQueues), oldest first, FOR UPDATE SKIP LOCKED.
-//   - A member going offline gives back their open conversations of the teams whose `onOffline` is
-//     `requeue` (the others keep them), which the rest of the team then takes.
-//   - The default team takes every new conversation (and a reopened one of no team); a rule or a
-//     person routing it elsewhere moves it (`conversations.route`, occasion `moved`).
-// Every change is one conversation.assigned (conversations/assignment.ts), `reason` `auto` unless a
-// rule (`rule`) or a person (`manual`) moved it.
+//   - In the transaction that opens, reopens or moves a conversation (the `conversations.route`
+//     hook), the conversation is put in its team: a new one in the account's default team (silently:
+//     its conversation.opened shows the team), a reopened one in its own (or the default), a moved one
+//     in the team named. With nobody on it, it waits in the team's queue, and the transaction wakes
+//     the team's drain (NOTIFY ASSIGN_CHANNEL, sent at commit). A reopened one whose member is online
+//     stays theirs.
+//   - The drain (drainTeam: the automation worker on the wake-up, and its timed scan as the safety
+//     net) gives the queue out in batches: the team's row locked (FOR UPDATE), so that drains of one
+//     team in two processes run one after the other, the waiting conversations taken oldest first
+//     (FOR UPDATE SKIP LOCKED), each given to the next member with room, and all of the batch written
+//     in one statement with one conversation.assigned each (`reason: auto`). A burst of new
+//     conversations costs a few transactions, not one serialised transaction each.
+//
+// Who has room: a member of the team who is `online`, with fewer of the team's open conversations
+// than its `capacity` (none: no limit); capacity counts the team's conversations, which the team's
+// lock makes exact. `round_robin`: the next such member after the one given the last conversation,
+// in the team's order; `least_busy`: the one with the fewest of the team's open conversations (then
+// the team's order); `manual`: nobody, the queue waits for a person. A member going offline gives
+// back their open conversations of the teams whose `onOffline` is `requeue` (the others keep them).
+// Whatever wakes a drain (a close, a member online, a team given room) sends the same NOTIFY.
 import type { Database, Tx } from '../../kernel/database/db.ts';
 import { notFound } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import {
-  type ConversationRow,
   openCounts,
   requeueMember,
   setAssignment,
+  setAssignments,
+  setTeam,
   takeQueued,
   teamsWithQueues,
 } from '../conversations/index.ts';
 import { onlineMembers } from '../team/index.ts';
-import { findDefaultTeam, findTeam, noteAssigned, type TeamRow, teamsOfMember } from './repo.ts';
+import { findDefaultTeam, findTeam, lockTeam, noteAssigned, type TeamRow, teamsOfMember } from './repo.ts';
 
-/** Conversations one drain gives out (the rest: the next occasion, or the timed scan). */
-const DRAIN_BATCH = 100;
+/** The channel that wakes the drain of a team (the payload is the team's id). */
+export const ASSIGN_CHANNEL = 'tidings_assign';
+/** Conversations one drain's transaction gives out. */
+const DRAIN_BATCH = 200;
 
-/** The member the (locked) team gives its next conversation to, or null: nobody has room. */
-export async function pickMember(tx: Tx, team: TeamRow): Promise<string | null> {
-  if (team.mode === 'manual' || team.members.length === 0) return null;
-  const online = await onlineMembers(tx, team.account_id, team.members);
-  const candidates = team.members.filter((m) => online.has(m));
-  if (candidates.length === 0) return null;
-  const counts = await openCounts(tx, team.id, candidates);
-  const load = (m: string) => counts.get(m) ?? 0;
-  const room = candidates.filter((m) => team.capacity === null || load(m) < team.capacity);
+/** Wakes the drain of a team, at commit (a manual team's drain gives nothing: it waits for a person). */
+export async function wakeDrain(tx: Tx, teamId: string): Promise<void> {
+  await tx.query('SELECT pg_notify($1, $2)', [ASSIGN_CHANNEL, teamId]);
+}
+
+/** The next member with room, given each member's open conversations of the team (online ones). */
+export function chooseMember(team: TeamRow, online: string[], load: Map<string, number>): string | null {
+  const count = (m: string) => load.get(m) ?? 0;
+  const room = online.filter((m) => team.capacity === null || count(m) < team.capacity);
   if (room.length === 0) return null;
-  if (team.mode === 'least_busy') return room.reduce((best, m) => (load(m) < load(best) ? m : best));
+  if (team.mode === 'least_busy') return room.reduce((best, m) => (count(m) < count(best) ? m : best));
   const last = team.members.indexOf(team.last_assigned_id ?? '');
   const order = [...team.members.slice(last + 1), ...team.members.slice(0, last + 1)];
   return order.find((m) => room.includes(m)) ?? null;
 }
 
-/** Gives the (locked) conversation to the team's next member, or to its queue. */
-async function giveTo(
-  tx: Tx,
-  events: EventOutbox,
-  team: TeamRow,
-  row: ConversationRow,
-  reason: 'manual' | 'rule' | 'auto',
-  now: Date,
-): Promise<void> {
-  const member = await pickMember(tx, team);
-  await setAssignment(tx, events, row, { assigneeId: member, teamId: team.id }, reason, now);
-  if (member) {
-    await noteAssigned(tx, team.id, member);
-    team.last_assigned_id = member;
-  }
-}
-
-/** Gives out the team's waiting conversations while its members have room; answers how many. */
-export async function drainQueue(
-  tx: Tx,
-  events: EventOutbox,
-  accountId: string,
-  teamId: string,
-  now: Date,
-): Promise<number> {
-  const team = await findTeam(tx, accountId, teamId, { lock: true });
-  if (!team || team.mode === 'manual') return 0;
-  let given = 0;
-  while (given < DRAIN_BATCH) {
-    const member = await pickMember(tx, team);
+/** One batch of the team's queue given out, in the caller's transaction; answers how many. */
+async function drainBatch(tx: Tx, events: EventOutbox, teamId: string, now: Date): Promise<number> {
+  const team = await lockTeam(tx, teamId);
+  if (!team || team.mode === 'manual' || team.members.length === 0) return 0;
+  const present = await onlineMembers(tx, team.account_id, team.members);
+  const online = team.members.filter((m) => present.has(m));
+  if (online.length === 0) return 0;
+  const queued = await takeQueued(tx, team.id, DRAIN_BATCH);
+  if (queued.length === 0) return 0;
+  const load = await openCounts(tx, team.id, online);
+  const changes = [];
+  for (const row of queued) {
+    const member = chooseMember(team, online, load);
     if (!member) break;
-    const row = await takeQueued(tx, team.id);
-    if (!row) break;
-    await setAssignment(tx, events, row, { assigneeId: member, teamId: team.id }, 'auto', now);
-    await noteAssigned(tx, team.id, member);
+    load.set(member, (load.get(member) ?? 0) + 1);
     team.last_assigned_id = member;
-    given++;
+    changes.push({ row, assigneeId: member });
   }
-  return given;
+  if (changes.length === 0) return 0;
+  await setAssignments(tx, events, changes, 'auto', now);
+  await noteAssigned(tx, team.id, team.last_assigned_id!);
+  return changes.length;
 }
 
-/** The teams' reactions to conversations and members (wired in app.ts). */
-export function subscribeTeamAssignment(hooks: Hooks, now: () => Date): void {
-  hooks.on('conversations.route', async (tx, p, events) => {
-    const at = now();
-    if (p.occasion === 'moved') {
-      const team = await findTeam(tx, p.accountId, p.teamId!, { lock: true });
-      if (!team) throw notFound('team');
-      if (p.assigneeId !== undefined) {
-        await setAssignment(
-          tx,
-          events,
-          p.conversation,
-          { assigneeId: p.assigneeId, teamId: team.id },
-          p.reason,
-          at,
-        );
-        return;
-      }
-      await giveTo(tx, events, team, p.conversation, p.reason, at);
-      return;
-    }
-    const own = p.conversation.team_id;
-    const team = own
-      ? await findTeam(tx, p.accountId, own, { lock: true })
-      : await findDefaultTeam(tx, p.accountId, { lock: true });
-    if (!team) return;
-    // Reopened with a member on it who is at their desk: it stays theirs.
-    const member = p.conversation.assignee_id;
-    if (member && p.occasion === 'reopened' && (await onlineMembers(tx, p.accountId, [member])).has(member)) {
-      await setAssignment(tx, events, p.conversation, { assigneeId: member, teamId: team.id }, 'auto', at);
-      return;
-    }
-    await giveTo(tx, events, team, p.conversation, 'auto', at);
-  });
-  hooks.on('conversations.closed', async (tx, p, events) => {
-    if (p.teamId) await drainQueue(tx, events, p.accountId, p.teamId, now());
-  });
-  hooks.on('team.availability-changed', async (tx, p, events) => {
-    const at = now();
-    if (p.availability === 'offline') {
-      const requeuing = await teamsOfMember(tx, p.memberId, 'requeue');
-      if ((await requeueMember(tx, events, p.accountId, p.memberId, requeuing, at)) === 0) return;
-      for (const teamId of requeuing) await drainQueue(tx, events, p.accountId, teamId, at);
-    } else if (p.availability === 'online') {
-      for (const teamId of await teamsOfMember(tx, p.memberId))
-        await drainQueue(tx, events, p.accountId, teamId, at);
-    }
-  });
+/** Gives out the team's queue while its members have room, a batch a transaction; answers how many. */
+export async function drainTeam(
+  s: { db: Database; events: EventOutbox; now: () => Date },
+  teamId: string,
+): Promise<number> {
+  let given = 0;
+  for (;;) {
+    const n = await s.db.transaction((tx) => drainBatch(tx, s.events, teamId, s.now()));
+    given += n;
+    if (n < DRAIN_BATCH) return given;
+  }
 }
 
-/**
- * The timed scan's safety net: every team with someone waiting is drained, each in a transaction
- * of its own (a member who came back, a capacity raised, a member added). Answers how many it gave.
- */
+/** The timed scan's safety net: every team with someone waiting (a wake-up lost, a process down). */
 export async function drainQueues(s: {
   db: Database;
   events: EventOutbox;
@@ -153,8 +102,51 @@ export async function drainQueues(s: {
 }): Promise<number> {
   const waiting = await s.db.transaction((tx) => teamsWithQueues(tx, 1000));
   let given = 0;
-  for (const { account_id, team_id } of waiting) {
-    given += await s.db.transaction((tx) => drainQueue(tx, s.events, account_id, team_id, s.now()));
-  }
+  for (const { team_id } of waiting) given += await drainTeam(s, team_id);
   return given;
+}
+
+/** The teams' part in conversations' and members' changes (wired in app.ts). */
+export function subscribeTeamAssignment(hooks: Hooks, now: () => Date): void {
+  hooks.on('conversations.route', async (tx, p, events) => {
+    const at = now();
+    const row = p.conversation;
+    if (p.occasion === 'moved') {
+      const team = await findTeam(tx, p.accountId, p.teamId!);
+      if (!team) throw notFound('team');
+      const assigneeId = p.assigneeId ?? null;
+      await setAssignment(tx, events, row, { assigneeId, teamId: team.id }, p.reason, at);
+      if (assigneeId === null) await wakeDrain(tx, team.id);
+      return;
+    }
+    const team = row.team_id
+      ? await findTeam(tx, p.accountId, row.team_id)
+      : await findDefaultTeam(tx, p.accountId);
+    if (!team) return;
+    if (p.occasion === 'opened') {
+      // The caller shows the conversation with its team (its conversation.opened is emitted after).
+      await setTeam(tx, row, team.id);
+      row.team_id = team.id;
+      if (team.mode !== 'manual') await wakeDrain(tx, team.id);
+      return;
+    }
+    // Reopened with a member on it who is at their desk: it stays theirs; else it waits its turn.
+    const member = row.assignee_id;
+    const stays = member !== null && (await onlineMembers(tx, p.accountId, [member])).has(member);
+    await setAssignment(tx, events, row, { assigneeId: stays ? member : null, teamId: team.id }, 'auto', at);
+    if (!stays) await wakeDrain(tx, team.id);
+  });
+  hooks.on('conversations.closed', async (tx, p) => {
+    if (p.teamId) await wakeDrain(tx, p.teamId);
+  });
+  hooks.on('team.availability-changed', async (tx, p, events) => {
+    if (p.availability === 'away') return;
+    const teams = await teamsOfMember(tx, p.memberId, p.availability === 'offline' ? 'requeue' : undefined);
+    if (
+      p.availability === 'offline' &&
+      (await requeueMember(tx, events, p.accountId, p.memberId, teams, now())) === 0
+    )
+      return;
+    for (const id of teams) await wakeDrain(tx, id);
+  });
 }

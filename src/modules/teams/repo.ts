@@ -43,6 +43,12 @@ export async function findTeam(
   return rows[0] ?? null;
 }
 
+/** A team by id alone, locked (the drain: one of a team at a time, whichever process). */
+export async function lockTeam(sql: Sql, id: string): Promise<TeamRow | null> {
+  const { rows } = await sql.query<TeamRow>(`${SELECT} WHERE t.id = $1 FOR UPDATE OF t`, [id]);
+  return rows[0] ?? null;
+}
+
 export async function findDefaultTeam(sql: Sql, accountId: string, options: { lock?: boolean } = {}) {
   const { rows } = await sql.query<TeamRow>(
     `${SELECT} WHERE t.account_id = $1 AND t.is_default ${options.lock ? 'FOR UPDATE OF t' : ''}`,

@@ -9,7 +9,7 @@ import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { forgetTeam } from '../conversations/index.ts';
 import { existingMembers } from '../team/index.ts';
-import { drainQueue } from './assign.ts';
+import { wakeDrain } from './assign.ts';
 import {
   countTeams,
   deleteTeam,
@@ -63,7 +63,8 @@ async function save(
   const other = await findTeamByName(tx, accountId, name);
   if (other && other.id !== id) throw nameTaken(other.id);
   await writeTeam(tx, accountId, id, { ...values, name }, s.now(), before === null);
-  if (before) await drainQueue(tx, s.events, accountId, id, s.now());
+  // A change may give the team room: its drain looks once this commits.
+  if (before) await wakeDrain(tx, id);
   return (await findTeam(tx, accountId, id))!;
 }
 
