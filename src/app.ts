@@ -35,6 +35,7 @@ import { automationInbox } from './modules/automation/index.ts';
 import { AutomationWorker, wakeRoutes } from './modules/automation-worker/index.ts';
 import { walletRoutes } from './modules/billing/index.ts';
 import { bulkContactsJob, bulkRoutes, subscribeBulkProgress } from './modules/bulk/index.ts';
+import { businessHoursRoutes } from './modules/business-hours/index.ts';
 import { whatsappCallbackRoutes } from './modules/callbacks/index.ts';
 import {
   callActions,
@@ -463,6 +464,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(eventRoutes(ctx));
       await api.register(teamRoutes(ctx));
       await api.register(teamsRoutes(ctx));
+      await api.register(businessHoursRoutes(ctx));
       await api.register(consoleAuthRoutes(ctx));
       await api.register(keyRoutes(ctx));
       await api.register(ruleRoutes(ctx));

@@ -56,6 +56,8 @@ describe('adding a team member', () => {
       name: 'Ann Lee',
       email: 'ann.lee@example.com',
       role: 'admin',
+      availability: 'online',
+      availabilityChangedAt: null,
       createdAt: expect.stringMatching(ISO),
     });
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before - 1000);

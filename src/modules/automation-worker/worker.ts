@@ -26,9 +26,11 @@ import {
   actorFrom,
   batchOrOneByOne,
   CallSender,
+  inboxActorFrom,
   loadScope,
   type RunScope,
 } from '../automation/index.ts';
+import { answerCustomer } from '../business-hours/index.ts';
 import { wakeSnoozed } from '../conversations/index.ts';
 import { holdAgainstErasure, isErasedEvent } from '../erasure/index.ts';
 import { answerRuns, runDueJourneys, scanTimedEntries, startOnEvent } from '../journeys/index.ts';
@@ -380,21 +382,30 @@ export class AutomationWorker {
     batch: { sequenced: boolean; journeyed: boolean; rules: Map<string, RuleRow[]> },
   ): Promise<void> {
     const { sequenced, journeyed } = batch;
-    const account = actorFrom(taken);
     // An event erased before it ran says nothing to act on.
-    if (!account || isErasedEvent(taken.payload)) return;
+    if (isErasedEvent(taken.payload)) return;
     const event = JSON.parse(taken.payload) as EventEnvelope & { causedBy?: CausedBy };
     const data = event.data as { sandbox?: boolean };
+    const mode = data.sandbox === true ? 'sandbox' : 'live';
+    const account = actorFrom(taken);
+    // Business hours' replies are the inbox's, on every plan: an active account gets them.
+    const replying = account ?? inboxActorFrom(taken);
+    if (!account) {
+      if (replying) await answerCustomer(this.#s, tx, event, { ...replying, mode }, sent);
+      return;
+    }
     const now = this.#s.now();
     // A reply ends enrollments before the rules it triggers run; the rules see it ended.
     if (sequenced) await exitOnEvent(tx, this.#s, event);
     const runs = await runRulesFor(tx, event, {
       act: actor(this.#s, sent),
-      actor: { ...account, mode: data.sandbox === true ? 'sandbox' : 'live' },
+      actor: { ...account, mode },
       now,
       rules: batch.rules,
     });
     await recordRuns(tx, this.#s.events, runs);
+    // The away message or the greeting, after the rules the same message set off.
+    await answerCustomer(this.#s, tx, event, { ...account, mode }, sent);
     let scope: Promise<RunScope> | null = null;
     const scopeOnce = () => {
       scope ??= loadScope(tx, event, now);

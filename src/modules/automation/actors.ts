@@ -31,6 +31,19 @@ export function actorFrom(row: ActorRow | undefined): AccountActor | null {
   };
 }
 
+/**
+ * The account a reply of its inbox acts for (business hours' away message and greeting): any active
+ * account, whatever its plan (automation's plan gate is for rules, sequences and journeys).
+ */
+export function inboxActorFrom(row: ActorRow | undefined): AccountActor | null {
+  if (row?.status !== 'ACTIVE') return null;
+  return {
+    accountId: row.account_id,
+    countryCode: row.country_code,
+    channelProvider: row.provider ?? 'sandbox',
+  };
+}
+
 /** Each of the accounts' actor (null for one that may not run now), in one statement. */
 export async function actorsOf(
   sql: Sql,

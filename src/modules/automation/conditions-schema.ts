@@ -7,7 +7,7 @@ const ConditionSchema = Type.Object(
     field: Type.String({
       maxLength: 140,
       description:
-        'contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).',
+        'contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).',
       examples: ['message.text'],
     }),
     op: Type.Enum([...OPS]),

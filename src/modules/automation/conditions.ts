@@ -63,6 +63,7 @@ const FIXED_FIELDS: Record<string, FieldType> = {
   'conversation.teamId': 'string',
   'time.localHour': 'number',
   'time.weekday': 'number',
+  'time.businessHours': 'string',
 };
 
 /** Fields whose key is the user's: `contact.attributes.<key>`, `event.data.<path>`. */
@@ -112,6 +113,8 @@ const MAX_VALUE_LENGTH = 1000;
 const KEY = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
 
 export function fieldType(field: string, prefixes: string[] = OPEN_PREFIXES): FieldType | null {
+  // A journey's graph reads its scope without the account's hours (journeys/execute.ts).
+  if (field === 'time.businessHours' && prefixes.includes('run.vars.')) return null;
   if (field in FIXED_FIELDS) return FIXED_FIELDS[field]!;
   const prefix = prefixes.find((p) => field.startsWith(p));
   return prefix && KEY.test(field.slice(prefix.length)) ? 'any' : null;
@@ -226,7 +229,7 @@ export function conditionProblems(
       if (!type) {
         problems.push({
           field: `${at}.field`,
-          issue: `${JSON.stringify(c.field)} is not a field: use contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId, event.data.<path>, time.localHour|weekday${prefixes.includes('run.vars.') ? ', run.vars.<path>' : ''}`,
+          issue: `${JSON.stringify(c.field)} is not a field: use contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday${prefixes.includes('run.vars.') ? '' : '|businessHours'}${prefixes.includes('run.vars.') ? ', run.vars.<path>' : ''}`,
         });
         continue;
       }

@@ -6,6 +6,7 @@ import type { Sql } from '../../kernel/database/db.ts';
 import type { EventEnvelope } from '../../kernel/outbox/events.ts';
 import type { ContactRow } from '../contacts/index.ts';
 import { contactCountry, toContact } from '../contacts/index.ts';
+import { type BusinessHours, isOpenAt } from './business-hours.ts';
 import type { Context } from './conditions.ts';
 import { contactZone, localTime } from './time.ts';
 
@@ -20,7 +21,8 @@ export interface RunScope {
     labels: string[];
   } | null;
   event: { id: string; type: string; data: Record<string, unknown> };
-  time: { localHour: number; weekday: number; zone: string };
+  /** `businessHours`: the account's, `open` or `closed` (always open without them); absent where not read. */
+  time: { localHour: number; weekday: number; zone: string; businessHours?: 'open' | 'closed' };
   run: { vars: Record<string, unknown> };
 }
 
@@ -69,20 +71,26 @@ export async function scopeFor(
   about: { message?: RunScope['message']; conversationId?: string | null } = {},
 ): Promise<RunScope> {
   // The contact and its conversation in one round trip (a run reads its scope once or more per event).
-  const { rows } = await sql.query<Partial<ContactRow> & { conv: ConversationRef | null }>(
+  const { rows } = await sql.query<
+    Partial<ContactRow> & { conv: ConversationRef | null; hours: BusinessHours | null }
+  >(
     `SELECT c.*,
             (SELECT json_build_object('id', v.id, 'status', v.status, 'assignee_id', v.assignee_id,
                                       'labels', v.labels, 'team_id', v.team_id)
                FROM conversations v
               WHERE v.account_id = $1
                 AND ((($2::text) IS NOT NULL AND v.id = $2) OR (($2::text) IS NULL AND v.contact_id = $3))
-              ORDER BY v.opened_at DESC LIMIT 1) AS conv
+              ORDER BY v.opened_at DESC LIMIT 1) AS conv,
+            (SELECT json_build_object('timezone', h.timezone, 'weekly', h.weekly, 'holidays', h.holidays)
+               FROM account_business_hours h WHERE h.account_id = $1) AS hours
        FROM (SELECT 1) one LEFT JOIN contact_rows c ON c.account_id = $1 AND c.id = $3`,
     [accountId, about.conversationId ?? null, contactId],
   );
-  const { conv, ...contact } = rows[0]!;
+  const { conv, hours, ...contact } = rows[0]!;
   const row = contact.id ? (contact as ContactRow) : null;
-  return scopeOf(row, conv, event, now, about.message ?? null);
+  const scope = scopeOf(row, conv, event, now, about.message ?? null);
+  scope.time.businessHours = !hours || isOpenAt(hours, now) ? 'open' : 'closed';
+  return scope;
 }
 
 export interface ConversationRef {

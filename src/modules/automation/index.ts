@@ -5,8 +5,10 @@ export { actionProblems, contactChange } from './action-checks.ts';
 export { actor } from './action-handlers.ts';
 export { ActionSchema, CONTACT_CHANGE, MAX_ACTIONS } from './action-schema.ts';
 export type { AccountActor, ActorRow } from './actors.ts';
-export { actorFrom, actorOf, actorsOf } from './actors.ts';
+export { actorFrom, actorOf, actorsOf, inboxActorFrom } from './actors.ts';
 export { batchOrOneByOne, runDueBatch } from './batches.ts';
+export type { BusinessHours, OpeningRange } from './business-hours.ts';
+export { businessHoursProblems, isOpenAt, MAX_HOLIDAYS, MAX_RANGES } from './business-hours.ts';
 export type { Condition, Conditions, TraceEntry } from './conditions.ts';
 export {
   conditionProblems,

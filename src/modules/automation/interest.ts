@@ -3,7 +3,8 @@
 // its active rules, sequences and published journeys, and, while it has a sequence that may hold
 // active enrollments (active or paused), the events that end enrollments (a reply, a tag, an
 // opt-out), and while it has a journey that may hold waiting runs (published or paused), replies
-// (wait_for_reply). Rewritten whole for the account, in the transaction that changes a rule, a
+// (wait_for_reply), and while its business hours have an away message or a greeting, customers'
+// messages (modules/business-hours). Rewritten whole for the account, in the transaction that changes a rule, a
 // sequence or a journey, so the outbox never sees a half-changed set.
 import type { Tx } from '../../kernel/database/db.ts';
 
@@ -27,7 +28,11 @@ export async function refreshInterest(tx: Tx, accountId: string): Promise<void> 
       WHERE EXISTS (SELECT 1 FROM sequences WHERE account_id = $1 AND status IN ('active', 'paused'))
      UNION
      SELECT $1, 'message.received'
-      WHERE EXISTS (SELECT 1 FROM journeys WHERE account_id = $1 AND status IN ('published', 'paused'))`,
+      WHERE EXISTS (SELECT 1 FROM journeys WHERE account_id = $1 AND status IN ('published', 'paused'))
+     UNION
+     SELECT $1, 'message.received'
+      WHERE EXISTS (SELECT 1 FROM account_business_hours
+                     WHERE account_id = $1 AND (away_message IS NOT NULL OR greeting IS NOT NULL))`,
     [accountId, EXIT_EVENTS],
   );
 }

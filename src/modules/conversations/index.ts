@@ -13,6 +13,7 @@ export {
   takeQueued,
   teamsWithQueues,
 } from './assignment.ts';
+export { claimAwayReply, claimGreeting } from './auto-replies.ts';
 export { recordEchoes } from './echoes.ts';
 export { historyImportJob, storeHistoryChunk } from './history-import.ts';
 export { receiveInbound } from './inbound.ts';

@@ -24,6 +24,7 @@ export {
   insertEcho,
   insertHistory,
   insertInbound,
+  markAutomated,
   messageFromJson,
 } from './repo.ts';
 export { messageRoutes } from './routes.ts';

@@ -966,6 +966,34 @@ export interface paths {
         patch: operations["updateTeam"];
         trace?: never;
     };
+    "/api/v1/public/account/business-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s business hours, its away message and greeting
+         * @description Never set (or turned off): `enabled: false`, always open, no replies.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["getBusinessHours"];
+        /**
+         * Set the business hours, the away message and the greeting
+         * @description Closed, a customer who writes gets the away message, at most once per conversation per `awayEvery`; open, the first customer message of a conversation gets the greeting. Both are sent and charged as any message (a template outside the window). `{"enabled": false}` turns them off.
+         */
+        put: operations["putBusinessHours"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public/console/setup": {
         parameters: {
             query?: never;
@@ -3164,6 +3192,55 @@ export interface components {
                 } | null;
             }[];
         };
+        /** BusinessHours */
+        BusinessHours: {
+            /** @description false: always open, no away message, no greeting. */
+            enabled: boolean;
+            /**
+             * @description An IANA time zone.
+             * @example Europe/Berlin
+             */
+            timezone: string;
+            /** @description When it is open, by day (several ranges a day; an overnight shift is two). */
+            weekly: {
+                /** @enum {unknown} */
+                day: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+                /**
+                 * @description Local "HH:MM", inclusive.
+                 * @example 09:00
+                 */
+                from: string;
+                /**
+                 * @description Local "HH:MM", exclusive, later than from ("24:00": the end of the day).
+                 * @example 17:30
+                 */
+                until: string;
+            }[];
+            /** @description Dates ("YYYY-MM-DD", in the zone) closed all day. */
+            holidays: string[];
+            awayMessage: ({
+                text: string;
+            } | {
+                templateName: string;
+                templateLanguage: string;
+                parameters?: string[];
+            }) | null;
+            /**
+             * @description An ISO-8601 duration from one minute to 30 days (`PT12H`): how often one conversation may get the away message.
+             * @example PT12H
+             */
+            awayEvery: string;
+            greeting: ({
+                text: string;
+            } | {
+                templateName: string;
+                templateLanguage: string;
+                parameters?: string[];
+            }) | null;
+            /** @description Whether it is open now (the rule condition `time.businessHours`). */
+            openNow: boolean;
+            updatedAt: string | null;
+        };
         /** BusinessProfile */
         BusinessProfile: {
             /** @description whatsapp_cloud: read from Meta just now; sandbox: the sandbox channel's own. */
@@ -4183,7 +4260,7 @@ export interface components {
                     /** @description Every one must hold (at most 20 conditions in all and any together). */
                     all?: {
                         /**
-                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                          * @example message.text
                          */
                         field: string;
@@ -4195,7 +4272,7 @@ export interface components {
                     /** @description At least one must hold (when there are any). */
                     any?: {
                         /**
-                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                         * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                          * @example message.text
                          */
                         field: string;
@@ -4397,7 +4474,7 @@ export interface components {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -4409,7 +4486,7 @@ export interface components {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -5333,7 +5410,7 @@ export interface components {
                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                      * @example message.text
                      */
                     field: string;
@@ -5345,7 +5422,7 @@ export interface components {
                 /** @description At least one must hold (when there are any). */
                 any?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                      * @example message.text
                      */
                     field: string;
@@ -5686,7 +5763,7 @@ export interface components {
                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                 all?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                      * @example message.text
                      */
                     field: string;
@@ -5698,7 +5775,7 @@ export interface components {
                 /** @description At least one must hold (when there are any). */
                 any?: {
                     /**
-                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                      * @example message.text
                      */
                     field: string;
@@ -6122,7 +6199,7 @@ export interface components {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -6134,7 +6211,7 @@ export interface components {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -17896,6 +17973,363 @@ export interface operations {
             };
         };
     };
+    getBusinessHours: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The BusinessHours. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "timezone": "Europe/Berlin",
+                     *       "weekly": [
+                     *         {
+                     *           "day": "mon",
+                     *           "from": "09:00",
+                     *           "until": "17:30"
+                     *         }
+                     *       ],
+                     *       "holidays": [
+                     *         "2026-12-25"
+                     *       ],
+                     *       "awayMessage": {
+                     *         "text": "text"
+                     *       },
+                     *       "awayEvery": "PT12H",
+                     *       "greeting": {
+                     *         "text": "text"
+                     *       },
+                     *       "openNow": true,
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BusinessHours"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putBusinessHours: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The whole setting: what is left out takes its default. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description false turns them off (the rest may be left out). */
+                    enabled?: boolean;
+                    /**
+                     * @description An IANA time zone.
+                     * @example Europe/Berlin
+                     */
+                    timezone?: string;
+                    /** @description When it is open, by day (several ranges a day; an overnight shift is two). */
+                    weekly?: {
+                        /** @enum {unknown} */
+                        day: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+                        /**
+                         * @description Local "HH:MM", inclusive.
+                         * @example 09:00
+                         */
+                        from: string;
+                        /**
+                         * @description Local "HH:MM", exclusive, later than from ("24:00": the end of the day).
+                         * @example 17:30
+                         */
+                        until: string;
+                    }[];
+                    /** @description Dates ("YYYY-MM-DD", in the zone) closed all day. */
+                    holidays?: string[];
+                    awayMessage?: ({
+                        text: string;
+                    } | {
+                        templateName: string;
+                        templateLanguage: string;
+                        parameters?: string[];
+                    }) | null;
+                    /**
+                     * @description An ISO-8601 duration from one minute to 30 days (`PT12H`): how often one conversation may get the away message.
+                     * @example PT12H
+                     */
+                    awayEvery?: string;
+                    greeting?: ({
+                        text: string;
+                    } | {
+                        templateName: string;
+                        templateLanguage: string;
+                        parameters?: string[];
+                    }) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The BusinessHours. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "timezone": "Europe/Berlin",
+                     *       "weekly": [
+                     *         {
+                     *           "day": "mon",
+                     *           "from": "09:00",
+                     *           "until": "17:30"
+                     *         }
+                     *       ],
+                     *       "holidays": [
+                     *         "2026-12-25"
+                     *       ],
+                     *       "awayMessage": {
+                     *         "text": "text"
+                     *       },
+                     *       "awayEvery": "PT12H",
+                     *       "greeting": {
+                     *         "text": "text"
+                     *       },
+                     *       "openNow": true,
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BusinessHours"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getConsoleSetup: {
         parameters: {
             query?: never;
@@ -19589,7 +20023,7 @@ export interface operations {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -19601,7 +20035,7 @@ export interface operations {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -20331,7 +20765,7 @@ export interface operations {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
                         all?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -20343,7 +20777,7 @@ export interface operations {
                         /** @description At least one must hold (when there are any). */
                         any?: {
                             /**
-                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                             * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                              * @example message.text
                              */
                             field: string;
@@ -21452,7 +21886,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;
@@ -21464,7 +21898,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;
@@ -22174,7 +22608,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;
@@ -22186,7 +22620,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;
@@ -24206,7 +24640,7 @@ export interface operations {
                             /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                  * @example message.text
                                  */
                                 field: string;
@@ -24218,7 +24652,7 @@ export interface operations {
                             /** @description At least one must hold (when there are any). */
                             any?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                  * @example message.text
                                  */
                                 field: string;
@@ -24424,7 +24858,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;
@@ -24436,7 +24870,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;
@@ -25113,7 +25547,7 @@ export interface operations {
                             /** @description Every one must hold (at most 20 conditions in all and any together). */
                             all?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                  * @example message.text
                                  */
                                 field: string;
@@ -25125,7 +25559,7 @@ export interface operations {
                             /** @description At least one must hold (when there are any). */
                             any?: {
                                 /**
-                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                 * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                  * @example message.text
                                  */
                                 field: string;
@@ -25331,7 +25765,7 @@ export interface operations {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
                                 all?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;
@@ -25343,7 +25777,7 @@ export interface operations {
                                 /** @description At least one must hold (when there are any). */
                                 any?: {
                                     /**
-                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday).
+                                     * @description contact.phone|name|email|tags|country|optedIn|marketingOptOut|attributes.<key>, message.text|type|buttonId, conversation.status|assigneeId|teamId|labels, event.data.<path>, time.localHour|weekday (in the contact’s zone; weekday 1 = Monday), time.businessHours (`open` or `closed`: the account’s business hours; rules and triggers).
                                      * @example message.text
                                      */
                                     field: string;

@@ -30,6 +30,13 @@ export class Account extends Resource {
   pricingAdjustments(query?: { from?: string; to?: string }, opts?: CallOptions) {
     return this.t.request('get', '/api/v1/public/account/pricing/adjustments', { query, ...opts });
   }
+  /** Business hours, the away message and the greeting (`enabled: false` when never set). */
+  getBusinessHours(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/business-hours', { ...opts });
+  }
+  setBusinessHours(body: Body<'put', '/api/v1/public/account/business-hours'>, opts?: CallOptions) {
+    return this.t.request('put', '/api/v1/public/account/business-hours', { body, ...opts });
+  }
   /** The messaging channel (sandbox or WhatsApp Cloud). */
   getChannel(opts?: CallOptions) {
     return this.t.request('get', '/api/v1/public/account/channel', { ...opts });
