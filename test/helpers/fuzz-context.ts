@@ -64,6 +64,7 @@ export async function fuzzContext(env: TestEnv): Promise<FuzzContext> {
     title: 'Fuzz',
     text: 'Hi {{ contact.name | default: "there" }}',
   });
+  const team = await created(env, 'POST', '/teams', key, { name: 'Fuzz', members: [member.id] });
   await created(env, 'POST', `/webhooks/${webhook.id}/test`, key);
   const deliveries = await call(env.app, 'GET', `/webhooks/${webhook.id}/deliveries`, { key });
   const ids = [
@@ -75,6 +76,7 @@ export async function fuzzContext(env: TestEnv): Promise<FuzzContext> {
     partnerWebhook.id,
     template.id,
     canned.id,
+    team.id,
     bulk.id ?? bulk.jobId,
     ...Object.values(inbound as Record<string, unknown>).filter(
       (v) => typeof v === 'string' && /^[a-z]+_/.test(v),
