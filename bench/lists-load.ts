@@ -112,9 +112,12 @@ const MESSAGES = `
 
 // The measured account's conversation j: with contact j; 20 % open; a third unassigned, the rest
 // with one of 7 members, and one in 10,000 with a rare one; last activity up to a day after it opened.
+// The inbox's: each in one of 3 teams (a third of them a team's queue: no assignee); a twentieth
+// labelled `refund`, one in 2,000 `vip`; one in 100 snoozed until tomorrow.
 const CONVERSATIONS = `
   INSERT INTO conversations (id, account_id, contact_id, phone, status, assignee_id, last_message_at,
-                             last_message_id, opened_at, closed_at, created_at, updated_at)
+                             last_message_id, opened_at, closed_at, created_at, updated_at,
+                             team_id, labels, snoozed_until)
   SELECT bench_id('cnv', g), o, CASE WHEN k IS NULL THEN 'ctc_other' || g ELSE bench_id('ctc', g) END,
          CASE WHEN k IS NULL THEN '+1' || lpad(g::text, 10, '0') ELSE bench_phone(k) END,
          CASE WHEN coalesce(k, g) % 5 = 0 THEN 'open' ELSE 'closed' END,
@@ -122,7 +125,11 @@ const CONVERSATIONS = `
               ELSE 'usr_member' || k % 7 END,
          least(bench_at(g) + (coalesce(k, g) * 7919 % 86400) * interval '1 second', $1::timestamptz),
          CASE WHEN k < ${HOT_CONVERSATIONS} THEN bench_id('msg', bench_g(k + ${HOT_CONVERSATIONS} * 19)) END,
-         bench_at(g), CASE WHEN coalesce(k, g) % 5 <> 0 THEN bench_at(g) END, bench_at(g), bench_at(g)
+         bench_at(g), CASE WHEN coalesce(k, g) % 5 <> 0 THEN bench_at(g) END, bench_at(g), bench_at(g),
+         'tem_bench' || coalesce(k, g) % 3,
+         CASE WHEN coalesce(k, g) % 2000 = 7 THEN '{vip,refund}' WHEN coalesce(k, g) % 20 = 2 THEN '{refund}'
+              ELSE '{}' END::text[],
+         CASE WHEN coalesce(k, g) % 100 = 10 THEN $1::timestamptz + interval '1 day' END
     FROM (SELECT g, bench_owner(g) AS o, bench_k(g) AS k FROM generate_series(1, $2::bigint) g) s
    ORDER BY g`;
 

@@ -169,7 +169,10 @@ const conversations = (name: string, query: (i: number) => Query): Case => ({
         status: q.status as 'open' | 'closed' | undefined,
         assigneeId: q.assigneeId,
         unassigned: q.unassigned === undefined ? undefined : q.unassigned === 'true',
+        teamId: q.teamId,
         contactId: q.contactId,
+        label: q.label,
+        snoozed: q.snoozed === undefined ? undefined : q.snoozed === 'true',
       },
       new Date(),
     ),
@@ -218,6 +221,20 @@ const cases: Case[] = [
   conversations('?assigneeId= (a tenth)', (i) => ({ assigneeId: `usr_member${i % 7}` })),
   conversations('?assigneeId= (100 in the account)', () => ({ assigneeId: 'usr_rare' })),
   conversations('?contactId=', () => ({ contactId: contactIds[random(contactIds.length)]! })),
+  // The inbox's lists (issue 47): mine, a team's queue, by label (common and rare), the snoozed.
+  conversations('?status=open&assigneeId= (mine)', (i) => ({
+    status: 'open',
+    assigneeId: `usr_member${i % 7}`,
+    ...anywhere(activityCursors, i),
+  })),
+  conversations("?status=open&teamId=&unassigned=true (a team's queue)", (i) => ({
+    status: 'open',
+    teamId: `tem_bench${i % 3}`,
+    unassigned: 'true',
+  })),
+  conversations('?status=open&label=refund (a twentieth)', () => ({ status: 'open', label: 'refund' })),
+  conversations('?status=open&label=vip (one in 2,000)', () => ({ status: 'open', label: 'vip' })),
+  conversations('?snoozed=true', () => ({ snoozed: 'true' })),
   {
     name: 'GET /conversations/{id}/messages',
     path: (i) => `/conversations/${hotConversations[i % hotConversations.length]}/messages`,
