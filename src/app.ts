@@ -62,6 +62,7 @@ import {
   sandboxRoutes,
   subscribeConversationCleanup,
 } from './modules/conversations/index.ts';
+import { csatRoutes } from './modules/csat/index.ts';
 import { eventRoutes } from './modules/events/index.ts';
 import { journeyConfigRoutes } from './modules/journey-configs/index.ts';
 import {
@@ -465,6 +466,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(teamRoutes(ctx));
       await api.register(teamsRoutes(ctx));
       await api.register(businessHoursRoutes(ctx));
+      await api.register(csatRoutes(ctx));
       await api.register(consoleAuthRoutes(ctx));
       await api.register(keyRoutes(ctx));
       await api.register(ruleRoutes(ctx));

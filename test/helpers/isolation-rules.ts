@@ -545,6 +545,7 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   createCannedResponse: () => ({ shortcut: 'matrix', title: 'Matrix', text: 'Hello' }),
   updateCannedResponse: () => ({ title: 'Matrix' }),
   createTeam: () => ({ name: 'Matrix' }),
+  putCsat: () => ({ scale: 'faces', question: 'How did we do?' }),
   putBusinessHours: () => ({ timezone: 'UTC', weekly: [{ day: 'mon', from: '09:00', until: '17:00' }] }),
   updateTeam: () => ({ assignment: { capacity: 10 } }),
   renderCannedResponse: (w) => ({ conversationId: w.ids['/conversations/{id}'] }),

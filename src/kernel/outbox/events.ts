@@ -32,6 +32,7 @@ export const EVENT_TYPES = [
   'conversation.mentioned',
   'conversation.snoozed',
   'conversation.unsnoozed',
+  'csat.received',
   'template.status_changed',
   'template.quality_changed',
   'template.category_changed',

@@ -17,7 +17,7 @@ import type { SecretBox } from '../../kernel/crypto/secrets.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import type { Egress } from '../../kernel/outbound/egress.ts';
 import type { CausedBy, EventEnvelope } from '../../kernel/outbox/events.ts';
-import type { EffectServices } from '../automation/index.ts';
+import type { AccountActor, EffectServices } from '../automation/index.ts';
 import {
   type ActorRow,
   AUTOMATION_CHANNEL,
@@ -32,6 +32,7 @@ import {
 } from '../automation/index.ts';
 import { answerCustomer } from '../business-hours/index.ts';
 import { wakeSnoozed } from '../conversations/index.ts';
+import { surveyOnEvent } from '../csat/index.ts';
 import { holdAgainstErasure, isErasedEvent } from '../erasure/index.ts';
 import { answerRuns, runDueJourneys, scanTimedEntries, startOnEvent } from '../journeys/index.ts';
 import { type SendResult, wakeDispatchers } from '../messages/index.ts';
@@ -375,6 +376,17 @@ export class AutomationWorker {
   }
 
   /** What one event does: the enrollments it ends, its rules, the enrollments and journey runs it starts or answers. */
+  /** The away message or the greeting (a customer's message), the survey and its follow-ups. */
+  async #inboxReplies(
+    tx: Tx,
+    event: EventEnvelope,
+    actor: AccountActor & { mode: 'live' | 'sandbox' },
+    sent: SendResult[],
+  ): Promise<void> {
+    await answerCustomer(this.#s, tx, event, actor, sent);
+    await surveyOnEvent(this.#s, tx, event, actor, sent);
+  }
+
   async #runEvent(
     tx: Tx,
     taken: Taken,
@@ -391,7 +403,7 @@ export class AutomationWorker {
     // Business hours' replies are the inbox's, on every plan: an active account gets them.
     const replying = account ?? inboxActorFrom(taken);
     if (!account) {
-      if (replying) await answerCustomer(this.#s, tx, event, { ...replying, mode }, sent);
+      if (replying) await this.#inboxReplies(tx, event, { ...replying, mode }, sent);
       return;
     }
     const now = this.#s.now();
@@ -404,8 +416,8 @@ export class AutomationWorker {
       rules: batch.rules,
     });
     await recordRuns(tx, this.#s.events, runs);
-    // The away message or the greeting, after the rules the same message set off.
-    await answerCustomer(this.#s, tx, event, { ...account, mode }, sent);
+    // The inbox's own replies, after the rules the same event set off.
+    await this.#inboxReplies(tx, event, { ...account, mode }, sent);
     let scope: Promise<RunScope> | null = null;
     const scopeOnce = () => {
       scope ??= loadScope(tx, event, now);

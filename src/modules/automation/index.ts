@@ -21,6 +21,7 @@ export {
 export { ConditionsSchema } from './conditions-schema.ts';
 export type { ConversationRef, RunScope } from './context.ts';
 export { conditionContext, contactIdOf, fieldValue, loadScope, scopeFor, scopeOf } from './context.ts';
+export { sendInboxReply } from './inbox-reply.ts';
 export { EXIT_EVENTS, refreshInterest } from './interest.ts';
 export type { KeywordMatch } from './keywords.ts';
 export { matchesKeyword } from './keywords.ts';

@@ -4,7 +4,7 @@
 // active enrollments (active or paused), the events that end enrollments (a reply, a tag, an
 // opt-out), and while it has a journey that may hold waiting runs (published or paused), replies
 // (wait_for_reply), and while its business hours have an away message or a greeting, customers'
-// messages (modules/business-hours). Rewritten whole for the account, in the transaction that changes a rule, a
+// messages (modules/business-hours), and while it surveys, closes and answers (modules/csat). Rewritten whole for the account, in the transaction that changes a rule, a
 // sequence or a journey, so the outbox never sees a half-changed set.
 import type { Tx } from '../../kernel/database/db.ts';
 
@@ -32,7 +32,10 @@ export async function refreshInterest(tx: Tx, accountId: string): Promise<void> 
      UNION
      SELECT $1, 'message.received'
       WHERE EXISTS (SELECT 1 FROM account_business_hours
-                     WHERE account_id = $1 AND (away_message IS NOT NULL OR greeting IS NOT NULL))`,
+                     WHERE account_id = $1 AND (away_message IS NOT NULL OR greeting IS NOT NULL))
+     UNION
+     SELECT $1, e.type FROM unnest(ARRAY['conversation.closed', 'csat.received']) AS e (type)
+      WHERE EXISTS (SELECT 1 FROM account_csat WHERE account_id = $1)`,
     [accountId, EXIT_EVENTS],
   );
 }

@@ -16,10 +16,10 @@ import {
   durationProblem,
   type EffectServices,
   isOpenAt,
-  joinTransaction,
   refreshInterest,
+  sendInboxReply,
 } from '../automation/index.ts';
-import { findContact, recipientOf } from '../contacts/index.ts';
+import { findContact } from '../contacts/index.ts';
 import { claimAwayReply, claimGreeting } from '../conversations/index.ts';
 import {
   acceptBatch,
@@ -187,23 +187,6 @@ export async function answerCustomer(
   if (!reply) return;
   const contact = await findContact(tx, event.accountId, data.contactId);
   if (!contact) return;
-  const services = { ...s, db: joinTransaction(tx, s.db) };
-  const prepared = await prepareMessage(
-    { ...reply, ...recipientOf(contact) },
-    { countryCode: actor.countryCode, lookup: templateLookup(tx, event.accountId, s.approvedTemplates) },
-  );
-  const [result] = await acceptBatch(services, tx, [
-    {
-      sender: {
-        account: { id: event.accountId, channelProvider: actor.channelProvider },
-        mode: actor.mode,
-        // One reply per customer message, whatever runs it again.
-        idempotencyKey: `auto-reply:${data.id}`,
-      },
-      message: prepared,
-    },
-  ]);
-  if (result!.kind !== 'accepted') return;
-  sent.push(result!);
-  await markAutomated(tx, [result!.message.id]);
+  // One reply per customer message, whatever runs it again.
+  await sendInboxReply(s, tx, { actor, contact }, reply, `auto-reply:${data.id}`, sent);
 }

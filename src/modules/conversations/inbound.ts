@@ -30,6 +30,7 @@ import {
   type StoredContent,
   toMessage,
 } from '../messages/index.ts';
+import { storeSurveyAnswer, takeSurveyAnswer } from './csat.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow, type ConversationView } from './repo.ts';
 import { toConversation } from './schemas.ts';
 import type { ConversationServices } from './service.ts';
@@ -120,25 +121,46 @@ async function receiveOne(
     await noteInbound(tx, accountId, contact.id, wroteAt);
     await s.events.hook(tx, 'conversations.customer-wrote', { contact, at: wroteAt });
   }
+  const store = async (conversationId: string) => {
+    const stored = await insertInbound(tx, {
+      id: newId('message'),
+      accountId,
+      contactId: contact.id,
+      conversationId,
+      type: m.type,
+      phone: contact.phone,
+      whatsappUserId: m.userId ?? contact.whatsapp_user_id,
+      content: await storedContent(tx, accountId, m),
+      provider: source.provider,
+      sandbox: source.sandbox,
+      providerMessageId: m.providerMessageId,
+      now,
+      sentAt: m.sentAt,
+    });
+    if (!stored) throw new RacedDuplicate();
+    return stored;
+  };
+  const contactLastInbound =
+    contact.last_inbound_at && contact.last_inbound_at > wroteAt ? contact.last_inbound_at : wroteAt;
+  // An answer to a closed conversation's survey (csat.ts) stays in it: no conversation opens.
+  const answer = isNew ? null : await takeSurveyAnswer(tx, accountId, contact.id, m, now);
+  if (answer) {
+    const message = await store(answer.conversation.id);
+    const row = await storeSurveyAnswer(tx, answer, message, wroteAt, now);
+    const view = toConversation(
+      { ...row, contact_last_inbound_at: contactLastInbound, last_message: message },
+      now,
+    );
+    await s.events.emitMany(tx, [
+      { type: 'message.received', accountId, data: toMessage(message) },
+      { type: 'csat.received', accountId, data: view },
+    ]);
+    return { message, duplicate: false };
+  }
   const { conversation, opened } = isNew
     ? { conversation: await insertConversation(tx, accountId, contact, now), opened: true }
     : await openOrContinue(tx, accountId, contact, now);
-  const message = await insertInbound(tx, {
-    id: newId('message'),
-    accountId,
-    contactId: contact.id,
-    conversationId: conversation.id,
-    type: m.type,
-    phone: contact.phone,
-    whatsappUserId: m.userId ?? contact.whatsapp_user_id,
-    content: await storedContent(tx, accountId, m),
-    provider: source.provider,
-    sandbox: source.sandbox,
-    providerMessageId: m.providerMessageId,
-    now,
-    sentAt: m.sentAt,
-  });
-  if (!message) throw new RacedDuplicate();
+  const message = await store(conversation.id);
 
   const { rows } = await tx.query<ConversationRow>(
     `UPDATE conversations SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
@@ -165,8 +187,6 @@ async function receiveOne(
     // The conversation's view from what this transaction holds: its row as just updated, the
     // contact's window (its row is locked here: the later of what it had and this message) and the
     // message, which is the conversation's last.
-    const contactLastInbound =
-      contact.last_inbound_at && contact.last_inbound_at > wroteAt ? contact.last_inbound_at : wroteAt;
     const view: ConversationView = {
       ...rows[0]!,
       contact_last_inbound_at: contactLastInbound,

@@ -14,6 +14,7 @@ export {
   teamsWithQueues,
 } from './assignment.ts';
 export { claimAwayReply, claimGreeting } from './auto-replies.ts';
+export { claimSurvey, openCommentWindow, surveyOptionId } from './csat.ts';
 export { recordEchoes } from './echoes.ts';
 export { historyImportJob, storeHistoryChunk } from './history-import.ts';
 export { receiveInbound } from './inbound.ts';

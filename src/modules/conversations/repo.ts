@@ -25,6 +25,15 @@ export interface ConversationRow {
   snoozed_until: Date | null;
   opened_at: Date;
   closed_at: Date | null;
+  /** The console member who closed it (null: an API key, a rule, a removed contact). */
+  closed_by: string | null;
+  /** The close a satisfaction survey was sent for, and what the customer answered (csat.ts). */
+  csat_close_at: Date | null;
+  csat_score: number | null;
+  csat_comment: string | null;
+  csat_agent_id: string | null;
+  csat_answered_at: Date | null;
+  csat_comment_until: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -38,7 +47,8 @@ export interface ConversationView extends ConversationRow {
 
 export const CONVERSATION_COLUMNS =
   'id, account_id, contact_id, phone, status, assignee_id, team_id, last_inbound_at, last_message_at, last_message_id, ' +
-  'unread_count, labels, snoozed_until, opened_at, closed_at, created_at, updated_at';
+  'unread_count, labels, snoozed_until, opened_at, closed_at, closed_by, csat_close_at, csat_score, ' +
+  'csat_comment, csat_agent_id, csat_answered_at, csat_comment_until, created_at, updated_at';
 
 const columnsOf = (alias: string, columns: string) =>
   columns

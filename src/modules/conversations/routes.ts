@@ -198,7 +198,13 @@ export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox 
           response,
         },
       },
-      async (request) => closeConversation(ctx, accountOf(request).id, request.params.id),
+      async (request) =>
+        closeConversation(
+          ctx,
+          accountOf(request).id,
+          request.params.id,
+          request.principal?.console?.memberId ?? null,
+        ),
     );
 
     app.post(

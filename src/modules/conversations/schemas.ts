@@ -52,6 +52,32 @@ export const ConversationSchema = Type.Object(
     },
     openedAt: Timestamp,
     closedAt: NullableTimestamp,
+    closedBy: nullable(
+      Type.String({
+        description: 'The console member who closed it (null: an API key, a rule, the contact deleted).',
+      }),
+    ),
+    csat: nullable(
+      Type.Object(
+        {
+          score: nullable(
+            Type.Integer({ minimum: 1, maximum: 5, description: '1–5 (the faces are 1, 3 and 5).' }),
+          ),
+          comment: nullable(
+            Type.String({ description: 'What the customer wrote after the score, if asked.' }),
+          ),
+          agentId: nullable(
+            Type.String({ description: 'The member the answer is about: who closed it, else its assignee.' }),
+          ),
+          sentAt: Timestamp,
+          answeredAt: NullableTimestamp,
+        },
+        {
+          description:
+            'The satisfaction survey of its last close (GET|PUT /account/csat); null: none was sent.',
+        },
+      ),
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -138,6 +164,16 @@ export function toConversation(row: ConversationView, now: Date) {
     snoozedUntil: row.snoozed_until?.toISOString() ?? null,
     openedAt: row.opened_at.toISOString(),
     closedAt: row.closed_at?.toISOString() ?? null,
+    closedBy: row.closed_by,
+    csat: row.csat_close_at
+      ? {
+          score: row.csat_score,
+          comment: row.csat_comment,
+          agentId: row.csat_agent_id,
+          sentAt: row.csat_close_at.toISOString(),
+          answeredAt: row.csat_answered_at?.toISOString() ?? null,
+        }
+      : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

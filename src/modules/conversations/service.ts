@@ -108,13 +108,19 @@ export function assignConversation(
   });
 }
 
-export function closeConversation(s: ConversationServices, accountId: string, id: string) {
+/** Closes an open conversation; `closedBy`: the console member who closes it (a survey's agent). */
+export function closeConversation(
+  s: ConversationServices,
+  accountId: string,
+  id: string,
+  closedBy: string | null = null,
+) {
   return changeConversation(s, accountId, id, async (tx, row, now) => {
     if (row.status === 'closed') throw conflict('The conversation is already closed.');
     await tx.query(
-      `UPDATE conversations SET status = 'closed', closed_at = $2, unread_count = 0, snoozed_until = NULL,
-              updated_at = $2 WHERE id = $1`,
-      [id, now],
+      `UPDATE conversations SET status = 'closed', closed_at = $2, closed_by = $3, unread_count = 0,
+              snoozed_until = NULL, updated_at = $2 WHERE id = $1`,
+      [id, now, closedBy],
     );
     if (row.assignee_id && row.team_id)
       await s.events.hook(tx, 'conversations.closed', {
@@ -277,8 +283,8 @@ export async function closeConversationsOf(
 ): Promise<void> {
   const now = s.now();
   const { rows } = await tx.query<ConversationRow>(
-    `UPDATE conversations SET status = 'closed', closed_at = $3, unread_count = 0, snoozed_until = NULL,
-            updated_at = $3
+    `UPDATE conversations SET status = 'closed', closed_at = $3, closed_by = NULL, unread_count = 0,
+            snoozed_until = NULL, updated_at = $3
       WHERE account_id = $1 AND contact_id = $2 AND status = 'open'
       RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, contactId, now],

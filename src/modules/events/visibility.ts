@@ -51,6 +51,8 @@ export const EVENT_READERS: Record<EventType, Readers> = {
   'conversation.mentioned': [...CONVERSATION, 'GET /conversations/{id}/notes'],
   'conversation.snoozed': CONVERSATION,
   'conversation.unsnoozed': CONVERSATION,
+  // The conversation, with its survey's answer.
+  'csat.received': CONVERSATION,
   'template.status_changed': TEMPLATE,
   'template.quality_changed': TEMPLATE,
   'template.category_changed': TEMPLATE,

@@ -26,6 +26,7 @@ export {
   insertInbound,
   markAutomated,
   messageFromJson,
+  placeInConversation,
 } from './repo.ts';
 export { messageRoutes } from './routes.ts';
 export { sandboxStatusJob } from './sandbox-job.ts';

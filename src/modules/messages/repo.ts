@@ -501,3 +501,20 @@ export async function markAutomated(sql: Sql, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await sql.query(`UPDATE messages SET source = 'automation' WHERE id = ANY($1::text[])`, [ids]);
 }
+
+/**
+ * Puts outbound messages in a closed conversation they belong to (a satisfaction survey and its
+ * follow-ups: else the customer's next conversation would take them in).
+ */
+export async function placeInConversation(
+  sql: Sql,
+  accountId: string,
+  ids: string[],
+  conversationId: string,
+): Promise<void> {
+  await sql.query('UPDATE messages SET conversation_id = $3 WHERE account_id = $1 AND id = ANY($2::text[])', [
+    accountId,
+    ids,
+    conversationId,
+  ]);
+}

@@ -37,6 +37,13 @@ export class Account extends Resource {
   setBusinessHours(body: Body<'put', '/api/v1/public/account/business-hours'>, opts?: CallOptions) {
     return this.t.request('put', '/api/v1/public/account/business-hours', { body, ...opts });
   }
+  /** The satisfaction survey sent when a conversation closes (`enabled: false` when never set). */
+  getCsat(opts?: CallOptions) {
+    return this.t.request('get', '/api/v1/public/account/csat', { ...opts });
+  }
+  setCsat(body: Body<'put', '/api/v1/public/account/csat'>, opts?: CallOptions) {
+    return this.t.request('put', '/api/v1/public/account/csat', { body, ...opts });
+  }
   /** The messaging channel (sandbox or WhatsApp Cloud). */
   getChannel(opts?: CallOptions) {
     return this.t.request('get', '/api/v1/public/account/channel', { ...opts });
