@@ -21,15 +21,7 @@ import {
 } from '../automation/index.ts';
 import { findContact } from '../contacts/index.ts';
 import { claimAwayReply, claimGreeting } from '../conversations/index.ts';
-import {
-  acceptBatch,
-  checkContent,
-  type MessageFieldsInput,
-  markAutomated,
-  prepareMessage,
-  type SendResult,
-  templateLookup,
-} from '../messages/index.ts';
+import { checkContent, type MessageFieldsInput, type SendResult } from '../messages/index.ts';
 import { deleteHours, findHours, type HoursRow, writeHours } from './repo.ts';
 
 const DEFAULT_EVERY = 'PT12H';
