@@ -140,6 +140,15 @@ describe('CSAT', () => {
       (await call(env.app, 'GET', `/conversations/${first.conversationId}`, { key: t.apiKey })).body.csat
         .score,
     ).toBe(5);
+    // Erasing the customer takes their words with them; the score stays (a count, not their data).
+    const erased = await call(env.app, 'DELETE', `/contacts/${first.contactId}`, {
+      key: t.apiKey,
+      query: { erase: 'true' },
+    });
+    expect(erased.status, JSON.stringify(erased.body)).toBe(204);
+    const after = (await call(env.app, 'GET', `/conversations/${first.conversationId}`, { key: t.apiKey }))
+      .body;
+    expect(after.csat).toMatchObject({ score: 5, comment: null });
   });
 
   it('is never sent to an opted-out contact; a list of five when the scale says so', async () => {

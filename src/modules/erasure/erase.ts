@@ -107,7 +107,9 @@ export async function eraseData(tx: Tx, scope: Scope): Promise<{ messages: numbe
   await update(
     tx,
     (w) =>
-      `UPDATE conversations SET phone = CASE WHEN phone IS NOT NULL THEN '${ERASED}' END WHERE ${w} RETURNING id`,
+      // A survey's comment is the customer's own words.
+      `UPDATE conversations SET phone = CASE WHEN phone IS NOT NULL THEN '${ERASED}' END, csat_comment = NULL
+        WHERE ${w} RETURNING id`,
     whereOf(scope, BY_ID_OR_NUMBER('phone')),
   );
   // Agents' notes on the contact's conversations are about the contact: they go (an account's all).
