@@ -258,7 +258,9 @@ function answered(expected: Command['expected'], answer: Answer): boolean {
 async function answerOf(text: string, state: PageState, expected: Command['expected']): Promise<Answer> {
   for (let tries = 1; ; tries++) {
     const answer = await bash(text, state);
-    const throttled = answer.status === 429 && answer.body?.error?.code === 'RATE_LIMITED';
+    // A file downloaded with -o leaves no body to read the code in: its 429 is taken as the limit's.
+    const throttled =
+      answer.status === 429 && (answer.body?.error?.code === 'RATE_LIMITED' || answer.body === null);
     if (!throttled || answered(expected, answer) || tries === 3) return answer;
     await new Promise((r) => setTimeout(r, 1000 * answer.retryAfter));
   }
