@@ -112,8 +112,8 @@ const MESSAGES = `
 
 // The measured account's conversation j: with contact j; 20 % open; a third unassigned, the rest
 // with one of 7 members, and one in 10,000 with a rare one; last activity up to a day after it opened.
-// The inbox's: each in one of 3 teams (a third of them a team's queue: no assignee); a twentieth
-// labelled `refund`, one in 2,000 `vip`; one in 100 snoozed until tomorrow.
+// The inbox's: each in one of 3 teams (the unassigned open ones are the teams' queues); a twentieth
+// labelled `refund`, one in 2,000 `vip` too; one in 100 snoozed until tomorrow.
 const CONVERSATIONS = `
   INSERT INTO conversations (id, account_id, contact_id, phone, status, assignee_id, last_message_at,
                              last_message_id, opened_at, closed_at, created_at, updated_at,
@@ -126,8 +126,10 @@ const CONVERSATIONS = `
          least(bench_at(g) + (coalesce(k, g) * 7919 % 86400) * interval '1 second', $1::timestamptz),
          CASE WHEN k < ${HOT_CONVERSATIONS} THEN bench_id('msg', bench_g(k + ${HOT_CONVERSATIONS} * 19)) END,
          bench_at(g), CASE WHEN coalesce(k, g) % 5 <> 0 THEN bench_at(g) END, bench_at(g), bench_at(g),
-         'tem_bench' || coalesce(k, g) % 3,
-         CASE WHEN coalesce(k, g) % 2000 = 7 THEN '{vip,refund}' WHEN coalesce(k, g) % 20 = 2 THEN '{refund}'
+         -- (The open ones are those of k % 5 = 0, their queues those of k % 15 = 0: the team and the
+         -- labels are taken from what is left, so that every team has a queue and open ones carry each label.)
+         'tem_bench' || (coalesce(k, g) / 15) % 3,
+         CASE WHEN coalesce(k, g) % 2000 = 15 THEN '{vip,refund}' WHEN coalesce(k, g) % 20 = 5 THEN '{refund}'
               ELSE '{}' END::text[],
          CASE WHEN coalesce(k, g) % 100 = 10 THEN $1::timestamptz + interval '1 day' END
     FROM (SELECT g, bench_owner(g) AS o, bench_k(g) AS k FROM generate_series(1, $2::bigint) g) s

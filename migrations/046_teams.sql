@@ -29,9 +29,12 @@ CREATE TABLE team_memberships (
 );
 CREATE INDEX team_memberships_member ON team_memberships (member_id);
 
--- The team a conversation belongs to; with no assignee, it waits in the team's queue.
+-- The team a conversation belongs to; with no assignee, it waits in the team's queue: taken oldest
+-- first by the drain, listed by last activity in the inbox (GET /conversations?teamId=&unassigned=true).
 ALTER TABLE conversations ADD COLUMN team_id text;
 CREATE INDEX conversations_team_queue ON conversations (team_id, opened_at, id)
+  WHERE status = 'open' AND assignee_id IS NULL AND team_id IS NOT NULL;
+CREATE INDEX conversations_team_queue_activity ON conversations (account_id, team_id, last_message_at DESC, id DESC)
   WHERE status = 'open' AND assignee_id IS NULL AND team_id IS NOT NULL;
 -- A member's open conversations of a team: its capacity and least-busy counts.
 CREATE INDEX conversations_team_assignee ON conversations (team_id, assignee_id)
