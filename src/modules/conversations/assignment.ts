@@ -11,7 +11,8 @@
 // openCounts) are here because the table is.
 import type { Tx } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { CONVERSATION_COLUMNS, type ConversationRow, findConversation, findConversations } from './repo.ts';
+import { emitEach } from './bulk-events.ts';
+import { CONVERSATION_COLUMNS, type ConversationRow, findConversation } from './repo.ts';
 import { toConversation } from './schemas.ts';
 
 export type AssignReason = 'manual' | 'rule' | 'auto';
@@ -99,28 +100,12 @@ export async function setAssignments(
       WHERE c.account_id = $1 AND c.id = v.id`,
     [accountId, changes.map((c) => c.row.id), changes.map((c) => c.assigneeId), now],
   );
-  const views = new Map(
-    (
-      await findConversations(
-        tx,
-        accountId,
-        changes.map((c) => c.row.id),
-      )
-    ).map((v) => [v.id, v]),
-  );
-  await events.emitMany(
-    tx,
-    changes.map(({ row }) => ({
-      type: 'conversation.assigned' as const,
-      accountId,
-      data: {
-        ...toConversation(views.get(row.id)!, now),
-        previousAssigneeId: row.assignee_id,
-        previousTeamId: row.team_id,
-        reason,
-      },
-    })),
-  );
+  const rows = changes.map((c) => c.row);
+  await emitEach({ events }, tx, accountId, rows, now, 'conversation.assigned', (row) => ({
+    previousAssigneeId: row.assignee_id,
+    previousTeamId: row.team_id,
+    reason,
+  }));
 }
 
 /** Puts a new conversation (locked) in a team without an event: its conversation.opened shows it. */
@@ -145,7 +130,7 @@ export async function teamsWithQueues(
   return rows;
 }
 
-/** A member's open conversations of these teams go back to their queues (locked, then changed). */
+/** A member's open conversations of these teams go back to their queues, one event each; answers how many. */
 export async function requeueMember(
   tx: Tx,
   events: EventOutbox,
@@ -155,13 +140,16 @@ export async function requeueMember(
   now: Date,
 ): Promise<number> {
   const { rows } = await tx.query<ConversationRow>(
-    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+    `UPDATE conversations SET assignee_id = NULL, updated_at = $4
       WHERE account_id = $1 AND assignee_id = $2 AND status = 'open' AND team_id = ANY($3::text[])
-      ORDER BY id FOR UPDATE`,
-    [accountId, memberId, teamIds],
+      RETURNING ${CONVERSATION_COLUMNS}`,
+    [accountId, memberId, teamIds, now],
   );
-  for (const row of rows)
-    await setAssignment(tx, events, row, { assigneeId: null, teamId: row.team_id }, 'auto', now);
+  await emitEach({ events }, tx, accountId, rows, now, 'conversation.assigned', (row) => ({
+    previousAssigneeId: memberId,
+    previousTeamId: row.team_id,
+    reason: 'auto',
+  }));
   return rows.length;
 }
 

@@ -4,10 +4,10 @@
 //     about who closed it (else its assignee), the previous close's answer cleared;
 //   - the answer: a tap on one of the survey's options (its id `csat:<conversationId>:<score>`) is
 //     stored in the closed conversation it asks about, as a message of it, instead of opening a new
-//     conversation, and told by `csat.received` (inbound.ts asks takeSurveyAnswer first);
+//     conversation, and told by `csat.received` (inbound.ts asks takeSurveyTap first);
 //   - the comment: when the survey asked for one (openCommentWindow), the customer's next text
 //     before `csat_comment_until` is the comment, stored the same way, and told by `csat.received`
-//     again, with the comment. Anything else the customer writes opens a conversation as usual.
+//     again, with the comment (looked for only when the contact has no open conversation). Anything else the customer writes opens a conversation as usual.
 import type { InboundMessage } from '../../channels/types.ts';
 import type { Tx } from '../../kernel/database/db.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow } from './repo.ts';
@@ -57,35 +57,41 @@ export interface SurveyAnswer {
   comment?: string;
 }
 
+/** The closed conversation a tap on one of its survey's options answers (not answered yet), locked, or null. */
+export async function takeSurveyTap(
+  tx: Tx,
+  accountId: string,
+  contactId: string,
+  m: InboundMessage,
+): Promise<SurveyAnswer | null> {
+  const option = 'interactive' in m.content ? SURVEY_OPTION.exec(m.content.interactive.id) : null;
+  if (!option) return null;
+  const { rows } = await tx.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+      WHERE account_id = $1 AND id = $2 AND contact_id = $3 AND status = 'closed'
+        AND csat_close_at = closed_at AND csat_answered_at IS NULL
+      FOR UPDATE`,
+    [accountId, option[1], contactId],
+  );
+  return rows[0] ? { conversation: rows[0], score: Number(option[2]) } : null;
+}
+
 /**
- * The closed conversation a customer's message answers, locked, or null: a tap on a survey option
- * not answered yet, or a text inside the comment window while the contact has no open conversation.
+ * The closed conversation whose comment window a text falls in, locked, or null. Asked only for a
+ * contact with no open conversation (inbound.ts, with the contact's row locked).
  */
-export async function takeSurveyAnswer(
+export async function takeSurveyComment(
   tx: Tx,
   accountId: string,
   contactId: string,
   m: InboundMessage,
   now: Date,
 ): Promise<SurveyAnswer | null> {
-  const option = 'interactive' in m.content ? SURVEY_OPTION.exec(m.content.interactive.id) : null;
-  if (option) {
-    const { rows } = await tx.query<ConversationRow>(
-      `SELECT ${CONVERSATION_COLUMNS} FROM conversations
-        WHERE account_id = $1 AND id = $2 AND contact_id = $3 AND status = 'closed'
-          AND csat_close_at = closed_at AND csat_answered_at IS NULL
-        FOR UPDATE`,
-      [accountId, option[1], contactId],
-    );
-    return rows[0] ? { conversation: rows[0], score: Number(option[2]) } : null;
-  }
   if (!('text' in m.content)) return null;
   const { rows } = await tx.query<ConversationRow>(
-    `SELECT ${CONVERSATION_COLUMNS} FROM conversations c
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
       WHERE account_id = $1 AND contact_id = $2 AND status = 'closed' AND csat_comment_until > $3
         AND csat_comment IS NULL
-        AND NOT EXISTS (SELECT 1 FROM conversations o WHERE o.account_id = $1 AND o.contact_id = $2
-                         AND o.status = 'open')
       ORDER BY closed_at DESC LIMIT 1 FOR UPDATE`,
     [accountId, contactId, now],
   );

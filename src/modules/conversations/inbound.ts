@@ -30,7 +30,7 @@ import {
   type StoredContent,
   toMessage,
 } from '../messages/index.ts';
-import { storeSurveyAnswer, takeSurveyAnswer } from './csat.ts';
+import { storeSurveyAnswer, takeSurveyComment, takeSurveyTap } from './csat.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow, type ConversationView } from './repo.ts';
 import { toConversation } from './schemas.ts';
 import type { ConversationServices } from './service.ts';
@@ -142,8 +142,11 @@ async function receiveOne(
   };
   const contactLastInbound =
     contact.last_inbound_at && contact.last_inbound_at > wroteAt ? contact.last_inbound_at : wroteAt;
-  // An answer to a closed conversation's survey (csat.ts) stays in it: no conversation opens.
-  const answer = isNew ? null : await takeSurveyAnswer(tx, accountId, contact.id, m, now);
+  // An answer to a closed conversation's survey (csat.ts) stays in it: no conversation opens. A tap
+  // on the survey names it; a comment is looked for only when the contact has none open.
+  let answer = isNew ? null : await takeSurveyTap(tx, accountId, contact.id, m);
+  const open = isNew || answer ? null : await lockOpenConversation(tx, accountId, contact.id);
+  if (!isNew && !answer && !open) answer = await takeSurveyComment(tx, accountId, contact.id, m, now);
   if (answer) {
     const message = await store(answer.conversation.id);
     const row = await storeSurveyAnswer(tx, answer, message, wroteAt, now);
@@ -151,15 +154,13 @@ async function receiveOne(
       { ...row, contact_last_inbound_at: contactLastInbound, last_message: message },
       now,
     );
-    await s.events.emitMany(tx, [
-      { type: 'message.received', accountId, data: toMessage(message) },
-      { type: 'csat.received', accountId, data: view },
-    ]);
+    events.push({ type: 'message.received', accountId, data: toMessage(message) });
+    events.push({ type: 'csat.received', accountId, data: view });
+    await s.events.emitMany(tx, events);
     return { message, duplicate: false };
   }
-  const { conversation, opened } = isNew
-    ? { conversation: await insertConversation(tx, accountId, contact, now), opened: true }
-    : await openOrContinue(tx, accountId, contact, now);
+  const conversation = open ?? (await openConversation(tx, accountId, contact, now, isNew));
+  const opened = open === null;
   const message = await store(conversation.id);
 
   const { rows } = await tx.query<ConversationRow>(
@@ -235,23 +236,30 @@ async function lockOrCreateContact(
   return customerContact(s, tx, accountId, who, { name, now, lastInboundAt: wroteAt }, events);
 }
 
+/** The contact's open conversation, locked, or null. */
+async function lockOpenConversation(tx: Tx, accountId: string, contactId: string) {
+  const { rows } = await tx.query<ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+      WHERE account_id = $1 AND contact_id = $2 AND status = 'open' FOR UPDATE`,
+    [accountId, contactId],
+  );
+  return rows[0] ?? null;
+}
+
 /**
- * The contact's open conversation, or a new one. A new conversation takes in the business's
- * messages to the contact that are in no conversation and were sent since its previous one closed.
+ * A new conversation for the contact, which has none open. Unless the contact is new too (nothing
+ * before it), it takes in the business's messages to the contact that are in no conversation and
+ * were sent since its previous one closed.
  */
-async function openOrContinue(
+async function openConversation(
   tx: Tx,
   accountId: string,
   contact: ContactRow,
   now: Date,
-): Promise<{ conversation: ConversationRow; opened: boolean }> {
-  const { rows } = await tx.query<ConversationRow>(
-    `SELECT ${CONVERSATION_COLUMNS} FROM conversations
-      WHERE account_id = $1 AND contact_id = $2 AND status = 'open' FOR UPDATE`,
-    [accountId, contact.id],
-  );
-  if (rows[0]) return { conversation: rows[0], opened: false };
+  contactIsNew: boolean,
+): Promise<ConversationRow> {
   const conversation = await insertConversation(tx, accountId, contact, now);
+  if (contactIsNew) return conversation;
   const closed = await tx.query<{ at: Date | null }>(
     'SELECT max(closed_at) AS at FROM conversations WHERE account_id = $1 AND contact_id = $2',
     [accountId, contact.id],
@@ -264,7 +272,7 @@ async function openOrContinue(
     conversationId: conversation.id,
     since: closed.rows[0]?.at ?? null,
   });
-  return { conversation, opened: true };
+  return conversation;
 }
 
 async function insertConversation(

@@ -12,6 +12,7 @@ import type { Sql } from '../../kernel/database/db.ts';
 import { conflict, type FieldIssue, invalidRequest, notFound } from '../../kernel/http/errors.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
+import { existingMembers } from '../team/index.ts';
 import { MAX_NOTES } from './limits.ts';
 import { findConversation, findConversationRow } from './repo.ts';
 import { toConversation } from './schemas.ts';
@@ -49,11 +50,7 @@ export interface NewNote {
 async function strangers(sql: Sql, accountId: string, note: NewNote): Promise<FieldIssue[]> {
   const named = [...new Set([...(note.mentions ?? []), ...(note.authorId ? [note.authorId] : [])])];
   if (named.length === 0) return [];
-  const { rows } = await sql.query<{ id: string }>(
-    'SELECT id FROM team_members WHERE account_id = $1 AND id = ANY($2::text[])',
-    [accountId, named],
-  );
-  const known = new Set(rows.map((r) => r.id));
+  const known = await existingMembers(sql, accountId, named);
   const issues: FieldIssue[] = [];
   (note.mentions ?? []).forEach((id, i) => {
     if (!known.has(id))

@@ -8,6 +8,7 @@ import type { Hooks } from '../../kernel/outbox/hooks.ts';
 import { changeBalance } from '../billing/index.ts';
 import { findMember } from '../team/index.ts';
 import { type AssignReason, setAssignment } from './assignment.ts';
+import { emitEach } from './bulk-events.ts';
 import { mergeConversationsOf } from './contact-merges.ts';
 import {
   CONVERSATION_COLUMNS,
@@ -290,28 +291,6 @@ export async function closeConversationsOf(
     [accountId, contactId, now],
   );
   await emitEach(s, tx, accountId, rows, now, 'conversation.closed', { previousStatus: 'open' });
-}
-
-/** One event per conversation changed in bulk, with the conversation as the API shows it after. */
-export async function emitEach(
-  s: Pick<ConversationServices, 'events'>,
-  tx: Tx,
-  accountId: string,
-  rows: ConversationRow[],
-  now: Date,
-  type: EventInput['type'],
-  previous: object | ((row: ConversationRow) => object),
-): Promise<void> {
-  const events: EventInput[] = [];
-  for (const row of rows) {
-    const view = await findConversation(tx, accountId, row.id);
-    events.push({
-      type,
-      accountId,
-      data: { ...toConversation(view!, now), ...(typeof previous === 'function' ? previous(row) : previous) },
-    });
-  }
-  await s.events.emitMany(tx, events);
 }
 
 /** A conversation as the API shows it, or null (another account's is not found). */

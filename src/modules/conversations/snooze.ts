@@ -13,9 +13,10 @@
 import type { Database } from '../../kernel/database/db.ts';
 import { conflict, invalid } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
+import { emitEach } from './bulk-events.ts';
 import { MAX_SNOOZE_DAYS } from './limits.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow } from './repo.ts';
-import { type ConversationServices, changeConversation, emitEach } from './service.ts';
+import { type ConversationServices, changeConversation } from './service.ts';
 
 const DAY_MS = 86_400_000;
 

@@ -21,7 +21,7 @@ import {
 } from '../automation/index.ts';
 import { invalidFields } from '../contacts/index.ts';
 import { findMember } from '../team/index.ts';
-import { findTeam } from '../teams/index.ts';
+import { teamRef } from '../teams/index.ts';
 import { callableScriptProblem } from '../voice-scripts/index.ts';
 import { generateSecret } from '../webhooks/index.ts';
 import {
@@ -91,7 +91,7 @@ async function ruleProblems(
     ...(await actionProblems(rule.actions, 'actions', {
       egress: s.egress,
       memberExists: async (id) => (await findMember(sql, accountId, id)) !== null,
-      teamExists: async (id) => (await findTeam(sql, accountId, id)) !== null,
+      teamExists: async (id) => (await teamRef(sql, accountId, id)) !== null,
       sequenceExists: (id) => s.actionTargets.sequenceExists(sql, accountId, id),
       journeyExists: (id) => s.actionTargets.journeyExists(sql, accountId, id),
       callsWebhooks: true,

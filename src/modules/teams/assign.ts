@@ -34,7 +34,7 @@ import {
   teamsWithQueues,
 } from '../conversations/index.ts';
 import { onlineMembers } from '../team/index.ts';
-import { findDefaultTeam, findTeam, lockTeam, noteAssigned, type TeamRow, teamsOfMember } from './repo.ts';
+import { lockTeam, noteAssigned, type TeamRow, teamRef, teamsOfMember } from './repo.ts';
 
 /** The channel that wakes the drain of a team (the payload is the team's id). */
 export const ASSIGN_CHANNEL = 'tidings_assign';
@@ -112,16 +112,14 @@ export function subscribeTeamAssignment(hooks: Hooks, now: () => Date): void {
     const at = now();
     const row = p.conversation;
     if (p.occasion === 'moved') {
-      const team = await findTeam(tx, p.accountId, p.teamId!);
+      const team = await teamRef(tx, p.accountId, p.teamId!);
       if (!team) throw notFound('team');
       const assigneeId = p.assigneeId ?? null;
       await setAssignment(tx, events, row, { assigneeId, teamId: team.id }, p.reason, at);
       if (assigneeId === null) await wakeDrain(tx, team.id);
       return;
     }
-    const team = row.team_id
-      ? await findTeam(tx, p.accountId, row.team_id)
-      : await findDefaultTeam(tx, p.accountId);
+    const team = await teamRef(tx, p.accountId, row.team_id);
     if (!team) return;
     if (p.occasion === 'opened') {
       // The caller shows the conversation with its team (its conversation.opened is emitted after).

@@ -49,10 +49,19 @@ export async function lockTeam(sql: Sql, id: string): Promise<TeamRow | null> {
   return rows[0] ?? null;
 }
 
-export async function findDefaultTeam(sql: Sql, accountId: string, options: { lock?: boolean } = {}) {
-  const { rows } = await sql.query<TeamRow>(
-    `${SELECT} WHERE t.account_id = $1 AND t.is_default ${options.lock ? 'FOR UPDATE OF t' : ''}`,
-    [accountId],
+/**
+ * A team's id and mode alone, without its members (the path that opens conversations asks it):
+ * the team of that id, or with null the account's default team; null when there is none.
+ */
+export async function teamRef(
+  sql: Sql,
+  accountId: string,
+  id: string | null,
+): Promise<Pick<TeamRow, 'id' | 'mode'> | null> {
+  const { rows } = await sql.query<Pick<TeamRow, 'id' | 'mode'>>(
+    `SELECT id, mode FROM teams
+      WHERE account_id = $1 AND CASE WHEN $2::text IS NULL THEN is_default ELSE id = $2 END`,
+    [accountId, id],
   );
   return rows[0] ?? null;
 }
