@@ -85,6 +85,12 @@ describe('CSAT', () => {
     expect(survey.interactive.buttons.map((b: any) => b.id)).toEqual(
       [1, 3, 5].map((n) => `csat:${first.conversationId}:${n}`),
     );
+    // A customer answers a message once it has reached them: wait for it to be sent.
+    await eventually(
+      async () => (await call(env.app, 'GET', `/messages/${survey.id}`, { key: t.apiKey })).body.status,
+      (status) => status !== 'queued',
+      10_000,
+    );
     // The tap: stored on the closed conversation, no new one opened.
     const tap = await customerSends(t, {
       from: phone,
