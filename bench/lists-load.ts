@@ -113,11 +113,12 @@ const MESSAGES = `
 // The measured account's conversation j: with contact j; 20 % open; a third unassigned, the rest
 // with one of 7 members, and one in 10,000 with a rare one; last activity up to a day after it opened.
 // The inbox's: each in one of 3 teams (the unassigned open ones are the teams' queues); a twentieth
-// labelled `refund`, one in 2,000 `vip` too; one in 100 snoozed until tomorrow.
+// labelled `refund`, one in 2,000 `vip` too; one in 100 snoozed until tomorrow; four in five with an
+// SLA due time in the next day.
 const CONVERSATIONS = `
   INSERT INTO conversations (id, account_id, contact_id, phone, status, assignee_id, last_message_at,
                              last_message_id, opened_at, closed_at, created_at, updated_at,
-                             team_id, labels, snoozed_until)
+                             team_id, labels, snoozed_until, sla_next_due_at)
   SELECT bench_id('cnv', g), o, CASE WHEN k IS NULL THEN 'ctc_other' || g ELSE bench_id('ctc', g) END,
          CASE WHEN k IS NULL THEN '+1' || lpad(g::text, 10, '0') ELSE bench_phone(k) END,
          CASE WHEN coalesce(k, g) % 5 = 0 THEN 'open' ELSE 'closed' END,
@@ -131,7 +132,10 @@ const CONVERSATIONS = `
          'tem_bench' || (coalesce(k, g) / 15) % 3,
          CASE WHEN coalesce(k, g) % 2000 = 15 THEN '{vip,refund}' WHEN coalesce(k, g) % 20 = 5 THEN '{refund}'
               ELSE '{}' END::text[],
-         CASE WHEN coalesce(k, g) % 100 = 10 THEN $1::timestamptz + interval '1 day' END
+         CASE WHEN coalesce(k, g) % 100 = 10 THEN $1::timestamptz + interval '1 day' END,
+         -- Four in five due somewhere in the next day (an SLA policy's), the rest without one.
+         CASE WHEN coalesce(k, g) % 25 <> 0
+              THEN $1::timestamptz + (coalesce(k, g) * 104729 % 86400) * interval '1 second' END
     FROM (SELECT g, bench_owner(g) AS o, bench_k(g) AS k FROM generate_series(1, $2::bigint) g) s
    ORDER BY g`;
 

@@ -164,7 +164,7 @@ const conversations = (name: string, query: (i: number) => Query): Case => ({
     listConversations(
       sql,
       measured.id,
-      readActivityCursor(pageOf(q)),
+      readActivityCursor({ ...pageOf(q), order: q.order as 'activity' | 'sla_due' | undefined }),
       {
         status: q.status as 'open' | 'closed' | undefined,
         assigneeId: q.assigneeId,
@@ -221,7 +221,7 @@ const cases: Case[] = [
   conversations('?assigneeId= (a tenth)', (i) => ({ assigneeId: `usr_member${i % 7}` })),
   conversations('?assigneeId= (100 in the account)', () => ({ assigneeId: 'usr_rare' })),
   conversations('?contactId=', () => ({ contactId: contactIds[random(contactIds.length)]! })),
-  // The inbox's lists (issue 47): mine, a team's queue, by label (common and rare), the snoozed.
+  // The inbox's lists (issue 47): mine, a team's queue, by label (common and rare), the snoozed, SLA due first.
   conversations('?status=open&assigneeId= (mine)', (i) => ({
     status: 'open',
     assigneeId: `usr_member${i % 7}`,
@@ -235,6 +235,7 @@ const cases: Case[] = [
   conversations('?status=open&label=refund (a twentieth)', () => ({ status: 'open', label: 'refund' })),
   conversations('?status=open&label=vip (one in 2,000)', () => ({ status: 'open', label: 'vip' })),
   conversations('?snoozed=true', () => ({ snoozed: 'true' })),
+  conversations('?status=open&order=sla_due (SLA due first)', () => ({ status: 'open', order: 'sla_due' })),
   {
     name: 'GET /conversations/{id}/messages',
     path: (i) => `/conversations/${hotConversations[i % hotConversations.length]}/messages`,

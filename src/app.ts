@@ -95,6 +95,7 @@ import {
   sequenceRoutes,
   subscribeEnrollmentMerges,
 } from './modules/sequences/index.ts';
+import { slaPolicyRoutes, subscribeSla } from './modules/sla/index.ts';
 import { teamRoutes } from './modules/team/index.ts';
 import { subscribeTeamAssignment, teamsRoutes } from './modules/teams/index.ts';
 import {
@@ -237,6 +238,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   subscribeCampaignFeedback(hooks);
   subscribeConversationCleanup(hooks, now);
   subscribeTeamAssignment(hooks, now);
+  subscribeSla(hooks);
   subscribeCampaignCallOutcomes(hooks, now);
   subscribeJourneyCallResumes(hooks, { now, prices: sending.prices });
   // Two contacts that are one customer: each module moves the merged one's rows (contacts/merge.ts).
@@ -467,6 +469,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await api.register(teamsRoutes(ctx));
       await api.register(businessHoursRoutes(ctx));
       await api.register(csatRoutes(ctx));
+      await api.register(slaPolicyRoutes(ctx));
       await api.register(consoleAuthRoutes(ctx));
       await api.register(keyRoutes(ctx));
       await api.register(ruleRoutes(ctx));

@@ -65,6 +65,7 @@ export async function fuzzContext(env: TestEnv): Promise<FuzzContext> {
     text: 'Hi {{ contact.name | default: "there" }}',
   });
   const team = await created(env, 'POST', '/teams', key, { name: 'Fuzz', members: [member.id] });
+  const sla = await created(env, 'POST', '/sla-policies', key, { name: 'Fuzz', firstResponseMinutes: 30 });
   await created(env, 'POST', `/webhooks/${webhook.id}/test`, key);
   const deliveries = await call(env.app, 'GET', `/webhooks/${webhook.id}/deliveries`, { key });
   const ids = [
@@ -77,6 +78,7 @@ export async function fuzzContext(env: TestEnv): Promise<FuzzContext> {
     template.id,
     canned.id,
     team.id,
+    sla.id,
     bulk.id ?? bulk.jobId,
     ...Object.values(inbound as Record<string, unknown>).filter(
       (v) => typeof v === 'string' && /^[a-z]+_/.test(v),

@@ -5,6 +5,7 @@
 // service must refuse it. The others (odd Unicode in a field, garbage headers, odd query values)
 // may be accepted; whatever the answer, it must not be a 5xx nor an undocumented one.
 import fc from 'fast-check';
+import { normalizeTag } from '../../src/modules/contacts/index.ts';
 import { mistypedKey } from './client.ts';
 import {
   closedObjectsOf,
@@ -190,6 +191,10 @@ function garbageSegment(ctx: FuzzContext): fc.Arbitrary<Segment> {
   );
 }
 
+/** Path parameters that name a tag or a label: any well-formed one is valid, present or not. */
+const TAG_PARAMS = new Set(['tag', 'label']);
+const isWellFormedTag = (segment: Segment) => 'text' in segment && normalizeTag(segment.text) !== null;
+
 function realSegment(ctx: FuzzContext): fc.Arbitrary<Segment> {
   return fc.constantFrom(...ctx.realIds).map((text) => ({ text }));
 }
@@ -287,6 +292,8 @@ export function badRequests(
       'garbage path parameter',
       fc
         .tuple(real, fc.constantFrom(...op.pathParams.map((p) => p.name)), garbageSegment(ctx))
+        // Any well-formed tag or label is a fine one to remove (absent: removing it is idempotent).
+        .filter(([, name, segment]) => !(TAG_PARAMS.has(name) && isWellFormedTag(segment)))
         .map(([b, name, segment]) =>
           request(op, 'garbage path parameter', true, { ...b, params: { ...b.params, [name]: segment } }),
         ),

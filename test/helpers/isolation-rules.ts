@@ -548,6 +548,8 @@ export const BODIES: Record<string, (w: World) => unknown> = {
   putCsat: () => ({ scale: 'faces', question: 'How did we do?' }),
   putBusinessHours: () => ({ timezone: 'UTC', weekly: [{ day: 'mon', from: '09:00', until: '17:00' }] }),
   updateTeam: () => ({ assignment: { capacity: 10 } }),
+  createSlaPolicy: () => ({ name: 'Matrix', firstResponseMinutes: 30 }),
+  updateSlaPolicy: () => ({ resolutionMinutes: 120 }),
   renderCannedResponse: (w) => ({ conversationId: w.ids['/conversations/{id}'] }),
   simulateInboundMessage: (w) => ({ from: w.customerPhone, text: 'Still there?' }),
   simulateNumberChange: () => ({ from: '+14155550188', to: '+14155550189' }),

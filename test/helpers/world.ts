@@ -205,6 +205,8 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
   const cannedA = await canned('thanks');
   const teamA = await ok(a('POST', '/teams', { name: 'Support', members: [member.id] }), 201);
   const spareTeam = await ok(a('POST', '/teams', { name: 'Spare' }), 201);
+  const slaA = await ok(a('POST', '/sla-policies', { name: 'Standard', firstResponseMinutes: 60 }), 201);
+  const spareSla = await ok(a('POST', '/sla-policies', { name: 'Spare', resolutionMinutes: 60 }), 201);
   const spareCanned = await canned('spare');
   // A label on A's conversation: the one unlabelConversation's rows name.
   await ok(a('POST', `/conversations/${inbound.conversationId}/labels`, { labels: [LABEL] }), 200);
@@ -467,6 +469,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/conversations/{id}/labels/{label}': LABEL,
       '/canned-responses/{id}': cannedA.id,
       '/teams/{id}': teamA.id,
+      '/sla-policies/{id}': slaA.id,
       '/webhooks/{id}': webhook.id,
       '/webhooks/{id}/deliveries/{deliveryId}': delivery.id,
       '/events/{id}': delivery.eventId,
@@ -502,6 +505,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
       '/conversations/{id}/labels/{label}': {},
       '/canned-responses/{id}': { id: spareCanned.id },
       '/teams/{id}': { id: spareTeam.id },
+      '/sla-policies/{id}': { id: spareSla.id },
       '/webhooks/{id}': { id: spareWebhook.id },
       '/partner/webhooks/{id}': { id: sparePartnerHook.id },
       '/team/members/{id}': { id: spareMember.id },

@@ -18,6 +18,7 @@ import { Partner } from './resources/partner.ts';
 import { Rules } from './resources/rules.ts';
 import { Sandbox } from './resources/sandbox.ts';
 import { Sequences } from './resources/sequences.ts';
+import { SlaPolicies } from './resources/sla-policies.ts';
 import { Team } from './resources/team.ts';
 import { Teams } from './resources/teams.ts';
 import { Templates } from './resources/templates.ts';
@@ -35,6 +36,7 @@ export class Tidings {
   readonly conversations: Conversations;
   readonly cannedResponses: CannedResponses;
   readonly teams: Teams;
+  readonly slaPolicies: SlaPolicies;
   readonly webhooks: Webhooks;
   readonly events: Events;
   readonly bulk: Bulk;
@@ -65,6 +67,7 @@ export class Tidings {
     this.conversations = new Conversations(t);
     this.cannedResponses = new CannedResponses(t);
     this.teams = new Teams(t);
+    this.slaPolicies = new SlaPolicies(t);
     this.webhooks = new Webhooks(t);
     this.events = new Events(t);
     this.bulk = new Bulk(t);

@@ -32,6 +32,7 @@ export const EVENT_TYPES = [
   'conversation.mentioned',
   'conversation.snoozed',
   'conversation.unsnoozed',
+  'conversation.sla_breached',
   'csat.received',
   'template.status_changed',
   'template.quality_changed',

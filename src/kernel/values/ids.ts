@@ -36,6 +36,7 @@ export const ID_PREFIXES = {
   cannedResponse: 'cnr',
   note: 'nte',
   team: 'tem',
+  slaPolicy: 'sla',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

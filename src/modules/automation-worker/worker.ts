@@ -39,6 +39,7 @@ import { type SendResult, wakeDispatchers } from '../messages/index.ts';
 import type { RuleRow } from '../rules/index.ts';
 import { recordRuns, runRulesFor, scanTimed } from '../rules/index.ts';
 import { enrollOnEvent, exitOnEvent, runDue } from '../sequences/index.ts';
+import { judgeDueSla } from '../sla/index.ts';
 import { ASSIGN_CHANNEL, drainQueues, drainTeam } from '../teams/index.ts';
 
 /** What the worker needs beyond what actions need: the egress and secrets of call_webhook. */
@@ -172,18 +173,20 @@ export class AutomationWorker {
    * Fires the timed triggers that are due: rules' (rules/timed.ts), then journeys' timed entries
    * (journeys/timed.ts), whose runs the runner then takes at once; and wakes the snoozed
    * conversations whose time has come (their conversation.unsnoozed is a trigger like any event),
-   * and gives out the teams' waiting conversations their members have room for (teams/assign.ts).
+   * gives out the teams' waiting conversations their members have room for (teams/assign.ts), and
+   * tells the SLA targets missed (sla/breaches.ts: a breach is a trigger like any event).
    * Answers how many fired, started or woke.
    */
   async scan(): Promise<number> {
     const woken = await wakeSnoozed(this.#s);
     const given = await drainQueues(this.#s);
+    const breached = await judgeDueSla(this.#s);
     const sent: SendResult[] = [];
     const fired = await scanTimed(this.#s, actor(this.#s, sent));
     wakeDispatchers(this.#s, sent);
     const started = await scanTimedEntries(this.#s);
     if (started > 0) this.dueNow();
-    return woken + given + fired + started;
+    return woken + given + breached + fired + started;
   }
 
   /**

@@ -2,7 +2,8 @@
 // definition. `weekly` holds ranges `{day: mon … sun, from, until}` (local "HH:MM", from inclusive,
 // until exclusive, "24:00" for midnight at the end of the day; several a day, an overnight shift as
 // two); a date of `holidays` ("YYYY-MM-DD", in the zone) is closed all day. Read by the rule
-// condition `time.businessHours` (context.ts) and by the away message (modules/business-hours).
+// condition `time.businessHours` (context.ts), by the away message (modules/business-hours) and by
+// SLA due times counted in business hours (modules/sla: addOpenMinutes).
 import { DateTime } from 'luxon';
 import type { Problem } from './conditions.ts';
 import { isZone, WEEKDAYS, type Weekday } from './time.ts';
@@ -36,6 +37,42 @@ export function isOpenAt(hours: BusinessHours, at: Date): boolean {
   return hours.weekly.some(
     (r) => r.day === day && minutesOf(r.from) <= minute && minute < minutesOf(r.until),
   );
+}
+
+/** A local "HH:MM" of a day as a wall clock reads it (not minutes after midnight: DST moves those). */
+function localMoment(day: DateTime, hhmm: string): number {
+  if (hhmm === '24:00') return day.plus({ days: 1 }).toMillis();
+  return day.set({ hour: Number(hhmm.slice(0, 2)), minute: Number(hhmm.slice(3)) }).toMillis();
+}
+
+/** How far ahead addOpenMinutes looks for the open time it needs (then: never). */
+export const OPEN_SEARCH_DAYS = 3 * 366;
+
+/**
+ * The moment `minutes` of open time after `from` (open time is counted only inside the ranges, in
+ * the zone's local time, across DST changes); null when the hours do not hold that much within
+ * OPEN_SEARCH_DAYS (no ranges at all, or a year of holidays). Work: at most a range per day looked
+ * at, whatever `minutes`.
+ */
+export function addOpenMinutes(hours: BusinessHours, from: Date, minutes: number): Date | null {
+  let left = minutes * 60_000;
+  const start = from.getTime();
+  let day = DateTime.fromJSDate(from, { zone: hours.timezone }).startOf('day');
+  const byDay = new Map<Weekday, OpeningRange[]>();
+  for (const r of hours.weekly) byDay.set(r.day, [...(byDay.get(r.day) ?? []), r]);
+  for (const list of byDay.values()) list.sort((a, b) => minutesOf(a.from) - minutesOf(b.from));
+  const holidays = new Set(hours.holidays);
+  for (let i = 0; i < OPEN_SEARCH_DAYS; i++, day = day.plus({ days: 1 })) {
+    if (holidays.has(day.toISODate()!)) continue;
+    for (const r of byDay.get(WEEKDAYS[day.weekday - 1]!) ?? []) {
+      const opens = Math.max(start, localMoment(day, r.from));
+      const closes = localMoment(day, r.until);
+      if (closes <= opens) continue;
+      if (closes - opens >= left) return new Date(opens + left);
+      left -= closes - opens;
+    }
+  }
+  return null;
 }
 
 /** Every fault of a definition, by field (the shapes are the schema's). */

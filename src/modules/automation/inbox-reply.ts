@@ -7,7 +7,6 @@ import { type ContactRow, recipientOf } from '../contacts/index.ts';
 import {
   acceptBatch,
   type MessageFieldsInput,
-  markAutomated,
   placeInConversation,
   prepareMessage,
   type SendResult,
@@ -40,6 +39,7 @@ export async function sendInboxReply(
         account: { id: actor.accountId, channelProvider: actor.channelProvider },
         mode: actor.mode,
         idempotencyKey,
+        automated: true,
       },
       message: prepared,
     },
@@ -47,7 +47,6 @@ export async function sendInboxReply(
   if (result!.kind !== 'accepted') return null;
   sent.push(result!);
   const id = result!.message.id;
-  await markAutomated(tx, [id]);
   if (conversationId) await placeInConversation(tx, actor.accountId, [id], conversationId);
   return id;
 }

@@ -8,7 +8,13 @@ export type { AccountActor, ActorRow } from './actors.ts';
 export { actorFrom, actorOf, actorsOf, inboxActorFrom } from './actors.ts';
 export { batchOrOneByOne, runDueBatch } from './batches.ts';
 export type { BusinessHours, OpeningRange } from './business-hours.ts';
-export { businessHoursProblems, isOpenAt, MAX_HOLIDAYS, MAX_RANGES } from './business-hours.ts';
+export {
+  addOpenMinutes,
+  businessHoursProblems,
+  isOpenAt,
+  MAX_HOLIDAYS,
+  MAX_RANGES,
+} from './business-hours.ts';
 export type { Condition, Conditions, TraceEntry } from './conditions.ts';
 export {
   conditionProblems,

@@ -61,6 +61,12 @@ export async function setAssignment(
     'UPDATE conversations SET assignee_id = $3, team_id = $4, updated_at = $5 WHERE account_id = $1 AND id = $2',
     [row.account_id, row.id, to.assigneeId, to.teamId, now],
   );
+  // Another team may have another SLA policy (sla.ts).
+  if (row.team_id !== to.teamId)
+    await events.hook(tx, 'conversations.sla', {
+      accountId: row.account_id,
+      conversation: { ...row, assignee_id: to.assigneeId, team_id: to.teamId },
+    });
   const view = toConversation((await findConversation(tx, row.account_id, row.id))!, now);
   await events.emit(tx, {
     type: 'conversation.assigned',

@@ -12,6 +12,7 @@ import { customerContact } from '../contacts/index.ts';
 import { findByProviderId, insertEcho, toMessage } from '../messages/index.ts';
 import { findOpenConversation } from './repo.ts';
 import type { ConversationServices } from './service.ts';
+import { firstResponseSql } from './sla.ts';
 
 /** Stores the echoes in one transaction; answers how many were new. */
 export async function recordEchoes(
@@ -56,10 +57,11 @@ export async function recordEchoes(
       });
       if (!message) continue;
       if (open) {
-        // The business answered, from its phone: the conversation's last message, nothing unread.
+        // The business answered, from its phone: the conversation's last message, nothing unread,
+        // a reply (sla.ts).
         await tx.query(
-          `UPDATE conversations SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
-                  unread_count = 0, updated_at = $3
+          `UPDATE conversations cv SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
+                  unread_count = 0, ${firstResponseSql('$3::timestamptz')}, updated_at = $3
             WHERE account_id = $1 AND id = $2`,
           [accountId, open.id, now, message.id],
         );

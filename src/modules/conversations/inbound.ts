@@ -181,6 +181,8 @@ async function receiveOne(
       reason: 'auto',
       occasion: 'opened',
     });
+  // Then its SLA, which may follow the team (modules/sla: due times set on the row, for the event).
+  if (opened) await s.events.hook(tx, 'conversations.sla', { accountId, conversation: rows[0]! });
   events.push({ type: 'message.received', accountId, data: toMessage(message) });
   // The customer writing wakes a snoozed conversation (snooze.ts), told once, here.
   const woke = !opened && conversation.snoozed_until !== null;

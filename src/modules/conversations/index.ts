@@ -14,6 +14,7 @@ export {
   teamsWithQueues,
 } from './assignment.ts';
 export { claimAwayReply, claimGreeting } from './auto-replies.ts';
+export { emitEach } from './bulk-events.ts';
 export { claimSurvey, openCommentWindow, surveyOptionId } from './csat.ts';
 export { recordEchoes } from './echoes.ts';
 export { historyImportJob, storeHistoryChunk } from './history-import.ts';
@@ -29,4 +30,6 @@ export {
   showConversation,
   subscribeConversationCleanup,
 } from './service.ts';
+export type { SlaDue, SlaJudgement } from './sla.ts';
+export { dropSlaOfPolicy, recordSlaJudgements, setSlaDue, takeSlaDue } from './sla.ts';
 export { wakeSnoozed } from './snooze.ts';

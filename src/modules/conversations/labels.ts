@@ -3,7 +3,8 @@
 // may open a conversation labelled `refund` today and `delivery` next week. Spelled as tags are
 // (contacts/fields.ts: lower-cased, 1–50 letters, digits, spaces or - _ : .), at most MAX_LABELS on
 // one conversation. Every change is one `conversation.labeled` event, with `labelsAdded` and
-// `labelsRemoved` (one of them empty), caused by the rule that made it when a rule did.
+// `labelsRemoved` (one of them empty), caused by the rule that made it when a rule did. A change
+// may change the SLA policy that applies (hook `conversations.sla`).
 import { invalidFields, normalizeTag, normalizeTags } from '../contacts/index.ts';
 import { MAX_LABELS } from './limits.ts';
 import { type ConversationServices, changeConversation } from './service.ts';
@@ -26,6 +27,10 @@ export function addLabels(s: ConversationServices, accountId: string, id: string
       [...row.labels, ...added],
       now,
     ]);
+    await s.events.hook(tx, 'conversations.sla', {
+      accountId,
+      conversation: { ...row, labels: [...row.labels, ...added] },
+    });
     return { type: 'conversation.labeled' as const, extra: { labelsAdded: added, labelsRemoved: [] } };
   });
 }
@@ -40,6 +45,8 @@ export function removeLabel(s: ConversationServices, accountId: string, id: stri
       row.labels.filter((l) => l !== label),
       now,
     ]);
+    const labels = row.labels.filter((l) => l !== label);
+    await s.events.hook(tx, 'conversations.sla', { accountId, conversation: { ...row, labels } });
     return { type: 'conversation.labeled' as const, extra: { labelsAdded: [], labelsRemoved: [label] } };
   });
 }

@@ -34,6 +34,16 @@ export interface ConversationRow {
   csat_agent_id: string | null;
   csat_answered_at: Date | null;
   csat_comment_until: Date | null;
+  /** The SLA clock's start (opened, or last reopened), the business's first reply since (sla.ts). */
+  sla_started_at: Date | null;
+  first_response_at: Date | null;
+  /** The SLA policy that applies, its due times, the next one to judge, and when targets were missed. */
+  sla_policy_id: string | null;
+  sla_first_response_due_at: Date | null;
+  sla_resolution_due_at: Date | null;
+  sla_next_due_at: Date | null;
+  sla_first_response_breached_at: Date | null;
+  sla_resolution_breached_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -48,7 +58,9 @@ export interface ConversationView extends ConversationRow {
 export const CONVERSATION_COLUMNS =
   'id, account_id, contact_id, phone, status, assignee_id, team_id, last_inbound_at, last_message_at, last_message_id, ' +
   'unread_count, labels, snoozed_until, opened_at, closed_at, closed_by, csat_close_at, csat_score, ' +
-  'csat_comment, csat_agent_id, csat_answered_at, csat_comment_until, created_at, updated_at';
+  'csat_comment, csat_agent_id, csat_answered_at, csat_comment_until, sla_started_at, first_response_at, ' +
+  'sla_policy_id, sla_first_response_due_at, sla_resolution_due_at, sla_next_due_at, ' +
+  'sla_first_response_breached_at, sla_resolution_breached_at, created_at, updated_at';
 
 const columnsOf = (alias: string, columns: string) =>
   columns
@@ -136,27 +148,49 @@ export interface ConversationFilters {
   snoozed?: boolean;
 }
 
-/** The list's position: the last conversation seen, by last activity then id. */
+/**
+ * The list's position: the last conversation seen, by last activity then id (newest first), or with
+ * `order: sla_due` by next SLA due time then id (soonest first, those with none after them: `at` null).
+ */
 export interface ActivityPage {
   limit: number;
-  after: { at: Date; id: string } | null;
+  order: 'activity' | 'sla_due';
+  after: { at: Date | null; id: string } | null;
 }
 
-export function readActivityCursor(query: { limit?: number; cursor?: string }): ActivityPage {
+// An SLA-ordered cursor starts with "d": one of the other order is refused, not misread.
+export function readActivityCursor(query: {
+  limit?: number;
+  cursor?: string;
+  order?: 'activity' | 'sla_due';
+}): ActivityPage {
   const limit = query.limit ?? 20;
-  if (!query.cursor) return { limit, after: null };
-  const [at, id] = Buffer.from(query.cursor, 'base64url').toString('utf8').split('|');
-  const time = Number(at);
-  if (!id || !/^cnv_[0-9a-z]{26}$/.test(id) || !Number.isSafeInteger(time))
-    throw invalid('cursor', 'is not a cursor this API returned');
-  return { limit, after: { at: new Date(time), id } };
+  const order = query.order ?? 'activity';
+  if (!query.cursor) return { limit, order, after: null };
+  const text = Buffer.from(query.cursor, 'base64url').toString('utf8');
+  const sla = text.startsWith('d');
+  const [at, id] = (sla ? text.slice(1) : text).split('|');
+  const time = at === '-' && sla ? null : Number(at);
+  if (
+    sla !== (order === 'sla_due') ||
+    !id ||
+    !/^cnv_[0-9a-z]{26}$/.test(id) ||
+    (time !== null && !Number.isSafeInteger(time))
+  )
+    throw invalid('cursor', 'is not a cursor this API returned for this order');
+  return { limit, order, after: { at: time === null ? null : new Date(time), id } };
 }
 
 export function activityCursor(row: ConversationRow): string {
   return Buffer.from(`${row.last_message_at.getTime()}|${row.id}`, 'utf8').toString('base64url');
 }
 
-/** Conversations by last activity, most recent first (then newest id first). */
+export function slaDueCursor(row: ConversationRow): string {
+  const at = row.sla_next_due_at ? String(row.sla_next_due_at.getTime()) : '-';
+  return Buffer.from(`d${at}|${row.id}`, 'utf8').toString('base64url');
+}
+
+/** Conversations by last activity, most recent first (then newest id first), or by SLA due time. */
 export async function listConversations(
   sql: Sql,
   accountId: string,
@@ -167,10 +201,19 @@ export async function listConversations(
   const params: unknown[] = [accountId];
   const param = (value: unknown) => `$${params.push(value)}`;
   const where = ['cv.account_id = $1'];
-  if (page.after)
+  const sla = page.order === 'sla_due';
+  if (page.after && !sla)
     where.push(
       `(cv.last_message_at, cv.id) < (${param(page.after.at)}::timestamptz, ${param(page.after.id)})`,
     );
+  if (page.after && sla) {
+    const id = param(page.after.id);
+    where.push(
+      page.after.at === null
+        ? `cv.sla_next_due_at IS NULL AND cv.id > ${id}`
+        : `((cv.sla_next_due_at, cv.id) > (${param(page.after.at)}::timestamptz, ${id}) OR cv.sla_next_due_at IS NULL)`,
+    );
+  }
   if (filters.status) where.push(`cv.status = ${param(filters.status)}`);
   if (filters.assigneeId) where.push(`cv.assignee_id = ${param(filters.assigneeId)}`);
   if (filters.unassigned) where.push('cv.assignee_id IS NULL');
@@ -182,7 +225,11 @@ export async function listConversations(
   if (snoozed === true) where.push(`cv.snoozed_until > ${param(now)}`);
   if (snoozed === false) where.push(`(cv.snoozed_until IS NULL OR cv.snoozed_until <= ${param(now)})`);
   const { rows } = await sql.query<ConversationView>(
-    viewSql(where.join(' AND '), `ORDER BY cv.last_message_at DESC, cv.id DESC LIMIT ${page.limit + 1}`),
+    viewSql(
+      where.join(' AND '),
+      // As conversations_sla_due holds them (ascending, nulls last).
+      `ORDER BY ${sla ? 'cv.sla_next_due_at, cv.id' : 'cv.last_message_at DESC, cv.id DESC'} LIMIT ${page.limit + 1}`,
+    ),
     params,
   );
   return rows.map(toView);

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { accountOf, ON_RESOURCE, ON_RESOURCE_OR_CONFLICT } from '../../kernel/access/access.ts';
-import { conflict, notFound } from '../../kernel/http/errors.ts';
+import { conflict, invalid, notFound } from '../../kernel/http/errors.ts';
 import { listOf, pageOf, readPage } from '../../kernel/http/pagination.ts';
 import { normalizeTag } from '../contacts/index.ts';
 import type { SendContext } from '../messages/index.ts';
@@ -14,6 +14,7 @@ import {
   listConversationMessages,
   listConversations,
   readActivityCursor,
+  slaDueCursor,
 } from './repo.ts';
 import {
   AssignBody,
@@ -41,13 +42,15 @@ export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox 
           operationId: 'listConversations',
           summary: 'List conversations, most recent activity first',
           description:
-            'Ordered by the last message in either direction, then newest first. A conversation whose activity changes while you page moves to the top: it may then be missing from the pages still to come (it is on the first page again).',
+            'Ordered by the last message in either direction, then newest first. A conversation whose activity changes while you page moves to the top: it may then be missing from the pages still to come (it is on the first page again). `order=sla_due` (with `status=open`): the soonest SLA due time first.',
           querystring: ConversationListQuery,
           response: { 200: listOf(ConversationSchema) },
         },
       },
       async (request) => {
-        const { status, assigneeId, unassigned, teamId, contactId, label, snoozed } = request.query;
+        const { status, assigneeId, unassigned, teamId, contactId, label, snoozed, order } = request.query;
+        // The due-first order is the open inbox's (conversations_sla_due holds open ones).
+        if (order === 'sla_due' && status !== 'open') throw invalid('order', '`sla_due` needs `status=open`');
         const page = readActivityCursor(request.query);
         const now = ctx.now();
         const filters = {
@@ -61,7 +64,12 @@ export function conversationRoutes(ctx: SendContext): FastifyPluginAsyncTypebox 
           snoozed,
         };
         const rows = await listConversations(ctx.db, accountOf(request).id, page, filters, now);
-        return pageOf(rows, page, (row) => toConversation(row, now), activityCursor);
+        return pageOf(
+          rows,
+          page,
+          (row) => toConversation(row, now),
+          order === 'sla_due' ? slaDueCursor : activityCursor,
+        );
       },
     );
 

@@ -78,6 +78,44 @@ export const ConversationSchema = Type.Object(
         },
       ),
     ),
+    sla: nullable(
+      Type.Object(
+        {
+          policyId: nullable(
+            Type.String({ description: 'The SLA policy that applies (`sla_…`); null: none any more.' }),
+          ),
+          startedAt: {
+            ...Timestamp,
+            description: 'The clock’s start: when it opened, or was last reopened.',
+          },
+          firstResponseDueAt: {
+            ...NullableTimestamp,
+            description:
+              'When the business’s first reply is due (null: no such target, or never in business hours).',
+          },
+          firstResponseAt: {
+            ...NullableTimestamp,
+            description:
+              'The business’s first reply since the clock started (not the away message, greeting or survey).',
+          },
+          firstResponseBreachedAt: {
+            ...NullableTimestamp,
+            description: 'When the first response target was found missed (`conversation.sla_breached`).',
+          },
+          resolutionDueAt: { ...NullableTimestamp, description: 'When it must be closed by.' },
+          resolutionBreachedAt: {
+            ...NullableTimestamp,
+            description: 'When the resolution target was found missed.',
+          },
+          nextDueAt: {
+            ...NullableTimestamp,
+            description:
+              'The soonest due time still to judge (the inbox’s `order=sla_due`); null: none left.',
+          },
+        },
+        { description: 'Its SLA (POST /sla-policies); null: no policy applies and none was missed.' },
+      ),
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -105,6 +143,12 @@ export const ConversationListQuery = Type.Object(
       Type.Boolean({
         description:
           '`true`: only snoozed conversations; `false`: only those not snoozed. Left out, `status=open` leaves snoozed ones out (the inbox); without `status`, both.',
+      }),
+    ),
+    order: Type.Optional(
+      Type.Enum(['activity', 'sla_due'], {
+        description:
+          '`activity` (the default): the last message first; `sla_due`: the soonest SLA due time first (`sla.nextDueAt`), those with none after them; needs `status=open`.',
       }),
     ),
   },
@@ -174,8 +218,29 @@ export function toConversation(row: ConversationView, now: Date) {
           answeredAt: row.csat_answered_at?.toISOString() ?? null,
         }
       : null,
+    sla: slaOf(row),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const iso = (at: Date | null) => at?.toISOString() ?? null;
+
+function slaOf(row: ConversationView) {
+  if (
+    !row.sla_started_at ||
+    (!row.sla_policy_id && !row.sla_first_response_breached_at && !row.sla_resolution_breached_at)
+  )
+    return null;
+  return {
+    policyId: row.sla_policy_id,
+    startedAt: row.sla_started_at.toISOString(),
+    firstResponseDueAt: iso(row.sla_first_response_due_at),
+    firstResponseAt: iso(row.first_response_at),
+    firstResponseBreachedAt: iso(row.sla_first_response_breached_at),
+    resolutionDueAt: iso(row.sla_resolution_due_at),
+    resolutionBreachedAt: iso(row.sla_resolution_breached_at),
+    nextDueAt: iso(row.sla_next_due_at),
   };
 }
 

@@ -109,6 +109,9 @@ export function assignConversation(
   });
 }
 
+// A close meets every SLA target still to come (sla.ts); one already due is left for the scan to judge.
+const DROP_COMING_DUE = 'sla_next_due_at = CASE WHEN sla_next_due_at > $2 THEN NULL ELSE sla_next_due_at END';
+
 /** Closes an open conversation; `closedBy`: the console member who closes it (a survey's agent). */
 export function closeConversation(
   s: ConversationServices,
@@ -120,7 +123,7 @@ export function closeConversation(
     if (row.status === 'closed') throw conflict('The conversation is already closed.');
     await tx.query(
       `UPDATE conversations SET status = 'closed', closed_at = $2, closed_by = $3, unread_count = 0,
-              snoozed_until = NULL, updated_at = $2 WHERE id = $1`,
+              snoozed_until = NULL, ${DROP_COMING_DUE}, updated_at = $2 WHERE id = $1`,
       [id, now, closedBy],
     );
     if (row.assignee_id && row.team_id)
@@ -151,12 +154,21 @@ export function reopenConversation(s: ConversationServices, accountId: string, i
           { field: 'id', issue: 'the contact has another open conversation', conversationId: other.id },
         ]);
       }
+      // Its SLA clock starts again (sla.ts: a target missed before is not told again).
       await tx.query(
-        `UPDATE conversations SET status = 'open', closed_at = NULL, updated_at = $2 WHERE id = $1`,
+        `UPDATE conversations SET status = 'open', closed_at = NULL, sla_started_at = $2,
+                first_response_at = NULL, updated_at = $2 WHERE id = $1`,
         [id, now],
       );
+      const reopened: ConversationRow = {
+        ...row,
+        status: 'open',
+        closed_at: null,
+        sla_started_at: now,
+        first_response_at: null,
+      };
+      await s.events.hook(tx, 'conversations.sla', { accountId, conversation: reopened });
       // Its team gives it to a member again (one still on it and online keeps it), after the event.
-      const reopened: ConversationRow = { ...row, status: 'open', closed_at: null };
       return {
         type: 'conversation.opened',
         after: (t) =>
@@ -285,7 +297,7 @@ export async function closeConversationsOf(
   const now = s.now();
   const { rows } = await tx.query<ConversationRow>(
     `UPDATE conversations SET status = 'closed', closed_at = $3, closed_by = NULL, unread_count = 0,
-            snoozed_until = NULL, updated_at = $3
+            snoozed_until = NULL, ${DROP_COMING_DUE.replace('$2', '$3')}, updated_at = $3
       WHERE account_id = $1 AND contact_id = $2 AND status = 'open'
       RETURNING ${CONVERSATION_COLUMNS}`,
     [accountId, contactId, now],

@@ -46,6 +46,7 @@ export const EVENT_READERS: Record<EventType, Readers> = {
   'conversation.opened': CONVERSATION,
   'conversation.assigned': CONVERSATION,
   'conversation.closed': CONVERSATION,
+  'conversation.sla_breached': CONVERSATION,
   'conversation.labeled': CONVERSATION,
   // The conversation and the note that mentions a member (its text is the notes list's).
   'conversation.mentioned': [...CONVERSATION, 'GET /conversations/{id}/notes'],

@@ -36,6 +36,8 @@ export interface Sender {
   mode: SendMode;
   /** The request's Idempotency-Key: at most one message per key, whatever happens. */
   idempotencyKey?: string | null;
+  /** The business's inbox sending by itself (away, greeting, survey): `source: automation`, no reply. */
+  automated?: boolean;
 }
 
 export interface SendRequest {
@@ -202,15 +204,15 @@ function writeSql(jobs: Jobs): string {
     INSERT INTO messages (id, account_id, contact_id, conversation_id, direction, type, phone, whatsapp_user_id,
                           content, template_id, status, provider, sandbox, country, category, list_price_micros,
                           charged_micros, free_reason, price_rule, idempotency_key, bulk_job_id, bulk_index,
-                          campaign_id, created_at, updated_at)
+                          campaign_id, source, created_at, updated_at)
     SELECT m.id, m.account_id, m.contact_id, cv.id, 'outbound', m.type, m.phone, m.whatsapp_user_id, m.content,
            m.template_id, 'queued', m.provider, m.sandbox, m.country, m.category, m.list_price_micros,
            m.charged_micros, m.free_reason, m.price_rule, m.idempotency_key, m.bulk_job_id, m.bulk_index,
-           m.campaign_id, $3, $3
+           m.campaign_id, m.source, $3, $3
       FROM jsonb_to_recordset($1::jsonb) AS m (id text, account_id text, contact_id text, type text, phone text,
            whatsapp_user_id text, content jsonb, template_id text, provider text, sandbox boolean, country text, category text,
            list_price_micros bigint, charged_micros bigint, free_reason text, price_rule text, idempotency_key text,
-           bulk_job_id text, bulk_index integer, campaign_id text)
+           bulk_job_id text, bulk_index integer, campaign_id text, source text)
       -- The recipient's open conversation, if any, takes the message in.
       LEFT JOIN conversations cv ON cv.account_id = m.account_id AND cv.contact_id = m.contact_id
                                 AND cv.status = 'open'
@@ -221,11 +223,22 @@ function writeSql(jobs: Jobs): string {
     ${raiseSkewSql('$7', '$8')}
     RETURNING 1
   ), conversed AS (
-    -- The business wrote: the conversation's last activity, and nothing left unread.
+    -- The business wrote: the conversation's last activity, and nothing left unread. A reply (one
+    -- message, not the inbox's automatic ones, a bulk send's or a campaign's) is its first response
+    -- since the SLA clock started, which meets that target when in time: the next due time is then
+    -- the resolution's (conversations/sla.ts).
     UPDATE conversations cv SET last_message_at = greatest(cv.last_message_at, $3), unread_count = 0,
            last_message_id = CASE WHEN $3 >= cv.last_message_at THEN t.last_id ELSE cv.last_message_id END,
+           first_response_at = CASE WHEN t.replies THEN coalesce(cv.first_response_at, $3) ELSE cv.first_response_at END,
+           sla_next_due_at = CASE WHEN t.replies AND cv.first_response_at IS NULL
+                                       AND cv.sla_next_due_at = cv.sla_first_response_due_at
+                                       AND $3 <= cv.sla_first_response_due_at
+                                  THEN CASE WHEN cv.sla_resolution_breached_at IS NULL THEN cv.sla_resolution_due_at END
+                                  ELSE cv.sla_next_due_at END,
            updated_at = $3
-      FROM (SELECT conversation_id, max(id) AS last_id FROM msg WHERE conversation_id IS NOT NULL
+      FROM (SELECT conversation_id, max(id) AS last_id,
+                   bool_or(source IS NULL AND bulk_job_id IS NULL AND campaign_id IS NULL) AS replies
+              FROM msg WHERE conversation_id IS NOT NULL
              GROUP BY conversation_id) t
      WHERE cv.id = t.conversation_id
     RETURNING 1
@@ -405,6 +418,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
       bulk_job_id: bulk?.jobId ?? null,
       bulk_index: bulk?.index ?? null,
       campaign_id: campaign?.id ?? null,
+      source: sender.automated ? 'automation' : null,
     });
     results.push(null);
   }

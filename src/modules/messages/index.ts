@@ -24,7 +24,6 @@ export {
   insertEcho,
   insertHistory,
   insertInbound,
-  markAutomated,
   messageFromJson,
   placeInConversation,
 } from './repo.ts';

@@ -496,12 +496,6 @@ export async function adoptIntoConversation(
   );
 }
 
-/** Outbound messages the business's automation sent without a run (an away message, a greeting). */
-export async function markAutomated(sql: Sql, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await sql.query(`UPDATE messages SET source = 'automation' WHERE id = ANY($1::text[])`, [ids]);
-}
-
 /**
  * Puts outbound messages in a closed conversation they belong to (a satisfaction survey and its
  * follow-ups: else the customer's next conversation would take them in).

@@ -66,6 +66,16 @@ export async function teamRef(
   return rows[0] ?? null;
 }
 
+/** Which of these ids are the account's teams. */
+export async function existingTeams(sql: Sql, accountId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await sql.query<{ id: string }>(
+    'SELECT id FROM teams WHERE account_id = $1 AND id = ANY($2::text[])',
+    [accountId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function findTeamByName(
   sql: Sql,
   accountId: string,

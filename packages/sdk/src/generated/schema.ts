@@ -1022,6 +1022,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/sla-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List SLA policies in the order they are tried
+         * @description All of them (at most 50), lowest position first, then oldest: the first that holds applies.
+         *
+         *     A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["listSlaPolicies"];
+        put?: never;
+        /**
+         * Make an SLA policy: first response and resolution targets
+         * @description A policy applies to conversations as they open or reopen and when their labels or team change; one made or changed meanwhile applies to a running conversation at its next such change. A name the account has is 409, naming the other; so is a policy past 50. A team that is not the account's is 400.
+         */
+        post: operations["createSlaPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/sla-policies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an SLA policy
+         * @description A console agent’s session may call this operation.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        get: operations["getSlaPolicy"];
+        put?: never;
+        post?: never;
+        /** Delete an SLA policy (its open conversations keep no due times; their breaches stay) */
+        delete: operations["deleteSlaPolicy"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an SLA policy
+         * @description A policy applies to conversations as they open or reopen and when their labels or team change; one made or changed meanwhile applies to a running conversation at its next such change.
+         */
+        patch: operations["updateSlaPolicy"];
+        trace?: never;
+    };
     "/api/v1/public/console/setup": {
         parameters: {
             query?: never;
@@ -2512,7 +2567,7 @@ export interface paths {
         };
         /**
          * List conversations, most recent activity first
-         * @description Ordered by the last message in either direction, then newest first. A conversation whose activity changes while you page moves to the top: it may then be missing from the pages still to come (it is on the first page again).
+         * @description Ordered by the last message in either direction, then newest first. A conversation whose activity changes while you page moves to the top: it may then be missing from the pages still to come (it is on the first page again). `order=sla_due` (with `status=open`): the soonest SLA due time first.
          *
          *     A console agent’s session may call this operation.
          *
@@ -4018,6 +4073,26 @@ export interface components {
                 sentAt: string;
                 answeredAt: string | null;
             } | null;
+            sla: {
+                policyId: string | null;
+                /**
+                 * Format: date-time
+                 * @description The clock’s start: when it opened, or was last reopened.
+                 */
+                startedAt: string;
+                /** @description When the business’s first reply is due (null: no such target, or never in business hours). */
+                firstResponseDueAt: string | null;
+                /** @description The business’s first reply since the clock started (not the away message, greeting or survey). */
+                firstResponseAt: string | null;
+                /** @description When the first response target was found missed (`conversation.sla_breached`). */
+                firstResponseBreachedAt: string | null;
+                /** @description When it must be closed by. */
+                resolutionDueAt: string | null;
+                /** @description When the resolution target was found missed. */
+                resolutionBreachedAt: string | null;
+                /** @description The soonest due time still to judge (the inbox’s `order=sla_due`); null: none left. */
+                nextDueAt: string | null;
+            } | null;
             /**
              * Format: date-time
              * @description ISO-8601, UTC.
@@ -4256,7 +4331,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
              * @example message.delivered
              */
             type: string;
@@ -5452,7 +5527,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -5805,7 +5880,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -6247,7 +6322,7 @@ export interface components {
                      * @description The event that enrols its contact.
                      * @enum {unknown}
                      */
-                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -6325,6 +6400,44 @@ export interface components {
         SignedOutEverywhere: {
             /** @description Sessions ended, this one included. */
             ended: number;
+        };
+        /** SlaPolicy */
+        SlaPolicy: {
+            /** @example sla_01jv4e2k7qf3x8m2n5p6r9s0tb */
+            id: string;
+            /**
+             * @description One per account.
+             * @example VIP
+             */
+            name: string;
+            /** @description Minutes from the conversation's opening (or reopening) to the business’s first reply (1 to 43,200: 30 days); null: no such target. */
+            firstResponseMinutes: number | null;
+            /** @description Minutes from the conversation's opening (or reopening) to its close (1 to 43,200: 30 days); null: no such target. */
+            resolutionMinutes: number | null;
+            /** @description Count only the account’s open hours (GET /account/business-hours; none set: around the clock). */
+            businessHours: boolean;
+            /** @description It applies to conversations with any of these labels; empty: whatever their labels. */
+            labels: string[];
+            /** @description It applies to conversations of any of these teams (`tem_…`); empty: whatever their team. */
+            teamIds: string[];
+            /** @description Policies are tried lowest position first (then oldest); the first that applies counts. */
+            position: number;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601, UTC.
+             */
+            updatedAt: string;
+        };
+        /** SlaPolicyPage */
+        SlaPolicyPage: {
+            data: components["schemas"]["SlaPolicy"][];
+            /** @description Pass as `cursor` for the next page. */
+            nextCursor: string | null;
         };
         /** Team */
         Team: {
@@ -13069,7 +13182,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13528,7 +13641,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -14705,7 +14818,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -15105,7 +15218,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -18679,6 +18792,804 @@ export interface operations {
             };
         };
     };
+    listSlaPolicies: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of SlaPolicy objects; pass `nextCursor` as `cursor` for the next (null on the last page). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "sla_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *           "name": "VIP",
+                     *           "firstResponseMinutes": 1,
+                     *           "resolutionMinutes": 1,
+                     *           "businessHours": true,
+                     *           "labels": [
+                     *             "text"
+                     *           ],
+                     *           "teamIds": [
+                     *             "text"
+                     *           ],
+                     *           "position": 0,
+                     *           "createdAt": "2026-01-15T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SlaPolicyPage"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createSlaPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description At least one target. Left out: no labels and no teams (every conversation), around the clock, position 0. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One per account.
+                     * @example VIP
+                     */
+                    name: string;
+                    /** @description Minutes from the conversation's opening (or reopening) to the business’s first reply (1 to 43,200: 30 days); null: no such target. */
+                    firstResponseMinutes?: number | null;
+                    /** @description Minutes from the conversation's opening (or reopening) to its close (1 to 43,200: 30 days); null: no such target. */
+                    resolutionMinutes?: number | null;
+                    /** @description Count only the account’s open hours (GET /account/business-hours; none set: around the clock). */
+                    businessHours?: boolean;
+                    /** @description It applies to conversations with any of these labels; empty: whatever their labels. */
+                    labels?: string[];
+                    /** @description It applies to conversations of any of these teams (`tem_…`); empty: whatever their team. */
+                    teamIds?: string[];
+                    /** @description Policies are tried lowest position first (then oldest); the first that applies counts. */
+                    position?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the SlaPolicy. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sla_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "name": "VIP",
+                     *       "firstResponseMinutes": 1,
+                     *       "resolutionMinutes": 1,
+                     *       "businessHours": true,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "teamIds": [
+                     *         "text"
+                     *       ],
+                     *       "position": 0,
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SlaPolicy"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSlaPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The SlaPolicy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sla_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "name": "VIP",
+                     *       "firstResponseMinutes": 1,
+                     *       "resolutionMinutes": 1,
+                     *       "businessHours": true,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "teamIds": [
+                     *         "text"
+                     *       ],
+                     *       "position": 0,
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SlaPolicy"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteSlaPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateSlaPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change (`labels` and `teamIds` replaced whole). */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One per account.
+                     * @example VIP
+                     */
+                    name?: string;
+                    /** @description Minutes from the conversation's opening (or reopening) to the business’s first reply (1 to 43,200: 30 days); null: no such target. */
+                    firstResponseMinutes?: number | null;
+                    /** @description Minutes from the conversation's opening (or reopening) to its close (1 to 43,200: 30 days); null: no such target. */
+                    resolutionMinutes?: number | null;
+                    /** @description Count only the account’s open hours (GET /account/business-hours; none set: around the clock). */
+                    businessHours?: boolean;
+                    /** @description It applies to conversations with any of these labels; empty: whatever their labels. */
+                    labels?: string[];
+                    /** @description It applies to conversations of any of these teams (`tem_…`); empty: whatever their team. */
+                    teamIds?: string[];
+                    /** @description Policies are tried lowest position first (then oldest); the first that applies counts. */
+                    position?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The SlaPolicy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sla_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "name": "VIP",
+                     *       "firstResponseMinutes": 1,
+                     *       "resolutionMinutes": 1,
+                     *       "businessHours": true,
+                     *       "labels": [
+                     *         "text"
+                     *       ],
+                     *       "teamIds": [
+                     *         "text"
+                     *       ],
+                     *       "position": 0,
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SlaPolicy"];
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getConsoleSetup: {
         parameters: {
             query?: never;
@@ -20173,7 +21084,7 @@ export interface operations {
                 /** @description Only an active rule runs. */
                 status?: "active" | "paused";
                 /** @description Only rules with this trigger. */
-                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -20360,7 +21271,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -21102,7 +22013,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -21700,7 +22611,7 @@ export interface operations {
                     eventId?: string;
                     event?: {
                         /** @enum {unknown} */
-                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /** @description As the event would carry it (a message with its contactId, a contact with its id). */
                         data: {
                             [key: string]: unknown;
@@ -22229,7 +23140,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -22951,7 +23862,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -24978,7 +25889,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -25885,7 +26796,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -41893,6 +42804,8 @@ export interface operations {
                 label?: string;
                 /** @description `true`: only snoozed conversations; `false`: only those not snoozed. Left out, `status=open` leaves snoozed ones out (the inbox); without `status`, both. */
                 snoozed?: boolean;
+                /** @description `activity` (the default): the last message first; `sla_due`: the soonest SLA due time first (`sla.nextDueAt`), those with none after them; needs `status=open`. */
+                order?: "activity" | "sla_due";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -42077,6 +42990,16 @@ export interface operations {
                      *             "agentId": "text",
                      *             "sentAt": "2026-01-15T09:30:00.000Z",
                      *             "answeredAt": "2026-01-15T09:30:00.000Z"
+                     *           },
+                     *           "sla": {
+                     *             "policyId": "text",
+                     *             "startedAt": "2026-01-15T09:30:00.000Z",
+                     *             "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *             "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *             "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *             "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *             "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *             "nextDueAt": "2026-01-15T09:30:00.000Z"
                      *           },
                      *           "createdAt": "2026-01-15T09:30:00.000Z",
                      *           "updatedAt": "2026-01-15T09:30:00.000Z"
@@ -42367,6 +43290,16 @@ export interface operations {
                      *         "agentId": "text",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "answeredAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "sla": {
+                     *         "policyId": "text",
+                     *         "startedAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "nextDueAt": "2026-01-15T09:30:00.000Z"
                      *       },
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
@@ -43509,6 +44442,16 @@ export interface operations {
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "answeredAt": "2026-01-15T09:30:00.000Z"
                      *       },
+                     *       "sla": {
+                     *         "policyId": "text",
+                     *         "startedAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "nextDueAt": "2026-01-15T09:30:00.000Z"
+                     *       },
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -43837,6 +44780,16 @@ export interface operations {
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "answeredAt": "2026-01-15T09:30:00.000Z"
                      *       },
+                     *       "sla": {
+                     *         "policyId": "text",
+                     *         "startedAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "nextDueAt": "2026-01-15T09:30:00.000Z"
+                     *       },
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -44148,6 +45101,16 @@ export interface operations {
                      *         "agentId": "text",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "answeredAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "sla": {
+                     *         "policyId": "text",
+                     *         "startedAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "nextDueAt": "2026-01-15T09:30:00.000Z"
                      *       },
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
@@ -44798,6 +45761,16 @@ export interface operations {
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "answeredAt": "2026-01-15T09:30:00.000Z"
                      *       },
+                     *       "sla": {
+                     *         "policyId": "text",
+                     *         "startedAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "nextDueAt": "2026-01-15T09:30:00.000Z"
+                     *       },
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -45124,6 +46097,16 @@ export interface operations {
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "answeredAt": "2026-01-15T09:30:00.000Z"
                      *       },
+                     *       "sla": {
+                     *         "policyId": "text",
+                     *         "startedAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "nextDueAt": "2026-01-15T09:30:00.000Z"
+                     *       },
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -45422,6 +46405,16 @@ export interface operations {
                      *         "agentId": "text",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "answeredAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "sla": {
+                     *         "policyId": "text",
+                     *         "startedAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseAt": "2026-01-15T09:30:00.000Z",
+                     *         "firstResponseBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionDueAt": "2026-01-15T09:30:00.000Z",
+                     *         "resolutionBreachedAt": "2026-01-15T09:30:00.000Z",
+                     *         "nextDueAt": "2026-01-15T09:30:00.000Z"
                      *       },
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
@@ -48123,7 +49116,7 @@ export interface operations {
                     /** @example evt_01jv… */
                     id: string;
                     /** @enum {string} */
-                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
+                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
                     /** Format: date-time */
                     createdAt: string;
                     accountId: string | null;
