@@ -30,6 +30,7 @@ export {
 } from './repo.ts';
 export { messageRoutes } from './routes.ts';
 export { sandboxStatusJob } from './sandbox-job.ts';
+export { releaseJob } from './schedule.ts';
 export {
   chatSendFields,
   ErrorInfo,
@@ -39,6 +40,7 @@ export {
   Phone,
   RecipientSchema,
   recipientFields,
+  scheduleFields,
   templateSendFields,
 } from './schemas.ts';
 export type { SendContext } from './send-request.ts';
