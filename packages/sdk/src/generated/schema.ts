@@ -2310,7 +2310,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message: an approved template, or free-form inside the customer service window
-         * @description Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge.
+         * @description Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge. With `sendAt` (at most 30 days ahead) the message is `scheduled` instead: checked now, priced, charged and checked against the customer service window when it goes (`failed` with `CSW_VIOLATION` if the window has closed by then), cancellable until then (POST /messages/{id}/cancel).
          *
          *     A console agent’s session may call this operation.
          */
@@ -2381,6 +2381,28 @@ export interface paths {
          *     A console agent’s session may call this operation.
          */
         post: operations["markMessageRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled message (send later) before it goes
+         * @description A message sent with `sendAt` is `scheduled` until its time: this makes it `canceled` (final; never sent, never charged) and emits `message.canceled`. Once it went (queued, sent, failed, …) or was canceled already it is 409 `CONFLICT`.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        post: operations["cancelMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3206,7 +3228,7 @@ export interface components {
                 to: string;
                 messageId: string | null;
                 /** @description The message's current status; refused (never accepted), or deleted (with its conversation). */
-                status: ("queued" | "sent" | "delivered" | "read" | "failed" | "received") | "refused" | "deleted";
+                status: ("scheduled" | "queued" | "sent" | "delivered" | "read" | "failed" | "canceled" | "received") | "refused" | "deleted";
                 error: {
                     code: string;
                     message: string;
@@ -4256,7 +4278,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
              * @example message.delivered
              */
             type: string;
@@ -4877,8 +4899,8 @@ export interface components {
             whatsappUserId: string | null;
             contactId: string | null;
             conversationId: string | null;
-            /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Inbound: received. */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+            /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Sent with `sendAt`: scheduled until then, and then queued (or failed), or canceled (POST /messages/{id}/cancel). Inbound: received. */
+            status: "scheduled" | "queued" | "sent" | "delivered" | "read" | "failed" | "canceled" | "received";
             template: {
                 id: string;
                 name: string;
@@ -5094,6 +5116,8 @@ export interface components {
             /** @description Outbound: when the provider accepted the hand-over. Accepted is not sent: the message stays queued until the provider says it sent it (sentAt, its time). */
             acceptedAt: string | null;
             providerStatus: string | null;
+            /** @description Sent with `sendAt`: when it is (or was) to go; null for a message sent at once. */
+            sendAt: string | null;
             sentAt: string | null;
             deliveredAt: string | null;
             readAt: string | null;
@@ -5452,7 +5476,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -5805,7 +5829,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -6247,7 +6271,7 @@ export interface components {
                      * @description The event that enrols its contact.
                      * @enum {unknown}
                      */
-                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -12608,7 +12632,7 @@ export interface operations {
                      *           "index": 1,
                      *           "to": "text",
                      *           "messageId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "error": {
                      *             "code": "text",
                      *             "message": "text"
@@ -12795,7 +12819,7 @@ export interface operations {
                      *           "index": 1,
                      *           "to": "text",
                      *           "messageId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "error": {
                      *             "code": "text",
                      *             "message": "text"
@@ -13069,7 +13093,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13528,7 +13552,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -14705,7 +14729,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -15105,7 +15129,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -20173,7 +20197,7 @@ export interface operations {
                 /** @description Only an active rule runs. */
                 status?: "active" | "paused";
                 /** @description Only rules with this trigger. */
-                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -20360,7 +20384,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -21102,7 +21126,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -21700,7 +21724,7 @@ export interface operations {
                     eventId?: string;
                     event?: {
                         /** @enum {unknown} */
-                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /** @description As the event would carry it (a message with its contactId, a contact with its id). */
                         data: {
                             [key: string]: unknown;
@@ -22229,7 +22253,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -22951,7 +22975,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -24978,7 +25002,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -25885,7 +25909,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -39340,8 +39364,8 @@ export interface operations {
                 limit?: number;
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
-                /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Inbound: received. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+                /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Sent with `sendAt`: scheduled until then, and then queued (or failed), or canceled (POST /messages/{id}/cancel). Inbound: received. */
+                status?: "scheduled" | "queued" | "sent" | "delivered" | "read" | "failed" | "canceled" | "received";
                 direction?: "outbound" | "inbound";
                 /** @description The customer's number (either direction). */
                 to?: string;
@@ -39381,7 +39405,7 @@ export interface operations {
                      *           "whatsappUserId": "text",
                      *           "contactId": "text",
                      *           "conversationId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "template": {
                      *             "id": "text",
                      *             "name": "text",
@@ -39497,6 +39521,7 @@ export interface operations {
                      *           "createdAt": "2026-01-15T09:30:00.000Z",
                      *           "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *           "providerStatus": "text",
+                     *           "sendAt": "2026-01-15T09:30:00.000Z",
                      *           "sentAt": "2026-01-15T09:30:00.000Z",
                      *           "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *           "readAt": "2026-01-15T09:30:00.000Z",
@@ -39780,6 +39805,12 @@ export interface operations {
                         /** @description Comes back as the `button.payload` of the customer’s inbound message when they tap it. */
                         payload: string;
                     }[];
+                    /**
+                     * Format: date-time
+                     * @description Send later: when the message is to go, at most 30 days ahead. It is `scheduled` until then (not charged, the window not checked), cancellable with POST /messages/{id}/cancel; at its time it is priced, charged and checked against the customer service window as a send of that moment (closed: `failed` with `CSW_VIOLATION`). A time within the next 10 seconds, or up to a minute past, is a send now; earlier is 422.
+                     * @example 2026-12-24T09:00:00Z
+                     */
+                    sendAt?: string;
                 };
             };
         };
@@ -39807,7 +39838,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -39923,6 +39954,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -40478,7 +40510,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -40594,6 +40626,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -40748,7 +40781,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -40864,6 +40897,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -40949,6 +40983,290 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Message. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "direction": "outbound",
+                     *       "type": "text",
+                     *       "to": "text",
+                     *       "from": "text",
+                     *       "whatsappUserId": "text",
+                     *       "contactId": "text",
+                     *       "conversationId": "text",
+                     *       "status": "scheduled",
+                     *       "template": {
+                     *         "id": "text",
+                     *         "name": "text",
+                     *         "language": "text",
+                     *         "category": "text",
+                     *         "parameters": [
+                     *           "text"
+                     *         ],
+                     *         "body": "text"
+                     *       },
+                     *       "text": "text",
+                     *       "media": {
+                     *         "kind": "text"
+                     *       },
+                     *       "interactive": {
+                     *         "kind": "text"
+                     *       },
+                     *       "button": {
+                     *         "text": "text",
+                     *         "payload": "text"
+                     *       },
+                     *       "reaction": {
+                     *         "messageId": "text",
+                     *         "providerMessageId": "text",
+                     *         "emoji": "text"
+                     *       },
+                     *       "location": {
+                     *         "latitude": 1,
+                     *         "longitude": 1,
+                     *         "name": "text",
+                     *         "address": "text",
+                     *         "url": "text"
+                     *       },
+                     *       "contacts": [
+                     *         {}
+                     *       ],
+                     *       "unsupported": {
+                     *         "providerType": "text",
+                     *         "raw": {}
+                     *       },
+                     *       "context": {
+                     *         "messageId": "text",
+                     *         "providerMessageId": "text",
+                     *         "forwarded": true,
+                     *         "frequentlyForwarded": true,
+                     *         "referredProduct": {
+                     *           "catalogId": "text",
+                     *           "productRetailerId": "text"
+                     *         }
+                     *       },
+                     *       "referral": {
+                     *         "sourceUrl": "text",
+                     *         "sourceId": "text",
+                     *         "sourceType": "text",
+                     *         "headline": "text",
+                     *         "body": "text",
+                     *         "mediaType": "text",
+                     *         "imageUrl": "text",
+                     *         "videoUrl": "text",
+                     *         "thumbnailUrl": "text",
+                     *         "ctwaClid": "text",
+                     *         "welcomeMessage": "text"
+                     *       },
+                     *       "source": "api",
+                     *       "channel": "sandbox",
+                     *       "sandbox": true,
+                     *       "providerMessageId": "text",
+                     *       "pricing": {
+                     *         "country": "text",
+                     *         "category": "marketing",
+                     *         "listPrice": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         },
+                     *         "charged": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         },
+                     *         "freeReason": "customer_service_window",
+                     *         "refunded": true,
+                     *         "rule": {
+                     *           "key": "list:US:marketing:2025-07-01:shipped",
+                     *           "kind": "list",
+                     *           "market": "US",
+                     *           "effectiveFrom": "2025-07-01",
+                     *           "source": "shipped"
+                     *         },
+                     *         "adjusted": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         },
+                     *         "unpaid": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         }
+                     *       },
+                     *       "providerPricing": {
+                     *         "billable": true,
+                     *         "model": "text",
+                     *         "category": "text",
+                     *         "type": "text"
+                     *       },
+                     *       "providerConversation": {
+                     *         "id": "text",
+                     *         "origin": "text",
+                     *         "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "error": {
+                     *         "code": "text",
+                     *         "message": "text"
+                     *       },
+                     *       "bulkJobId": "text",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "acceptedAt": "2026-01-15T09:30:00.000Z",
+                     *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
+                     *       "sentAt": "2026-01-15T09:30:00.000Z",
+                     *       "deliveredAt": "2026-01-15T09:30:00.000Z",
+                     *       "readAt": "2026-01-15T09:30:00.000Z",
+                     *       "failedAt": "2026-01-15T09:30:00.000Z",
+                     *       "markedReadAt": "2026-01-15T09:30:00.000Z",
+                     *       "typingShownAt": "2026-01-15T09:30:00.000Z",
+                     *       "playedAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -41938,7 +42256,7 @@ export interface operations {
                      *             "whatsappUserId": "text",
                      *             "contactId": "text",
                      *             "conversationId": "text",
-                     *             "status": "queued",
+                     *             "status": "scheduled",
                      *             "template": {
                      *               "id": "text",
                      *               "name": "text",
@@ -42054,6 +42372,7 @@ export interface operations {
                      *             "createdAt": "2026-01-15T09:30:00.000Z",
                      *             "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *             "providerStatus": "text",
+                     *             "sendAt": "2026-01-15T09:30:00.000Z",
                      *             "sentAt": "2026-01-15T09:30:00.000Z",
                      *             "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *             "readAt": "2026-01-15T09:30:00.000Z",
@@ -42228,7 +42547,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -42344,6 +42663,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -42633,7 +42953,7 @@ export interface operations {
                      *           "whatsappUserId": "text",
                      *           "contactId": "text",
                      *           "conversationId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "template": {
                      *             "id": "text",
                      *             "name": "text",
@@ -42749,6 +43069,7 @@ export interface operations {
                      *           "createdAt": "2026-01-15T09:30:00.000Z",
                      *           "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *           "providerStatus": "text",
+                     *           "sendAt": "2026-01-15T09:30:00.000Z",
                      *           "sentAt": "2026-01-15T09:30:00.000Z",
                      *           "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *           "readAt": "2026-01-15T09:30:00.000Z",
@@ -43022,6 +43343,12 @@ export interface operations {
                         /** @description Comes back as the `button.payload` of the customer’s inbound message when they tap it. */
                         payload: string;
                     }[];
+                    /**
+                     * Format: date-time
+                     * @description Send later: when the message is to go, at most 30 days ahead. It is `scheduled` until then (not charged, the window not checked), cancellable with POST /messages/{id}/cancel; at its time it is priced, charged and checked against the customer service window as a send of that moment (closed: `failed` with `CSW_VIOLATION`). A time within the next 10 seconds, or up to a minute past, is a send now; earlier is 422.
+                     * @example 2026-12-24T09:00:00Z
+                     */
+                    sendAt?: string;
                 };
             };
         };
@@ -43049,7 +43376,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -43165,6 +43492,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -43369,7 +43697,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -43485,6 +43813,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -43697,7 +44026,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -43813,6 +44142,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -44009,7 +44339,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -44125,6 +44455,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -44658,7 +44989,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -44774,6 +45105,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -44984,7 +45316,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -45100,6 +45432,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -45283,7 +45616,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -45399,6 +45732,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -46693,7 +47027,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -46809,6 +47143,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -48123,7 +48458,7 @@ export interface operations {
                     /** @example evt_01jv… */
                     id: string;
                     /** @enum {string} */
-                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
+                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
                     /** Format: date-time */
                     createdAt: string;
                     accountId: string | null;
