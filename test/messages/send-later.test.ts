@@ -4,7 +4,7 @@
 // never handed over, never charged), exactly once however often the job runs; cancellable until
 // they go (`message.canceled`, 409 after, 404 for another account's), by an agent too. On a clock
 // the test moves; the release jobs are made due by the test (pg-boss waits for the real time).
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/client.ts';
 import { memberSession } from '../helpers/console.ts';
 import { FakeClock } from '../helpers/harness.ts';
@@ -24,6 +24,11 @@ const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const clock = new FakeClock(Date.now());
 const env = useMessagingApp({ autoApprove: true, now: clock.now });
+let base = '';
+beforeAll(async () => {
+  await env.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
+});
 
 let numbers = 0;
 const newNumber = () => `+1415555${String(7000 + numbers++).padStart(4, '0')}`;
@@ -202,13 +207,33 @@ describe('send later', () => {
 
   it('is canceled while scheduled (never sent nor charged); after that, or once it went, 409', async () => {
     const t = await liveTenant('1.00');
+    const { receiver } = await env.subscribe(t.apiKey, ['message.scheduled', 'message.canceled']);
     const to = newNumber();
     const res = await send(t, offer(to, inHours(3)));
+    // A provider's report naming it (ours in biz_opaque_callback_data) moves nothing: it never went.
+    const report = (status: 'sent' | 'delivered') =>
+      env.fake.postStatus(`${base}/api/v1/callbacks/whatsapp/${t.accountId}`, t.business, {
+        wamid: `wamid.${res.body.id}`,
+        status,
+        recipientId: to,
+        bizOpaqueCallbackData: res.body.id,
+      });
+    expect(JSON.parse((await report('delivered')).body)).toMatchObject({ applied: 0 });
+    expect((await call(env.app, 'GET', `/messages/${res.body.id}`, { key: t.apiKey })).body.status).toBe(
+      'scheduled',
+    );
     const canceled = await call(env.app, 'POST', `/messages/${res.body.id}/cancel`, { key: t.apiKey });
     expect(canceled.status, JSON.stringify(canceled.body)).toBe(200);
     expect(canceled.body).toMatchObject({ id: res.body.id, status: 'canceled' });
     const [event] = await eventsOf(t, 'message.canceled', res.body.id);
     expect(event?.data).toMatchObject({ status: 'canceled', previousStatus: 'scheduled' });
+    // Webhooks deliver them as any event.
+    const deliveries = await receiver.waitFor(2);
+    expect(deliveries.map((d) => [d.json.type, d.json.data.id, d.json.data.status])).toEqual([
+      ['message.scheduled', res.body.id, 'scheduled'],
+      ['message.canceled', res.body.id, 'canceled'],
+    ]);
+    expect(JSON.parse((await report('sent')).body)).toMatchObject({ applied: 0 });
     expectError(
       await call(env.app, 'POST', `/messages/${res.body.id}/cancel`, { key: t.apiKey }),
       409,

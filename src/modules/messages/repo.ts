@@ -242,7 +242,9 @@ export async function listMessages(
   const where = ['account_id = ANY($1::text[])'];
   const param = (value: unknown) => `$${params.push(value)}`;
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
-  if (filters.status && filters.status !== 'failed') where.push(`status = ${param(filters.status)}`);
+  // Scheduled ones as a literal: their partial index (migrations/050) serves a condition it implies.
+  if (filters.status === 'scheduled') where.push(`status = 'scheduled'`);
+  else if (filters.status && filters.status !== 'failed') where.push(`status = ${param(filters.status)}`);
   if (filters.direction) where.push(`direction = ${param(filters.direction)}`);
   // The ids bound the walk of the account's rows, as far as an id's time may stray from its
   // created_at (id-skew.ts); created_at makes it exact.
