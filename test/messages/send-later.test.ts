@@ -274,6 +274,18 @@ describe('send later', () => {
     );
   });
 
+  it('makes one scheduled message per Idempotency-Key', async () => {
+    const t = await liveTenant('1.00');
+    const body = offer(newNumber(), inHours(1));
+    const headers = { 'idempotency-key': `later-${t.accountId}` };
+    const first = await call(env.app, 'POST', '/messages', { key: t.apiKey, body, headers });
+    const again = await call(env.app, 'POST', '/messages', { key: t.apiKey, body, headers });
+    expect([first.status, again.status]).toEqual([202, 202]);
+    expect(again.body).toMatchObject({ id: first.body.id, status: 'scheduled' });
+    const listed = await call(env.app, 'GET', '/messages', { key: t.apiKey, query: { status: 'scheduled' } });
+    expect(listed.body.data.map((m: any) => m.id)).toEqual([first.body.id]);
+  });
+
   it('takes at most 30 days ahead; a time past is refused, a time now is a send now', async () => {
     const t = await liveTenant('1.00');
     const far = await send(t, offer(newNumber(), new Date(clock.now().getTime() + 31 * DAY).toISOString()));
