@@ -80,6 +80,7 @@ import {
   findMessage,
   lanesFor,
   messageRoutes,
+  releaseJob,
   sandboxStatusJob,
   subscribeMessageMerges,
 } from './modules/messages/index.ts';
@@ -397,6 +398,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     }),
   );
   ctx.jobs.define(sandboxStatusJob(ctx));
+  ctx.jobs.define(releaseJob(ctx));
   ctx.jobs.define(ctx.media.fetchJob());
 
   app.setValidatorCompiler(validators());

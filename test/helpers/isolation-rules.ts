@@ -305,6 +305,18 @@ export const EXCEPTIONS: Record<string, Exception> = {
     ids: (w) => ({ id: w.mediaMessageId }),
     why: 'docs/messaging.md § Media: the file of a message that carries one',
   },
+  // docs/messaging.md § Send later: cancel takes a scheduled message, and leaves it canceled: each
+  // caller that may cancel one of A's has its own.
+  ...Object.fromEntries(
+    (['owner', 'ownPartner', 'sandbox', 'agent'] as const).map((caller) => [
+      `cancelMessage:${caller}`,
+      {
+        expected: 'success' as const,
+        ids: (w: World) => ({ id: w.scheduledMessageIds[caller] }),
+        why: 'docs/messaging.md § Send later: cancel takes a scheduled message (an agent may: it is the inbox’s)',
+      },
+    ]),
+  ),
   'markMessageRead:sandbox': {
     expected: 'success',
     why: "docs/messaging.md § Read receipts: A's '/messages/{id}' is its sandbox customer's message, which a sandbox key marks read (recorded only; a WhatsApp one is 403)",

@@ -79,6 +79,8 @@ export interface World {
   >;
   /** An event an agent may read (the customer's first message, message.received). */
   inboxEventId: string;
+  /** A's messages scheduled (send later), one for each caller whose cancelMessage row succeeds. */
+  scheduledMessageIds: Record<'owner' | 'ownPartner' | 'sandbox' | 'agent', string>;
 }
 
 /** POST /media with a small PNG (multipart: the client helper writes JSON only). */
@@ -184,6 +186,25 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     ),
     201,
   );
+  // Send later: a message scheduled a day ahead per caller that cancels one (cancelMessage).
+  const scheduled = async () =>
+    (
+      await ok(
+        a('POST', '/messages', {
+          to: customerPhone,
+          type: 'text',
+          text: 'Tomorrow',
+          sendAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
+        }),
+        202,
+      )
+    ).id as string;
+  const scheduledMessageIds = {
+    owner: await scheduled(),
+    ownPartner: await scheduled(),
+    sandbox: await scheduled(),
+    agent: await scheduled(),
+  };
   // Another customer's conversation: the one deleteConversation's success row deletes.
   const spareInbound = await ok(
     a('POST', '/sandbox/inbound-messages', { from: '+14155550105', text: 'Hi?' }, sandbox.apiKey),
@@ -536,6 +557,7 @@ export async function buildWorld(env: TestEnv, fake: FakeWhatsAppCloud): Promise
     campaigns,
     broadcasts,
     mediaMessageId: mediaMessage.id,
+    scheduledMessageIds,
     sessions,
     inboxEventId: inboxEvent.id,
   };

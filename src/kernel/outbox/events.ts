@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'message.delivered',
   'message.read',
   'message.failed',
+  'message.scheduled',
+  'message.canceled',
   'contact.created',
   'contact.updated',
   'contact.deleted',

@@ -9,10 +9,9 @@ import type { BusinessEcho } from '../../channels/types.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { customerContact } from '../contacts/index.ts';
-import { findByProviderId, insertEcho, toMessage } from '../messages/index.ts';
+import { findByProviderId, firstResponseSql, insertEcho, toMessage } from '../messages/index.ts';
 import { findOpenConversation } from './repo.ts';
 import type { ConversationServices } from './service.ts';
-import { firstResponseSql } from './sla.ts';
 
 /** Stores the echoes in one transaction; answers how many were new. */
 export async function recordEchoes(

@@ -2,7 +2,13 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../kernel/http/pagination.ts';
 import { NullableTimestamp, nullable, Timestamp } from '../../kernel/http/schemas.ts';
-import { chatSendFields, MessageSchema, templateSendFields, toMessage } from '../messages/index.ts';
+import {
+  chatSendFields,
+  MessageSchema,
+  scheduleFields,
+  templateSendFields,
+  toMessage,
+} from '../messages/index.ts';
 import { SERVICE_WINDOW_MS } from '../pricing/index.ts';
 import { MAX_LABELS, MAX_MENTIONS, MAX_NOTE_LENGTH, MAX_SNOOZE_DAYS } from './limits.ts';
 import type { ConversationView } from './repo.ts';
@@ -179,7 +185,7 @@ export const AssignBody = Type.Object(
 
 /** POST /conversations/{id}/messages: what POST /messages takes, without `to` (the contact's). */
 export const ReplyBody = Type.Object(
-  { ...chatSendFields, ...templateSendFields },
+  { ...chatSendFields, ...templateSendFields, ...scheduleFields },
   {
     additionalProperties: false,
     description:

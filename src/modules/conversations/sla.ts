@@ -4,7 +4,7 @@
 // that can change them: the conversation opened or reopened, its labels or its team changed.
 //
 // The clock starts when the conversation opens (or is reopened: `sla_started_at`); the business's
-// first reply since then is `first_response_at`, written with the message (messages/accept-batch.ts);
+// first reply since then is `first_response_at`, written with the message (messages/first-response.ts);
 // a close drops the due times still to come (a target closed in time is met). The breach scan takes
 // the conversations whose next due time has passed, locked, each judged once per target: the
 // target's `…_breached_at` is set while null, so a breach is told once, whichever process looks.
@@ -20,18 +20,6 @@ declare module '../../kernel/outbox/hooks.ts' {
     'conversations.sla': { accountId: string; conversation: ConversationRow };
   }
 }
-
-/**
- * SET clauses for the business's reply at `at` in the conversation `cv`: its first response, which
- * meets the target when in time (the next due time is then the resolution's). The send path writes
- * the same in its own statement (messages/accept-batch.ts, below this module).
- */
-export const firstResponseSql = (at: string) => `
-  first_response_at = coalesce(cv.first_response_at, ${at}),
-  sla_next_due_at = CASE WHEN cv.first_response_at IS NULL AND cv.sla_next_due_at = cv.sla_first_response_due_at
-                              AND ${at} <= cv.sla_first_response_due_at
-                         THEN CASE WHEN cv.sla_resolution_breached_at IS NULL THEN cv.sla_resolution_due_at END
-                         ELSE cv.sla_next_due_at END`;
 
 /** What the sla module decided for a conversation: its policy and due times (null: none applies). */
 export interface SlaDue {

@@ -36,6 +36,8 @@ export const EVENT_READERS: Record<EventType, Readers> = {
   'message.delivered': MESSAGE,
   'message.read': MESSAGE,
   'message.failed': MESSAGE,
+  'message.scheduled': MESSAGE,
+  'message.canceled': MESSAGE,
   'contact.created': CONTACT,
   'contact.updated': CONTACT,
   'contact.deleted': CONTACT,

@@ -6,6 +6,7 @@
 // debits, ledger rows and dispatch jobs cost a handful of statements whatever the
 // number of messages. A message refused (422, 402) writes nothing; the others are not affected.
 import { providerFor, type SendMode } from '../../channels/registry.ts';
+import type { Provider } from '../../channels/types.ts';
 import type { AccountSnapshot } from '../../kernel/access/auth.ts';
 import { type Sql, sqlState, type TransactionOptions, type Tx } from '../../kernel/database/db.ts';
 import { ApiError } from '../../kernel/http/errors.ts';
@@ -15,7 +16,7 @@ import { newId } from '../../kernel/values/ids.ts';
 import { isPhoneAddress } from '../../kernel/values/whatsapp-user-ids.ts';
 import { crossesBelow, emitIfBelowThreshold } from '../billing/index.ts';
 import { type ContactRow, insertNumbers, toContact } from '../contacts/index.ts';
-import { quote, windowOpen } from '../pricing/index.ts';
+import { type Quote, quote, windowOpen } from '../pricing/index.ts';
 import type { AcceptServices } from './accept.ts';
 import {
   type AcceptCache,
@@ -25,6 +26,7 @@ import {
   type State,
   type Wallet,
 } from './accept-cache.ts';
+import { firstResponseSql } from './first-response.ts';
 import { raiseSkewSql, skewOf } from './id-skew.ts';
 import type { PreparedMessage } from './prepare.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './repo.ts';
@@ -128,7 +130,7 @@ function pairParams(pairs: Pair[]): string[][] {
   ];
 }
 
-async function readContacts(tx: Tx, pairs: Pair[]): Promise<Map<string, ContactRow>> {
+export async function readContacts(tx: Tx, pairs: Pair[]): Promise<Map<string, ContactRow>> {
   const { rows } = await tx.query<ContactRow>(`SELECT c.* FROM ${pairedContacts(1)}`, pairParams(pairs));
   return contactsOf(rows, pairs);
 }
@@ -165,7 +167,7 @@ async function readState(sql: Sql, locked: boolean, charged: string[], pairs: Pa
 }
 
 /** Makes the contacts of new numbers that are being sent to (only once a send is accepted). */
-async function createContacts(
+export async function createContacts(
   s: AcceptServices,
   tx: Tx,
   pairs: Pair[],
@@ -225,16 +227,10 @@ function writeSql(jobs: Jobs): string {
   ), conversed AS (
     -- The business wrote: the conversation's last activity, and nothing left unread. A reply (one
     -- message, not the inbox's automatic ones, a bulk send's or a campaign's) is its first response
-    -- since the SLA clock started, which meets that target when in time: the next due time is then
-    -- the resolution's (conversations/sla.ts).
+    -- (first-response.ts).
     UPDATE conversations cv SET last_message_at = greatest(cv.last_message_at, $3), unread_count = 0,
            last_message_id = CASE WHEN $3 >= cv.last_message_at THEN t.last_id ELSE cv.last_message_id END,
-           first_response_at = CASE WHEN t.replies THEN coalesce(cv.first_response_at, $3) ELSE cv.first_response_at END,
-           sla_next_due_at = CASE WHEN t.replies AND cv.first_response_at IS NULL
-                                       AND cv.sla_next_due_at = cv.sla_first_response_due_at
-                                       AND $3 <= cv.sla_first_response_due_at
-                                  THEN CASE WHEN cv.sla_resolution_breached_at IS NULL THEN cv.sla_resolution_due_at END
-                                  ELSE cv.sla_next_due_at END,
+           ${firstResponseSql('$3', 't.replies')},
            updated_at = $3
       FROM (SELECT conversation_id, max(id) AS last_id,
                    bool_or(source IS NULL AND bulk_job_id IS NULL AND campaign_id IS NULL) AS replies
@@ -339,6 +335,51 @@ interface Plan {
   newNumbers: Map<string, Pair>;
 }
 
+/** What deciding one send of this moment comes to: refused, or charged `quote.chargeMicros`. */
+export type Decision =
+  | { kind: 'refused'; error: ApiError; chargeMicros: number }
+  | { kind: 'go'; quote: Quote };
+
+/**
+ * One send decided at `now` from its recipient's contact (none: a new number, whose window is
+ * closed) and its account's balance: the customer service window, the contact's marketing
+ * opt-out, the price against the balance. Shared by accepting a send and releasing a scheduled
+ * one (schedule.ts), which decides at its time what accepting it then would have.
+ */
+export function decideOne(
+  s: Pick<AcceptServices, 'prices'>,
+  m: Pick<PreparedMessage, 'to' | 'country' | 'category' | 'freeForm'>,
+  provider: Provider,
+  contact: Pick<KnownContact, 'last_inbound_at' | 'marketing_opt_out'> | undefined,
+  balance: number,
+  now: Date,
+): Decision {
+  const open = windowOpen(contact?.last_inbound_at ?? null, now);
+  const q = quote(s.prices, {
+    country: m.country,
+    category: m.category,
+    windowOpen: open,
+    provider,
+    at: now,
+  });
+  if (m.freeForm && !open) return { kind: 'refused', error: cswViolation(m.to), chargeMicros: 0 };
+  // The customer told WhatsApp to stop marketing messages (user_preferences): Meta would refuse it.
+  if (m.category === 'marketing' && contact?.marketing_opt_out)
+    return { kind: 'refused', error: optedOut(m.to), chargeMicros: 0 };
+  if (q.chargeMicros > balance) {
+    return {
+      kind: 'refused',
+      error: insufficientBalance(q.chargeMicros, balance),
+      chargeMicros: q.chargeMicros,
+    };
+  }
+  return { kind: 'go', quote: q };
+}
+
+/** What a send's debit says in the wallet's ledger. */
+export const debitDescription = (q: Quote, to: string) =>
+  `${q.category} message to ${to} (${q.country ?? 'no country'})`;
+
 /** Decides each request in order, as if it were alone, from the wallets and contacts given. */
 function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan {
   const { now } = b;
@@ -351,32 +392,13 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
     const accountId = sender.account.id;
     // A new number has no contact yet: it never wrote, so its window is closed.
     const contact: KnownContact | undefined = contacts.get(pairKey(accountId, m.to));
-    const open = windowOpen(contact?.last_inbound_at ?? null, now);
-    const q = quote(s.prices, {
-      country: m.country,
-      category: m.category,
-      windowOpen: open,
-      provider: b.providers[i]!,
-      at: now,
-    });
-    if (m.freeForm && !open) {
-      results.push({ kind: 'refused', error: cswViolation(m.to), chargeMicros: 0 });
-      continue;
-    }
-    // The customer told WhatsApp to stop marketing messages (user_preferences): Meta would refuse it.
-    if (m.category === 'marketing' && contact?.marketing_opt_out) {
-      results.push({ kind: 'refused', error: optedOut(m.to), chargeMicros: 0 });
-      continue;
-    }
     const balance = balances.get(accountId) ?? 0;
-    if (q.chargeMicros > balance) {
-      results.push({
-        kind: 'refused',
-        error: insufficientBalance(q.chargeMicros, balance),
-        chargeMicros: q.chargeMicros,
-      });
+    const decision = decideOne(s, m, b.providers[i]!, contact, balance, now);
+    if (decision.kind === 'refused') {
+      results.push(decision);
       continue;
     }
+    const q = decision.quote;
     const id = newId('message');
     if (q.chargeMicros > 0) {
       balances.set(accountId, balance - q.chargeMicros);
@@ -389,7 +411,7 @@ function decide(s: AcceptServices, b: Batch, { wallets, contacts }: State): Plan
         balance_after: balance - q.chargeMicros,
         currency: wallets.get(accountId)!.currency,
         message_id: id,
-        description: `${q.category} message to ${m.to} (${q.country ?? 'no country'})`,
+        description: debitDescription(q, m.to),
       });
     }
     // Contacts are made only for numbers actually being sent to: a refused send leaves nothing.

@@ -11,6 +11,7 @@ export { moveConversationMessages, subscribeMessageMerges } from './contact-merg
 export type { MessageFieldsInput, SendFieldsInput } from './content.ts';
 export { checkContent } from './content.ts';
 export { dispatchJob } from './dispatch.ts';
+export { firstResponseSql } from './first-response.ts';
 export { notePlayed } from './played.ts';
 export type { PreparedMessage } from './prepare.ts';
 export { prepareMessage, templateLookup } from './prepare.ts';
@@ -29,6 +30,7 @@ export {
 } from './repo.ts';
 export { messageRoutes } from './routes.ts';
 export { sandboxStatusJob } from './sandbox-job.ts';
+export { releaseJob } from './schedule.ts';
 export {
   chatSendFields,
   ErrorInfo,
@@ -38,6 +40,7 @@ export {
   Phone,
   RecipientSchema,
   recipientFields,
+  scheduleFields,
   templateSendFields,
 } from './schemas.ts';
 export type { SendContext } from './send-request.ts';

@@ -14,7 +14,15 @@ import { idAt } from '../../kernel/values/ids.ts';
 import type { PriceCategory } from '../pricing/index.ts';
 import { raiseSkewSql, readIdSkew, skewOf } from './id-skew.ts';
 
-export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
+export type MessageStatus =
+  | 'scheduled'
+  | 'queued'
+  | 'sent'
+  | 'delivered'
+  | 'read'
+  | 'failed'
+  | 'canceled'
+  | 'received';
 
 /** What messages.content holds: the message as the API shows it, one key per type. */
 export type StoredContent = OutboundContent | InboundStoredContent;
@@ -127,6 +135,8 @@ export interface MessageRow {
   price_rule: string | null;
   /** Who sent it, where stored (migrations/042): automation, business_app; view.ts derives the rest. */
   source: 'api' | 'automation' | 'campaign' | 'business_app' | null;
+  /** When a message accepted with `sendAt` is to go (migrations/050); null for one sent at once. */
+  send_at: Date | null;
 }
 
 export const MESSAGE_COLUMNS =
@@ -134,7 +144,7 @@ export const MESSAGE_COLUMNS =
   'provider_message_id, country, category, list_price_micros, charged_micros, free_reason, refunded_at, ' +
   'idempotency_key, bulk_job_id, bulk_index, campaign_id, created_at, sent_at, delivered_at, read_at, failed_at, updated_at, ' +
   'provider_pricing, provider_conversation, accepted_at, provider_status, adjusted_micros, unpaid_micros, ' +
-  'marked_read_at, typing_shown_at, played_at, whatsapp_user_id, price_rule, source';
+  'marked_read_at, typing_shown_at, played_at, whatsapp_user_id, price_rule, source, send_at';
 
 /**
  * Where a message went (or came from): its number, or the customer's user id when it went by that
@@ -156,6 +166,7 @@ const DATE_COLUMNS = [
   'marked_read_at',
   'typing_shown_at',
   'played_at',
+  'send_at',
 ] as const;
 const NUMBER_COLUMNS = ['list_price_micros', 'charged_micros', 'adjusted_micros', 'unpaid_micros'] as const;
 
@@ -231,7 +242,9 @@ export async function listMessages(
   const where = ['account_id = ANY($1::text[])'];
   const param = (value: unknown) => `$${params.push(value)}`;
   if (filters.phone) where.push(`phone = ${param(filters.phone)}`);
-  if (filters.status && filters.status !== 'failed') where.push(`status = ${param(filters.status)}`);
+  // Scheduled ones as a literal: their partial index (migrations/050) serves a condition it implies.
+  if (filters.status === 'scheduled') where.push(`status = 'scheduled'`);
+  else if (filters.status && filters.status !== 'failed') where.push(`status = ${param(filters.status)}`);
   if (filters.direction) where.push(`direction = ${param(filters.direction)}`);
   // The ids bound the walk of the account's rows, as far as an id's time may stray from its
   // created_at (id-skew.ts); created_at makes it exact.

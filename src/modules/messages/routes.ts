@@ -1,4 +1,5 @@
 // POST /messages, POST /messages/estimate, GET /messages, GET /messages/{id}, POST /messages/{id}/read,
+// POST /messages/{id}/cancel (send later),
 // GET /account/pricing/adjustments (what settling against Meta's billing moved, per price-book rule).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -19,6 +20,7 @@ import { adjustmentsByRule } from './adjustments.ts';
 import { estimate } from './estimate.ts';
 import { markMessageRead } from './mark-read.ts';
 import { findMessage, listMessages } from './repo.ts';
+import { cancelMessage } from './schedule.ts';
 import {
   AdjustmentsReportSchema,
   EstimateBody,
@@ -57,7 +59,7 @@ export function messageRoutes(ctx: MessagesContext): FastifyPluginAsyncTypebox {
           operationId: 'sendMessage',
           summary: 'Send a message: an approved template, or free-form inside the customer service window',
           description:
-            'Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge.',
+            'Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge. With `sendAt` (at most 30 days ahead) the message is `scheduled` instead: checked now, priced, charged and checked against the customer service window when it goes (`failed` with `CSW_VIOLATION` if the window has closed by then), cancellable until then (POST /messages/{id}/cancel).',
           body: SendMessageBody,
           response: { 202: MessageSchema },
         },
@@ -188,6 +190,23 @@ export function messageRoutes(ctx: MessagesContext): FastifyPluginAsyncTypebox {
         );
         return toMessage(row);
       },
+    );
+
+    app.post(
+      '/messages/:id/cancel',
+      {
+        config: { agents: true, access: 'account', errors: ['RESOURCE_NOT_FOUND', 'CONFLICT'] },
+        schema: {
+          tags,
+          operationId: 'cancelMessage',
+          summary: 'Cancel a scheduled message (send later) before it goes',
+          description:
+            'A message sent with `sendAt` is `scheduled` until its time: this makes it `canceled` (final; never sent, never charged) and emits `message.canceled`. Once it went (queued, sent, failed, …) or was canceled already it is 409 `CONFLICT`.',
+          params: MessageIdParams,
+          response: { 200: MessageSchema },
+        },
+      },
+      async (request) => toMessage(await cancelMessage(ctx, accountOf(request).id, request.params.id)),
     );
 
     app.get(

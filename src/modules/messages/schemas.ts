@@ -413,8 +413,20 @@ export const chatSendFields = {
   context: Type.Optional(QuoteSchema),
 };
 
+/** Send later: POST /messages and a conversation's reply (not bulk sends, campaigns or automations). */
+export const scheduleFields = {
+  sendAt: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'Send later: when the message is to go, at most 30 days ahead. It is `scheduled` until then (not charged, the window not checked), cancellable with POST /messages/{id}/cancel; at its time it is priced, charged and checked against the customer service window as a send of that moment (closed: `failed` with `CSW_VIOLATION`). A time within the next 10 seconds, or up to a minute past, is a send now; earlier is 422.',
+      examples: ['2026-12-24T09:00:00Z'],
+    }),
+  ),
+};
+
 export const SendMessageBody = Type.Object(
-  { ...recipientFields, ...chatSendFields, ...templateSendFields },
+  { ...recipientFields, ...chatSendFields, ...templateSendFields, ...scheduleFields },
   {
     additionalProperties: false,
     description:
@@ -483,16 +495,18 @@ export const PricingSchema = Type.Object({
 
 export const MessageStatusSchema = Type.Union(
   [
+    Type.Literal('scheduled'),
     Type.Literal('queued'),
     Type.Literal('sent'),
     Type.Literal('delivered'),
     Type.Literal('read'),
     Type.Literal('failed'),
+    Type.Literal('canceled'),
     Type.Literal('received'),
   ],
   {
     description:
-      'Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Inbound: received.',
+      'Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Sent with `sendAt`: scheduled until then, and then queued (or failed), or canceled (POST /messages/{id}/cancel). Inbound: received.',
   },
 );
 
@@ -701,6 +715,10 @@ export const MessageSchema = Type.Object(
           "Outbound: the provider's word on the hand-over (WhatsApp's message_status of a template send: accepted, held_for_quality_assessment, paused).",
       }),
     ),
+    sendAt: {
+      ...NullableTimestamp,
+      description: 'Sent with `sendAt`: when it is (or was) to go; null for a message sent at once.',
+    },
     sentAt: NullableTimestamp,
     deliveredAt: NullableTimestamp,
     readAt: NullableTimestamp,

@@ -1,5 +1,6 @@
 // One send on behalf of an HTTP request: POST /messages, and a reply in a conversation
-// (POST /conversations/{id}/messages), which is the same send to the conversation's contact.
+// (POST /conversations/{id}/messages), which is the same send to the conversation's contact; with
+// `sendAt`, either is scheduled instead (schedule.ts).
 
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
@@ -15,6 +16,7 @@ import type { AcceptQueue } from './accept-queue.ts';
 import { prepareMessage, templateLookup } from './prepare.ts';
 import { resolveRecipient } from './recipient.ts';
 import { messageReferences } from './references.ts';
+import { scheduleMessage, sendTimeOf } from './schedule.ts';
 import type { SendMessageBody } from './schemas.ts';
 import { toMessage } from './view.ts';
 
@@ -34,7 +36,9 @@ export async function sendForRequest(
   body: Static<typeof SendMessageBody>,
 ): Promise<ReturnType<typeof toMessage>> {
   const account = accountOf(request);
-  const { to, contactId, whatsappUserId, ...fields } = body;
+  const { to, contactId, whatsappUserId, sendAt, ...fields } = body;
+  // Checked before the body: a time out of range is refused whatever else the send holds.
+  const at = sendTimeOf(sendAt, ctx.now());
   const recipient = await resolveRecipient(ctx.db, account.id, { to, contactId, whatsappUserId });
   const prepared = await prepareMessage(
     { ...fields, ...recipient },
@@ -51,15 +55,15 @@ export async function sendForRequest(
       ),
     },
   );
-  const accepted = await acceptMessage(
-    ctx,
-    {
-      account,
-      mode: request.principal!.mode,
-      idempotencyKey: request.idempotency?.key ?? null,
-    },
-    prepared,
-  );
+  const sender = {
+    account,
+    mode: request.principal!.mode,
+    idempotencyKey: request.idempotency?.key ?? null,
+  };
+  // Send later: stored scheduled, decided (window, price) when it goes (schedule.ts).
+  const accepted = at
+    ? await scheduleMessage(ctx, sender, prepared, at)
+    : await acceptMessage(ctx, sender, prepared);
   if (accepted.kind === 'refused') throw accepted.error;
   return toMessage(accepted.message);
 }

@@ -15,6 +15,10 @@
 //   before; a report changing only that is still a change (written, no event).
 // - The time of each status is the first report of it; `sent_at` is the provider's `sent`, or the
 //   time of the first later status when `sent` never came.
+// - Nothing the provider reports moves a `scheduled` message (it was never handed over: a report
+//   for it is not about it) or a `canceled` one (never handed over, and final): the report is
+//   ignored. Only the release job (schedule.ts) moves `scheduled`, to `queued` or `failed`, and
+//   only the cancel, to `canceled`.
 import type {
   MessageStatusUpdate,
   ProviderConversation,
@@ -40,6 +44,8 @@ export interface StatusChange {
 }
 
 const RANK: Record<MessageStatus, number> = {
+  scheduled: 0,
+  canceled: 4,
   queued: 0,
   sent: 1,
   delivered: 2,
@@ -86,7 +92,7 @@ function differs(a: MessageRow, b: MessageRow): boolean {
 function apply(row: MessageRow, change: StatusChange): MessageRow | null {
   const at = change.at;
   const providerMessageId = row.provider_message_id ?? change.providerMessageId ?? null;
-  if (row.status === 'received') return null;
+  if (row.status === 'received' || row.status === 'scheduled' || row.status === 'canceled') return null;
   if (change.status === 'accepted') {
     return {
       ...row,

@@ -73,6 +73,7 @@ export function toMessage(row: MessageRow, currency = 'USD') {
     createdAt: row.created_at.toISOString(),
     acceptedAt: iso(row.accepted_at),
     providerStatus: row.provider_status,
+    sendAt: iso(row.send_at ?? null),
     sentAt: iso(row.sent_at),
     deliveredAt: iso(row.delivered_at),
     readAt: iso(row.read_at),

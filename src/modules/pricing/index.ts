@@ -3,6 +3,7 @@
 export { ruleKey, ruleView } from './book.ts';
 export type { PriceCategory, PriceTable } from './prices.ts';
 export { loadPrices } from './prices.ts';
+export type { Quote } from './quote.ts';
 export { categoryOf, quote, SERVICE_WINDOW_MS, windowOpen } from './quote.ts';
 export { PRICING_RULE_EXAMPLE, PricingRuleSchema } from './schemas.ts';
 export { attachBook, loadOperatorRows, operatorRowsOf, readBook, writeShippedBook } from './store.ts';

@@ -2365,7 +2365,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message: an approved template, or free-form inside the customer service window
-         * @description Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge.
+         * @description Answers 202 with the message `queued`: it is paid for (live sends through a real provider) and will be handed to the provider; follow it with `message.*` events or GET /messages/{id}. An unknown number gets a contact. Send an `Idempotency-Key` to retry safely: one key makes one message and one charge. With `sendAt` (at most 30 days ahead) the message is `scheduled` instead: checked now, priced, charged and checked against the customer service window when it goes (`failed` with `CSW_VIOLATION` if the window has closed by then), cancellable until then (POST /messages/{id}/cancel).
          *
          *     A console agent’s session may call this operation.
          */
@@ -2436,6 +2436,28 @@ export interface paths {
          *     A console agent’s session may call this operation.
          */
         post: operations["markMessageRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled message (send later) before it goes
+         * @description A message sent with `sendAt` is `scheduled` until its time: this makes it `canceled` (final; never sent, never charged) and emits `message.canceled`. Once it went (queued, sent, failed, …) or was canceled already it is 409 `CONFLICT`.
+         *
+         *     A console agent’s session may call this operation.
+         */
+        post: operations["cancelMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3261,7 +3283,7 @@ export interface components {
                 to: string;
                 messageId: string | null;
                 /** @description The message's current status; refused (never accepted), or deleted (with its conversation). */
-                status: ("queued" | "sent" | "delivered" | "read" | "failed" | "received") | "refused" | "deleted";
+                status: ("scheduled" | "queued" | "sent" | "delivered" | "read" | "failed" | "canceled" | "received") | "refused" | "deleted";
                 error: {
                     code: string;
                     message: string;
@@ -4331,7 +4353,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+             * @description One of: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
              * @example message.delivered
              */
             type: string;
@@ -4952,8 +4974,8 @@ export interface components {
             whatsappUserId: string | null;
             contactId: string | null;
             conversationId: string | null;
-            /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Inbound: received. */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+            /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Sent with `sendAt`: scheduled until then, and then queued (or failed), or canceled (POST /messages/{id}/cancel). Inbound: received. */
+            status: "scheduled" | "queued" | "sent" | "delivered" | "read" | "failed" | "canceled" | "received";
             template: {
                 id: string;
                 name: string;
@@ -5169,6 +5191,8 @@ export interface components {
             /** @description Outbound: when the provider accepted the hand-over. Accepted is not sent: the message stays queued until the provider says it sent it (sentAt, its time). */
             acceptedAt: string | null;
             providerStatus: string | null;
+            /** @description Sent with `sendAt`: when it is (or was) to go; null for a message sent at once. */
+            sendAt: string | null;
             sentAt: string | null;
             deliveredAt: string | null;
             readAt: string | null;
@@ -5527,7 +5551,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -5880,7 +5904,7 @@ export interface components {
                  * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                  * @enum {unknown}
                  */
-                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                 /**
                  * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                  * @example PT4H
@@ -6322,7 +6346,7 @@ export interface components {
                      * @description The event that enrols its contact.
                      * @enum {unknown}
                      */
-                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                    event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                     /** @description When the rule matches. None: always. */
                     conditions?: {
                         /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -12721,7 +12745,7 @@ export interface operations {
                      *           "index": 1,
                      *           "to": "text",
                      *           "messageId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "error": {
                      *             "code": "text",
                      *             "message": "text"
@@ -12908,7 +12932,7 @@ export interface operations {
                      *           "index": 1,
                      *           "to": "text",
                      *           "messageId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "error": {
                      *             "code": "text",
                      *             "message": "text"
@@ -13182,7 +13206,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -13641,7 +13665,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -14818,7 +14842,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -15218,7 +15242,7 @@ export interface operations {
                      */
                     url?: string;
                     /**
-                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
+                     * @description Event types to receive: an exact type, a family such as `message.*`, or `*` for all. Types: message.received, message.sent, message.delivered, message.read, message.failed, message.scheduled, message.canceled, contact.created, contact.updated, contact.deleted, contact.erased, contact.merged, contact.tagged, contact.untagged, conversation.opened, conversation.assigned, conversation.closed, conversation.labeled, conversation.mentioned, conversation.snoozed, conversation.unsnoozed, conversation.sla_breached, csat.received, template.status_changed, template.quality_changed, template.category_changed, bulk_job.completed, wallet.credited, wallet.low_balance, account.status_changed, channel.quality_changed, channel.account_updated, channel.error, channel.connected, channel.disconnected, call.status_changed, campaign.status_changed, journey_run.completed, journey_run.failed, rule.run_failed, enrollment.completed, enrollment.exited, webhook.test.
                      * @example [
                      *       "message.*",
                      *       "contact.created"
@@ -21084,7 +21108,7 @@ export interface operations {
                 /** @description Only an active rule runs. */
                 status?: "active" | "paused";
                 /** @description Only rules with this trigger. */
-                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
             };
             header?: {
                 /** @description The account to act on: required with a partner key, optional otherwise. */
@@ -21271,7 +21295,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -22013,7 +22037,7 @@ export interface operations {
                          * @description The event type the rule reacts to, or a timed trigger: `conversation.unanswered` (the customer has waited `after` for a reply) or `contact.inactive` (no inbound message for `after`).
                          * @enum {unknown}
                          */
-                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed triggers only (and required for them): an ISO-8601 duration such as PT4H or P30D.
                          * @example PT4H
@@ -22611,7 +22635,7 @@ export interface operations {
                     eventId?: string;
                     event?: {
                         /** @enum {unknown} */
-                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /** @description As the event would carry it (a message with its contactId, a contact with its id). */
                         data: {
                             [key: string]: unknown;
@@ -23140,7 +23164,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -23862,7 +23886,7 @@ export interface operations {
                              * @description The event that enrols its contact.
                              * @enum {unknown}
                              */
-                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
+                            event: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited";
                             /** @description When the rule matches. None: always. */
                             conditions?: {
                                 /** @description Every one must hold (at most 20 conditions in all and any together). */
@@ -25889,7 +25913,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -26796,7 +26820,7 @@ export interface operations {
                          * @description With trigger event: the event that starts a run, or a timed trigger (`contact.inactive`, `conversation.unanswered`) with `after`: each such wait starts at most one run.
                          * @enum {unknown}
                          */
-                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
+                        event?: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "conversation.unanswered" | "contact.inactive";
                         /**
                          * @description Timed entry events only (and required for them): how long the contact has been silent, or waited for a reply (ISO-8601).
                          * @example P30D
@@ -40251,8 +40275,8 @@ export interface operations {
                 limit?: number;
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
-                /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Inbound: received. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+                /** @description Outbound: queued → sent → delivered → read, or failed (see error); a delivery reported after a failure is recorded (failed → delivered). Sent with `sendAt`: scheduled until then, and then queued (or failed), or canceled (POST /messages/{id}/cancel). Inbound: received. */
+                status?: "scheduled" | "queued" | "sent" | "delivered" | "read" | "failed" | "canceled" | "received";
                 direction?: "outbound" | "inbound";
                 /** @description The customer's number (either direction). */
                 to?: string;
@@ -40292,7 +40316,7 @@ export interface operations {
                      *           "whatsappUserId": "text",
                      *           "contactId": "text",
                      *           "conversationId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "template": {
                      *             "id": "text",
                      *             "name": "text",
@@ -40408,6 +40432,7 @@ export interface operations {
                      *           "createdAt": "2026-01-15T09:30:00.000Z",
                      *           "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *           "providerStatus": "text",
+                     *           "sendAt": "2026-01-15T09:30:00.000Z",
                      *           "sentAt": "2026-01-15T09:30:00.000Z",
                      *           "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *           "readAt": "2026-01-15T09:30:00.000Z",
@@ -40691,6 +40716,12 @@ export interface operations {
                         /** @description Comes back as the `button.payload` of the customer’s inbound message when they tap it. */
                         payload: string;
                     }[];
+                    /**
+                     * Format: date-time
+                     * @description Send later: when the message is to go, at most 30 days ahead. It is `scheduled` until then (not charged, the window not checked), cancellable with POST /messages/{id}/cancel; at its time it is priced, charged and checked against the customer service window as a send of that moment (closed: `failed` with `CSW_VIOLATION`). A time within the next 10 seconds, or up to a minute past, is a send now; earlier is 422.
+                     * @example 2026-12-24T09:00:00Z
+                     */
+                    sendAt?: string;
                 };
             };
         };
@@ -40718,7 +40749,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -40834,6 +40865,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -41389,7 +41421,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -41505,6 +41537,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -41659,7 +41692,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -41775,6 +41808,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -41860,6 +41894,290 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account to act on: required with a partner key, optional otherwise. */
+                "x-account-id"?: string;
+                /** @description Makes the request safe to retry: for 24 hours the same key with the same request replays the first answer (with `Idempotent-Replayed: true`) and has no second effect. */
+                "idempotency-key"?: string;
+                /** @description With a console session (the `tidings_session` cookie) instead of an API key: the session’s `csrfToken`, required on every change (403 otherwise). */
+                "x-csrf-token"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Message. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Quota-Limit": components["headers"]["X-Quota-Limit"];
+                    "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01jv4e2k7qf3x8m2n5p6r9s0tb",
+                     *       "direction": "outbound",
+                     *       "type": "text",
+                     *       "to": "text",
+                     *       "from": "text",
+                     *       "whatsappUserId": "text",
+                     *       "contactId": "text",
+                     *       "conversationId": "text",
+                     *       "status": "scheduled",
+                     *       "template": {
+                     *         "id": "text",
+                     *         "name": "text",
+                     *         "language": "text",
+                     *         "category": "text",
+                     *         "parameters": [
+                     *           "text"
+                     *         ],
+                     *         "body": "text"
+                     *       },
+                     *       "text": "text",
+                     *       "media": {
+                     *         "kind": "text"
+                     *       },
+                     *       "interactive": {
+                     *         "kind": "text"
+                     *       },
+                     *       "button": {
+                     *         "text": "text",
+                     *         "payload": "text"
+                     *       },
+                     *       "reaction": {
+                     *         "messageId": "text",
+                     *         "providerMessageId": "text",
+                     *         "emoji": "text"
+                     *       },
+                     *       "location": {
+                     *         "latitude": 1,
+                     *         "longitude": 1,
+                     *         "name": "text",
+                     *         "address": "text",
+                     *         "url": "text"
+                     *       },
+                     *       "contacts": [
+                     *         {}
+                     *       ],
+                     *       "unsupported": {
+                     *         "providerType": "text",
+                     *         "raw": {}
+                     *       },
+                     *       "context": {
+                     *         "messageId": "text",
+                     *         "providerMessageId": "text",
+                     *         "forwarded": true,
+                     *         "frequentlyForwarded": true,
+                     *         "referredProduct": {
+                     *           "catalogId": "text",
+                     *           "productRetailerId": "text"
+                     *         }
+                     *       },
+                     *       "referral": {
+                     *         "sourceUrl": "text",
+                     *         "sourceId": "text",
+                     *         "sourceType": "text",
+                     *         "headline": "text",
+                     *         "body": "text",
+                     *         "mediaType": "text",
+                     *         "imageUrl": "text",
+                     *         "videoUrl": "text",
+                     *         "thumbnailUrl": "text",
+                     *         "ctwaClid": "text",
+                     *         "welcomeMessage": "text"
+                     *       },
+                     *       "source": "api",
+                     *       "channel": "sandbox",
+                     *       "sandbox": true,
+                     *       "providerMessageId": "text",
+                     *       "pricing": {
+                     *         "country": "text",
+                     *         "category": "marketing",
+                     *         "listPrice": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         },
+                     *         "charged": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         },
+                     *         "freeReason": "customer_service_window",
+                     *         "refunded": true,
+                     *         "rule": {
+                     *           "key": "list:US:marketing:2025-07-01:shipped",
+                     *           "kind": "list",
+                     *           "market": "US",
+                     *           "effectiveFrom": "2025-07-01",
+                     *           "source": "shipped"
+                     *         },
+                     *         "adjusted": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         },
+                     *         "unpaid": {
+                     *           "amount": "0.0250",
+                     *           "currency": "USD"
+                     *         }
+                     *       },
+                     *       "providerPricing": {
+                     *         "billable": true,
+                     *         "model": "text",
+                     *         "category": "text",
+                     *         "type": "text"
+                     *       },
+                     *       "providerConversation": {
+                     *         "id": "text",
+                     *         "origin": "text",
+                     *         "expiresAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "error": {
+                     *         "code": "text",
+                     *         "message": "text"
+                     *       },
+                     *       "bulkJobId": "text",
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "acceptedAt": "2026-01-15T09:30:00.000Z",
+                     *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
+                     *       "sentAt": "2026-01-15T09:30:00.000Z",
+                     *       "deliveredAt": "2026-01-15T09:30:00.000Z",
+                     *       "readAt": "2026-01-15T09:30:00.000Z",
+                     *       "failedAt": "2026-01-15T09:30:00.000Z",
+                     *       "markedReadAt": "2026-01-15T09:30:00.000Z",
+                     *       "typingShownAt": "2026-01-15T09:30:00.000Z",
+                     *       "playedAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /**
+             * @description INVALID_REQUEST
+             *
+             *     This operation takes no body: a body sent to it (other than an empty one or `{}`) is refused with INVALID_REQUEST, not ignored.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description INVALID_API_KEY, INVALID_SESSION */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PLAN_UPGRADE_REQUIRED */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN, ACCOUNT_SUSPENDED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_IN_PROGRESS */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -42851,7 +43169,7 @@ export interface operations {
                      *             "whatsappUserId": "text",
                      *             "contactId": "text",
                      *             "conversationId": "text",
-                     *             "status": "queued",
+                     *             "status": "scheduled",
                      *             "template": {
                      *               "id": "text",
                      *               "name": "text",
@@ -42967,6 +43285,7 @@ export interface operations {
                      *             "createdAt": "2026-01-15T09:30:00.000Z",
                      *             "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *             "providerStatus": "text",
+                     *             "sendAt": "2026-01-15T09:30:00.000Z",
                      *             "sentAt": "2026-01-15T09:30:00.000Z",
                      *             "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *             "readAt": "2026-01-15T09:30:00.000Z",
@@ -43151,7 +43470,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -43267,6 +43586,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -43566,7 +43886,7 @@ export interface operations {
                      *           "whatsappUserId": "text",
                      *           "contactId": "text",
                      *           "conversationId": "text",
-                     *           "status": "queued",
+                     *           "status": "scheduled",
                      *           "template": {
                      *             "id": "text",
                      *             "name": "text",
@@ -43682,6 +44002,7 @@ export interface operations {
                      *           "createdAt": "2026-01-15T09:30:00.000Z",
                      *           "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *           "providerStatus": "text",
+                     *           "sendAt": "2026-01-15T09:30:00.000Z",
                      *           "sentAt": "2026-01-15T09:30:00.000Z",
                      *           "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *           "readAt": "2026-01-15T09:30:00.000Z",
@@ -43955,6 +44276,12 @@ export interface operations {
                         /** @description Comes back as the `button.payload` of the customer’s inbound message when they tap it. */
                         payload: string;
                     }[];
+                    /**
+                     * Format: date-time
+                     * @description Send later: when the message is to go, at most 30 days ahead. It is `scheduled` until then (not charged, the window not checked), cancellable with POST /messages/{id}/cancel; at its time it is priced, charged and checked against the customer service window as a send of that moment (closed: `failed` with `CSW_VIOLATION`). A time within the next 10 seconds, or up to a minute past, is a send now; earlier is 422.
+                     * @example 2026-12-24T09:00:00Z
+                     */
+                    sendAt?: string;
                 };
             };
         };
@@ -43982,7 +44309,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -44098,6 +44425,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -44302,7 +44630,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -44418,6 +44746,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -44640,7 +44969,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -44756,6 +45085,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -44962,7 +45292,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -45078,6 +45408,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -45621,7 +45952,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -45737,6 +46068,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -45957,7 +46289,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -46073,6 +46405,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -46266,7 +46599,7 @@ export interface operations {
                      *         "whatsappUserId": "text",
                      *         "contactId": "text",
                      *         "conversationId": "text",
-                     *         "status": "queued",
+                     *         "status": "scheduled",
                      *         "template": {
                      *           "id": "text",
                      *           "name": "text",
@@ -46382,6 +46715,7 @@ export interface operations {
                      *         "createdAt": "2026-01-15T09:30:00.000Z",
                      *         "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *         "providerStatus": "text",
+                     *         "sendAt": "2026-01-15T09:30:00.000Z",
                      *         "sentAt": "2026-01-15T09:30:00.000Z",
                      *         "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *         "readAt": "2026-01-15T09:30:00.000Z",
@@ -47686,7 +48020,7 @@ export interface operations {
                      *       "whatsappUserId": "text",
                      *       "contactId": "text",
                      *       "conversationId": "text",
-                     *       "status": "queued",
+                     *       "status": "scheduled",
                      *       "template": {
                      *         "id": "text",
                      *         "name": "text",
@@ -47802,6 +48136,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:30:00.000Z",
                      *       "acceptedAt": "2026-01-15T09:30:00.000Z",
                      *       "providerStatus": "text",
+                     *       "sendAt": "2026-01-15T09:30:00.000Z",
                      *       "sentAt": "2026-01-15T09:30:00.000Z",
                      *       "deliveredAt": "2026-01-15T09:30:00.000Z",
                      *       "readAt": "2026-01-15T09:30:00.000Z",
@@ -49116,7 +49451,7 @@ export interface operations {
                     /** @example evt_01jv… */
                     id: string;
                     /** @enum {string} */
-                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
+                    type: "message.received" | "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.scheduled" | "message.canceled" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "contact.merged" | "contact.tagged" | "contact.untagged" | "conversation.opened" | "conversation.assigned" | "conversation.closed" | "conversation.labeled" | "conversation.mentioned" | "conversation.snoozed" | "conversation.unsnoozed" | "conversation.sla_breached" | "csat.received" | "template.status_changed" | "template.quality_changed" | "template.category_changed" | "bulk_job.completed" | "wallet.credited" | "wallet.low_balance" | "account.status_changed" | "channel.quality_changed" | "channel.account_updated" | "channel.error" | "channel.connected" | "channel.disconnected" | "call.status_changed" | "campaign.status_changed" | "journey_run.completed" | "journey_run.failed" | "rule.run_failed" | "enrollment.completed" | "enrollment.exited" | "webhook.test";
                     /** Format: date-time */
                     createdAt: string;
                     accountId: string | null;

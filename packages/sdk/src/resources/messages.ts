@@ -5,7 +5,7 @@ import { type Body, type CallOptions, type Query, Resource } from './base.ts';
 const P = '/api/v1/public/messages';
 
 export class Messages extends Resource {
-  /** Sends a message (text, template, media, interactive…); answers it as queued. */
+  /** Sends a message (text, template, media, interactive…); answers it as queued (scheduled with `sendAt`). */
   send(body: Body<'post', typeof P>, opts?: CallOptions) {
     return this.t.request('post', P, { body, ...opts });
   }
@@ -22,6 +22,10 @@ export class Messages extends Resource {
   /** Marks a customer's message read (optionally with the typing indicator). */
   markRead(id: string, body: Body<'post', '/api/v1/public/messages/{id}/read'> = {}, opts?: CallOptions) {
     return this.t.request('post', '/api/v1/public/messages/{id}/read', { params: { id }, body, ...opts });
+  }
+  /** Cancels a scheduled message (sent with `sendAt`) before it goes; 409 once it went. */
+  cancel(id: string, opts?: CallOptions) {
+    return this.t.request('post', '/api/v1/public/messages/{id}/cancel', { params: { id }, ...opts });
   }
   /** The media attached to a message. */
   media(id: string, opts?: CallOptions) {
