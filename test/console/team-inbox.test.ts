@@ -23,6 +23,7 @@ describeBrowser('the team inbox', () => {
   let colleague: Session & { memberId: string };
   let page: Page;
   let problems: string[];
+  let ann: { conversationId: string };
 
   const customerWrites = async (from: string, body: Record<string, unknown>) => {
     const res = await call(env.app, 'POST', '/sandbox/inbound-messages', {
@@ -69,10 +70,15 @@ describeBrowser('the team inbox', () => {
       title: 'Opening hours',
       text: 'We open at 9.',
     });
+    await api('POST', '/canned-responses', {
+      shortcut: 'plan',
+      title: 'Your plan',
+      text: 'Your plan: {{ contact.attributes.plan }}.',
+    });
   });
 
-  it('answers with a canned response, mentions a colleague who sees it live, labels and snoozes', async () => {
-    const ann = await customerWrites('+14155553201', { text: 'Where is my parcel?', name: 'Ann' });
+  it('answers with a canned response and mentions a colleague, who sees it live', async () => {
+    ann = await customerWrites('+14155553201', { text: 'Where is my parcel?', name: 'Ann' });
     await customerWrites('+14155553202', { text: 'Another matter', name: 'Bea' });
     const other = await signedInPage(env, colleague, '/inbox');
     await other.page.getByText('Live', { exact: true }).waitFor();
@@ -80,8 +86,21 @@ describeBrowser('the team inbox', () => {
     const log = page.getByRole('log', { name: 'Messages' });
     await log.getByText('Where is my parcel?').waitFor();
 
-    // `/th`: the listbox offers /thanks (not /hours); Enter renders it for Ann.
+    // A canned response Ann lacks a variable of: its problems are shown, nothing is sent.
     const reply = page.getByLabel('Reply', { exact: true });
+    await reply.pressSequentially('/pla');
+    await page
+      .getByRole('listbox', { name: 'Canned responses' })
+      .getByRole('option', { name: /\/plan/ })
+      .click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'did not render' })
+      .getByText(/^text: /)
+      .waitFor();
+    await reply.fill('');
+
+    // `/th`: the listbox offers /thanks (not /hours); Enter renders it for Ann.
     await reply.pressSequentially('/th');
     const menu = page.getByRole('listbox', { name: 'Canned responses' });
     await menu.getByRole('option', { name: /\/thanks/ }).waitFor();
@@ -126,7 +145,10 @@ describeBrowser('the team inbox', () => {
     await expectAccessible(other.page, 'a mention and its conversation, 1280 px');
     expect(other.problems).toEqual([]);
     await other.context.close();
+    expect(problems).toEqual([]);
+  });
 
+  it('labels and snoozes a conversation: out of the open list, under its label and in Snoozed', async () => {
     // A label, on the conversation and its row; the label filter lists it alone.
     await page.getByLabel('New label').fill('Refund');
     await page.getByRole('button', { name: 'Add label' }).click();
