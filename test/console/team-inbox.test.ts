@@ -232,6 +232,29 @@ describeBrowser('the team inbox', () => {
     expect(problems).toEqual([]);
   });
 
+  it('keeps the canned responses on a page of their own: add, change, delete', async () => {
+    await list().getByRole('link', { name: 'Canned responses' }).click();
+    await page.getByRole('heading', { name: 'Canned responses', level: 1 }).waitFor();
+    await page.getByLabel('Shortcut').fill('bye');
+    await page.getByLabel('Title').fill('Goodbye');
+    await page.getByLabel('Text').fill('Bye {{ contact.name | default: "there" }}!');
+    await page.getByRole('button', { name: 'Add canned response' }).click();
+    await page.getByRole('button', { name: 'Edit /bye' }).click();
+    await page.getByLabel('Text').fill('Goodbye {{ contact.name | default: "there" }}!');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const table = page.getByRole('table');
+    await table.getByText('Goodbye {{ contact.name | default: "there" }}!').waitFor();
+    const [bye] = (await api('GET', '/canned-responses?q=bye')).data;
+    expect(bye).toMatchObject({ shortcut: 'bye', title: 'Goodbye' });
+    await expectAccessible(page, 'canned responses, 1280 px');
+    await page.getByRole('button', { name: 'Delete /bye' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => table.getByText('/bye').count()).toBe(0);
+    expect((await api('GET', '/canned-responses?q=bye')).data).toEqual([]);
+    await page.getByRole('link', { name: 'Back to the inbox' }).click();
+    expect(problems).toEqual([]);
+  });
+
   it('gives a team’s new conversations out under capacity and queues the rest, in the team view', async () => {
     const team = await api('POST', '/teams', {
       name: 'Support',

@@ -6,7 +6,7 @@
 // in turn.
 import type { WebhookEvent } from '@tidings/sdk';
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
-import { Route, Routes, useParams } from 'react-router-dom';
+import { Link, Route, Routes, useParams } from 'react-router-dom';
 import { useAccount } from '../../account.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { LoadMore } from '../../components/LoadMore.tsx';
@@ -14,6 +14,7 @@ import { useLiveEvents } from '../../components/useLiveEvents.ts';
 import { usePaged } from '../../components/usePaged.ts';
 import { useSession } from '../../session.tsx';
 import { AvailabilityToggle } from './Availability.tsx';
+import { CannedResponsesPage } from './CannedResponsesPage.tsx';
 import { ConversationRow } from './ConversationRow.tsx';
 import { ConversationView } from './ConversationView.tsx';
 import { type Mention, Mentions } from './Mentions.tsx';
@@ -25,6 +26,7 @@ import './inbox.css';
 export default function InboxPage() {
   return (
     <Routes>
+      <Route path="canned-responses" element={<CannedResponsesPage />} />
       <Route path=":id?" element={<Inbox />} />
     </Routes>
   );
@@ -129,6 +131,9 @@ function Inbox() {
           </span>
         </div>
         <ErrorMessage error={live.error} />
+        <p className="inbox-links">
+          <Link to="/inbox/canned-responses">Canned responses</Link>
+        </p>
         <Mentions
           mentions={mentions}
           onDismiss={(key) => setMentions((all) => all.filter((m) => m.key !== key))}
