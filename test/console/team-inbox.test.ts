@@ -7,7 +7,14 @@
 // out and queues the third, as the console's team view shows. axe-core at 1280 and 390 px.
 import type { Page } from 'playwright-core';
 import { beforeAll, expect, it } from 'vitest';
-import { type BrowserEnv, describeBrowser, expectAccessible, PHONE, useBrowser } from '../helpers/browser.ts';
+import {
+  type BrowserEnv,
+  describeBrowser,
+  expectAccessible,
+  openPage,
+  PHONE,
+  useBrowser,
+} from '../helpers/browser.ts';
 import { call } from '../helpers/client.ts';
 import { memberSession, type Session } from '../helpers/console.ts';
 import { signedInPage } from '../helpers/console-page.ts';
@@ -80,8 +87,14 @@ describeBrowser('the team inbox', () => {
   it('answers with a canned response and mentions a colleague, who sees it live', async () => {
     ann = await customerWrites('+14155553201', { text: 'Where is my parcel?', name: 'Ann' });
     await customerWrites('+14155553202', { text: 'Another matter', name: 'Bea' });
-    const other = await signedInPage(env, colleague, '/inbox');
-    await other.page.getByText('Live', { exact: true }).waitFor();
+    // The colleague is on another page: the console listens for their mentions there too.
+    const other = await openPage(env);
+    await other.context.addCookies([
+      { name: 'tidings_session', value: colleague.cookie, url: env.base, httpOnly: true, sameSite: 'Lax' },
+    ]);
+    const listening = other.page.waitForResponse((r) => r.url().includes('/events/stream'));
+    await other.page.goto('/console/contacts');
+    await listening;
     ({ page, problems } = await signedInPage(env, agent, `/inbox/${ann.conversationId}`));
     const log = page.getByRole('log', { name: 'Messages' });
     await log.getByText('Where is my parcel?').waitFor();
@@ -131,17 +144,25 @@ describeBrowser('the team inbox', () => {
     expect(saved).toMatchObject({ authorId: agent.memberId, mentions: [colleague.memberId] });
     expect((await outbound(ann.conversationId)).map((m) => m.text)).toEqual(['Thanks Ann, we are on it.']);
 
-    // The colleague's inbox, never reloaded, tells them, and links to the conversation.
+    // The colleague's page, never reloaded, tells them, and links to the conversation.
     const told = other.page.getByRole('status').filter({ hasText: 'mentioned you' });
     await told.waitFor({ timeout: 15_000 });
     expect(await told.textContent()).toContain(
       'A agent mentioned you: “Parcel lost? @A admin please check.”',
     );
+    await expectAccessible(other.page, 'a mention on the contacts page, 1280 px');
     await told.getByRole('link', { name: 'Open the conversation' }).click();
-    await other.page
-      .getByRole('log', { name: 'Messages' })
-      .locator('.note', { hasText: 'Parcel lost?' })
-      .waitFor();
+    const theirLog = other.page.getByRole('log', { name: 'Messages' });
+    await theirLog.locator('.note', { hasText: 'Parcel lost?' }).waitFor();
+
+    // In the inbox too (its own stream): a second note, the member picked with the keyboard.
+    await other.page.getByText('Live', { exact: true }).waitFor();
+    await note.pressSequentially('@adm');
+    await note.press('Enter');
+    await note.pressSequentially('found it.');
+    await page.getByRole('button', { name: 'Add note' }).click();
+    await told.filter({ hasText: '“@A admin found it.”' }).waitFor({ timeout: 15_000 });
+    await theirLog.locator('.note', { hasText: '@A admin found it.' }).waitFor();
     await expectAccessible(other.page, 'a mention and its conversation, 1280 px');
     expect(other.problems).toEqual([]);
     await other.context.close();

@@ -10,6 +10,7 @@ import { Link, Route, Routes, useParams } from 'react-router-dom';
 import { useAccount } from '../../account.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { LoadMore } from '../../components/LoadMore.tsx';
+import { type Mention, Mentions, mentionOf, withMention } from '../../components/Mentions.tsx';
 import { useLiveEvents } from '../../components/useLiveEvents.ts';
 import { usePaged } from '../../components/usePaged.ts';
 import { useSession } from '../../session.tsx';
@@ -17,8 +18,7 @@ import { AvailabilityToggle } from './Availability.tsx';
 import { CannedResponsesPage } from './CannedResponsesPage.tsx';
 import { ConversationRow } from './ConversationRow.tsx';
 import { ConversationView } from './ConversationView.tsx';
-import { type Mention, Mentions } from './Mentions.tsx';
-import type { Conversation, Member, Note, Team } from './types.ts';
+import type { Conversation, Member, Team } from './types.ts';
 import { useContactNames } from './useContactNames.ts';
 import '../../components/components.css';
 import './inbox.css';
@@ -96,16 +96,8 @@ function Inbox() {
   const onEvent = useCallback(
     (event: WebhookEvent) => {
       for (const l of listeners.current) l(event);
-      const data = event.data as { id?: string; memberId?: string; note?: Note };
-      if (event.type === 'conversation.mentioned' && memberId && data.memberId === memberId && data.note) {
-        const note = data.note;
-        const author = membersRef.current.find((m) => m.id === note.authorId)?.name ?? 'A colleague';
-        setMentions((all) =>
-          all.some((m) => m.key === note.id)
-            ? all
-            : [{ key: note.id, conversationId: note.conversationId, text: note.text, author }, ...all],
-        );
-      }
+      const mention = mentionOf(event, memberId, (a) => membersRef.current.find((m) => m.id === a)?.name);
+      if (mention) setMentions((all) => withMention(all, mention));
       if (refresh.current) clearTimeout(refresh.current);
       refresh.current = setTimeout(reloadList, 250);
     },

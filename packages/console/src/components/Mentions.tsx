@@ -1,6 +1,9 @@
 // The signed-in member's mentions as they arrive (conversation.mentioned with their memberId, on
-// the inbox's event stream): a status region that announces each, linking to its conversation.
+// the inbox's event stream, or elsewhere the shell's: MentionWatcher): a status region that
+// announces each, linking to its conversation.
+import type { WebhookEvent } from '@tidings/sdk';
 import { Link } from 'react-router-dom';
+import './mentions.css';
 
 export interface Mention {
   key: string;
@@ -36,4 +39,27 @@ export function Mentions({ mentions, onDismiss }: { mentions: Mention[]; onDismi
       ) : null}
     </div>
   );
+}
+
+interface MentionData {
+  memberId?: string;
+  note?: { id: string; conversationId: string; text: string; authorId: string | null };
+}
+
+/** The event as a mention of `memberId`, or null (another member's, another event). */
+export function mentionOf(
+  event: WebhookEvent,
+  memberId: string | null,
+  nameOf: (id: string | null) => string | undefined,
+): Mention | null {
+  const data = event.data as MentionData;
+  if (event.type !== 'conversation.mentioned' || !memberId || data.memberId !== memberId || !data.note)
+    return null;
+  const { id, conversationId, text, authorId } = data.note;
+  return { key: id, conversationId, text, author: nameOf(authorId) ?? 'A colleague' };
+}
+
+/** Adds a mention once (an event may be told again after a reconnection). */
+export function withMention(all: Mention[], m: Mention | null): Mention[] {
+  return !m || all.some((x) => x.key === m.key) ? all : [m, ...all];
 }
