@@ -1,7 +1,9 @@
 // The console's team inbox in real Chromium (issue 47's "Done when"): an agent answers with a
-// canned response (`/thanks`, rendered for this customer), leaves a note mentioning a colleague who
-// sees it live in their own browser, labels and snoozes the conversation (it leaves the open list,
-// the label filter and the Snoozed view show it); a customer who writes while the business is closed
+// canned response (`/thanks`, rendered for this customer; one the customer lacks a variable of shows
+// its problems), leaves a note mentioning a colleague who sees it live in their own browser (on the
+// contacts page, then in the inbox), labels and snoozes the conversation (it leaves the open list,
+// the label filter and the Snoozed view show it; unsnoozed, snoozed until a chosen time); the canned
+// responses' own page adds, changes and deletes one; a customer who writes while the business is closed
 // gets the away message once; closing sends the survey and the customer's tap shows on the
 // conversation; a team with capacity 1 and two online members gives two of three new conversations
 // out and queues the third, as the console's team view shows. axe-core at 1280 and 390 px.
@@ -84,17 +86,9 @@ describeBrowser('the team inbox', () => {
     });
   });
 
-  it('answers with a canned response and mentions a colleague, who sees it live', async () => {
+  it('answers with a canned response typed as /shortcut, rendered for the customer', async () => {
     ann = await customerWrites('+14155553201', { text: 'Where is my parcel?', name: 'Ann' });
     await customerWrites('+14155553202', { text: 'Another matter', name: 'Bea' });
-    // The colleague is on another page: the console listens for their mentions there too.
-    const other = await openPage(env);
-    await other.context.addCookies([
-      { name: 'tidings_session', value: colleague.cookie, url: env.base, httpOnly: true, sameSite: 'Lax' },
-    ]);
-    const listening = other.page.waitForResponse((r) => r.url().includes('/events/stream'));
-    await other.page.goto('/console/contacts');
-    await listening;
     ({ page, problems } = await signedInPage(env, agent, `/inbox/${ann.conversationId}`));
     const log = page.getByRole('log', { name: 'Messages' });
     await log.getByText('Where is my parcel?').waitFor();
@@ -127,6 +121,19 @@ describeBrowser('the team inbox', () => {
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page.locator('.bubble-outbound', { hasText: 'Thanks Ann, we are on it.' }).waitFor();
 
+    expect(problems).toEqual([]);
+  });
+
+  it('leaves a note mentioning a colleague, who sees it live on any page', async () => {
+    const log = page.getByRole('log', { name: 'Messages' });
+    // The colleague is on another page: the console listens for their mentions there too.
+    const other = await openPage(env);
+    await other.context.addCookies([
+      { name: 'tidings_session', value: colleague.cookie, url: env.base, httpOnly: true, sameSite: 'Lax' },
+    ]);
+    const listening = other.page.waitForResponse((r) => r.url().includes('/events/stream'));
+    await other.page.goto('/console/contacts');
+    await listening;
     // A note mentioning the colleague (picked from the members with @), between the messages.
     await page.getByRole('button', { name: 'Note', exact: true }).click();
     const note = page.getByLabel('Private note');
@@ -192,6 +199,18 @@ describeBrowser('the team inbox', () => {
     expect(Date.parse(snoozed.snoozedUntil) - Date.now()).toBeGreaterThan(55 * 60_000);
     expect(snoozed.labels).toEqual(['refund']);
     await expectAccessible(page, 'a labelled, snoozed conversation with a note, 1280 px');
+
+    // Woken by the agent, then snoozed until a chosen time (the browser's zone, as here).
+    await page.getByRole('button', { name: 'Unsnooze' }).click();
+    await page.getByText('Snooze', { exact: true }).click();
+    const later = new Date(Date.now() + 2 * 86_400_000);
+    const local = `${later.getFullYear()}-${String(later.getMonth() + 1).padStart(2, '0')}-${String(later.getDate()).padStart(2, '0')}T10:30`;
+    await page.getByLabel('Until', { exact: true }).fill(local);
+    await page.getByRole('button', { name: 'Snooze until then' }).click();
+    await page.getByText(/^Snoozed until /).waitFor();
+    expect((await api('GET', `/conversations/${ann.conversationId}`)).snoozedUntil).toBe(
+      new Date(local).toISOString(),
+    );
     await list().getByLabel('Label', { exact: true }).fill('');
     await list().getByLabel('Status').selectOption('open');
     expect(problems).toEqual([]);
