@@ -9,7 +9,9 @@ import { useLiveEvents } from './useLiveEvents.ts';
 
 export function MentionWatcher({ memberId }: { memberId: string | null }) {
   const { pathname } = useLocation();
-  if (!memberId || pathname === '/inbox' || pathname.startsWith('/inbox/')) return null;
+  // The inbox's list and conversations (not its canned responses' page) tell them themselves.
+  const inInbox = /^\/inbox(\/(?!canned-responses$)[^/]+)?\/?$/.test(pathname);
+  if (!memberId || inInbox) return null;
   return <Watch memberId={memberId} />;
 }
 
