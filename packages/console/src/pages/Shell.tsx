@@ -8,6 +8,7 @@ import { Button } from '../components/Button.tsx';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { Layout } from '../components/Layout.tsx';
 import { Loading } from '../components/Loading.tsx';
+import { MentionWatcher } from '../components/MentionWatcher.tsx';
 import { SECTIONS, type Section, sectionsFor } from '../nav.ts';
 import { useSession } from '../session.tsx';
 import { ComingPage } from './ComingPage.tsx';
@@ -41,6 +42,7 @@ function ShellFrame({ user }: { user: ConsoleUser }) {
       accountPicker={user.role === 'partner_admin' ? <AccountPicker /> : null}
       actions={<SignOutButtons />}
     >
+      <MentionWatcher memberId={user.memberId ?? null} />
       <Routes>
         <Route index element={<Navigate to={`/${sections[0]!.path}`} replace />} />
         {SECTIONS.map((s) => (

@@ -1,25 +1,27 @@
-// One conversation: who and what state (status, assignee, the customer service window), its
-// history as chat bubbles (oldest at the top), and the reply: text while the window is open, an
-// approved template when it is closed. Events (message.*, conversation.*) update it in place.
+// One conversation: who and what state (status, assignee, team, labels, snooze, the customer
+// service window, the satisfaction survey), its history with the team's private notes between the
+// messages, and the composer (a reply or a note). Events (message.*, conversation.*) update it in
+// place; a conversation.mentioned brings the note it tells of.
 import type { Tidings, WebhookEvent } from '@tidings/sdk';
 import { useEffect, useId, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { type ShownError, shownError } from '../../api.ts';
-import { Bubble } from '../../components/Bubble.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { dateTime } from '../../components/format.ts';
-import { LoadMore } from '../../components/LoadMore.tsx';
 import { useOne, usePaged } from '../../components/usePaged.ts';
+import { Composer } from './Composer.tsx';
+import { Csat, Labels, Snooze, TeamPicker } from './ConversationTools.tsx';
+import { History } from './History.tsx';
 import type { EventListener } from './InboxPage.tsx';
-import { TemplateReply } from './TemplateReply.tsx';
-import { type Conversation, type Member, type Message, messageText } from './types.ts';
+import type { Conversation, Member, Message, Note, Team } from './types.ts';
 
 interface Props {
   id: string;
   api: Tidings;
   memberId: string | null;
   members: Member[];
+  teams: Team[];
   membersError: ShownError | null;
   name: (contactId: string) => string | undefined;
   subscribe: (listener: EventListener) => () => void;
@@ -32,6 +34,7 @@ export function ConversationView({
   api,
   memberId,
   members,
+  teams,
   membersError,
   name,
   subscribe,
@@ -42,13 +45,17 @@ export function ConversationView({
     (cursor) => api.conversations.messages(id, { limit: 50, cursor }),
     [api, id],
   );
+  const notes = usePaged<Note>(() => api.conversations.notes(id, { limit: 100 }), [api, id]);
   const [actionError, setActionError] = useState<ShownError | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const assignId = useId();
   const c = conversation.value;
 
   const { setItems } = history;
+  const setNotes = notes.setItems;
   const { setValue, reload } = conversation;
+  const noted = (note: Note) =>
+    setNotes((items) => (items.some((n) => n.id === note.id) ? items : [note, ...items]));
   // biome-ignore lint/correctness/useExhaustiveDependencies: the setters are stable enough per id
   useEffect(
     () =>
@@ -61,24 +68,33 @@ export function ConversationView({
               ? items.map((m) => (m.id === message.id && newer(message, m) ? message : m))
               : [message, ...items],
           );
-          // A customer's message moves the window.
-          if (event.type === 'message.received') reload();
+          // A customer's message moves the window; the survey sent on a close is on the conversation.
+          if (
+            event.type === 'message.received' ||
+            (event.type === 'message.sent' && message.source === 'automation')
+          )
+            reload();
         }
-        if (event.type.startsWith('conversation.') && data.id === id)
-          setValue((current) => latest(current, data as unknown as Conversation));
+        if ((event.type.startsWith('conversation.') || event.type === 'csat.received') && data.id === id) {
+          const { note, memberId: _m, reason: _r, ...rest } = data;
+          setValue((current) => latest(current, rest as unknown as Conversation));
+          if (event.type === 'conversation.mentioned' && note) noted(note as Note);
+        }
       }),
     [id, subscribe],
   );
 
-  const act = async (what: string, run: () => Promise<Conversation>) => {
+  const act = async (what: string, run: () => Promise<Conversation>): Promise<boolean> => {
     setBusy(what);
     setActionError(null);
     try {
       const next = await run();
       setValue((current) => latest(current, next));
       onChanged();
+      return true;
     } catch (err) {
       setActionError(shownError(err));
+      return false;
     } finally {
       setBusy(null);
     }
@@ -90,7 +106,8 @@ export function ConversationView({
   };
 
   const contactName = c ? name(c.contactId) : undefined;
-  const messages = [...(history.items ?? [])].reverse();
+  const team = c?.teamId ? teams.find((t) => t.id === c.teamId) : undefined;
+  const tools = c ? { api, c, teams, members, busy, act } : null;
   return (
     <section className="conversation" aria-labelledby="conversation-title">
       <p className="narrow-only">
@@ -106,6 +123,7 @@ export function ConversationView({
                 : contactName || c.phone || 'WhatsApp customer'}
             </h2>
             <span className={`badge badge-${c.status}`}>{c.status === 'open' ? 'Open' : 'Closed'}</span>
+            {c.teamId ? <span className="badge">Team: {team?.name ?? c.teamId}</span> : null}
           </div>
           <p className="window">
             {c.serviceWindowOpen
@@ -138,6 +156,7 @@ export function ConversationView({
                 ))}
               </select>
             </div>
+            {tools ? <TeamPicker {...tools} /> : null}
             {memberId && c.assigneeId !== memberId ? (
               <Button
                 busy={busy === 'me'}
@@ -159,8 +178,11 @@ export function ConversationView({
               </Button>
             )}
           </div>
+          {tools ? <Labels {...tools} /> : null}
+          {tools ? <Snooze {...tools} /> : null}
           <ErrorMessage error={membersError} />
           <ErrorMessage error={actionError} />
+          <Csat c={c} members={members} />
         </>
       ) : conversation.error ? null : (
         <p className="muted" role="status">
@@ -168,39 +190,13 @@ export function ConversationView({
         </p>
       )}
 
-      <div className="chat">
-        <LoadMore list={history} label="Load earlier messages" />
-        {/* A log: new messages are announced as they arrive, the history already shown is not. */}
-        <div role="log" aria-live="polite" aria-label="Messages">
-          <ol>
-            {messages.map((m) => (
-              <li key={m.id}>
-                <Bubble direction={m.direction} status={m.status} at={m.createdAt} error={m.error?.message}>
-                  <span className="visually-hidden">
-                    {m.direction === 'inbound' ? 'Customer: ' : 'You: '}
-                  </span>
-                  {messageText(m)}
-                </Bubble>
-              </li>
-            ))}
-          </ol>
-        </div>
-        {history.items && history.items.length === 0 ? <p className="muted">No messages yet.</p> : null}
-      </div>
+      <History history={history} notes={notes.items ?? []} members={members} />
+      <ErrorMessage error={notes.error} />
 
-      {c ? (
-        c.status === 'closed' ? (
-          <p className="muted">This conversation is closed. Reopen it to reply.</p>
-        ) : c.serviceWindowOpen ? (
-          <TextReply api={api} id={id} onSent={sent} />
-        ) : (
-          <TemplateReply api={api} id={id} onSent={sent} />
-        )
-      ) : null}
+      {c ? <Composer api={api} conversation={c} members={members} onSent={sent} onNote={noted} /> : null}
     </section>
   );
 }
-
 /**
  * The newer of two states of the conversation. An event can arrive after the answer to a later
  * action (the stream is not the HTTP response): applied blindly, a late `conversation.assigned`
@@ -223,46 +219,4 @@ const RANK: Record<Message['status'], number> = {
 function newer(incoming: Message, shown: Message): boolean {
   if (incoming.updatedAt !== shown.updatedAt) return incoming.updatedAt > shown.updatedAt;
   return RANK[incoming.status] >= RANK[shown.status];
-}
-
-function TextReply({ api, id, onSent }: { api: Tidings; id: string; onSent: (m: Message) => void }) {
-  const [text, setText] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ShownError | null>(null);
-  const replyId = useId();
-  return (
-    <form
-      className="composer"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        if (!text.trim()) return;
-        setBusy(true);
-        setError(null);
-        try {
-          onSent(await api.conversations.reply(id, { type: 'text', text }));
-          setText('');
-        } catch (err) {
-          setError(shownError(err));
-        } finally {
-          setBusy(false);
-        }
-      }}
-    >
-      <div className="field">
-        <label htmlFor={replyId}>Reply</label>
-        <textarea
-          id={replyId}
-          className="input"
-          value={text}
-          maxLength={4096}
-          rows={3}
-          onChange={(e) => setText(e.target.value)}
-        />
-      </div>
-      <ErrorMessage error={error} />
-      <Button type="submit" variant="primary" busy={busy} disabled={!text.trim()}>
-        Send
-      </Button>
-    </form>
-  );
 }

@@ -1,19 +1,24 @@
-// The inbox: the account's conversations (open or closed; everyone's, mine or unassigned) beside
-// the open conversation. Live: the account's message.* and conversation.* events (GET
-// /events/stream) refresh the list and reach the open conversation, without reloading. Below
-// 640 px the list and the conversation take the whole width in turn.
+// The inbox: the account's conversations (open, snoozed or closed; everyone's, mine or
+// unassigned; by team, so a team's queue is its unassigned ones; by label) beside the open
+// conversation, with the member's availability and their mentions. Live: the account's message.*,
+// conversation.* and csat.* events (GET /events/stream) refresh the list and reach the open
+// conversation, without reloading. Below 640 px the list and the conversation take the whole width
+// in turn.
 import type { WebhookEvent } from '@tidings/sdk';
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, Route, Routes, useParams } from 'react-router-dom';
 import { useAccount } from '../../account.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { shortWhen } from '../../components/format.ts';
 import { LoadMore } from '../../components/LoadMore.tsx';
+import { type Mention, Mentions, mentionOf, withMention } from '../../components/Mentions.tsx';
 import { useLiveEvents } from '../../components/useLiveEvents.ts';
 import { usePaged } from '../../components/usePaged.ts';
 import { useSession } from '../../session.tsx';
+import { AvailabilityToggle } from './Availability.tsx';
+import { CannedResponsesPage } from './CannedResponsesPage.tsx';
+import { ConversationRow } from './ConversationRow.tsx';
 import { ConversationView } from './ConversationView.tsx';
-import { type Conversation, type Member, messageText } from './types.ts';
+import type { Conversation, Member, Team } from './types.ts';
 import { useContactNames } from './useContactNames.ts';
 import '../../components/components.css';
 import './inbox.css';
@@ -21,12 +26,21 @@ import './inbox.css';
 export default function InboxPage() {
   return (
     <Routes>
+      <Route path="canned-responses" element={<CannedResponsesPage />} />
       <Route path=":id?" element={<Inbox />} />
     </Routes>
   );
 }
 
 type Who = 'all' | 'mine' | 'unassigned';
+type Status = 'open' | 'snoozed' | 'closed' | 'all';
+
+const STATUS_QUERY = {
+  open: { status: 'open' },
+  snoozed: { status: 'open', snoozed: true },
+  closed: { status: 'closed' },
+  all: {},
+} as const;
 export type EventListener = (event: WebhookEvent) => void;
 
 function Inbox() {
@@ -35,23 +49,38 @@ function Inbox() {
   const { state } = useSession();
   const user = state.status === 'signed-in' ? state.user : null;
   const memberId = user?.memberId ?? null;
-  const [status, setStatus] = useState<'open' | 'closed'>('open');
+  const [status, setStatus] = useState<Status>('open');
   const [who, setWho] = useState<Who>('all');
+  const [teamId, setTeamId] = useState('');
+  const [labelTyped, setLabelTyped] = useState('');
+  const [label, setLabel] = useState('');
+  const [mentions, setMentions] = useState<Mention[]>([]);
   const statusId = useId();
   const whoId = useId();
+  const teamFilterId = useId();
+  const labelId = useId();
+  // The label filter follows the typing, a moment after it stops.
+  useEffect(() => {
+    const timer = setTimeout(() => setLabel(labelTyped.trim().toLowerCase()), 300);
+    return () => clearTimeout(timer);
+  }, [labelTyped]);
 
   const list = usePaged<Conversation>(
     (cursor) =>
       api.conversations.list({
-        status,
+        ...STATUS_QUERY[status],
         limit: 50,
         cursor,
         ...(who === 'mine' && memberId ? { assigneeId: memberId } : {}),
         ...(who === 'unassigned' ? { unassigned: true } : {}),
+        ...(teamId ? { teamId } : {}),
+        ...(label ? { label } : {}),
       }),
-    [api, status, who, memberId],
+    [api, status, who, memberId, teamId, label],
   );
   const members = usePaged<Member>(() => api.team.list({ limit: 100 }), [api]);
+  const teams = usePaged<Team>(() => api.teams.list({ limit: 100 }), [api]);
+  const memberName = (mid: string | null) => members.items?.find((m) => m.id === mid)?.name;
   const names = useContactNames(
     api,
     (list.items ?? []).map((c) => c.contactId),
@@ -62,16 +91,20 @@ function Inbox() {
   const listeners = useRef(new Set<EventListener>());
   const refresh = useRef<ReturnType<typeof setTimeout> | null>(null);
   const reloadList = list.reload;
+  const membersRef = useRef<Member[]>([]);
+  membersRef.current = members.items ?? [];
   const onEvent = useCallback(
     (event: WebhookEvent) => {
       for (const l of listeners.current) l(event);
+      const mention = mentionOf(event, memberId, (a) => membersRef.current.find((m) => m.id === a)?.name);
+      if (mention) setMentions((all) => withMention(all, mention));
       if (refresh.current) clearTimeout(refresh.current);
       refresh.current = setTimeout(reloadList, 250);
     },
-    [reloadList],
+    [reloadList, memberId],
   );
   useEffect(() => () => void (refresh.current && clearTimeout(refresh.current)), []);
-  const live = useLiveEvents(api, 'message.*,conversation.*', onEvent);
+  const live = useLiveEvents(api, 'message.*,conversation.*,csat.*', onEvent);
   const subscribe = useMemo(
     () => (l: EventListener) => {
       listeners.current.add(l);
@@ -90,6 +123,18 @@ function Inbox() {
           </span>
         </div>
         <ErrorMessage error={live.error} />
+        <p className="inbox-links">
+          <Link to="/inbox/canned-responses">Canned responses</Link>
+        </p>
+        <Mentions
+          mentions={mentions}
+          onDismiss={(key) => setMentions((all) => all.filter((m) => m.key !== key))}
+        />
+        <AvailabilityToggle
+          api={api}
+          member={members.items?.find((m) => m.id === memberId)}
+          onChanged={(m) => members.setItems((all) => all.map((x) => (x.id === m.id ? m : x)))}
+        />
         <div className="toolbar">
           <div className="field">
             <label htmlFor={statusId}>Status</label>
@@ -97,10 +142,12 @@ function Inbox() {
               id={statusId}
               className="input"
               value={status}
-              onChange={(e) => setStatus(e.target.value as 'open' | 'closed')}
+              onChange={(e) => setStatus(e.target.value as Status)}
             >
               <option value="open">Open</option>
+              <option value="snoozed">Snoozed</option>
               <option value="closed">Closed</option>
+              <option value="all">All</option>
             </select>
           </div>
           <div className="field">
@@ -113,34 +160,47 @@ function Inbox() {
               <option value="unassigned">Unassigned</option>
             </select>
           </div>
+          {(teams.items ?? []).length > 0 ? (
+            <div className="field">
+              <label htmlFor={teamFilterId}>Team</label>
+              <select
+                id={teamFilterId}
+                className="input"
+                value={teamId}
+                onChange={(e) => setTeamId(e.target.value)}
+              >
+                <option value="">Any team</option>
+                {(teams.items ?? []).map((t) => (
+                  <option key={t.id} value={t.id}>
+                    {t.name}
+                  </option>
+                ))}
+              </select>
+            </div>
+          ) : null}
+          <div className="field">
+            <label htmlFor={labelId}>Label</label>
+            <input
+              id={labelId}
+              className="input label-filter"
+              type="search"
+              maxLength={50}
+              value={labelTyped}
+              onChange={(e) => setLabelTyped(e.target.value)}
+            />
+          </div>
         </div>
         {list.items && list.items.length === 0 ? <p className="muted">No conversations here.</p> : null}
         <ul className="conversation-list" aria-label="Conversations">
           {(list.items ?? []).map((c) => (
             <li key={c.id}>
-              <Link
-                to={`/inbox/${c.id}`}
-                aria-current={c.id === id ? 'page' : undefined}
-                className="conversation-row"
-              >
-                <span className="row-top">
-                  <span className="row-name">{names[c.contactId] || c.phone || 'WhatsApp customer'}</span>
-                  <time dateTime={c.lastMessageAt}>{shortWhen(c.lastMessageAt)}</time>
-                </span>
-                <span className="row-bottom">
-                  <span className="row-last">
-                    {c.lastMessage
-                      ? `${c.lastMessage.direction === 'outbound' ? 'You: ' : ''}${messageText(c.lastMessage)}`
-                      : 'No messages'}
-                  </span>
-                  {c.unreadCount > 0 ? (
-                    <span className="unread">
-                      {c.unreadCount}
-                      <span className="visually-hidden"> unread</span>
-                    </span>
-                  ) : null}
-                </span>
-              </Link>
+              <ConversationRow
+                c={c}
+                current={c.id === id}
+                name={names[c.contactId] || c.phone || 'WhatsApp customer'}
+                team={teams.items?.find((t) => t.id === c.teamId)?.name ?? (c.teamId ? 'A team' : null)}
+                assignee={c.assigneeId ? (memberName(c.assigneeId) ?? 'A colleague') : null}
+              />
             </li>
           ))}
         </ul>
@@ -153,7 +213,8 @@ function Inbox() {
           api={api}
           memberId={memberId}
           members={members.items ?? []}
-          membersError={members.error}
+          teams={teams.items ?? []}
+          membersError={members.error ?? teams.error}
           name={(contactId) => names[contactId]}
           subscribe={subscribe}
           onChanged={list.reload}

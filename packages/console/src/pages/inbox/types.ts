@@ -18,3 +18,7 @@ export function messageText(m: Message): string {
   if (m.contacts) return `[${m.contacts.length} contact card${m.contacts.length === 1 ? '' : 's'}]`;
   return `[${m.type}]`;
 }
+
+export type Note = ItemOf<'/api/v1/public/conversations/{id}/notes'>;
+export type Team = ItemOf<'/api/v1/public/teams'>;
+export type CannedResponse = ItemOf<'/api/v1/public/canned-responses'>;
