@@ -4,19 +4,36 @@
 import type { ReactNode } from 'react';
 import { shortWhen } from './format.ts';
 
-export type BubbleStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
+export type BubbleStatus =
+  | 'scheduled'
+  | 'queued'
+  | 'sent'
+  | 'delivered'
+  | 'read'
+  | 'failed'
+  | 'canceled'
+  | 'received';
 
 const STATUS_TEXT: Record<BubbleStatus, string> = {
+  scheduled: 'Scheduled',
   queued: 'Queued',
   sent: 'Sent',
   delivered: 'Delivered',
   read: 'Read',
   failed: 'Failed',
+  canceled: 'Canceled',
   received: 'Received',
 };
 
 function Ticks({ status }: { status: BubbleStatus }) {
-  const marks = status === 'queued' ? '🕓' : status === 'sent' ? '✓' : status === 'failed' ? '!' : '✓✓';
+  const marks =
+    status === 'queued' || status === 'scheduled'
+      ? '🕓'
+      : status === 'sent'
+        ? '✓'
+        : status === 'failed' || status === 'canceled'
+          ? '!'
+          : '✓✓';
   return (
     <span className={`ticks ticks-${status}`} title={STATUS_TEXT[status]}>
       <span aria-hidden="true">{marks}</span>

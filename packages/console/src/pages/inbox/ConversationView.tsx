@@ -207,11 +207,13 @@ function latest(current: Conversation | null, next: Conversation): Conversation 
 }
 
 const RANK: Record<Message['status'], number> = {
+  scheduled: -1,
   queued: 0,
   sent: 1,
   delivered: 2,
   read: 3,
   failed: 1,
+  canceled: 1,
   received: 0,
 };
 
