@@ -52,9 +52,11 @@ describe('coexistence', () => {
     expect(syncsOf(t)).toEqual(['smb_app_state_sync', 'history']);
   });
 
-  it('stores what the business sent from the app: never sent again, never charged, the window unmoved', async () => {
+  it('stores what the business sent from the app: never sent again, never charged, the window unmoved, a reply', async () => {
     const t = await coexisting();
     await credit(env.app, env.partner.partnerKey, t.accountId, '5.00');
+    const sla = { name: 'Standard', firstResponseMinutes: 60 };
+    expect((await call(env.app, 'POST', '/sla-policies', { key: t.apiKey, body: sla })).status).toBe(201);
     const customer = '+14155550111';
     expect(
       await post(t, env.fake.inboundPayload(t.signup.business, { from: customer, text: 'is it open?' })),
@@ -98,6 +100,8 @@ describe('coexistence', () => {
       await call(env.app, 'GET', `/conversations/${inbound.conversationId}`, { key: t.apiKey })
     ).body;
     expect(conversation).toMatchObject({ unreadCount: 0 });
+    // Answered from the phone: the conversation's first response, its target met.
+    expect(conversation.sla).toMatchObject({ firstResponseAt: sent.createdAt, nextDueAt: null });
     const events = await call(env.app, 'GET', '/events?type=message.sent', { key: t.apiKey });
     expect(events.body.data.map((e: any) => e.data.source)).toEqual(['business_app']);
   });

@@ -9,7 +9,7 @@ import type { BusinessEcho } from '../../channels/types.ts';
 import type { EventInput } from '../../kernel/outbox/events.ts';
 import { newId } from '../../kernel/values/ids.ts';
 import { customerContact } from '../contacts/index.ts';
-import { findByProviderId, firstResponseSql, insertEcho, toMessage } from '../messages/index.ts';
+import { findByProviderId, insertEcho, recordFirstResponse, toMessage } from '../messages/index.ts';
 import { findOpenConversation } from './repo.ts';
 import type { ConversationServices } from './service.ts';
 
@@ -59,11 +59,12 @@ export async function recordEchoes(
         // The business answered, from its phone: the conversation's last message, nothing unread,
         // a reply (sla.ts).
         await tx.query(
-          `UPDATE conversations cv SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
-                  unread_count = 0, ${firstResponseSql('$3::timestamptz')}, updated_at = $3
+          `UPDATE conversations SET last_message_at = greatest(last_message_at, $3), last_message_id = $4,
+                  unread_count = 0, updated_at = $3
             WHERE account_id = $1 AND id = $2`,
           [accountId, open.id, now, message.id],
         );
+        await recordFirstResponse(tx, accountId, open.id, now);
       }
       events.push({ type: 'message.sent', accountId, data: toMessage(message) });
       fresh++;

@@ -11,7 +11,7 @@ export { moveConversationMessages, subscribeMessageMerges } from './contact-merg
 export type { MessageFieldsInput, SendFieldsInput } from './content.ts';
 export { checkContent } from './content.ts';
 export { dispatchJob } from './dispatch.ts';
-export { firstResponseSql } from './first-response.ts';
+export { recordFirstResponse } from './first-response.ts';
 export { notePlayed } from './played.ts';
 export type { PreparedMessage } from './prepare.ts';
 export { prepareMessage, templateLookup } from './prepare.ts';
