@@ -13,6 +13,7 @@ import { Table } from '../../components/Table.tsx';
 import { usePaged } from '../../components/usePaged.ts';
 import { useSession } from '../../session.tsx';
 import type { SlaPolicy, Team } from './types.ts';
+import '../../components/pieces.css';
 
 interface Form {
   name: string;
@@ -171,16 +172,14 @@ export function SlaPoliciesPage() {
             value={form.resolutionMinutes}
             onChange={set('resolutionMinutes')}
           />
-          <div className="field">
-            <label>
-              <input
-                type="checkbox"
-                checked={form.businessHours}
-                onChange={(e) => setForm((f) => ({ ...f, businessHours: e.target.checked }))}
-              />{' '}
-              Count business hours only
-            </label>
-          </div>
+          <label className="choice">
+            <input
+              type="checkbox"
+              checked={form.businessHours}
+              onChange={(e) => setForm((f) => ({ ...f, businessHours: e.target.checked }))}
+            />{' '}
+            Count business hours only
+          </label>
           <Field
             label="Labels"
             hint="Comma-separated; empty: whatever the labels."
