@@ -2,7 +2,8 @@
 // the soonest due first, each row with its SLA badge; an SLA breach fires a rule (a policy of one
 // minute, a rule adding `escalated` on conversation.sla_breached): the agent's open conversation
 // shows "First response missed" and the label live, without a reload (axe-core on it); an agent
-// schedules a reply for later, sees it scheduled, cancels it and sees it canceled; an admin adds a
+// schedules a reply for later, sees it scheduled, cancels it and sees it canceled (and one the API
+// schedules and cancels, live); an admin adds a
 // policy on the SLA policies page (an agent's inbox does not link it).
 import type { Page } from 'playwright-core';
 import { beforeAll, expect, it } from 'vitest';
@@ -132,6 +133,19 @@ describeBrowser('the inbox’s SLA and send later', () => {
     await page.getByText(/^Canceled: it was scheduled for /).waitFor();
     await expect.poll(() => bubble.getAttribute('data-status')).toBe('canceled');
     expect((await api('GET', `/messages/${message.id}`)).status).toBe('canceled');
+
+    // One scheduled and canceled through the API shows both live (message.scheduled, message.canceled).
+    const other = await api('POST', `/conversations/${bea.conversationId}/messages`, {
+      type: 'text',
+      text: 'A reminder from the API.',
+      sendAt: new Date(clock.now().getTime() + 3600_000).toISOString(),
+    });
+    const live = page.locator('li', {
+      has: page.locator('.bubble-outbound', { hasText: 'A reminder from the API.' }),
+    });
+    await live.getByText(/^Scheduled for /).waitFor({ timeout: 15_000 });
+    await api('POST', `/messages/${other.id}/cancel`);
+    await live.getByText(/^Canceled: /).waitFor({ timeout: 15_000 });
     expect(problems).toEqual([]);
   });
 
