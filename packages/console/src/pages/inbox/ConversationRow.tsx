@@ -1,7 +1,9 @@
 // One conversation in the inbox's list: the customer, the last message, the unread count, and its
-// team-inbox state (team and assignee or "in the queue", labels, snoozed).
+// team-inbox state (team and assignee or "in the queue", labels, snoozed), and its SLA when a target
+// is due or was missed.
 import { Link } from 'react-router-dom';
 import { shortWhen } from '../../components/format.ts';
+import { slaBadge } from './Sla.tsx';
 import { type Conversation, messageText } from './types.ts';
 
 interface Props {
@@ -14,6 +16,7 @@ interface Props {
 
 export function ConversationRow({ c, current, name, team, assignee }: Props) {
   const snoozed = c.snoozedUntil !== null && Date.parse(c.snoozedUntil) > Date.now();
+  const sla = slaBadge(c);
   const who = team ? `${team} · ${assignee ?? 'in the queue'}` : assignee;
   return (
     <Link to={`/inbox/${c.id}`} aria-current={current ? 'page' : undefined} className="conversation-row">
@@ -34,8 +37,13 @@ export function ConversationRow({ c, current, name, team, assignee }: Props) {
           </span>
         ) : null}
       </span>
-      {who || c.labels.length > 0 || snoozed ? (
+      {who || c.labels.length > 0 || snoozed || sla ? (
         <span className="row-meta">
+          {sla ? (
+            <span className={`row-sla sla-${sla.tone}`} title={sla.title}>
+              {sla.text}
+            </span>
+          ) : null}
           {who ? <span className="row-who">{who}</span> : null}
           {snoozed ? <span className="row-snoozed">Snoozed</span> : null}
           {c.labels.map((l) => (

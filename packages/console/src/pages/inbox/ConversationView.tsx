@@ -1,5 +1,5 @@
 // One conversation: who and what state (status, assignee, team, labels, snooze, the customer
-// service window, the satisfaction survey), its history with the team's private notes between the
+// service window, the SLA's due times, the satisfaction survey), its history with the team's private notes between the
 // messages, and the composer (a reply or a note). Events (message.*, conversation.*) update it in
 // place; a conversation.mentioned brings the note it tells of.
 import type { Tidings, WebhookEvent } from '@tidings/sdk';
@@ -14,6 +14,7 @@ import { Composer } from './Composer.tsx';
 import { Csat, Labels, Snooze, TeamPicker } from './ConversationTools.tsx';
 import { History } from './History.tsx';
 import type { EventListener } from './InboxPage.tsx';
+import { SlaSummary } from './Sla.tsx';
 import type { Conversation, Member, Message, Note, Team } from './types.ts';
 
 interface Props {
@@ -76,9 +77,11 @@ export function ConversationView({
             reload();
         }
         if ((event.type.startsWith('conversation.') || event.type === 'csat.received') && data.id === id) {
-          const { note, memberId: _m, reason: _r, ...rest } = data;
+          const { note, memberId: _m, reason: _r, target: _t, dueAt: _d, policyId: _p, ...rest } = data;
           setValue((current) => latest(current, rest as unknown as Conversation));
           if (event.type === 'conversation.mentioned' && note) noted(note as Note);
+          // A breach: read the conversation again (a rule on it may have changed it meanwhile).
+          if (event.type === 'conversation.sla_breached') reload();
         }
       }),
     [id, subscribe],
@@ -103,6 +106,12 @@ export function ConversationView({
   const sent = (message: Message) => {
     setItems((items) => (items.some((m) => m.id === message.id) ? items : [message, ...items]));
     onChanged();
+  };
+
+  // A scheduled reply canceled: its bubble shows it (message.canceled may come before or after).
+  const cancel = async (message: Message) => {
+    const canceled = await api.messages.cancel(message.id);
+    setItems((items) => items.map((m) => (m.id === canceled.id && newer(canceled, m) ? canceled : m)));
   };
 
   const contactName = c ? name(c.contactId) : undefined;
@@ -132,6 +141,7 @@ export function ConversationView({
                 ? `Customer service window closed at ${dateTime(c.serviceWindowExpiresAt)}: reply with a template.`
                 : 'The customer has not written: reply with a template.'}
           </p>
+          <SlaSummary c={c} />
           <div className="toolbar">
             <div className="field">
               <label htmlFor={assignId}>Assigned to</label>
@@ -190,7 +200,7 @@ export function ConversationView({
         </p>
       )}
 
-      <History history={history} notes={notes.items ?? []} members={members} />
+      <History history={history} notes={notes.items ?? []} members={members} onCancel={cancel} />
       <ErrorMessage error={notes.error} />
 
       {c ? <Composer api={api} conversation={c} members={members} onSent={sent} onNote={noted} /> : null}

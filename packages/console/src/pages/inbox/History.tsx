@@ -1,8 +1,13 @@
 // A conversation's history: its messages as chat bubbles, oldest at the top, and the private notes
 // between them by time (GET /conversations/{id}/notes, a list of its own: notes are never
-// messages), shown as notes for the team, never as bubbles to the customer.
+// messages), shown as notes for the team, never as bubbles to the customer. A reply sent for later
+// says when it goes, with Cancel (POST /messages/{id}/cancel) while it waits.
+import { useState } from 'react';
+import { type ShownError, shownError } from '../../api.ts';
 import { Bubble } from '../../components/Bubble.tsx';
-import { shortWhen } from '../../components/format.ts';
+import { Button } from '../../components/Button.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { dateTime, shortWhen } from '../../components/format.ts';
 import { LoadMore } from '../../components/LoadMore.tsx';
 import type { Paged } from '../../components/usePaged.ts';
 import { type Member, type Message, messageText, type Note } from './types.ts';
@@ -13,10 +18,12 @@ export function History({
   history,
   notes,
   members,
+  onCancel,
 }: {
   history: Paged<Message>;
   notes: Note[];
   members: Member[];
+  onCancel: (m: Message) => Promise<void>;
 }) {
   const messages = history.items ?? [];
   // While earlier messages are still to load, notes older than those shown wait with them.
@@ -50,6 +57,9 @@ export function History({
                   </span>
                   {messageText(e.message)}
                 </Bubble>
+                {e.message.sendAt && (e.message.status === 'scheduled' || e.message.status === 'canceled') ? (
+                  <Scheduled message={e.message} onCancel={onCancel} />
+                ) : null}
               </li>
             ) : (
               <li key={e.note.id}>
@@ -68,6 +78,40 @@ export function History({
       {history.items && history.items.length === 0 && notes.length === 0 ? (
         <p className="muted">No messages yet.</p>
       ) : null}
+    </div>
+  );
+}
+
+function Scheduled({ message: m, onCancel }: { message: Message; onCancel: (m: Message) => Promise<void> }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ShownError | null>(null);
+  return (
+    <div className="scheduled">
+      {m.status === 'scheduled' ? (
+        <>
+          <span>Scheduled for {dateTime(m.sendAt)}</span>
+          <Button
+            busy={busy}
+            aria-label={`Cancel the message scheduled for ${dateTime(m.sendAt)}`}
+            onClick={async () => {
+              setBusy(true);
+              setError(null);
+              try {
+                await onCancel(m);
+              } catch (err) {
+                setError(shownError(err));
+              } finally {
+                setBusy(false);
+              }
+            }}
+          >
+            Cancel
+          </Button>
+        </>
+      ) : (
+        <span>Canceled: it was scheduled for {dateTime(m.sendAt)} and was not sent</span>
+      )}
+      <ErrorMessage error={error} />
     </div>
   );
 }

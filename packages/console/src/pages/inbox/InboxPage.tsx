@@ -1,5 +1,6 @@
 // The inbox: the account's conversations (open, snoozed or closed; everyone's, mine or
-// unassigned; by team, so a team's queue is its unassigned ones; by label) beside the open
+// unassigned; by team, so a team's queue is its unassigned ones; by label; by recent activity or,
+// open ones, the soonest SLA due first, each row with its SLA badge) beside the open
 // conversation, with the member's availability and their mentions. Live: the account's message.*,
 // conversation.* and csat.* events (GET /events/stream) refresh the list and reach the open
 // conversation, without reloading. Below 640 px the list and the conversation take the whole width
@@ -18,6 +19,7 @@ import { AvailabilityToggle } from './Availability.tsx';
 import { CannedResponsesPage } from './CannedResponsesPage.tsx';
 import { ConversationRow } from './ConversationRow.tsx';
 import { ConversationView } from './ConversationView.tsx';
+import { SlaPoliciesPage } from './SlaPoliciesPage.tsx';
 import type { Conversation, Member, Team } from './types.ts';
 import { useContactNames } from './useContactNames.ts';
 import '../../components/components.css';
@@ -27,6 +29,7 @@ export default function InboxPage() {
   return (
     <Routes>
       <Route path="canned-responses" element={<CannedResponsesPage />} />
+      <Route path="sla-policies" element={<SlaPoliciesPage />} />
       <Route path=":id?" element={<Inbox />} />
     </Routes>
   );
@@ -34,6 +37,8 @@ export default function InboxPage() {
 
 type Who = 'all' | 'mine' | 'unassigned';
 type Status = 'open' | 'snoozed' | 'closed' | 'all';
+/** Recent activity, or the soonest SLA due time first (the API's `order=sla_due`: open ones only). */
+type Sort = 'recent' | 'sla_due';
 
 const STATUS_QUERY = {
   open: { status: 'open' },
@@ -49,13 +54,16 @@ function Inbox() {
   const { state } = useSession();
   const user = state.status === 'signed-in' ? state.user : null;
   const memberId = user?.memberId ?? null;
+  const admin = user !== null && user.role !== 'agent';
   const [status, setStatus] = useState<Status>('open');
+  const [sort, setSort] = useState<Sort>('recent');
   const [who, setWho] = useState<Who>('all');
   const [teamId, setTeamId] = useState('');
   const [labelTyped, setLabelTyped] = useState('');
   const [label, setLabel] = useState('');
   const [mentions, setMentions] = useState<Mention[]>([]);
   const statusId = useId();
+  const sortId = useId();
   const whoId = useId();
   const teamFilterId = useId();
   const labelId = useId();
@@ -69,6 +77,7 @@ function Inbox() {
     (cursor) =>
       api.conversations.list({
         ...STATUS_QUERY[status],
+        ...(sort === 'sla_due' && status === 'open' ? { order: 'sla_due' as const } : {}),
         limit: 50,
         cursor,
         ...(who === 'mine' && memberId ? { assigneeId: memberId } : {}),
@@ -76,7 +85,7 @@ function Inbox() {
         ...(teamId ? { teamId } : {}),
         ...(label ? { label } : {}),
       }),
-    [api, status, who, memberId, teamId, label],
+    [api, status, sort, who, memberId, teamId, label],
   );
   const members = usePaged<Member>(() => api.team.list({ limit: 100 }), [api]);
   const teams = usePaged<Team>(() => api.teams.list({ limit: 100 }), [api]);
@@ -125,6 +134,7 @@ function Inbox() {
         <ErrorMessage error={live.error} />
         <p className="inbox-links">
           <Link to="/inbox/canned-responses">Canned responses</Link>
+          {admin ? <Link to="/inbox/sla-policies">SLA policies</Link> : null}
         </p>
         <Mentions
           mentions={mentions}
@@ -142,12 +152,31 @@ function Inbox() {
               id={statusId}
               className="input"
               value={status}
-              onChange={(e) => setStatus(e.target.value as Status)}
+              onChange={(e) => {
+                const next = e.target.value as Status;
+                setStatus(next);
+                // SLA due first lists open conversations only.
+                if (next !== 'open') setSort('recent');
+              }}
             >
               <option value="open">Open</option>
               <option value="snoozed">Snoozed</option>
               <option value="closed">Closed</option>
               <option value="all">All</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={sortId}>Sort</label>
+            <select
+              id={sortId}
+              className="input"
+              value={sort}
+              onChange={(e) => setSort(e.target.value as Sort)}
+            >
+              <option value="recent">Recent activity</option>
+              <option value="sla_due" disabled={status !== 'open'}>
+                SLA due first{status === 'open' ? '' : ' (open only)'}
+              </option>
             </select>
           </div>
           <div className="field">

@@ -1,7 +1,8 @@
 // A text reply inside the customer service window. Typing `/` and letters at its start offers the
 // account's canned responses (GET /canned-responses?q=); the one picked is rendered for this
 // customer (POST /canned-responses/{id}/render) and its text put in the box to edit and send, or,
-// when it is media, sent as rendered. What did not render (`problems`) is shown.
+// when it is media, sent as rendered. What did not render (`problems`) is shown. **Send later** sends
+// the text at a chosen time (`sendAt`, at most 30 days ahead): the message waits `scheduled`.
 import type { Tidings } from '@tidings/sdk';
 import { useEffect, useId, useState } from 'react';
 import { type ShownError, shownError } from '../../api.ts';
@@ -18,7 +19,10 @@ export function TextReply({ api, id, onSent }: { api: Tidings; id: string; onSen
   const [found, setFound] = useState<CannedResponse[]>([]);
   const [active, setActive] = useState(0);
   const [closed, setClosed] = useState(false);
+  const [later, setLater] = useState('');
+  const [laterError, setLaterError] = useState<string | null>(null);
   const replyId = useId();
+  const laterId = useId();
   const listId = useId();
   const hintId = useId();
   const query = /^\/([\w-]*)$/.exec(text)?.[1] ?? null;
@@ -75,6 +79,21 @@ export function TextReply({ api, id, onSent }: { api: Tidings; id: string; onSen
       } else if (rendered.text !== null) setText(rendered.text);
     });
 
+  const sendLater = () => {
+    if (!text.trim()) return;
+    const problem = sendAtProblem(later);
+    setLaterError(problem);
+    if (problem) return;
+    void send(async () => {
+      onSent(
+        await api.conversations.reply(id, { type: 'text', text, sendAt: new Date(later).toISOString() }),
+      );
+      setText('');
+      setLater('');
+      setProblems([]);
+    });
+  };
+
   const items: Suggestion[] =
     query === null || closed ? [] : found.map((r) => ({ id: r.id, label: `/${r.shortcut}`, hint: r.title }));
   return (
@@ -123,9 +142,55 @@ export function TextReply({ api, id, onSent }: { api: Tidings; id: string; onSen
         </div>
       ) : null}
       <ErrorMessage error={error} />
-      <Button type="submit" variant="primary" busy={busy} disabled={!text.trim()}>
-        Send
-      </Button>
+      <div className="reply-actions">
+        <Button type="submit" variant="primary" busy={busy} disabled={!text.trim()}>
+          Send
+        </Button>
+        <div className="field send-later">
+          <label htmlFor={laterId}>Send later at</label>
+          <input
+            id={laterId}
+            className="input"
+            type="datetime-local"
+            value={later}
+            min={localInput(Date.now())}
+            max={localInput(Date.now() + MAX_AHEAD)}
+            aria-invalid={laterError ? true : undefined}
+            aria-describedby={laterError ? `${laterId}-error` : undefined}
+            onChange={(e) => {
+              setLater(e.target.value);
+              setLaterError(null);
+            }}
+          />
+        </div>
+        <Button busy={busy} disabled={!text.trim()} onClick={sendLater}>
+          Send later
+        </Button>
+      </div>
+      {laterError ? (
+        <p className="field-error" id={`${laterId}-error`}>
+          {laterError}
+        </p>
+      ) : null}
     </form>
   );
+}
+
+const MAX_AHEAD = 30 * 24 * 3600_000;
+
+/** A datetime-local input's value (the reader's local time, to the minute) for an instant. */
+function localInput(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** Why a Send later time cannot be used, or null: it must be ahead, at most 30 days. */
+function sendAtProblem(value: string): string | null {
+  if (!value) return 'Pick the date and time to send it at.';
+  const at = new Date(value).getTime();
+  if (Number.isNaN(at)) return 'Pick the date and time to send it at.';
+  if (at <= Date.now()) return 'Pick a time in the future.';
+  if (at > Date.now() + MAX_AHEAD) return 'Pick a time at most 30 days ahead.';
+  return null;
 }

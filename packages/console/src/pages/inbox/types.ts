@@ -22,3 +22,4 @@ export function messageText(m: Message): string {
 export type Note = ItemOf<'/api/v1/public/conversations/{id}/notes'>;
 export type Team = ItemOf<'/api/v1/public/teams'>;
 export type CannedResponse = ItemOf<'/api/v1/public/canned-responses'>;
+export type SlaPolicy = ItemOf<'/api/v1/public/sla-policies'>;
