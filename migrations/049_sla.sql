@@ -36,3 +36,7 @@ ALTER TABLE conversations ADD COLUMN sla_resolution_breached_at timestamptz;
 CREATE INDEX conversations_sla_scan ON conversations (sla_next_due_at) WHERE sla_next_due_at IS NOT NULL;
 -- The inbox's "due first" order.
 CREATE INDEX conversations_sla_due ON conversations (account_id, sla_next_due_at, id) WHERE status = 'open';
+-- The inbox: its open lists by last activity (a label's, a filter's) read open rows only, not the
+-- account's closed history between them.
+CREATE INDEX conversations_open_activity ON conversations (account_id, last_message_at DESC, id DESC)
+  WHERE status = 'open';
