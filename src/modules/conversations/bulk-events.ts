@@ -36,3 +36,21 @@ export async function emitEach(
   }));
   await s.events.emitMany(tx, events);
 }
+
+/** emitEach for rows of several accounts (a scan across accounts): each account's rows together. */
+export async function emitEachOfAccounts(
+  s: { events: EventOutbox },
+  tx: Tx,
+  rows: ConversationRow[],
+  now: Date,
+  type: EventInput['type'],
+  previous: object | ((row: ConversationRow) => object),
+): Promise<void> {
+  const byAccount = new Map<string, ConversationRow[]>();
+  for (const r of rows) {
+    const list = byAccount.get(r.account_id);
+    if (list) list.push(r);
+    else byAccount.set(r.account_id, [r]);
+  }
+  for (const [accountId, those] of byAccount) await emitEach(s, tx, accountId, those, now, type, previous);
+}

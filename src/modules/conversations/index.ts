@@ -14,7 +14,7 @@ export {
   teamsWithQueues,
 } from './assignment.ts';
 export { claimAwayReply, claimGreeting } from './auto-replies.ts';
-export { emitEach } from './bulk-events.ts';
+export { emitEachOfAccounts } from './bulk-events.ts';
 export { claimSurvey, openCommentWindow, surveyOptionId } from './csat.ts';
 export { recordEchoes } from './echoes.ts';
 export { historyImportJob, storeHistoryChunk } from './history-import.ts';

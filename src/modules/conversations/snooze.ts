@@ -13,7 +13,7 @@
 import type { Database } from '../../kernel/database/db.ts';
 import { conflict, invalid } from '../../kernel/http/errors.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
-import { emitEach } from './bulk-events.ts';
+import { emitEachOfAccounts } from './bulk-events.ts';
 import { MAX_SNOOZE_DAYS } from './limits.ts';
 import { CONVERSATION_COLUMNS, type ConversationRow } from './repo.ts';
 import { type ConversationServices, changeConversation } from './service.ts';
@@ -80,11 +80,7 @@ export async function wakeSnoozed(s: {
            .join(', ')}`,
         [now],
       );
-      const byAccount = new Map<string, ConversationRow[]>();
-      for (const r of rows) byAccount.set(r.account_id, [...(byAccount.get(r.account_id) ?? []), r]);
-      for (const [accountId, those] of byAccount) {
-        await emitEach(s, tx, accountId, those, now, 'conversation.unsnoozed', { reason: 'time' });
-      }
+      await emitEachOfAccounts(s, tx, rows, now, 'conversation.unsnoozed', { reason: 'time' });
       return rows.length;
     });
     woken += taken;

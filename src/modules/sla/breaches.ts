@@ -7,7 +7,7 @@ import type { Database } from '../../kernel/database/db.ts';
 import type { EventOutbox } from '../../kernel/outbox/events.ts';
 import {
   type ConversationRow,
-  emitEach,
+  emitEachOfAccounts,
   recordSlaJudgements,
   type SlaJudgement,
   takeSlaDue,
@@ -45,14 +45,11 @@ export async function judgeDueSla(s: {
         const those = judged
           .filter((j) => (target === 'first_response' ? j.firstResponseBreached : j.resolutionBreached))
           .map((j) => j.row);
-        const byAccount = new Map<string, ConversationRow[]>();
-        for (const r of those) byAccount.set(r.account_id, [...(byAccount.get(r.account_id) ?? []), r]);
-        for (const [accountId, list] of byAccount)
-          await emitEach(s, tx, accountId, list, now, 'conversation.sla_breached', (row) => ({
-            target,
-            dueAt: dueOf(row, target),
-            policyId: row.sla_policy_id,
-          }));
+        await emitEachOfAccounts(s, tx, those, now, 'conversation.sla_breached', (row) => ({
+          target,
+          dueAt: dueOf(row, target),
+          policyId: row.sla_policy_id,
+        }));
         count += those.length;
       }
       return { taken: rows.length, told: count };
